@@ -1,0 +1,31 @@
+# candor: two commands on a fresh machine (Python 3.11, pip, git):
+#   make repro   create .venv, install requirements.txt, run the whole pipeline (dvc repro)
+#   make test    install the test requirements into the same venv and run pytest
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+export PATH := $(abspath $(BIN)):$(PATH)
+export DVC_NO_ANALYTICS := 1
+
+.PHONY: repro test gate bench clean-venv
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.runtime: requirements.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.test: requirements-test.txt $(VENV)/.runtime
+	$(BIN)/python -m pip install --quiet -r requirements-test.txt
+	touch $@
+
+repro: $(VENV)/.runtime
+	$(BIN)/dvc repro
+
+test: $(VENV)/.test
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+clean-venv:
+	rm -rf $(VENV)

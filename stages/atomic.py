@@ -1,0 +1,70 @@
+"""Atomic, deterministic writes: nothing partial ever appears at a final path.
+
+Every output is written to a temporary file in the destination folder, flushed
+and fsynced, then moved into place with :func:`os.replace` (atomic on POSIX).
+An interrupted stage therefore leaves either the old file or the new one, never
+half of one. JSON is written with a fixed key order (as built), two-space
+indent, ``allow_nan=False`` and a trailing newline, so equal content gives equal
+bytes on every machine.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any, Iterator
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; on success move it into place."""
+    final = Path(path)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        with open(tmp_path, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.chmod(tmp_path, 0o644)
+        os.replace(tmp_path, final)
+    finally:
+        tmp_path.unlink(missing_ok=True)
+
+
+@contextmanager
+def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[Any]]:
+    """Open a temporary file beside ``path`` for writing; move it into place on success."""
+    with atomic_path(path) as tmp:
+        kwargs = {} if "b" in mode else {"encoding": "utf-8", "newline": "\n"}
+        with open(tmp, mode, **kwargs) as fh:
+            yield fh
+
+
+def dumps_json(obj: Any) -> str:
+    """Deterministic JSON text: keys in insertion order, indent 2, no NaN, trailing newline."""
+    return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_json(path: str | os.PathLike[str], obj: Any) -> None:
+    """Write ``obj`` as deterministic JSON to ``path`` atomically."""
+    with atomic_open(path) as fh:
+        fh.write(dumps_json(obj))
+
+
+def write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``path`` atomically (UTF-8, ``\\n`` newlines)."""
+    with atomic_open(path) as fh:
+        fh.write(text)
+
+
+def write_lines(path: str | os.PathLike[str], lines: Iterable[str]) -> None:
+    """Stream ``lines`` (each without newline) to ``path`` atomically."""
+    with atomic_open(path) as fh:
+        for line in lines:
+            fh.write(line)
+            fh.write("\n")

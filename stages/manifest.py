@@ -1,0 +1,224 @@
+"""Manifests: the ordered, hashed list of files that make up one data set.
+
+A manifest is ``data/<set>/manifest.csv``: one row per file, sorted by ``path``,
+with columns ``path,sha256,bytes`` plus an optional ``source`` (where to fetch the
+file when it is missing: ``file://`` URL, a path relative to the manifest's
+folder, ``http(s)://``, or any fsspec URL) and any extra columns the data set
+needs (``session``, ``zoom``, ``split``...). Paths are relative POSIX paths inside
+the data set's folder; absolute paths, ``..`` parts, backslashes, duplicates,
+unsorted rows and malformed digests are rejected before any file is read.
+
+The manifest's own identity (:func:`manifest_sha256`) is the SHA-256 of the
+canonical listing ``"<sha256>  <path>\\n"`` per row, in order (the format of
+``sha256sum``): it identifies the ordered set of file contents and does not
+change when a mirror URL or a metadata column changes.
+
+Pure functions here decide; :mod:`stages.fetch` acts.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import re
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path, PurePosixPath
+
+from stages.errors import InputError, Problem
+
+MANIFEST_NAME = "manifest.csv"
+REQUIRED_COLUMNS = ("path", "sha256", "bytes")
+HEX64 = re.compile(r"^[0-9a-f]{64}$")
+CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One file of a data set: ``path`` relative to the set's folder."""
+
+    path: str
+    sha256: str
+    bytes: int
+    source: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A validated manifest: its file, the set's root folder and its entries in order."""
+
+    file: Path
+    entries: tuple[Entry, ...]
+    columns: tuple[str, ...]
+
+    @property
+    def root(self) -> Path:
+        return self.file.parent
+
+    @property
+    def sha256(self) -> str:
+        return manifest_sha256(self.entries)
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(e.bytes for e in self.entries)
+
+
+def sha256_file(path: str | Path) -> str:
+    """Hex SHA-256 of a file's bytes, read in 1 MiB chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(CHUNK), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def manifest_sha256(entries: tuple[Entry, ...] | list[Entry]) -> str:
+    """SHA-256 of the canonical ``sha256sum``-style listing of ``entries`` in order."""
+    listing = "".join(f"{e.sha256}  {e.path}\n" for e in entries)
+    return hashlib.sha256(listing.encode("utf-8")).hexdigest()
+
+
+def path_problem(path: str) -> str | None:
+    """Why ``path`` is not a safe relative POSIX path inside a data set, or None."""
+    if not path:
+        return "empty path"
+    if "\\" in path:
+        return "backslash in path (paths are POSIX, '/'-separated)"
+    if path.startswith("/") or re.match(r"^[A-Za-z]:", path):
+        return "absolute path (paths are relative to the manifest's folder)"
+    parts = PurePosixPath(path).parts
+    if ".." in parts:
+        return "'..' in path (paths must stay inside the data set's folder)"
+    if any(p in ("", ".") for p in path.split("/")):
+        return "empty or '.' path component"
+    if path == MANIFEST_NAME:
+        return "the manifest cannot list itself"
+    return None
+
+
+def parse_manifest(text: str, *, file: Path) -> Manifest:
+    """Validate manifest CSV ``text`` (read from ``file``) into a :class:`Manifest`.
+
+    Every row is checked and all problems are reported at once, each naming the
+    file, the row number (the header is row 1) and the field.
+    """
+    reader = csv.DictReader(io.StringIO(text))
+    columns = tuple(reader.fieldnames or ())
+    missing = [c for c in REQUIRED_COLUMNS if c not in columns]
+    if missing:
+        raise InputError(Problem(str(file), "missing column(s) " + ", ".join(missing),
+                                 expected="header path,sha256,bytes[,source][,extra...]",
+                                 got=",".join(columns) or "an empty file"))
+    extra_cols = [c for c in columns if c not in (*REQUIRED_COLUMNS, "source")]
+    problems: list[Problem] = []
+    entries: list[Entry] = []
+    seen: dict[str, int] = {}
+    for rowno, row in enumerate(reader, start=2):
+        where = f"{file}:row {rowno}"
+        if None in row:
+            problems.append(Problem(where, "more fields than columns", got=repr(row[None])))
+            continue
+        path = (row["path"] or "").strip()
+        digest = (row["sha256"] or "").strip()
+        size = (row["bytes"] or "").strip()
+        bad = False
+        if (why := path_problem(path)) is not None:
+            problems.append(Problem(f"{where}.path", why, got=repr(path)))
+            bad = True
+        elif path in seen:
+            problems.append(Problem(f"{where}.path", f"duplicate of row {seen[path]}", got=repr(path)))
+            bad = True
+        if not HEX64.match(digest):
+            problems.append(Problem(f"{where}.sha256", "malformed digest",
+                                    expected="64 lower-case hex digits", got=repr(digest)))
+            bad = True
+        if not size.isdigit():
+            problems.append(Problem(f"{where}.bytes", "not a byte count",
+                                    expected="a non-negative integer", got=repr(size)))
+            bad = True
+        if bad:
+            continue
+        seen[path] = rowno
+        entries.append(Entry(path=path, sha256=digest, bytes=int(size),
+                             source=(row.get("source") or "").strip() or None,
+                             extra={c: row[c] or "" for c in extra_cols}))
+    if not problems:
+        for prev, cur in zip(entries, entries[1:]):
+            if cur.path < prev.path:
+                problems.append(Problem(f"{file}:row {seen[cur.path]}.path",
+                                        f"rows are not sorted by path ({cur.path!r} after {prev.path!r})"))
+                break
+    if problems:
+        raise InputError(problems, hint=f"rewrite it with: python -m stages.fetch manifest {file.parent}")
+    return Manifest(file=file, entries=tuple(entries), columns=columns)
+
+
+def load_manifest(file: str | Path) -> Manifest:
+    """Read and validate a manifest file."""
+    p = Path(file)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(Problem(str(p), "manifest not found")) from None
+    except UnicodeDecodeError as err:
+        raise InputError(Problem(str(p), f"not UTF-8 text ({err.reason})")) from None
+    return parse_manifest(text, file=p)
+
+
+class Action(Enum):
+    """What fetch-and-verify does with one entry."""
+
+    VERIFY = "verify"    # present: hash it and compare
+    FETCH = "fetch"      # missing, has a source: download to a temp file, verify, move into place
+    MISSING = "missing"  # missing and no source: a problem
+
+
+def decide(entry: Entry, *, root: Path) -> Action:
+    """Decide what to do with ``entry`` of the data set rooted at ``root``."""
+    if (root / entry.path).is_file():
+        return Action.VERIFY
+    return Action.FETCH if entry.source else Action.MISSING
+
+
+def mismatch(entry: Entry, *, where: str, actual_sha256: str | None) -> Problem | None:
+    """The Problem when a file's actual hash is not the expected one (None when it matches).
+
+    ``actual_sha256`` None means the file is missing.
+    """
+    if actual_sha256 == entry.sha256:
+        return None
+    return Problem(where, "SHA-256 mismatch" if actual_sha256 else "missing",
+                   expected=entry.sha256, got=actual_sha256 or "missing")
+
+
+def build_manifest_rows(root: Path, *, extra: dict[str, dict[str, str]] | None = None) -> list[Entry]:
+    """Entries for every file under ``root`` (except the manifest and dotfiles), sorted by path.
+
+    ``extra`` maps a path to its extra columns (e.g. ``session``, ``zoom``, ``split``).
+    """
+    extra = extra or {}
+    out = []
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        if not p.is_file() or rel == MANIFEST_NAME or any(part.startswith(".") for part in rel.split("/")):
+            continue
+        out.append(Entry(path=rel, sha256=sha256_file(p), bytes=p.stat().st_size, extra=extra.get(rel, {})))
+    return sorted(out, key=lambda e: e.path)
+
+
+def format_manifest(entries: list[Entry] | tuple[Entry, ...], *, extra_columns: tuple[str, ...] = (),
+                    with_source: bool = False) -> str:
+    """CSV text of a manifest (``\\n`` line endings, columns in a fixed order)."""
+    buf = io.StringIO()
+    cols = [*REQUIRED_COLUMNS, *(["source"] if with_source else []), *extra_columns]
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(cols)
+    for e in entries:
+        row = [e.path, e.sha256, str(e.bytes)]
+        if with_source:
+            row.append(e.source or "")
+        row.extend(e.extra.get(c, "") for c in extra_columns)
+        w.writerow(row)
+    return buf.getvalue()

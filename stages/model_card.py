@@ -1,0 +1,49 @@
+"""Model cards: ``models/<name>.yaml`` names an ONNX file and the SHA-256 of its bytes.
+
+Required: ``onnx`` (file name relative to the card's folder) and ``sha256``
+(64 lower-case hex digits). Optional: ``source`` (where to fetch the ONNX file
+when it is missing, as in manifests), ``classes`` (names in output order),
+``input_size`` ([height, width]), ``output_layout``, served ``thresholds``
+(``default`` plus per-class overrides by name), ``training`` (free-form facts:
+sessions, seed, epochs), ``eval_manifest_sha256`` (the evaluation set it was
+scored on) and a frozen ``evaluation`` (metrics the score stage must reproduce).
+Unknown keys are an error, so a typo never passes silently.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from stages.params import load_yaml, validate
+
+SHA256_PATTERN = r"^[0-9a-f]{64}$"
+
+
+class ModelCard(BaseModel):
+    """A validated model card."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    onnx: str = Field(min_length=1)
+    sha256: str = Field(pattern=SHA256_PATTERN)
+    source: str | None = None
+    description: str | None = None
+    classes: list[str] | None = None
+    input_size: list[int] | None = None
+    output_layout: str | None = None
+    thresholds: dict[str, float] | None = None
+    training: dict[str, Any] | None = None
+    eval_manifest_sha256: str | None = Field(default=None, pattern=SHA256_PATTERN)
+    evaluation: dict[str, Any] | None = None
+
+
+def load_card(path: str | Path) -> ModelCard:
+    """Read and validate a model card (errors name the card and the field)."""
+    return validate(ModelCard, load_yaml(path), where=str(path))
+
+
+def onnx_path(card_path: str | Path, card: ModelCard) -> Path:
+    """Where the card's ONNX file lives: relative to the card's folder."""
+    return Path(card_path).parent / card.onnx
