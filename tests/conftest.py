@@ -1,0 +1,33 @@
+"""Shared test helpers: run a stage's main in-process, and a loopback HTTP file server."""
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def http_root(tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    """A real ``http.server`` on 127.0.0.1 serving a temporary folder: yields (folder, base URL)."""
+    served = tmp_path / "served"
+    served.mkdir()
+    handler = functools.partial(QuietHandler, directory=str(served))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield served, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+        pass
