@@ -1,0 +1,175 @@
+"""Boxes: IoU, pairs of boxes that share a group, and same-class greedy NMS.
+
+Conventions used everywhere in candor's detector track:
+
+- A box is ``(x1, y1, x2, y2)`` float, in pixels, ``x2 >= x1`` and ``y2 >= y1``
+  (continuous coordinates: a box's width is ``x2 - x1``, no "+1").
+- ``boxes``: ``(N, 4)`` float64 array of such boxes.
+- A *group* is an int64 key per box; only boxes of the same group are compared
+  (``image * n_classes + class`` for same-class work, ``image`` for
+  class-agnostic work). Groups never interact, so all work is vectorised over
+  groups at once and, for memory, done in chunks of whole groups.
+- IoU of two boxes is ``area(a & b) / area(a | b)``; higher means more overlap,
+  in ``[0, 1]``. Two zero-area boxes have IoU 0 (the union is empty).
+
+Order and ties (the documented rule every stage follows): boxes are ranked by
+score, higher first; equal scores keep their input order (lower original index
+first). :func:`rank_order` implements that once.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+MAX_PAIRS = 4_000_000  # pairs of boxes materialised at once (about 100 MB of temporaries)
+
+
+def as_boxes(boxes: np.ndarray | list) -> np.ndarray:
+    """``boxes`` as a contiguous ``(N, 4)`` float64 array (an empty input gives ``(0, 4)``)."""
+    arr = np.asarray(boxes, dtype=np.float64)
+    if arr.size == 0:
+        return np.zeros((0, 4), dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[1] != 4:
+        raise ValueError(f"boxes must have shape (N, 4), got {arr.shape}")
+    return np.ascontiguousarray(arr)
+
+
+def box_area(boxes: np.ndarray) -> np.ndarray:
+    """Area of each box, ``(N,)``; degenerate boxes (x2 < x1) have area 0."""
+    b = as_boxes(boxes)
+    return np.clip(b[:, 2] - b[:, 0], 0, None) * np.clip(b[:, 3] - b[:, 1], 0, None)
+
+
+def intersection(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Element-wise intersection area of ``a[k]`` and ``b[k]`` (both ``(K, 4)``)."""
+    w = np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0])
+    h = np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1])
+    return np.clip(w, 0, None) * np.clip(h, 0, None)
+
+
+def paired_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Element-wise IoU of ``a[k]`` and ``b[k]`` (both ``(K, 4)``), ``(K,)``.
+
+    >>> paired_iou(np.array([[0., 0, 10, 10]]), np.array([[0., 0, 10, 5]])).tolist()
+    [0.5]
+    """
+    inter = intersection(a, b)
+    union = box_area(a) + box_area(b) - inter
+    out = np.zeros(len(inter), dtype=np.float64)
+    np.divide(inter, union, out=out, where=union > 0)
+    return out
+
+
+def paired_crowd_iou(det: np.ndarray, crowd: np.ndarray) -> np.ndarray:
+    """Element-wise overlap of a detection with a crowd region: ``inter / area(det)``.
+
+    This is pycocotools' definition for ``iscrowd`` labels (a crowd region may
+    contain many objects, so only the share of the detection inside it counts).
+    """
+    inter = intersection(det, crowd)
+    area = box_area(det)
+    out = np.zeros(len(inter), dtype=np.float64)
+    np.divide(inter, area, out=out, where=area > 0)
+    return out
+
+
+def box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """IoU matrix ``(N, M)`` between every box of ``a`` ``(N, 4)`` and of ``b`` ``(M, 4)``."""
+    a, b = as_boxes(a), as_boxes(b)
+    ia = np.repeat(np.arange(len(a)), len(b))
+    ib = np.tile(np.arange(len(b)), len(a))
+    return paired_iou(a[ia], b[ib]).reshape(len(a), len(b))
+
+
+def rank_order(groups: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """Indices sorting boxes by group, then score descending, then original index.
+
+    Returns ``order`` such that ``groups[order]`` is ascending and, within a group,
+    ``scores[order]`` is descending with ties in input order (the tie rule).
+    """
+    n = len(scores)
+    return np.lexsort((np.arange(n), -np.asarray(scores, dtype=np.float64), np.asarray(groups)))
+
+
+def iter_group_pairs(a_groups: np.ndarray, b_groups: np.ndarray, *,
+                     max_pairs: int = MAX_PAIRS) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Yield ``(ia, ib)`` index arrays of every pair ``(a, b)`` with ``a_groups[a] == b_groups[b]``.
+
+    Pairs come in chunks of whole groups (a group is never split across chunks,
+    so per-group algorithms may run chunk by chunk), each chunk of at most about
+    ``max_pairs`` pairs (a single larger group is one chunk). Within a chunk,
+    pairs are ordered by ``a`` (in ascending group order, stable), then ``b``.
+    """
+    a_groups = np.asarray(a_groups, dtype=np.int64)
+    b_groups = np.asarray(b_groups, dtype=np.int64)
+    if len(a_groups) == 0 or len(b_groups) == 0:
+        return
+    oa = np.argsort(a_groups, kind="stable")
+    ob = np.argsort(b_groups, kind="stable")
+    ga, gb = a_groups[oa], b_groups[ob]
+    lo = np.searchsorted(gb, ga, side="left")
+    cnt = np.searchsorted(gb, ga, side="right") - lo
+    cum = np.cumsum(cnt)
+    total = int(cum[-1])
+    if total == 0:
+        return
+    # chunk boundaries on the sorted a-side, only where the group changes
+    start = 0
+    n = len(ga)
+    while start < n:
+        base = int(cum[start - 1]) if start else 0
+        stop = int(np.searchsorted(cum, base + max_pairs, side="right"))
+        stop = max(stop, start + 1)
+        if stop < n:  # extend to the end of the group so it is not split
+            stop = int(np.searchsorted(ga, ga[stop - 1], side="right"))
+        c = cnt[start:stop]
+        k = int(c.sum())
+        if k:
+            offs = np.arange(k) - np.repeat(np.cumsum(c) - c, c)
+            yield np.repeat(oa[start:stop], c), ob[np.repeat(lo[start:stop], c) + offs]
+        start = stop
+
+
+def nms(groups: np.ndarray, boxes: np.ndarray, scores: np.ndarray, *, iou: float,
+        max_pairs: int = MAX_PAIRS) -> np.ndarray:
+    """Greedy non-maximum suppression within each group; returns a keep mask ``(N,)``.
+
+    Within a group, boxes are visited by the tie rule (score descending, then
+    lower original index first); a visited box that is still kept suppresses
+    every later box of its group whose IoU with it is **strictly greater** than
+    ``iou`` (torchvision's and Ultralytics' convention). Boxes of different
+    groups never suppress each other (pass ``image * C + class`` for the
+    served same-class NMS). Empty input gives an empty mask. ``max_pairs``
+    bounds memory (see :func:`iter_group_pairs`), not the result.
+
+    Vectorised over groups: step ``r`` applies the suppressions of every
+    group's rank-``r`` box at once, so the Python loop runs (at most) the size
+    of the largest group, not the number of boxes.
+    """
+    boxes = as_boxes(boxes)
+    n = len(boxes)
+    keep = np.ones(n, dtype=bool)
+    if n == 0:
+        return keep
+    groups = np.asarray(groups, dtype=np.int64)
+    order = rank_order(groups, scores)
+    rank = np.empty(n, dtype=np.int64)
+    g_sorted = groups[order]
+    first = np.searchsorted(g_sorted, g_sorted, side="left")
+    rank[order] = np.arange(n) - first
+    for ia, ib in iter_group_pairs(groups, groups, max_pairs=max_pairs):
+        later = rank[ib] > rank[ia]
+        ia, ib = ia[later], ib[later]
+        hit = paired_iou(boxes[ia], boxes[ib]) > iou
+        ia, ib = ia[hit], ib[hit]
+        if len(ia) == 0:
+            continue
+        by_rank = np.argsort(rank[ia], kind="stable")
+        ia, ib = ia[by_rank], ib[by_rank]
+        r = rank[ia]
+        bounds = np.flatnonzero(np.diff(r)) + 1
+        for sa, sb in zip(np.split(ia, bounds), np.split(ib, bounds)):
+            live = keep[sa]
+            keep[sb[live]] = False
+    return keep

@@ -1,0 +1,92 @@
+"""Letterbox: fit a frame into the model's static input, keeping its aspect ratio.
+
+Definition (the served path's, Ultralytics' ``LetterBox(auto=False)``):
+
+- ``scale = min(in_w / w, in_h / h)`` (one factor for both axes, up or down);
+- the frame is resized to ``new_w = round(w * scale)``, ``new_h = round(h * scale)``
+  with bilinear filtering (Pillow ``Image.BILINEAR``), converted to RGB;
+- it is pasted at ``(pad_x, pad_y) = ((in_w - new_w) // 2, (in_h - new_h) // 2)``
+  on a canvas filled with grey 114;
+- the tensor is ``float32 [1, 3, in_h, in_w]``, RGB, values ``pixel / 255``.
+
+A point maps original -> input as ``x * scale + pad_x`` and back as
+``(x - pad_x) / scale`` (:func:`to_original`), then clipped to the frame.
+The two maps are exact inverses (up to float rounding). Because the resized
+size is rounded to whole pixels, the pixels themselves may be stretched by at
+most half an input pixel at the far edge, so an object drawn in the frame is
+found in the tensor within 0.5 input pixels of ``to_input`` of its box, i.e.
+within ``0.5 / scale`` original pixels after mapping back (tested).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from PIL import Image
+
+PAD_VALUE = 114
+
+
+@dataclass(frozen=True)
+class Letterbox:
+    """How one frame of ``orig_w x orig_h`` sits in an ``input_w x input_h`` tensor."""
+
+    orig_w: int
+    orig_h: int
+    input_w: int
+    input_h: int
+    scale: float
+    new_w: int
+    new_h: int
+    pad_x: int
+    pad_y: int
+
+
+def plan(orig_w: int, orig_h: int, *, input_w: int, input_h: int) -> Letterbox:
+    """The letterbox geometry of a frame (see the module docstring)."""
+    if orig_w <= 0 or orig_h <= 0:
+        raise ValueError(f"frame size must be positive, got {orig_w}x{orig_h}")
+    scale = min(input_w / orig_w, input_h / orig_h)
+    new_w = min(input_w, max(1, int(round(orig_w * scale))))
+    new_h = min(input_h, max(1, int(round(orig_h * scale))))
+    return Letterbox(orig_w, orig_h, input_w, input_h, scale, new_w, new_h,
+                     (input_w - new_w) // 2, (input_h - new_h) // 2)
+
+
+def letterbox_image(image: Image.Image, lb: Letterbox) -> np.ndarray:
+    """The model input tensor ``float32 [1, 3, input_h, input_w]`` for ``image``."""
+    rgb = image.convert("RGB")
+    if rgb.size != (lb.new_w, lb.new_h):
+        rgb = rgb.resize((lb.new_w, lb.new_h), Image.BILINEAR)
+    canvas = np.full((lb.input_h, lb.input_w, 3), PAD_VALUE, dtype=np.uint8)
+    canvas[lb.pad_y:lb.pad_y + lb.new_h, lb.pad_x:lb.pad_x + lb.new_w] = np.asarray(rgb, dtype=np.uint8)
+    return (canvas.transpose(2, 0, 1)[None].astype(np.float32) / np.float32(255.0))
+
+
+def to_input(boxes: np.ndarray, lb: Letterbox) -> np.ndarray:
+    """Boxes ``(N, 4)`` xyxy in original pixels -> model-input pixels."""
+    b = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+    pad = np.array([lb.pad_x, lb.pad_y, lb.pad_x, lb.pad_y], dtype=np.float64)
+    return b * lb.scale + pad
+
+
+def to_original(boxes: np.ndarray, lb: Letterbox) -> np.ndarray:
+    """Boxes ``(N, 4)`` xyxy in model-input pixels -> original pixels, clipped to the frame."""
+    b = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+    pad = np.array([lb.pad_x, lb.pad_y, lb.pad_x, lb.pad_y], dtype=np.float64)
+    out = (b - pad) / lb.scale
+    out[:, [0, 2]] = np.clip(out[:, [0, 2]], 0, lb.orig_w)
+    out[:, [1, 3]] = np.clip(out[:, [1, 3]], 0, lb.orig_h)
+    return out
+
+
+def input_size_px(boxes: np.ndarray, lb_scale: float | np.ndarray) -> np.ndarray:
+    """Object size at model input: ``sqrt(w * h) * scale`` for boxes in original pixels.
+
+    This is the size the model sees (``sqrt`` of the box area after letterboxing);
+    it decides a box's size band.
+    """
+    b = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+    w = np.clip(b[:, 2] - b[:, 0], 0, None)
+    h = np.clip(b[:, 3] - b[:, 1], 0, None)
+    return np.sqrt(w * h) * lb_scale

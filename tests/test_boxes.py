@@ -1,0 +1,120 @@
+"""Tests for stages/boxes.py: IoU, group pairs, NMS (ties, duplicates, groups)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stages.boxes import box_area, box_iou, iter_group_pairs, nms, paired_crowd_iou, paired_iou, rank_order
+
+
+@pytest.mark.parametrize("a, b, expected", [
+    ([0, 0, 10, 10], [0, 0, 10, 10], 1.0),
+    ([0, 0, 10, 10], [0, 0, 10, 5], 0.5),            # exactly one half
+    ([0, 0, 10, 10], [5, 0, 15, 10], 50 / 150),
+    ([0, 0, 10, 10], [10, 0, 20, 10], 0.0),          # touching edges
+    ([0, 0, 0, 0], [0, 0, 0, 0], 0.0),               # empty union: defined as 0
+    ([0, 0, 10, 10], [20, 20, 30, 30], 0.0),
+])
+def test_paired_iou_hand_cases(a, b, expected):
+    got = paired_iou(np.array([a], float), np.array([b], float))
+    assert got.tolist() == [pytest.approx(expected, abs=1e-12)]
+    # symmetric
+    assert paired_iou(np.array([b], float), np.array([a], float))[0] == pytest.approx(expected, abs=1e-12)
+
+
+def test_box_iou_matrix_matches_pairs_and_range():
+    rng = np.random.default_rng(0)
+    xy = rng.uniform(0, 50, (7, 2))
+    a = np.hstack([xy, xy + rng.uniform(1, 30, (7, 2))])
+    m = box_iou(a, a[:3])
+    assert m.shape == (7, 3)
+    assert np.allclose(np.diag(m[:3]), 1.0)
+    assert (m >= 0).all() and (m <= 1).all()
+    assert box_iou(np.zeros((0, 4)), a).shape == (0, 7)
+
+
+def test_crowd_iou_uses_detection_area():
+    det = np.array([[0, 0, 10, 10]], float)
+    crowd = np.array([[0, 0, 100, 100]], float)
+    assert paired_crowd_iou(det, crowd).tolist() == [1.0]
+    assert paired_iou(det, crowd).tolist() == [pytest.approx(0.01)]
+
+
+def test_box_area_degenerate_is_zero():
+    assert box_area(np.array([[5, 5, 3, 9], [0, 0, 2, 3]], float)).tolist() == [0.0, 6.0]
+
+
+def test_rank_order_ties_keep_input_order():
+    groups = np.array([1, 0, 0, 0, 1])
+    scores = np.array([0.5, 0.7, 0.9, 0.7, 0.5])
+    assert rank_order(groups, scores).tolist() == [2, 1, 3, 0, 4]
+
+
+def test_iter_group_pairs_all_pairs_and_chunks_keep_groups_whole():
+    a = np.array([2, 0, 1, 0, 2, 2])
+    b = np.array([0, 2, 2, 3, 0])
+    expected = {(i, j) for i in range(len(a)) for j in range(len(b)) if a[i] == b[j]}
+    got = set()
+    for ia, ib in iter_group_pairs(a, b):
+        got |= set(zip(ia.tolist(), ib.tolist()))
+    assert got == expected
+    chunks = list(iter_group_pairs(a, b, max_pairs=2))
+    assert len(chunks) > 1
+    seen_groups = [set(a[ia].tolist()) for ia, _ in chunks]
+    for i, gi in enumerate(seen_groups):          # no group appears in two chunks
+        for gj in seen_groups[i + 1:]:
+            assert not gi & gj
+    assert {p for ia, ib in chunks for p in zip(ia.tolist(), ib.tolist())} == expected
+    assert list(iter_group_pairs(np.array([], int), b)) == []
+
+
+def test_nms_suppresses_duplicate_keeps_other_group():
+    boxes = np.array([[0, 0, 10, 10], [0, 0, 10, 10.5], [0, 0, 10, 10], [50, 50, 60, 60]], float)
+    scores = np.array([0.9, 0.8, 0.95, 0.3])
+    groups = np.array([0, 0, 1, 0])          # box 2 is the same place but another class
+    assert nms(groups, boxes, scores, iou=0.5).tolist() == [True, False, True, True]
+
+
+def test_nms_chain_is_greedy_not_transitive():
+    # A suppresses B; B would suppress C but B is gone, and A-C overlap is low: C survives.
+    boxes = np.array([[0, 0, 10, 10], [4, 0, 14, 10], [8, 0, 18, 10]], float)
+    scores = np.array([0.9, 0.8, 0.7])
+    iou_ab = paired_iou(boxes[:1], boxes[1:2])[0]
+    assert iou_ab > 0.4
+    assert nms(np.zeros(3, int), boxes, scores, iou=0.4).tolist() == [True, False, True]
+
+
+def test_nms_tie_lower_index_wins_and_iou_equal_threshold_not_suppressed():
+    boxes = np.array([[0, 0, 10, 10], [0, 0, 10, 10], [0, 0, 10, 5]], float)
+    scores = np.array([0.5, 0.5, 0.4])
+    keep = nms(np.zeros(3, int), boxes, scores, iou=0.5)
+    # equal scores: index 0 is visited first and suppresses 1; box 2 has IoU exactly 0.5 -> kept
+    assert keep.tolist() == [True, False, True]
+
+
+def test_nms_order_invariant_and_chunked_equals_whole():
+    rng = np.random.default_rng(3)
+    n = 300
+    xy = rng.uniform(0, 100, (n, 2))
+    boxes = np.hstack([xy, xy + rng.uniform(5, 30, (n, 2))])
+    scores = np.round(rng.uniform(0, 1, n), 2)      # many ties
+    groups = rng.integers(0, 7, n)
+    keep = nms(groups, boxes, scores, iou=0.45)
+    # reference: plain greedy loop per group, same tie rule
+    ref = np.ones(n, bool)
+    for g in np.unique(groups):
+        idx = [i for i in sorted(np.flatnonzero(groups == g), key=lambda i: (-scores[i], i))]
+        alive = []
+        for i in idx:
+            if all(paired_iou(boxes[[i]], boxes[[j]])[0] <= 0.45 for j in alive):
+                alive.append(i)
+            else:
+                ref[i] = False
+    assert keep.tolist() == ref.tolist()
+    assert nms(groups, boxes, scores, iou=0.45, max_pairs=50).tolist() == ref.tolist()
+    perm = rng.permutation(n)   # shuffling the input permutes the result only (up to score ties)
+    untied = scores + np.arange(n) * 1e-9
+    k1 = nms(groups, boxes, untied, iou=0.45)
+    k2 = nms(groups[perm], boxes[perm], untied[perm], iou=0.45)
+    assert k2.tolist() == k1[perm].tolist()
+    assert nms(np.zeros(0, int), np.zeros((0, 4)), np.zeros(0), iou=0.5).tolist() == []

@@ -1,0 +1,70 @@
+"""Tests for stages/letterbox.py: geometry, tensor content, and the round trip."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from stages.letterbox import PAD_VALUE, input_size_px, letterbox_image, plan, to_input, to_original
+
+
+@pytest.mark.parametrize("w, h, iw, ih, scale, new, pad", [
+    (1280, 831, 1280, 1280, 1.0, (1280, 831), (0, 224)),
+    (1280, 831, 640, 640, 0.5, (640, 416), (0, 112)),      # 415.5 rounds to 416 (banker's: 416)
+    (200, 100, 400, 400, 2.0, (400, 200), (0, 100)),
+    (100, 300, 320, 320, 320 / 300, (107, 320), (106, 0)),
+])
+def test_plan(w, h, iw, ih, scale, new, pad):
+    lb = plan(w, h, input_w=iw, input_h=ih)
+    assert lb.scale == pytest.approx(scale)
+    assert (lb.new_w, lb.new_h) == new
+    assert (lb.pad_x, lb.pad_y) == pad
+
+
+def test_tensor_shape_range_and_padding():
+    img = Image.new("RGB", (200, 100), (255, 0, 0))
+    lb = plan(200, 100, input_w=400, input_h=400)
+    t = letterbox_image(img, lb)
+    assert t.shape == (1, 3, 400, 400) and t.dtype == np.float32
+    assert t[0, :, 0, 0].tolist() == pytest.approx([PAD_VALUE / 255] * 3)
+    assert t[0, :, 200, 200].tolist() == pytest.approx([1.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("size, inp", [((200, 100), 400), ((333, 217), 640), ((1280, 831), 640)])
+def test_drawn_box_round_trip_within_half_pixel_over_scale(size, inp):
+    """A rectangle drawn in the frame, found in the tensor, mapped back: within 0.5/scale px."""
+    w, h = size
+    box = np.array([[0.3 * w, 0.25 * h, 0.8 * w, 0.7 * h]]).round()
+    arr = np.zeros((h, w, 3), np.uint8)
+    x1, y1, x2, y2 = box[0].astype(int)
+    arr[y1:y2, x1:x2] = 255
+    lb = plan(w, h, input_w=inp, input_h=inp)
+    t = letterbox_image(Image.fromarray(arr), lb)[0, 0]
+    # sub-pixel extent in the tensor: the covered fraction of each row/column (bilinear keeps area)
+    cols = (t[lb.pad_y:lb.pad_y + lb.new_h] > 0.5).any(axis=0)
+    rows = (t[:, lb.pad_x:lb.pad_x + lb.new_w] > 0.5).any(axis=1)
+    xs, ys = np.flatnonzero(cols), np.flatnonzero(rows)
+    found = np.array([[xs[0], ys[0], xs[-1] + 1, ys[-1] + 1]], float)
+    back = to_original(found, lb)
+    tol = 1.0 / lb.scale   # stretch (<= 0.5 input px) plus edge quantisation at 50% (<= 0.5 input px)
+    assert np.abs(back - box).max() <= tol
+    # the geometric maps are inverse to well within 0.5 px
+    assert np.abs(to_original(to_input(box, lb), lb) - box).max() < 1e-9
+
+
+def test_round_trip_random_boxes_within_half_pixel():
+    rng = np.random.default_rng(1)
+    for w, h, inp in [(1280, 831, 1280), (1280, 831, 640), (50, 900, 320)]:
+        lb = plan(w, h, input_w=inp, input_h=inp)
+        xy = rng.uniform(0, [w / 2, h / 2], (50, 2))
+        boxes = np.hstack([xy, xy + rng.uniform(1, [w / 2, h / 2], (50, 2))])
+        assert np.abs(to_original(to_input(boxes, lb), lb) - boxes).max() <= 0.5
+
+
+def test_to_original_clips_to_frame():
+    lb = plan(200, 100, input_w=400, input_h=400)
+    assert to_original(np.array([[-10, 50, 500, 390]]), lb).tolist() == [[0.0, 0.0, 200.0, 100.0]]
+
+
+def test_input_size_px():
+    assert input_size_px(np.array([[0, 0, 4, 9]]), 2.0).tolist() == [12.0]
