@@ -1,0 +1,327 @@
+"""Comparable sales (comps): which sold listings price a lot, and the unit and lot value.
+
+Pure rules, no I/O. A *listing* is one sold marketplace listing (title, price, quantity
+when the listing is a multi-unit lot). A *query* is what the identify stage said about a
+lot: make, model, whether the model number was hedged, and the predicted count.
+
+Tokens
+    Tokenising, spec words and distinctive tokens are those of :mod:`stages.tokens` (one
+    tokenizer for identification and comps), with its default :class:`~stages.tokens.TokenRules`:
+    a *distinctive model token* contains a digit and is not a spec token ("7090", "tds2024c";
+    never "8-channel", "16gb", "24"). Comps add one thing: tokens are compared in their
+    *compact* form, hyphens removed, so "2960-X" in an answer meets "2960X" in a title.
+    A model with no distinctive token ("Research plus", or "87V", which reads as 87 volts)
+    is keyed by its *phrase*: its tokens without the make, hedges, form factors and generic
+    words (and without spec tokens, unless nothing else is left), which must appear
+    contiguously in the title. *Family tokens* name the product line, not the model: the
+    model's letter-only words of 3+ letters that are not generic ("optiplex", "heratherm") plus
+    the letter prefix (2+ letters) of each distinctive token ("tds" from "tds2024c").
+
+Matching rules (each a switch in :class:`Rules`, params section ``comps``)
+    ``require_brand``: the title must contain the make (its compact form, or its first word
+        of 4+ letters: "Thermo Fisher Scientific" matches "Thermo Scientific ...").
+        Off: the make is ignored (the pre-fix behaviour: a "7090" trading card matches).
+    ``require_model_token``: the title must share at least one distinctive model token (or
+        contain the model's phrase). Off: the pre-fix loose rule, a title matches when it
+        shares *any* word of 2+ characters of the model text, spec words included.
+    ``hedged_fallback``: when the answer hedged its model number ("e.g. 34401A"), the number
+        is not a hard gate: match on the family tokens instead, and the estimate is marked
+        hedged. When the model has no family token, the hedged number is used as is. Off: the
+        hedged number is a hard gate like any other.
+    ``exclude_accessories``: a title containing any of ``accessory_words`` (whole words or
+        phrases: "power supply", "for parts", "trading card") is excluded.
+    ``per_unit_price``: a listing's price is divided by its quantity. Off: a 10-unit lot's
+        price counts as the price of one unit.
+
+Value
+    unit value = median of the matched listings' (per-unit) prices when at least
+    ``min_comps`` match (the mean of the two middle prices for an even number), else no
+    estimate (an abstention, never a guess). lot value = unit value x predicted count, both
+    rounded half-up to the cent. A missing count means one unit; a count below one, a failed
+    or unparseable answer, no model, or (with ``require_brand``) no make give no estimate.
+"""
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Literal
+
+from stages.tokens import TokenRules, candidate_tokens, distinctive_tokens, tokenize
+
+CENT = Decimal("0.01")
+
+CATEGORY_WORDS = frozenset({
+    "system", "unit", "units", "model", "new", "used", "lot", "with", "and", "the", "for", "kit",
+    "digital", "type", "switch", "drill", "hammer", "driver", "impact", "cordless", "monitor", "laptop", "printer",
+    "computer", "pc", "oscilloscope", "multimeter", "pipette", "centrifuge", "incubator", "balance",
+    "scale", "microscope", "router", "thermal", "cycler", "hplc", "ups", "access", "point",
+    "wireless", "analytical", "network", "managed", "poe", "channel", "electronic", "single",
+})
+"""Words that say what a thing is, not which model it is: never part of a phrase or family key."""
+
+GENERIC_WORDS = CATEGORY_WORDS | frozenset({
+    "pro", "plus", "series", "gen", "generation", "ac", "dc", "version", "dual", "range", "dualrange",
+})
+"""Words that never name a product line on their own (family tokens skip them too)."""
+
+Reason = Literal["ok", "failed_answer", "no_model", "no_brand", "no_count", "too_few_comps"]
+Exclusion = Literal["brand", "model", "accessory"]
+
+
+TOKEN_RULES = TokenRules()
+
+
+def compact(token: str) -> str:
+    """``token`` without hyphens ("2960-x" -> "2960x")."""
+    return token.replace("-", "")
+
+
+def title_keys(title: str) -> frozenset[str]:
+    """Every candidate token of a title (:func:`stages.tokens.candidate_tokens`) and its compact form."""
+    toks = candidate_tokens(title)
+    return frozenset(toks) | frozenset(compact(t) for t in toks)
+
+
+def _hedge_words() -> frozenset[str]:
+    return frozenset({"e.g.", "e.g", "eg", "possibly", "or", "similar", "likely", "probably", "maybe",
+                      "perhaps", "approx", "approx.", "such", "as", "to", "unknown"})
+
+
+def model_keys(model: str) -> tuple[str, ...]:
+    """Compact distinctive tokens of ``model``, sorted (empty when it has none)."""
+    return tuple(sorted({compact(t) for t in distinctive_tokens(model, rules=TOKEN_RULES)}))
+
+
+def model_phrase(model: str, *, make: str | None = None) -> tuple[str, ...]:
+    """The phrase key of a model without distinctive tokens (module docstring), in order.
+
+    "Research plus 8-channel" -> ("research", "plus"); "87V" (make Fluke) -> ("87v",).
+    """
+    skip = _hedge_words() | frozenset(tokenize(make)) | frozenset(TOKEN_RULES.form_factors)
+    kept = [t for t in tokenize(model) if t not in skip and t.strip("?")]
+    plain = [t for t in kept if not TOKEN_RULES.is_spec(t) and t not in CATEGORY_WORDS]
+    return tuple(plain or [t for t in kept if t not in CATEGORY_WORDS])
+
+
+def family_tokens(model: str, *, make: str | None = None) -> tuple[str, ...]:
+    """Product-line tokens: letter-only phrase words of 3+ letters, letter prefixes (2+) of model tokens."""
+    skip = _hedge_words() | frozenset(tokenize(make)) | GENERIC_WORDS | frozenset(TOKEN_RULES.form_factors)
+    out: list[str] = []
+    for t in tokenize(model):
+        c = compact(t)
+        if c.isalpha() and len(c) >= 3 and t not in skip and not TOKEN_RULES.is_spec(t) and c not in out:
+            out.append(c)
+    for tok in model_keys(model):
+        prefix = re.match(r"^[a-z]+", tok)
+        if prefix and len(prefix.group()) >= 2 and prefix.group() not in skip and prefix.group() not in out:
+            out.append(prefix.group())
+    return tuple(out)
+
+
+def _family_match(family: Sequence[str], keys: frozenset[str]) -> bool:
+    for fam in family:
+        if fam in keys:
+            return True
+        if any(k.startswith(fam) and k[len(fam):len(fam) + 1].isdigit() for k in keys):
+            return True
+    return False
+
+
+def _phrase_in(phrase: Sequence[str], title: str) -> bool:
+    seq = [compact(t) for t in tokenize(title)]
+    want = [compact(t) for t in phrase]
+    n = len(want)
+    return n > 0 and any(seq[i:i + n] == want for i in range(len(seq) - n + 1))
+
+
+def brand_matches(make: str, title: str) -> bool:
+    """True when ``title`` names ``make``: its compact form as 1-3 adjacent title tokens, or
+    its first word when that has 4+ letters ("Thermo Fisher Scientific" ~ "Thermo Scientific")."""
+    make_toks = tokenize(make)
+    if not make_toks:
+        return False
+    seq = [compact(t) for t in tokenize(title)]
+    whole = "".join(compact(t) for t in make_toks)
+    grams = {"".join(seq[i:i + n]) for n in (1, 2, 3) for i in range(len(seq) - n + 1)}
+    if whole in grams:
+        return True
+    first = compact(make_toks[0])
+    return len(first) >= 4 and first in title_keys(title)
+
+
+def accessory_hit(title: str, accessory_words: Iterable[str]) -> str | None:
+    """The first of ``accessory_words`` (a word or phrase) found in ``title``, or None."""
+    for phrase in accessory_words:
+        if _phrase_in(tuple(tokenize(phrase)), title):
+            return phrase
+    return None
+
+
+@dataclass(frozen=True)
+class Listing:
+    """One sold listing. ``price``: USD for the whole listing; ``quantity``: units in it (>= 1)."""
+
+    id: str
+    title: str
+    price: Decimal
+    quantity: int = 1
+    sold_date: str = ""
+    category: str = ""
+
+
+@dataclass(frozen=True)
+class Query:
+    """What identification said about a lot: ``make``/``model`` (None when not named), ``hedged``."""
+
+    make: str | None
+    model: str | None
+    hedged: bool = False
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The ``comps`` matching switches (module docstring) and the abstention threshold."""
+
+    require_brand: bool = True
+    require_model_token: bool = True
+    hedged_fallback: bool = True
+    exclude_accessories: bool = True
+    per_unit_price: bool = True
+    min_comps: int = 3
+    accessory_words: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Match:
+    """The decision for one listing: ``excluded_by`` is None when it is a comp."""
+
+    listing_id: str
+    excluded_by: Exclusion | None
+    unit_price: Decimal
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The value of one lot from one answer. ``unit_value``/``lot_value`` None = no estimate.
+
+    ``comps``: ids of the matched listings (sorted), also when fewer than ``min_comps``.
+    ``hedged``: the identification hedged its model number. ``reason``: why there is no
+    estimate, or "ok".
+    """
+
+    unit_value: Decimal | None
+    lot_value: Decimal | None
+    count: int | None
+    comps: tuple[str, ...]
+    hedged: bool
+    reason: Reason
+
+
+def unit_price(listing: Listing, *, per_unit: bool) -> Decimal:
+    """The listing's price per unit (exact ``Decimal``), or its whole price when not ``per_unit``."""
+    return listing.price / listing.quantity if per_unit else listing.price
+
+
+def match_listing(listing: Listing, query: Query, *, rules: Rules) -> Match:
+    """Decide whether ``listing`` is a comp for ``query`` (first failing rule wins).
+
+    The query must name a model (callers check). Rules are applied in the order brand,
+    model, accessory, so a test can see which rule excluded a listing.
+    """
+    assert query.model is not None
+    price = unit_price(listing, per_unit=rules.per_unit_price)
+    if rules.require_brand and query.make is not None and not brand_matches(query.make, listing.title):
+        return Match(listing.id, "brand", price)
+    tw = title_keys(listing.title)
+    if rules.require_model_token:
+        tokens = model_keys(query.model)
+        family = family_tokens(query.model, make=query.make)
+        if query.hedged and rules.hedged_fallback and family:
+            ok = _family_match(family, tw)
+        elif tokens:
+            ok = any(t in tw for t in tokens)
+        else:
+            ok = _phrase_in(model_phrase(query.model, make=query.make), listing.title)
+    else:
+        ok = any(t in tw or compact(t) in tw for t in tokenize(query.model) if len(t) >= 2)
+    if not ok:
+        return Match(listing.id, "model", price)
+    if rules.exclude_accessories and accessory_hit(listing.title, rules.accessory_words) is not None:
+        return Match(listing.id, "accessory", price)
+    return Match(listing.id, None, price)
+
+
+def median_price(prices: Sequence[Decimal]) -> Decimal:
+    """Exact median of ``prices`` (mean of the two middle values for an even count)."""
+    ordered = sorted(prices)
+    n = len(ordered)
+    mid = n // 2
+    return ordered[mid] if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def to_cents(amount: Decimal) -> Decimal:
+    """``amount`` rounded half-up to the cent."""
+    return amount.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def value_lot(listings: Sequence[Listing], query: Query, *, count: int | None, rules: Rules,
+              ok: bool = True) -> Estimate:
+    """Value one lot from one identification answer (module docstring for the definition).
+
+    ``ok`` False means the answer failed or was unparseable: no estimate.
+    """
+    def none(reason: Reason, comps: tuple[str, ...] = ()) -> Estimate:
+        return Estimate(None, None, count, comps, query.hedged, reason)
+
+    if not ok:
+        return none("failed_answer")
+    if not query.model or not query.model.strip():
+        return none("no_model")
+    if rules.require_brand and not (query.make and query.make.strip()):
+        return none("no_brand")
+    units = 1 if count is None else count
+    if units < 1:
+        return none("no_count")
+    matched = [m for m in (match_listing(x, query, rules=rules) for x in listings) if m.excluded_by is None]
+    ids = tuple(sorted(m.listing_id for m in matched))
+    if len(matched) < rules.min_comps:
+        return none("too_few_comps", ids)
+    unit = to_cents(median_price([m.unit_price for m in matched]))
+    return Estimate(unit, to_cents(unit * units), units, ids, query.hedged, "ok")
+
+
+def representative_run(estimates: Mapping[int, Estimate]) -> int:
+    """The run whose valuation stands for the lot: the median run by lot value.
+
+    Among runs with an estimate, sorted by (lot value, run), the one at index (n-1)//2 (the
+    middle of three, the lower of two). When no run has an estimate, the lowest run number.
+    Always an actual run, so its comps, ceiling and verdict belong together.
+    """
+    if not estimates:
+        raise ValueError("no runs")
+    valued = sorted((e.lot_value, run) for run, e in estimates.items() if e.lot_value is not None)
+    if not valued:
+        return min(estimates)
+    return valued[(len(valued) - 1) // 2][1]
+
+
+@dataclass(frozen=True)
+class RunSet:
+    """All runs' estimates of one lot and the representative run chosen from them."""
+
+    estimates: dict[int, Estimate] = field(default_factory=dict)
+
+    @property
+    def run(self) -> int:
+        return representative_run(self.estimates)
+
+    @property
+    def chosen(self) -> Estimate:
+        return self.estimates[self.run]
+
+    @property
+    def runs_estimated(self) -> int:
+        return sum(e.lot_value is not None for e in self.estimates.values())

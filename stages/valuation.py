@@ -1,0 +1,119 @@
+"""Valuation scoring: how far each lot's estimate is from its human-verified value.
+
+Pure, no I/O. Higher is better for ``in_band_rate``, ``comps_precision`` and
+``comps_recall``; closer to 1 is better for ``median_ratio``; lower is better for
+``worst_error`` and ``no_estimate``.
+
+Definitions (per lot)
+    ratio         estimate / verified value (both > 0, so ratio > 0). None without estimate.
+    in band       ``band[0] <= ratio <= band[1]`` (default 0.5..1.5, seed 000: "roughly
+                  right", a coarse band on purpose). A lot without an estimate is *not* in
+                  band: an abstention is not a hit, and every lot stays in the denominator
+                  so two candidates pair lot for lot (McNemar).
+    error         max(ratio, 1/ratio): 2.0 means off by 2x in either direction.
+    comps fit     precision = |chosen & relevant| / |chosen|; recall = |chosen & relevant| /
+                  |relevant|. None (undefined) when the denominator is empty.
+
+Summary (per candidate)
+    lots, estimated, no_estimate, hedged (lots whose chosen answer hedged), in_band,
+    in_band_rate = in_band / lots, median_ratio and worst_error over estimated lots (None
+    when no lot has an estimate) and the worst lot's id (the first lot id on a tie), comps precision and recall
+    micro-averaged (summed counts over lots; None when no comps were chosen / none relevant).
+"""
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+
+
+@dataclass(frozen=True)
+class LotScore:
+    """One lot's valuation outcome for one candidate."""
+
+    lot: str
+    estimate: Decimal | None
+    verified: Decimal
+    ratio: float | None
+    in_band: bool
+    hedged: bool
+    chosen: int
+    relevant: int
+    fit: int
+    comps_precision: float | None
+    comps_recall: float | None
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Per-candidate valuation figures (module docstring)."""
+
+    lots: int
+    estimated: int
+    no_estimate: int
+    hedged: int
+    in_band: int
+    in_band_rate: float | None
+    median_ratio: float | None
+    worst_error: float | None
+    worst_lot: str | None
+    comps_precision: float | None
+    comps_recall: float | None
+
+
+def value_ratio(verified: Decimal, estimate: Decimal | None) -> float | None:
+    """estimate / verified as a float (exact division first), None without an estimate."""
+    if estimate is None:
+        return None
+    if verified <= 0 or estimate <= 0:
+        raise ValueError(f"amounts must be positive (verified {verified}, estimate {estimate})")
+    return float(Fraction(estimate) / Fraction(verified))
+
+
+def lot_error(ratio: float) -> float:
+    """max(ratio, 1/ratio) for ratio > 0."""
+    return max(ratio, 1.0 / ratio)
+
+
+def in_band(ratio: float | None, *, band: tuple[float, float]) -> bool:
+    """True when ``band[0] <= ratio <= band[1]``; False without an estimate."""
+    return ratio is not None and band[0] <= ratio <= band[1]
+
+
+def comps_fit(relevant: Iterable[str], chosen: Iterable[str]) -> tuple[float | None, float | None]:
+    """(precision, recall) of ``chosen`` listing ids against the ``relevant`` ones."""
+    rel, cho = set(relevant), set(chosen)
+    tp = len(rel & cho)
+    return (tp / len(cho) if cho else None, tp / len(rel) if rel else None)
+
+
+def score_lot(lot: str, verified: Decimal, estimate: Decimal | None, *, relevant: Iterable[str],
+              chosen: Iterable[str], hedged: bool, band: tuple[float, float]) -> LotScore:
+    """Score one lot (truth first: verified value and relevant comps; then the prediction)."""
+    rel, cho = set(relevant), set(chosen)
+    ratio = value_ratio(verified, estimate)
+    precision, recall = comps_fit(rel, cho)
+    return LotScore(lot=lot, estimate=estimate, verified=verified, ratio=ratio,
+                    in_band=in_band(ratio, band=band), hedged=hedged, chosen=len(cho), relevant=len(rel),
+                    fit=len(rel & cho), comps_precision=precision, comps_recall=recall)
+
+
+def summarize(scores: Sequence[LotScore]) -> Summary:
+    """Per-candidate summary of lot scores (module docstring; empty input gives Nones and zeros)."""
+    ratios = [(s.ratio, s.lot) for s in scores if s.ratio is not None]
+    worst = min(((-lot_error(r), lot) for r, lot in ratios), default=None)  # largest error, first lot id
+    chosen = sum(s.chosen for s in scores)
+    relevant = sum(s.relevant for s in scores)
+    fit = sum(s.fit for s in scores)
+    n_in = sum(s.in_band for s in scores)
+    return Summary(
+        lots=len(scores), estimated=len(ratios), no_estimate=len(scores) - len(ratios),
+        hedged=sum(s.hedged for s in scores), in_band=n_in,
+        in_band_rate=n_in / len(scores) if scores else None,
+        median_ratio=statistics.median(r for r, _ in ratios) if ratios else None,
+        worst_error=-worst[0] if worst else None, worst_lot=worst[1] if worst else None,
+        comps_precision=fit / chosen if chosen else None,
+        comps_recall=fit / relevant if relevant else None,
+    )
