@@ -1,0 +1,123 @@
+"""stages/compare.py between revisions of a temporary git repository."""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from stages.compare import compare_units, main, resolve_revision
+from stages.errors import InputError
+from stages.rates import mcnemar_p
+
+HEADER = "lot,tier,candidate,run,outcome,count_exact\n"
+
+
+def id_table(outcomes: dict[str, str]) -> str:
+    """One run per lot (so a lot's majority is that run), candidate prompt-a."""
+    return HEADER + "".join(f"{lot},held,prompt-a,1,{o},\n" for lot, o in sorted(outcomes.items()))
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "config", "user.email", "t@example.invalid")
+    git(tmp_path, "config", "user.name", "t")
+    out = tmp_path / "metrics" / "outcomes"
+    out.mkdir(parents=True)
+    (tmp_path / "params.yaml").write_text("stats: {alpha: 0.05, confidence: 0.95}\n")
+    # revision 1: 8 lots, 2 hits; L9 only here
+    base = {f"L{i}": "wrong" for i in range(1, 9)} | {"L1": "hit", "L2": "hit", "L9": "hit"}
+    (out / "identification.csv").write_text(id_table(base))
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "one")
+    # revision 2: L3..L8 become hits (6-0), L2 lost (so 1-6), L9 gone, L10 new
+    new = {f"L{i}": "hit" for i in range(1, 9)} | {"L2": "wrong", "L10": "hit"}
+    (out / "identification.csv").write_text(id_table(new))
+    frames = "frame,split,session,zoom,model,tp,fp,fn\nf1,test,s,1,demo-v1,1,0,0\n"
+    (out / "detection-frames.csv").write_text(frames)
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "two")
+    return tmp_path
+
+
+def test_compare_two_commits_json(repo, capsys):
+    assert main(["HEAD~1", "HEAD", "--repo", str(repo), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    rows = {(r["metric"], r["candidate"]): r for r in got["rows"]}
+    hit = rows[("identification.hit", "prompt-a")]
+    # by hand: common lots L1..L8; A hits L1 L2, B hits L1 L3..L8
+    assert (hit["n"], hit["a"]["k"], hit["b"]["k"], hit["a_only"], hit["b_only"]) == (8, 2, 7, 1, 6)
+    assert hit["p"] == pytest.approx(0.125, abs=1e-6)  # 2 * (1 + 7) / 128
+    assert hit["verdict"] == "no detectable difference"
+    assert hit["explanation"].startswith("no detectable difference (could not have seen less than a 6-0 split")
+    assert hit["only_in_a"] == ["L9"] and hit["only_in_b"] == ["L10"]
+    assert rows[("detection.test.frame_error_free", "demo-v1")]["status"] == "only in B"
+    assert any("detection-frames.csv is absent in A" in note for note in got["absent"])
+    assert any("valuation.csv is absent in B" in note for note in got["absent"])
+
+
+def test_compare_verdict_b_better_against_workspace(repo, capsys):
+    # workspace: L2 back to hit -> common L1..L8, 0-6 discordant, p = 2/64
+    out = repo / "metrics" / "outcomes" / "identification.csv"
+    out.write_text(id_table({f"L{i}": "hit" for i in range(1, 9)}))
+    assert main(["HEAD~1", "--repo", str(repo), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["b"] == "workspace"
+    hit = next(r for r in got["rows"] if r["metric"] == "identification.hit")
+    assert (hit["a_only"], hit["b_only"], hit["verdict"]) == (0, 6, "B better")
+    assert hit["p"] == pytest.approx(mcnemar_p(0, 6))
+    assert main(["HEAD", "HEAD~1", "--repo", str(repo), "--json"]) == 0
+    back = json.loads(capsys.readouterr().out)
+    hit = next(r for r in back["rows"] if r["metric"] == "identification.hit")
+    assert (hit["a_only"], hit["b_only"]) == (6, 1)
+    assert hit["p"] == pytest.approx(0.125, abs=1e-6)  # 6-1 is not enough on this bench
+    assert hit["verdict"] == "no detectable difference"
+
+
+def test_compare_markdown_and_text(repo, capsys, tmp_path):
+    target = tmp_path / "review.md"
+    assert main(["HEAD~1", "HEAD", "--repo", str(repo), "--markdown", "--out", str(target)]) == 0
+    md = target.read_text()
+    assert "| metric | candidate | A | B | A only | B only | p | verdict | unpaired |" in md
+    assert "| identification.hit | prompt-a | 2/8 = 0.250 [" in md
+    assert "1 only in A: L9; 1 only in B: L10" in md
+    assert main(["HEAD~1", "HEAD", "--repo", str(repo)]) == 0
+    text = capsys.readouterr().out
+    assert "discordant: A only 1, B only 6; p = 0.125" in text
+    assert "only in B: not compared" in text
+
+
+def test_compare_experiment_name(repo, capsys):
+    sha = git(repo, "rev-parse", "HEAD")
+    git(repo, "update-ref", "refs/exps/ab/cdef0123/tidy-lamb", sha)
+    assert resolve_revision("tidy-lamb", repo=repo) == sha
+    assert main(["HEAD~1", "tidy-lamb", "--repo", str(repo), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["b_commit"] == sha
+
+
+@pytest.mark.parametrize("rev", ["no-such-rev", "deadbeef"])
+def test_compare_unknown_revision(repo, rev):
+    with pytest.raises(InputError, match="not a git revision or DVC experiment name"):
+        main([rev, "--repo", str(repo)])
+
+
+def test_compare_bad_table_names_revision_and_row(repo):
+    (repo / "metrics" / "outcomes" / "identification.csv").write_text(HEADER + "L1,held,prompt-a,1,maybe,\n")
+    with pytest.raises(InputError) as err:
+        main(["HEAD", "--repo", str(repo)])
+    assert "workspace:metrics/outcomes/identification.csv:2:outcome" in err.value.message
+
+
+def test_compare_units_only_in_one_side():
+    a = {"t": {"m1": {"x": {("c",): True}}, "m2": {"x": {("c",): True}}}}
+    b = {"t": {"m1": {"x": {("c",): False}, "y": {("c",): True}}}}
+    rows = compare_units(a, b, alpha=0.05, confidence=0.95)
+    assert [(r.metric, r.candidate, r.status) for r in rows] == [
+        ("m1", "x", "compared"), ("m1", "y", "only in B"), ("m2", "x", "only in A")]
+    assert rows[0].result.a_only == 1
