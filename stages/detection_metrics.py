@@ -1,0 +1,384 @@
+"""Seed-002 detection metrics: one matching, many views. Higher is better for P, R, F1.
+
+Pipeline (the served path, then the scorer):
+
+1. raw candidates (score >= ``detector.floor``) ->
+2. same-class greedy NMS at ``nms_iou`` (:func:`stages.boxes.nms`, per frame and class) ->
+3. greedy one-to-one matching per frame and class at IoU >= ``match_iou``
+   (:func:`stages.matching.match_detections`) ->
+4. the operating point keeps detections with ``score >= threshold[class]``.
+
+Steps 2 and 3 run once, on everything above the floor. Both are greedy in
+score order, so dropping the detections below a threshold (a suffix of each
+group's order) gives exactly the result of thresholding first, as the served
+path does; every threshold (operating point, PR and F1-versus-threshold
+curves, suggested thresholds) is therefore read off the same matched arrays.
+
+Definitions, on a set of frames:
+
+- TP: a kept detection matched to a label of its class; FP: a kept detection
+  matched to none (and not inside a crowd region); FN: a (non-crowd) label no
+  kept detection matched. Detections of classes without labels are FP.
+- precision ``TP / (TP + FP)``, recall ``TP / (TP + FN)``, F1
+  ``2 TP / (2 TP + FP + FN)`` (the harmonic mean of P and R). Policy for empty
+  denominators: the rate is ``None`` (JSON null; "not interpretable"), never 0
+  or 1; e.g. a class without labels has ``recall: null``.
+- ``fp_per_frame`` = FP / frames (``None`` with no frames); ``frames`` counts frames.
+- per class: the above plus ``support`` (= TP + FN, the number of labels) and
+  ``qualified`` = ``support >= min_support``; an unqualified class is reported
+  but must not be called improved or regressed.
+- size band: a box's size at model input is ``sqrt(w * h) * scale`` (letterbox
+  scale of its frame for this model); bands are ``[0, e0)``, ``[e0, e1)``,
+  ..., ``[e_last, inf)`` for edges ``e``, named ``lt<e0>``, ``<e0>to<e1>``,
+  ``ge<e_last>``. TP and FN count in the band of their label, FP in the band of
+  the detection.
+- zoom: frames grouped by their ``zoom`` value (key ``zoom_<value>``, with
+  characters other than letters, digits, ``-`` replaced by ``_``;
+  ``zoom_unknown`` when not recorded).
+- critical classes: ``missed`` = FN labels of the class; ``wrong`` = kept FP
+  detections of the class whose IoU with some (non-crowd) label of *another*
+  class in the same frame is >= ``match_iou`` (an action aimed at the wrong
+  object).
+- confusion matrix (rows true, columns predicted, last index background):
+  TP on the diagonal; then the kept FP detections and the FN labels of each
+  frame are matched class-agnostically with the same greedy matcher, each such
+  pair counts as (true class, predicted class); the remaining FP count as
+  (background, predicted) and FN as (true, background). Row sums are label
+  counts, column sums kept detection counts (ignored ones excluded).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from stages.boxes import iter_group_pairs, nms, paired_iou
+from stages.matching import match_detections
+
+DECIMALS = 6
+
+
+def rate(num: int, den: int) -> float | None:
+    """``num / den`` rounded to 6 decimals, or None when ``den`` is 0."""
+    return None if den == 0 else round(num / den, DECIMALS)
+
+
+@dataclass(frozen=True)
+class Counts:
+    """TP/FP/FN on a set of frames, with the derived rates."""
+
+    tp: int
+    fp: int
+    fn: int
+    frames: int
+
+    @property
+    def precision(self) -> float | None:
+        return rate(self.tp, self.tp + self.fp)
+
+    @property
+    def recall(self) -> float | None:
+        return rate(self.tp, self.tp + self.fn)
+
+    @property
+    def f1(self) -> float | None:
+        return rate(2 * self.tp, 2 * self.tp + self.fp + self.fn)
+
+    @property
+    def fp_per_frame(self) -> float | None:
+        return rate(self.fp, self.frames)
+
+    def as_dict(self) -> dict:
+        return {"precision": self.precision, "recall": self.recall, "f1": self.f1,
+                "tp": self.tp, "fp": self.fp, "fn": self.fn,
+                "fp_per_frame": self.fp_per_frame, "frames": self.frames}
+
+
+@dataclass(frozen=True)
+class Scene:
+    """Everything scoring needs about frames and labels (truth), aligned arrays.
+
+    ``classes``: names, index order (ground-truth classes then any model-only classes).
+    Per frame ``(F,)``: ``frames`` ids, ``split``, ``session``, ``zoom`` (str arrays),
+    ``scale`` (letterbox scale of the frame at the model's input).
+    Per label ``(L,)``: ``label_frame``, ``label_index`` (within its frame),
+    ``label_class``, ``label_boxes`` ``(L, 4)`` xyxy original px, ``label_crowd``.
+    """
+
+    classes: tuple[str, ...]
+    frames: np.ndarray
+    split: np.ndarray
+    session: np.ndarray
+    zoom: np.ndarray
+    scale: np.ndarray
+    label_frame: np.ndarray
+    label_index: np.ndarray
+    label_class: np.ndarray
+    label_boxes: np.ndarray
+    label_crowd: np.ndarray
+
+
+@dataclass(frozen=True)
+class Scored:
+    """The matched arrays of one model on one scene (before any threshold).
+
+    Per detection after NMS ``(D,)``: ``frame``, ``cls``, ``boxes``, ``score``,
+    ``label`` (matched label index or -1), ``ignored`` (inside a crowd region).
+    Per label: ``label_score`` = score of the detection that matched it
+    (``-inf`` when none): the label is found at threshold ``t`` iff
+    ``label_score >= t``.
+    """
+
+    scene: Scene
+    frame: np.ndarray
+    cls: np.ndarray
+    boxes: np.ndarray
+    score: np.ndarray
+    label: np.ndarray
+    ignored: np.ndarray
+    label_score: np.ndarray
+    match_iou: float
+
+
+def score_detections(scene: Scene, *, frame: np.ndarray, cls: np.ndarray, boxes: np.ndarray,
+                     score: np.ndarray, nms_iou: float | None, match_iou: float) -> Scored:
+    """NMS (skipped when ``nms_iou`` is None) then match; see the module docstring.
+
+    Truth (``scene``) first, then the raw detections: ``frame`` ``(D,)`` frame
+    indices, ``cls`` ``(D,)`` class indices into ``scene.classes``, ``boxes``
+    ``(D, 4)`` xyxy original px, ``score`` ``(D,)``.
+    """
+    n_cls = max(len(scene.classes), 1)
+    frame = np.asarray(frame, dtype=np.int64)
+    cls = np.asarray(cls, dtype=np.int64)
+    boxes = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+    score = np.asarray(score, dtype=np.float64)
+    groups = frame * n_cls + cls
+    if nms_iou is not None and len(frame):
+        keep = np.flatnonzero(nms(groups, boxes, score, iou=nms_iou))
+        frame, cls, boxes, score, groups = frame[keep], cls[keep], boxes[keep], score[keep], groups[keep]
+    m = match_detections(scene.label_frame * n_cls + scene.label_class, scene.label_boxes,
+                         groups, boxes, score, iou=match_iou, label_crowd=scene.label_crowd)
+    label_score = np.full(len(scene.label_frame), -np.inf)
+    found = m.label_det >= 0
+    label_score[found] = score[m.label_det[found]]
+    return Scored(scene=scene, frame=frame, cls=cls, boxes=boxes, score=score, label=m.det_label,
+                  ignored=m.det_ignored, label_score=label_score, match_iou=match_iou)
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """The outcome of every detection and label at per-class thresholds.
+
+    ``kept`` ``(D,)``: score >= threshold of its class; ``tp``/``fp`` ``(D,)``
+    among kept; ``found`` ``(L,)`` label matched by a kept detection;
+    ``fn`` ``(L,)`` non-crowd label not found.
+    """
+
+    kept: np.ndarray
+    tp: np.ndarray
+    fp: np.ndarray
+    found: np.ndarray
+    fn: np.ndarray
+
+
+def operating_point(s: Scored, *, thresholds: np.ndarray) -> OperatingPoint:
+    """Apply per-class ``thresholds`` ``(C,)`` to the matched arrays."""
+    thr = np.asarray(thresholds, dtype=np.float64)
+    kept = s.score >= thr[s.cls]
+    tp = kept & (s.label >= 0)
+    fp = kept & (s.label < 0) & ~s.ignored
+    sc = s.scene
+    found = s.label_score >= thr[sc.label_class]
+    fn = ~found & ~sc.label_crowd
+    return OperatingPoint(kept=kept, tp=tp, fp=fp, found=found, fn=fn)
+
+
+def _counts_by(key_det_tp, key_det_fp, key_lab_fn, n: int, tp, fp, fn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return (np.bincount(key_det_tp[tp], minlength=n)[:n], np.bincount(key_det_fp[fp], minlength=n)[:n],
+            np.bincount(key_lab_fn[fn], minlength=n)[:n])
+
+
+def band_names(edges: list[float] | tuple[float, ...]) -> list[str]:
+    """Band keys for ``edges`` e.g. ``[16, 48]`` -> ``lt16, 16to48, ge48``."""
+    e = [f"{x:g}" for x in edges]
+    if not e:
+        return ["all"]
+    return [f"lt{e[0]}"] + [f"{a}to{b}" for a, b in zip(e, e[1:])] + [f"ge{e[-1]}"]
+
+
+def zoom_key(value: str) -> str:
+    """Metrics key of a zoom value: ``zoom_`` plus the value with unsafe characters as ``_``."""
+    return "zoom_" + (re.sub(r"[^A-Za-z0-9-]", "_", str(value)) or "unknown")
+
+
+def size_at_input(boxes: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``sqrt(w * h) * scale`` per box (``scale`` per box)."""
+    w = np.clip(boxes[:, 2] - boxes[:, 0], 0, None)
+    h = np.clip(boxes[:, 3] - boxes[:, 1], 0, None)
+    return np.sqrt(w * h) * scale
+
+
+def wrong_targets(s: Scored, op: OperatingPoint) -> np.ndarray:
+    """Bool ``(D,)``: kept FP detections overlapping (IoU >= match_iou) a label of another class."""
+    sc = s.scene
+    out = np.zeros(len(s.frame), dtype=bool)
+    cand = np.flatnonzero(op.fp)
+    regular = np.flatnonzero(~sc.label_crowd)
+    if len(cand) == 0 or len(regular) == 0:
+        return out
+    for ia, ib in iter_group_pairs(s.frame[cand], sc.label_frame[regular]):
+        d, lab = cand[ia], regular[ib]
+        other = sc.label_class[lab] != s.cls[d]
+        d, lab = d[other], lab[other]
+        hit = paired_iou(s.boxes[d], sc.label_boxes[lab]) >= s.match_iou
+        out[d[hit]] = True
+    return out
+
+
+def confusion(s: Scored, op: OperatingPoint) -> np.ndarray:
+    """``(C+1, C+1)`` int64 matrix, rows true class, columns predicted; index C is background."""
+    sc = s.scene
+    n = len(sc.classes)
+    mat = np.zeros((n + 1, n + 1), dtype=np.int64)
+    np.add.at(mat, (s.cls[op.tp], s.cls[op.tp]), 1)
+    fp_idx, fn_idx = np.flatnonzero(op.fp), np.flatnonzero(op.fn)
+    m = match_detections(sc.label_frame[fn_idx], sc.label_boxes[fn_idx], s.frame[fp_idx], s.boxes[fp_idx],
+                         s.score[fp_idx], iou=s.match_iou)
+    paired = m.det_label >= 0
+    np.add.at(mat, (sc.label_class[fn_idx[m.det_label[paired]]], s.cls[fp_idx[paired]]), 1)
+    np.add.at(mat, (np.full((~paired).sum(), n), s.cls[fp_idx[~paired]]), 1)
+    lone = ~m.label_found
+    np.add.at(mat, (sc.label_class[fn_idx[lone]], np.full(lone.sum(), n)), 1)
+    return mat
+
+
+def summarize(s: Scored, op: OperatingPoint, *, frame_mask: np.ndarray, min_support: int,
+              critical: list[str], band_edges: list[float]) -> dict:
+    """The metrics block of one set of frames (``frame_mask`` ``(F,)``): see the module docstring.
+
+    Returns ``{micro, per_class, by_band, by_zoom, critical}`` with stable keys.
+    """
+    sc = s.scene
+    n = len(sc.classes)
+    dmask = frame_mask[s.frame]
+    lmask = frame_mask[sc.label_frame]
+    tp, fp, fn = op.tp & dmask, op.fp & dmask, op.fn & lmask
+    frames = int(frame_mask.sum())
+    micro = Counts(int(tp.sum()), int(fp.sum()), int(fn.sum()), frames)
+
+    ctp, cfp, cfn = _counts_by(s.cls, s.cls, sc.label_class, n, tp, fp, fn)
+    per_class = {}
+    for c, name in enumerate(sc.classes):
+        k = Counts(int(ctp[c]), int(cfp[c]), int(cfn[c]), frames)
+        support = k.tp + k.fn
+        per_class[name] = {"precision": k.precision, "recall": k.recall, "f1": k.f1, "support": support,
+                           "tp": k.tp, "fp": k.fp, "fn": k.fn, "qualified": support >= min_support}
+
+    edges = np.asarray(band_edges, dtype=np.float64)
+    lab_band = np.searchsorted(edges, size_at_input(sc.label_boxes, sc.scale[sc.label_frame]), side="right")
+    det_band = np.searchsorted(edges, size_at_input(s.boxes, sc.scale[s.frame]), side="right")
+    tp_band = det_band.copy()
+    tp_band[s.label >= 0] = lab_band[s.label[s.label >= 0]]
+    names = band_names(band_edges)
+    btp, bfp, bfn = _counts_by(tp_band, det_band, lab_band, len(names), tp, fp, fn)
+    by_band = {}
+    for b, name in enumerate(names):
+        k = Counts(int(btp[b]), int(bfp[b]), int(bfn[b]), frames)
+        by_band[name] = {**{x: k.as_dict()[x] for x in ("precision", "recall", "f1", "tp", "fp", "fn")},
+                         "support": k.tp + k.fn}
+
+    zooms = sorted({str(z) for z in sc.zoom[frame_mask]})
+    by_zoom = {}
+    for z in zooms:
+        fz = frame_mask & (sc.zoom == z)
+        zd, zl = fz[s.frame], fz[sc.label_frame]
+        k = Counts(int((tp & zd).sum()), int((fp & zd).sum()), int((fn & zl).sum()), int(fz.sum()))
+        by_zoom[zoom_key(z)] = k.as_dict()
+
+    wrong = wrong_targets(s, op) & dmask
+    crit = {}
+    tot_missed = tot_wrong = 0
+    for name in critical:
+        c = sc.classes.index(name)
+        missed = int((fn & (sc.label_class == c)).sum())
+        w = int((wrong & (s.cls == c)).sum())
+        crit[name] = {"missed": missed, "wrong": w}
+        tot_missed += missed
+        tot_wrong += w
+    crit["total"] = {"missed": tot_missed, "wrong": tot_wrong}
+    return {"micro": micro.as_dict(), "per_class": per_class, "by_band": by_band, "by_zoom": by_zoom,
+            "critical": crit}
+
+
+def threshold_grid(floor: float, *, step: float = 0.01) -> np.ndarray:
+    """Thresholds ``floor, ceil(floor/step)*step, ..., 1.0`` rounded to 6 decimals (the curves' x)."""
+    k0 = int(np.ceil(round(floor / step, 9)))
+    grid = np.round(np.arange(k0, int(round(1 / step)) + 1) * step, DECIMALS)
+    return np.unique(np.concatenate([[round(floor, DECIMALS)], grid[grid >= floor]]))
+
+
+@dataclass(frozen=True)
+class Curve:
+    """Counts of one class (or all classes) at each threshold of ``thresholds``."""
+
+    thresholds: np.ndarray
+    tp: np.ndarray
+    fp: np.ndarray
+    fn: np.ndarray
+
+    def rows(self) -> list[tuple[float, float | None, float | None, float | None]]:
+        """(threshold, precision, recall, f1) per point, rates None when undefined."""
+        out = []
+        for t, a, b, c in zip(self.thresholds.tolist(), self.tp.tolist(), self.fp.tolist(), self.fn.tolist()):
+            k = Counts(int(a), int(b), int(c), 0)
+            out.append((t, k.precision, k.recall, k.f1))
+        return out
+
+
+def curves(s: Scored, *, thresholds: np.ndarray, frame_mask: np.ndarray) -> dict[str, Curve]:
+    """Per-class counts at each threshold (the same threshold for every class), plus ``"all"``.
+
+    Read off the matched arrays: TP(t) = matched detections with score >= t;
+    FP(t) = unmatched, non-ignored detections with score >= t; FN(t) = labels
+    with ``label_score < t`` (crowd excluded). Views of the one matching.
+    """
+    sc = s.scene
+    t = np.asarray(thresholds, dtype=np.float64)
+    dmask = frame_mask[s.frame]
+    lmask = frame_mask[sc.label_frame] & ~sc.label_crowd
+    out = {}
+
+    def count_ge(values: np.ndarray) -> np.ndarray:
+        v = np.sort(values)
+        return len(v) - np.searchsorted(v, t, side="left")
+
+    for c, name in [*enumerate(sc.classes), (-1, "all")]:
+        dsel = dmask if c < 0 else dmask & (s.cls == c)
+        lsel = lmask if c < 0 else lmask & (sc.label_class == c)
+        tp = count_ge(s.score[dsel & (s.label >= 0)])
+        fp = count_ge(s.score[dsel & (s.label < 0) & ~s.ignored])
+        found = count_ge(s.label_score[lsel])
+        out[name] = Curve(thresholds=t, tp=tp, fp=fp, fn=int(lsel.sum()) - found)
+    return out
+
+
+def best_thresholds(curve_by_class: dict[str, Curve], *, support: dict[str, int], min_support: int,
+                    default: float) -> dict[str, float]:
+    """Per class, the threshold of the curve with the best F1 (ties: the highest threshold).
+
+    Classes with ``support < min_support`` or no defined F1 keep ``default``.
+    """
+    out = {}
+    for name, cv in curve_by_class.items():
+        if name == "all":
+            continue
+        den = 2 * cv.tp + cv.fp + cv.fn
+        if support.get(name, 0) < min_support or not (den > 0).any():
+            out[name] = default
+            continue
+        f1 = np.where(den > 0, 2 * cv.tp / np.maximum(den, 1), -1.0)
+        best = np.flatnonzero(f1 == f1.max())[-1]
+        out[name] = float(cv.thresholds[best])
+    return out

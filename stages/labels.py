@@ -1,0 +1,333 @@
+"""Ground truth and detections for scoring: YOLO txt, COCO JSON, COCO results JSON.
+
+Every reader validates at the boundary (file, line or index, field, expected,
+got) and returns the same column tables, so the scorer never knows the format.
+
+- :class:`GroundTruth`: frames (id, width, height) and labels (frame index,
+  index within the frame, class index, xyxy box in original pixels, crowd flag).
+- :class:`DetectionTable`: detections (frame index, class index, xyxy box in
+  original pixels, score), in the order read.
+
+YOLO (``read_yolo``): ``labels/<frame>.txt``, one line ``class cx cy w h`` per
+label, normalised to the frame's size (read from the image header); class is an
+integer index into ``classes.txt``; coordinates in [0, 1] and ``w, h > 0``. A
+missing or empty label file is a frame with no labels. A label's index in its
+frame is its line's position among the label lines (0-based). YOLO has no crowd.
+
+COCO (``read_coco``): ``images`` (id, file_name, width, height),
+``categories`` (id, name), ``annotations`` (image_id, category_id, bbox
+``[x, y, w, h]``, optional ``iscrowd``). A frame's id is its ``file_name`` stem.
+Annotation order within an image (as listed) gives the label index.
+``iscrowd: 1`` marks a crowd region (see :mod:`stages.matching`: never FN,
+absorbs detections). A non-standard ``ignore`` key has no effect, exactly as
+in pycocotools (whose loader overwrites it with ``iscrowd``).
+
+COCO results (``read_coco_results``): a list of ``{image_id, category_id,
+bbox [x, y, w, h], score}``; image and category ids must exist in the ground truth.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import numpy as np
+
+from stages.errors import InputError, Problem, fail
+
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
+
+
+@dataclass(frozen=True)
+class GroundTruth:
+    """Frames and labels; arrays are aligned per label (``L``) or per frame (``F``)."""
+
+    classes: tuple[str, ...]
+    frames: tuple[str, ...]
+    sizes: np.ndarray         # (F, 2) int64: width, height
+    label_frame: np.ndarray   # (L,) int64 index into frames
+    label_index: np.ndarray   # (L,) int64 index of the label within its frame
+    label_class: np.ndarray   # (L,) int64 index into classes
+    label_boxes: np.ndarray   # (L, 4) float64 xyxy, original pixels
+    label_crowd: np.ndarray   # (L,) bool
+
+
+@dataclass(frozen=True)
+class DetectionTable:
+    """Detections aligned per row (``D``); class indices refer to ``classes``."""
+
+    classes: tuple[str, ...]
+    frame: np.ndarray    # (D,) int64 index into the ground truth's frames
+    cls: np.ndarray      # (D,) int64
+    boxes: np.ndarray    # (D, 4) float64 xyxy, original pixels
+    score: np.ndarray    # (D,) float64
+
+
+def read_classes(path: Path) -> tuple[str, ...]:
+    """``classes.txt``: one non-empty, unique class name per line, in index order."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise fail(str(path), "file not found", expected="one class name per line") from None
+    names = [ln.strip() for ln in lines if ln.strip()]
+    if not names:
+        raise fail(str(path), "no class names", expected="one class name per line")
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise fail(str(path), "duplicate class names", got=dup)
+    return tuple(names)
+
+
+def image_size(path: Path) -> tuple[int, int]:
+    """(width, height) from an image file's header (the pixels are not decoded)."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as im:
+            return int(im.size[0]), int(im.size[1])
+    except FileNotFoundError:
+        raise fail(str(path), "image not found") from None
+    except (UnidentifiedImageError, OSError) as err:
+        raise fail(str(path), f"not a readable image ({err})") from None
+
+
+def find_images(folder: Path) -> dict[str, Path]:
+    """Frame id (file stem) -> image path for every image in ``folder``; duplicate stems are an error."""
+    out: dict[str, Path] = {}
+    if not folder.is_dir():
+        raise fail(str(folder), "folder not found", expected="a folder of frame images")
+    for p in sorted(folder.iterdir()):
+        if p.suffix.lower() in IMAGE_SUFFIXES:
+            if p.stem in out:
+                raise fail(str(p), "two images share the frame id", got=[out[p.stem].name, p.name])
+            out[p.stem] = p
+    return out
+
+
+def parse_yolo_lines(text: str, *, where: str, n_classes: int, width: int,
+                     height: int) -> tuple[list[int], list[list[float]], list[Problem]]:
+    """Parse one YOLO label file into class ids and xyxy boxes in pixels (plus problems)."""
+    classes: list[int] = []
+    boxes: list[list[float]] = []
+    problems: list[Problem] = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        at = f"{where}:{lineno}"
+        parts = line.split()
+        if len(parts) != 5:
+            problems.append(Problem(at, "wrong number of fields", expected="class cx cy w h", got=repr(line)))
+            continue
+        try:
+            c = int(parts[0])
+            cx, cy, w, h = (float(x) for x in parts[1:])
+        except ValueError:
+            problems.append(Problem(at, "not numbers", expected="an integer class and four floats", got=repr(line)))
+            continue
+        if not 0 <= c < n_classes:
+            problems.append(Problem(f"{at}.class", "class index out of range",
+                                    expected=f"0..{n_classes - 1}", got=str(c)))
+            continue
+        vals = (cx, cy, w, h)
+        if not all(math.isfinite(v) and -1e-6 <= v <= 1 + 1e-6 for v in vals) or w <= 0 or h <= 0:
+            problems.append(Problem(at, "coordinates out of range",
+                                    expected="normalised cx cy w h in [0, 1], w and h > 0", got=repr(line)))
+            continue
+        classes.append(c)
+        boxes.append([(cx - w / 2) * width, (cy - h / 2) * height, (cx + w / 2) * width, (cy + h / 2) * height])
+    return classes, boxes, problems
+
+
+def read_yolo(root: Path, *, frames: list[str] | tuple[str, ...] | None = None,
+              sizes: dict[str, tuple[int, int]] | None = None) -> GroundTruth:
+    """Read ``root/classes.txt``, ``root/images/*`` and ``root/labels/<frame>.txt``.
+
+    ``frames`` selects (and orders) the frames; default: every image, sorted by id.
+    ``sizes`` (frame -> width, height) skips reading image headers when known.
+    """
+    classes = read_classes(root / "classes.txt")
+    images = find_images(root / "images")
+    wanted = sorted(images) if frames is None else list(frames)
+    missing = [f for f in wanted if f not in images and not (sizes and f in sizes)]
+    if missing:
+        raise InputError([Problem(str(root / "images"), f"no image for frame {f!r}") for f in missing[:20]])
+    problems: list[Problem] = []
+    rows: list[tuple[int, int, int, list[float]]] = []
+    size_list = []
+    for fi, frame in enumerate(wanted):
+        w, h = sizes[frame] if sizes and frame in sizes else image_size(images[frame])
+        size_list.append((w, h))
+        path = root / "labels" / f"{frame}.txt"
+        if not path.is_file():
+            continue
+        cls, boxes, probs = parse_yolo_lines(path.read_text(encoding="utf-8"), where=str(path),
+                                             n_classes=len(classes), width=w, height=h)
+        problems.extend(probs)
+        rows.extend((fi, k, c, b) for k, (c, b) in enumerate(zip(cls, boxes)))
+    if problems:
+        raise InputError(problems)
+    return _ground_truth(classes, tuple(wanted), size_list, rows, crowd=[False] * len(rows))
+
+
+def _ground_truth(classes, frames, sizes, rows, *, crowd) -> GroundTruth:
+    n = len(rows)
+    return GroundTruth(
+        classes=tuple(classes), frames=tuple(frames),
+        sizes=np.asarray(sizes, dtype=np.int64).reshape(-1, 2),
+        label_frame=np.array([r[0] for r in rows], dtype=np.int64),
+        label_index=np.array([r[1] for r in rows], dtype=np.int64),
+        label_class=np.array([r[2] for r in rows], dtype=np.int64),
+        label_boxes=np.array([r[3] for r in rows], dtype=np.float64).reshape(n, 4),
+        label_crowd=np.array(crowd, dtype=bool),
+    )
+
+
+def load_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise fail(str(path), "file not found") from None
+    except json.JSONDecodeError as err:
+        raise fail(str(path), f"not valid JSON ({err.msg} at line {err.lineno})") from None
+
+
+def _xywh(where: str, bbox: Any, problems: list[Problem]) -> list[float] | None:
+    ok = (isinstance(bbox, list) and len(bbox) == 4
+          and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in bbox)
+          and bbox[2] >= 0 and bbox[3] >= 0)
+    if not ok:
+        problems.append(Problem(f"{where}.bbox", "bad box", expected="[x, y, w, h] finite numbers, w, h >= 0",
+                                got=repr(bbox)))
+        return None
+    x, y, w, h = (float(v) for v in bbox)
+    return [x, y, x + w, y + h]
+
+
+def read_coco(path: Path, *, classes: tuple[str, ...] | list[str] | None = None) -> tuple[GroundTruth, dict[int, int], dict[int, int]]:
+    """Read COCO ground truth. Returns it with maps image id -> frame index and category id -> class index.
+
+    ``classes`` fixes the class order (category names must be among them); by
+    default classes are the category names in ascending category id.
+    """
+    doc = load_json(path)
+    where = str(path)
+    if not isinstance(doc, dict) or not all(isinstance(doc.get(k), list) for k in ("images", "annotations", "categories")):
+        raise fail(where, "not a COCO ground-truth file", expected="an object with images, annotations, categories lists")
+    problems: list[Problem] = []
+    cats = {}
+    for i, c in enumerate(doc["categories"]):
+        if not isinstance(c, dict) or not isinstance(c.get("id"), int) or not isinstance(c.get("name"), str):
+            problems.append(Problem(f"{where}:categories[{i}]", "bad category", expected="{id: int, name: str}", got=repr(c)))
+            continue
+        cats[c["id"]] = c["name"]
+    if classes is None:
+        classes = tuple(cats[k] for k in sorted(cats))
+    cls_index = {n: i for i, n in enumerate(classes)}
+    cat_map = {}
+    for cid, name in cats.items():
+        if name not in cls_index:
+            problems.append(Problem(f"{where}:categories id {cid}", "unknown class name",
+                                    expected=", ".join(classes), got=repr(name)))
+        else:
+            cat_map[cid] = cls_index[name]
+    images: list[tuple[str, int, int, int]] = []
+    for i, im in enumerate(doc["images"]):
+        ok = isinstance(im, dict) and isinstance(im.get("id"), int) and isinstance(im.get("file_name"), str) \
+            and isinstance(im.get("width"), int) and isinstance(im.get("height"), int)
+        if not ok:
+            problems.append(Problem(f"{where}:images[{i}]", "bad image",
+                                    expected="{id, file_name, width, height}", got=repr(im)[:200]))
+            continue
+        images.append((PurePosixPath(im["file_name"]).stem, im["id"], im["width"], im["height"]))
+    images.sort()
+    frames = [f for f, *_ in images]
+    dup = sorted({f for f in frames if frames.count(f) > 1})
+    if dup:
+        problems.append(Problem(f"{where}:images", "duplicate frame ids (file_name stems)", got=repr(dup[:10])))
+    img_map = {iid: fi for fi, (_, iid, _, _) in enumerate(images)}
+    rows = []
+    crowd = []
+    per_frame = [0] * len(images)
+    for i, a in enumerate(doc["annotations"]):
+        at = f"{where}:annotations[{i}]"
+        if not isinstance(a, dict):
+            problems.append(Problem(at, "not an object", got=repr(a)[:200]))
+            continue
+        if a.get("image_id") not in img_map:
+            problems.append(Problem(f"{at}.image_id", "unknown image id", got=repr(a.get("image_id"))))
+            continue
+        if a.get("category_id") not in cat_map:
+            problems.append(Problem(f"{at}.category_id", "unknown category id",
+                                    expected=f"one of {sorted(cats)}", got=repr(a.get("category_id"))))
+            continue
+        box = _xywh(at, a.get("bbox"), problems)
+        if box is None:
+            continue
+        fi = img_map[a["image_id"]]
+        rows.append((fi, per_frame[fi], cat_map[a["category_id"]], box))
+        per_frame[fi] += 1
+        crowd.append(bool(a.get("iscrowd", 0)))
+    if problems:
+        raise InputError(problems)
+    gt = _ground_truth(classes, frames, [(w, h) for _, _, w, h in images], rows, crowd=crowd)
+    return gt, img_map, cat_map
+
+
+def read_coco_results(path: Path, *, image_map: dict[int, int], category_map: dict[int, int],
+                      classes: tuple[str, ...]) -> DetectionTable:
+    """Read a COCO results list against the maps returned by :func:`read_coco`."""
+    doc = load_json(path)
+    where = str(path)
+    if not isinstance(doc, list):
+        raise fail(where, "not a COCO results file", expected="a JSON list of {image_id, category_id, bbox, score}",
+                   got=type(doc).__name__)
+    problems: list[Problem] = []
+    frame, cls, boxes, score = [], [], [], []
+    for i, d in enumerate(doc):
+        at = f"{where}[{i}]"
+        if not isinstance(d, dict):
+            problems.append(Problem(at, "not an object", got=repr(d)[:200]))
+            continue
+        if d.get("image_id") not in image_map:
+            problems.append(Problem(f"{at}.image_id", "image id not in the ground truth", got=repr(d.get("image_id"))))
+            continue
+        if d.get("category_id") not in category_map:
+            problems.append(Problem(f"{at}.category_id", "category id not in the ground truth",
+                                    got=repr(d.get("category_id"))))
+            continue
+        s = d.get("score")
+        if not isinstance(s, (int, float)) or isinstance(s, bool) or not math.isfinite(s):
+            problems.append(Problem(f"{at}.score", "bad score", expected="a finite number", got=repr(s)))
+            continue
+        box = _xywh(at, d.get("bbox"), problems)
+        if box is None:
+            continue
+        frame.append(image_map[d["image_id"]])
+        cls.append(category_map[d["category_id"]])
+        boxes.append(box)
+        score.append(float(s))
+        if len(problems) > 50:
+            break
+    if problems:
+        raise InputError(problems)
+    return DetectionTable(classes=tuple(classes), frame=np.array(frame, dtype=np.int64),
+                          cls=np.array(cls, dtype=np.int64),
+                          boxes=np.array(boxes, dtype=np.float64).reshape(-1, 4),
+                          score=np.array(score, dtype=np.float64))
+
+
+def coco_results(det: DetectionTable, *, frame_ids: list[int] | np.ndarray,
+                 category_ids: list[int] | np.ndarray, decimals: int = 3) -> list[dict[str, Any]]:
+    """Detections as a COCO results list (``bbox`` ``[x, y, w, h]``), in the table's order.
+
+    ``frame_ids[f]`` is the COCO image id of frame index ``f``; ``category_ids[c]``
+    the category id of class index ``c``.
+    """
+    b = det.boxes
+    xywh = np.round(np.stack([b[:, 0], b[:, 1], b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]], axis=1), decimals) + 0.0
+    sc = np.round(det.score, 5) + 0.0
+    return [{"image_id": int(frame_ids[f]), "category_id": int(category_ids[c]),
+             "bbox": [float(v) for v in xywh[i]], "score": float(sc[i])}
+            for i, (f, c) in enumerate(zip(det.frame.tolist(), det.cls.tolist()))]

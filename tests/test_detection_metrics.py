@@ -1,0 +1,155 @@
+"""Tests for stages/detection_metrics.py on a tiny hand-computed scene."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stages.detection_metrics import (
+    Counts, Scene, band_names, best_thresholds, confusion, curves, operating_point, score_detections, summarize,
+    threshold_grid, zoom_key,
+)
+
+CLASSES = ("deer", "sheep", "tree", "relic")   # relic: never labelled
+
+
+def scene(frames=("a", "b", "c"), split=("dev", "dev", "test"), zoom=("1", "2", "1")):
+    # frame a: deer [0,0,10,10], sheep [20,20,40,40]; frame b: tree [0,0,100,100]; frame c: empty
+    return Scene(classes=CLASSES, frames=np.array(frames), split=np.array(split),
+                 session=np.array(["s1", "s1", "s2"]), zoom=np.array(zoom), scale=np.array([2.0, 1.0, 1.0]),
+                 label_frame=np.array([0, 0, 1]), label_index=np.array([0, 1, 0]),
+                 label_class=np.array([0, 1, 2]),
+                 label_boxes=np.array([[0, 0, 10, 10], [20, 20, 40, 40], [0, 0, 100, 100]], float),
+                 label_crowd=np.zeros(3, bool))
+
+
+# detections: frame, class, box, score
+DETS = [
+    (0, 0, [0, 0, 10, 10], 0.9),     # deer TP
+    (0, 0, [0, 0, 10, 10.2], 0.8),   # duplicate deer: NMS removes it
+    (0, 0, [20, 20, 40, 40], 0.7),   # deer on the sheep: FP, wrong target
+    (0, 1, [20, 20, 40, 40], 0.3),   # sheep TP only at thresholds <= 0.3
+    (1, 3, [50, 50, 60, 60], 0.6),   # relic: class with no labels -> FP
+    (2, 2, [0, 0, 5, 5], 0.4),       # tree on the empty frame -> FP
+]
+
+
+def scored(nms_iou=0.5):
+    f, c, b, s = zip(*DETS)
+    return score_detections(scene(), frame=np.array(f), cls=np.array(c), boxes=np.array(b, float),
+                            score=np.array(s), nms_iou=nms_iou, match_iou=0.5)
+
+
+def test_counts_rates_and_zero_division_policy():
+    k = Counts(tp=3, fp=1, fn=2, frames=4)
+    assert (k.precision, k.recall, k.f1, k.fp_per_frame) == (0.75, 0.6, pytest.approx(6 / 9, abs=1e-6), 0.25)
+    z = Counts(0, 0, 0, 0)
+    assert (z.precision, z.recall, z.f1, z.fp_per_frame) == (None, None, None, None)
+    assert Counts(0, 2, 0, 1).recall is None and Counts(0, 2, 0, 1).f1 == 0.0
+
+
+def test_nms_then_match_then_threshold_hand_counts():
+    s = scored()
+    assert len(s.score) == 5                      # the duplicate is gone
+    op = operating_point(s, thresholds=np.array([0.35, 0.35, 0.35, 0.35]))
+    allf = np.ones(3, bool)
+    m = summarize(s, op, frame_mask=allf, min_support=1, critical=["deer", "sheep"], band_edges=[16, 48])
+    # TP: deer; FP: deer-on-sheep, relic, tree(empty frame); FN: sheep (0.3 < 0.35), tree
+    assert m["micro"] == {"precision": 0.25, "recall": pytest.approx(1 / 3, abs=1e-6), "f1": pytest.approx(2 / 7, abs=1e-6),
+                          "tp": 1, "fp": 3, "fn": 2, "fp_per_frame": 1.0, "frames": 3}
+    assert m["per_class"]["relic"] == {"precision": 0.0, "recall": None, "f1": 0.0, "support": 0,
+                                       "tp": 0, "fp": 1, "fn": 0, "qualified": False}
+    assert m["per_class"]["deer"]["fp"] == 1 and m["per_class"]["deer"]["tp"] == 1
+    assert m["critical"] == {"deer": {"missed": 0, "wrong": 1}, "sheep": {"missed": 1, "wrong": 0},
+                             "total": {"missed": 1, "wrong": 1}}
+    # lower the sheep threshold: the sheep becomes TP
+    op2 = operating_point(s, thresholds=np.array([0.35, 0.3, 0.35, 0.35]))
+    m2 = summarize(s, op2, frame_mask=allf, min_support=1, critical=[], band_edges=[16, 48])
+    assert (m2["micro"]["tp"], m2["micro"]["fn"]) == (2, 1)
+
+
+def test_without_nms_the_duplicate_is_a_fp():
+    s = scored(nms_iou=None)
+    op = operating_point(s, thresholds=np.full(4, 0.35))
+    m = summarize(s, op, frame_mask=np.ones(3, bool), min_support=1, critical=[], band_edges=[])
+    assert m["micro"]["fp"] == 4
+
+
+def test_splits_zoom_and_bands():
+    s = scored()
+    op = operating_point(s, thresholds=np.full(4, 0.35))
+    sc = s.scene
+    dev = summarize(s, op, frame_mask=sc.split == "dev", min_support=1, critical=[], band_edges=[16, 48])
+    test = summarize(s, op, frame_mask=sc.split == "test", min_support=1, critical=[], band_edges=[16, 48])
+    assert (dev["micro"]["tp"], dev["micro"]["fp"], dev["micro"]["fn"], dev["micro"]["frames"]) == (1, 2, 2, 2)
+    assert (test["micro"]["tp"], test["micro"]["fp"], test["micro"]["fn"], test["micro"]["frames"]) == (0, 1, 0, 1)
+    # zoom "1": frames a and c
+    z = summarize(s, op, frame_mask=np.ones(3, bool), min_support=1, critical=[], band_edges=[16, 48])["by_zoom"]
+    assert list(z) == ["zoom_1", "zoom_2"]
+    assert (z["zoom_1"]["tp"], z["zoom_1"]["fp"], z["zoom_1"]["fn"], z["zoom_1"]["frames"]) == (1, 2, 1, 2)
+    assert (z["zoom_2"]["tp"], z["zoom_2"]["fp"], z["zoom_2"]["fn"], z["zoom_2"]["frames"]) == (0, 1, 1, 1)
+    # bands at input: deer 10*2=20 (16to48), sheep 20*2=40 (16to48), tree 100 (ge48);
+    # FP: deer-on-sheep 40 (16to48), relic 10 (lt16), tree-on-empty 5 (lt16)
+    b = summarize(s, op, frame_mask=np.ones(3, bool), min_support=1, critical=[], band_edges=[16, 48])["by_band"]
+    assert list(b) == ["lt16", "16to48", "ge48"]
+    assert (b["lt16"]["tp"], b["lt16"]["fp"], b["lt16"]["fn"]) == (0, 2, 0)
+    assert (b["16to48"]["tp"], b["16to48"]["fp"], b["16to48"]["fn"], b["16to48"]["support"]) == (1, 1, 1, 2)
+    assert (b["ge48"]["tp"], b["ge48"]["fn"]) == (0, 1)
+
+
+def test_confusion_matrix_rows_are_labels_and_columns_detections():
+    s = scored()
+    op = operating_point(s, thresholds=np.full(4, 0.35))
+    mat = confusion(s, op)
+    bg = 4
+    assert mat[0, 0] == 1             # deer TP
+    assert mat[1, 0] == 1             # the sheep label was "seen" as deer
+    assert mat[bg, 3] == 1 and mat[bg, 2] == 1   # relic and tree FPs on background
+    assert mat[2, bg] == 1            # tree missed
+    assert mat.sum(axis=1)[:4].tolist() == [1, 1, 1, 0]
+    assert mat.sum(axis=0)[:4].tolist() == [2, 0, 1, 1]
+
+
+def test_curves_agree_with_operating_points_at_every_threshold():
+    s = scored()
+    grid = threshold_grid(0.05)
+    cv = curves(s, thresholds=grid, frame_mask=np.ones(3, bool))
+    for i in (0, 25, 30, 35, 60, 95):
+        t = grid[i]
+        op = operating_point(s, thresholds=np.full(4, t))
+        m = summarize(s, op, frame_mask=np.ones(3, bool), min_support=1, critical=[], band_edges=[])
+        assert (cv["all"].tp[i], cv["all"].fp[i], cv["all"].fn[i]) == (m["micro"]["tp"], m["micro"]["fp"], m["micro"]["fn"])
+        for name in CLASSES:
+            pc = m["per_class"][name]
+            assert (cv[name].tp[i], cv[name].fp[i], cv[name].fn[i]) == (pc["tp"], pc["fp"], pc["fn"])
+
+
+def test_best_thresholds_and_support_rule():
+    s = scored()
+    grid = threshold_grid(0.05)
+    cv = curves(s, thresholds=grid, frame_mask=np.ones(3, bool))
+    best = best_thresholds(cv, support={"deer": 1, "sheep": 1, "tree": 1, "relic": 0}, min_support=1, default=0.35)
+    assert best["sheep"] == 0.3        # highest threshold still catching the sheep at 0.3
+    assert best["deer"] == 0.9         # drop the 0.7 FP, keep the 0.9 TP
+    assert best["relic"] == 0.35       # no support: default
+    assert best_thresholds(cv, support={"deer": 1}, min_support=5, default=0.35)["deer"] == 0.35
+
+
+def test_grid_and_keys():
+    g = threshold_grid(0.05)
+    assert g[0] == 0.05 and g[-1] == 1.0 and len(g) == 96
+    assert threshold_grid(0.055)[:2].tolist() == [0.055, 0.06]
+    assert band_names([16, 48]) == ["lt16", "16to48", "ge48"]
+    assert zoom_key("0.5") == "zoom_0_5" and zoom_key("") == "zoom_unknown"
+
+
+def test_empty_everything():
+    sc = Scene(classes=("deer",), frames=np.array(["a"]), split=np.array(["dev"]), session=np.array(["s"]),
+               zoom=np.array(["1"]), scale=np.ones(1), label_frame=np.zeros(0, int), label_index=np.zeros(0, int),
+               label_class=np.zeros(0, int), label_boxes=np.zeros((0, 4)), label_crowd=np.zeros(0, bool))
+    s = score_detections(sc, frame=np.zeros(0, int), cls=np.zeros(0, int), boxes=np.zeros((0, 4)),
+                         score=np.zeros(0), nms_iou=0.5, match_iou=0.5)
+    op = operating_point(s, thresholds=np.array([0.35]))
+    m = summarize(s, op, frame_mask=np.ones(1, bool), min_support=1, critical=["deer"], band_edges=[16])
+    assert m["micro"] == {"precision": None, "recall": None, "f1": None, "tp": 0, "fp": 0, "fn": 0,
+                          "fp_per_frame": 0.0, "frames": 1}
+    assert confusion(s, op).sum() == 0
