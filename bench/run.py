@@ -1,0 +1,150 @@
+"""candor benchmarks against peers, measured side by side in one run (``make bench``).
+
+    python bench/run.py [--repeats 3] [--frames 5000] [--scaling 1000,5000,20000] [--only scoring,...]
+
+1. scoring: candor's ``python -m stages.score detections`` from the same COCO JSON
+   files as pycocotools and faster-coco-eval (both at IoU 0.5), each a separate
+   process, ``--repeats`` runs, medians of wall time, load/score split and peak RSS,
+   and the ratios; plus TP agreement with pycocotools' own per-image matches.
+2. scaling: candor's per-frame scoring time at several set sizes.
+3. inference: the detect stage's per-frame time against a bare ``session.run`` loop.
+4. sweep: ``dvc exp run -S thresholds.deer=0.2`` against a no-op ``dvc repro``.
+
+Writes ``bench/RESULTS.md`` (machine, date, command, medians and ratios) and the raw
+figures to ``bench/out/results.json``. Generated sets live in ``bench/out/`` (ignored).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from timing import measure, median  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "bench" / "out"
+PY = sys.executable
+
+
+def dataset(frames: int) -> Path:
+    d = OUT / f"coco-{frames}"
+    if not (d / "dt.json").exists():
+        measure([PY, str(ROOT / "bench" / "make_coco.py"), "--frames", str(frames), "--out", str(d)])
+    return d
+
+
+def candor_cmd(d: Path, out: Path) -> list[str]:
+    return [PY, "-m", "stages.score", "detections", "--coco-gt", str(d / "gt.json"),
+            "--coco-results", str(d / "dt.json"), "--out", str(out), "--timings"]
+
+
+def run_candor(d: Path) -> dict:
+    m = measure(candor_cmd(d, d / "candor.json"), cwd=str(ROOT))
+    timings = json.loads(m.stdout.strip().splitlines()[-1])
+    return {"total_s": m.wall_s, "load_s": timings["load_s"], "score_s": timings["score_s"],
+            "peak_rss_mb": m.peak_rss_mb}
+
+
+def run_peer(tool: str, d: Path, *, tp_out: Path | None = None) -> dict:
+    cmd = [PY, str(ROOT / "bench" / "peers.py"), tool, str(d / "gt.json"), str(d / "dt.json")]
+    if tp_out:
+        cmd += ["--tp-out", str(tp_out)]
+    m = measure(cmd)
+    res = json.loads(m.stdout.strip().splitlines()[-1])
+    return {"total_s": m.wall_s, "load_s": res["load_s"], "score_s": res["score_s"], "peak_rss_mb": m.peak_rss_mb}
+
+
+def medians(runs: list[dict]) -> dict:
+    return {k: round(median([r[k] for r in runs]), 3) for k in runs[0]}
+
+
+def tp_agreement(d: Path) -> dict:
+    """Compare candor's per-class TP/FP/FN (no thresholds, no NMS) with pycocotools' matches."""
+    ref = json.loads((d / "pycocotools-tp.json").read_text())
+    mine = json.loads((d / "candor.json").read_text())
+    per_class = mine["per_class"]
+    names = {str(i + 1): f"class_{i:02d}" for i in range(len(ref))}
+    diffs = {cid: (ref[cid], {k: per_class[names[cid]][k] for k in ("tp", "fp", "fn")})
+             for cid in ref if ref[cid] != {k: per_class[names[cid]][k] for k in ("tp", "fp", "fn")}}
+    return {"classes": len(ref), "identical": not diffs, "differences": diffs,
+            "tp_candor": sum(per_class[n]["tp"] for n in names.values()),
+            "tp_pycocotools": sum(v["tp"] for v in ref.values())}
+
+
+def bench_scoring(frames: int, repeats: int) -> dict:
+    d = dataset(frames)
+    results = {}
+    results["candor"] = medians([run_candor(d) for _ in range(repeats)])
+    results["faster-coco-eval"] = medians([run_peer("faster-coco-eval", d) for _ in range(repeats)])
+    results["pycocotools"] = medians([run_peer("pycocotools", d, tp_out=d / "pycocotools-tp.json")
+                                      for _ in range(repeats)])
+    c = results["candor"]
+    results["ratios"] = {
+        "end_to_end_vs_faster": round(results["faster-coco-eval"]["total_s"] / c["total_s"], 2),
+        "end_to_end_vs_pycocotools": round(results["pycocotools"]["total_s"] / c["total_s"], 2),
+        "core_vs_faster_evaluate": round(results["faster-coco-eval"]["score_s"] / c["score_s"], 2),
+    }
+    results["agreement"] = tp_agreement(d)
+    return results
+
+
+def bench_scaling(sizes: list[int], repeats: int) -> dict:
+    out = {}
+    for n in sizes:
+        d = dataset(n)
+        runs = [run_candor(d) for _ in range(repeats)]
+        m = medians(runs)
+        out[str(n)] = {**m, "score_ms_per_frame": round(1000 * m["score_s"] / n, 4),
+                       "total_ms_per_frame": round(1000 * m["total_s"] / n, 4)}
+    first, last = out[str(sizes[0])], out[str(sizes[-1])]
+    out["per_frame_ratio_largest_vs_smallest"] = round(last["total_ms_per_frame"] / first["total_ms_per_frame"], 3)
+    return out
+
+
+def machine() -> dict:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"os": platform.platform(), "cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--frames", type=int, default=5000)
+    parser.add_argument("--scaling", default="1000,5000,20000")
+    parser.add_argument("--only", default="scoring,scaling,inference,sweep")
+    args = parser.parse_args()
+    only = set(args.only.split(","))
+    OUT.mkdir(parents=True, exist_ok=True)
+    results: dict = {"machine": machine(), "date": dt.date.today().isoformat(),
+                     "command": "python " + " ".join(sys.argv), "repeats": args.repeats}
+    if "scoring" in only:
+        results["scoring"] = bench_scoring(args.frames, args.repeats)
+    if "scaling" in only:
+        results["scaling"] = bench_scaling([int(x) for x in args.scaling.split(",")], args.repeats)
+    if "inference" in only:
+        from inference import bench_inference
+        results["inference"] = bench_inference(args.repeats)
+    if "sweep" in only:
+        from sweep import bench_sweep
+        results["sweep"] = bench_sweep(args.repeats)
+    (OUT / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    from report import write_results
+    write_results(results, ROOT / "bench" / "RESULTS.md")
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
