@@ -6,6 +6,7 @@ They are flat illustrations, not photographs: enough for the harness to send
 real image bytes in live mode and for the manifest to hash. Per lot, photo 1 is
 an overview (a box and the lot count, no nameplate), photo 2 a nameplate
 close-up (make and model as text), photo 3 the accessories or a label detail.
+The field-expectation cases get one small PNG each (``cases/images/``).
 That mirrors seed 000: one photo carries less evidence than the full gallery.
 Each file is a small baseline JPEG (160x120, quality 60, a few KB). Reruns with
 the same seed and Pillow version write the same bytes.
@@ -46,6 +47,26 @@ def draw_photo(*, lot: dict[str, str], index: int, rng: random.Random) -> Image.
     return img
 
 
+CASE_IMAGES = {
+    "drill.png": ("Cordless drill on a bench", "DEWALT 20V MAX"),
+    "pipette.png": ("Multichannel pipette", "Eppendorf 8-ch"),
+    "pc-pallet.png": ("Pallet of desktops", "Dell x12"),
+    "oscilloscope.png": ("Bench oscilloscope", "TEKTRONIX TDS2024C"),
+    "switch.png": ("Switch in a rack", "CISCO 48-port"),
+    "monitors.png": ("Stack of monitors", "24in"),
+}
+
+
+def draw_case_image(*, title: str, plate: str, rng: random.Random) -> Image.Image:
+    """A tiny flat illustration for a field-expectation case (palette PNG)."""
+    img = Image.new("RGB", (W, H), tuple(rng.randint(170, 235) for _ in range(3)))
+    d = ImageDraw.Draw(img)
+    d.rectangle([20, 40, 140, 100], fill=tuple(rng.randint(20, 110) for _ in range(3)), outline=(0, 0, 0))
+    d.text((6, 6), title, fill=(0, 0, 0))
+    d.text((26, 64), plate, fill=(250, 250, 250))
+    return img.convert("P", palette=Image.Palette.ADAPTIVE, colors=16)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lots", default="data/lots/lots.csv")
@@ -61,7 +82,11 @@ def main() -> None:
             out = root / rel
             out.parent.mkdir(parents=True, exist_ok=True)
             draw_photo(lot=lot, index=i, rng=rng).save(out, format="JPEG", quality=60, optimize=False)
-    print(f"wrote photos for {len(lots)} lots under {root}")
+    for name, (title, plate) in CASE_IMAGES.items():
+        out = root / "cases" / "images" / name
+        out.parent.mkdir(parents=True, exist_ok=True)
+        draw_case_image(title=title, plate=plate, rng=random.Random(f"{args.seed}:{name}")).save(out, format="PNG")
+    print(f"wrote photos for {len(lots)} lots and {len(CASE_IMAGES)} case images under {root}")
 
 
 if __name__ == "__main__":

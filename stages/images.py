@@ -1,0 +1,56 @@
+"""Images as data URLs: MIME type sniffed from the bytes, size capped (seed 001).
+
+* :func:`sniff_mime` reads the magic bytes, never the file name: JPEG
+  (``FF D8 FF``), PNG (``89 50 4E 47 0D 0A 1A 0A``), GIF (``GIF87a``/``GIF89a``),
+  WebP (``RIFF....WEBP``). Anything else is None.
+* :func:`data_url` builds ``data:<mime>;base64,<...>``; an unknown format or more
+  than :data:`MAX_BYTES` (5 MB, 5 * 1024 * 1024 bytes) is an
+  :class:`~stages.errors.InputError` naming the file.
+"""
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+from stages.errors import fail
+
+MAX_BYTES = 5 * 1024 * 1024
+SUPPORTED = ("image/jpeg", "image/png", "image/webp", "image/gif")
+
+
+def sniff_mime(head: bytes) -> str | None:
+    """The MIME type of an image from its first bytes, or None when not JPEG/PNG/WebP/GIF."""
+    if head[:3] == b"\xff\xd8\xff":
+        return "image/jpeg"
+    if head[:8] == b"\x89PNG\r\n\x1a\n":
+        return "image/png"
+    if head[:6] in (b"GIF87a", b"GIF89a"):
+        return "image/gif"
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def encode_data_url(data: bytes, *, where: str, max_bytes: int = MAX_BYTES) -> str:
+    """``data:<mime>;base64,...`` for image bytes ``data`` (``where`` names them in errors)."""
+    if len(data) > max_bytes:
+        raise fail(where, "image too large", expected=f"at most {max_bytes} bytes", got=len(data),
+                   hint="downscale it (e.g. 1600 px on the long side, JPEG quality 85)")
+    mime = sniff_mime(data[:16])
+    if mime is None:
+        raise fail(where, "not a supported image", expected="JPEG, PNG, WebP or GIF bytes",
+                   got=data[:12].hex(" "))
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def data_url(path: str | Path, *, max_bytes: int = MAX_BYTES) -> str:
+    """Read ``path`` and return its data URL (see :func:`encode_data_url`)."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+    except FileNotFoundError:
+        raise fail(str(p), "image not found") from None
+    if size > max_bytes:
+        raise fail(str(p), "image too large", expected=f"at most {max_bytes} bytes", got=size,
+                   hint="downscale it (e.g. 1600 px on the long side, JPEG quality 85)")
+    return encode_data_url(p.read_bytes(), where=str(p), max_bytes=max_bytes)

@@ -1,0 +1,221 @@
+"""Recorded model answers: one JSONL file per candidate, and their normalised form.
+
+A **recording line** (one finished run of one lot or case)::
+
+    {"case": "L001", "run": 1, "raw": "<the model's text>", "parsed": {...} | null,
+     "parse_error": null | "<why raw is not a JSON object>", "error": null | "<provider error>",
+     "provider": "api.example.com", "model": "<model name>", "prompt_sha256": "<hex>",
+     "gallery": "first" | "all"}
+
+Exactly one of two shapes: a provider **error** (``error`` set; ``raw``,
+``parsed`` and ``parse_error`` null) or an **answer** (``raw`` set and exactly one
+of ``parsed``/``parse_error``, which must agree with :func:`parse_answer` of
+``raw``). ``(case, run)`` pairs are unique. Lines are validated with pydantic;
+errors name the file, the line number and the field.
+
+The **answer object** is seed 001's analysis ``data``: ``{"type": "item", "item":
+{itemManufacturer, itemModel, itemType, categoryFunctional, categorySpecific,
+quantity, itemAttributes: [{name, value}]}, "imageLabel", "imageNotes"}`` or
+``{"type": "container", "container": {containerType, containerItems: [item...]}}``.
+
+The **normalised answer** (:func:`normalise`, written by the identify stage to
+``build/answers/<candidate>.jsonl``; downstream stages read ``case, run, status,
+make, model, hedged, count, category``)::
+
+    {"case", "run", "status": "ok" | "unparseable" | "error", "make", "model",
+     "hedged", "count", "category", "fields", "error"}
+
+* item answers: make/model/category from ``itemManufacturer``/``itemModel``/
+  ``itemType`` (falling back to ``categorySpecific``), count from ``quantity``;
+* container answers: make/model/category from the first container item naming a
+  model (else the first item); count is the **sum** of the items' quantities,
+  which is exactly how accessories end up counted as units;
+* ``count`` is an integer or None (``"4"`` and ``4.0`` become 4; ``"several"`` None);
+* ``hedged`` is :func:`stages.tokens.is_hedged` of the model text; the model
+  text itself is kept as given (trimmed) so downstream can decide;
+* ``fields`` is the parsed object (for field scoring), None unless ok;
+* ``error`` is the provider error (status error) or the parse error (unparseable).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from stages.errors import InputError, Problem
+from stages.params import validation_problems
+from stages.tokens import is_hedged
+
+_FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n(.*?)\n?```\s*$", re.DOTALL)
+
+
+def parse_answer(raw: str) -> tuple[dict[str, Any] | None, str | None]:
+    """``(object, None)`` when ``raw`` is a JSON object (optionally in a Markdown code
+    fence), else ``(None, reason)``.
+
+    >>> parse_answer('```json\\n{"a": 1}\\n```')
+    ({'a': 1}, None)
+    """
+    text = raw.strip()
+    if (m := _FENCE.match(text)) is not None:
+        text = m.group(1).strip()
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as err:
+        return None, f"not JSON: {err.msg} at line {err.lineno} column {err.colno}"
+    if not isinstance(obj, dict):
+        return None, f"not a JSON object (got {type(obj).__name__})"
+    return obj, None
+
+
+class RecordLine(BaseModel):
+    """One validated recording line (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    case: str = Field(pattern=r"^[A-Za-z0-9._-]+$")
+    run: int = Field(ge=1)
+    raw: str | None = None
+    parsed: dict[str, Any] | None = None
+    parse_error: str | None = None
+    error: str | None = None
+    provider: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+    prompt_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    gallery: Literal["first", "all"]
+
+    @model_validator(mode="after")
+    def _one_shape(self) -> RecordLine:
+        if self.error is not None:
+            if self.raw is not None or self.parsed is not None or self.parse_error is not None:
+                raise ValueError("an error line has raw, parsed and parse_error null")
+            return self
+        if self.raw is None:
+            raise ValueError("a line has either an error or the raw text")
+        parsed, why = parse_answer(self.raw)
+        if parsed != self.parsed or why != self.parse_error:
+            raise ValueError("parsed/parse_error do not agree with the raw text "
+                             f"(parsing raw gives parse_error={why!r})")
+        return self
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(), ensure_ascii=False, sort_keys=False)
+
+
+def parse_recording(text: str, *, file: str, allow_partial_tail: bool = False) -> list[RecordLine]:
+    """Validate JSONL ``text``; raise one InputError naming file, line and field.
+
+    With ``allow_partial_tail`` a last line without its newline (a write cut off
+    by an interruption) is dropped instead of being an error.
+    """
+    lines = text.split("\n")
+    if allow_partial_tail and lines and lines[-1].strip():
+        lines = lines[:-1]
+    out: list[RecordLine] = []
+    problems: list[Problem] = []
+    seen: dict[tuple[str, int], int] = {}
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{file}:line {lineno}"
+        try:
+            rec = RecordLine.model_validate(json.loads(line))
+        except json.JSONDecodeError as err:
+            problems.append(Problem(where, f"not JSON ({err.msg})"))
+            continue
+        except ValidationError as err:
+            problems.extend(validation_problems(err, where))
+            continue
+        key = (rec.case, rec.run)
+        if key in seen:
+            problems.append(Problem(f"{where}.run", f"duplicate (case, run) (first on line {seen[key]})",
+                                    got=repr(key)))
+            continue
+        seen[key] = lineno
+        out.append(rec)
+    if problems:
+        raise InputError(problems)
+    return out
+
+
+def load_recording(path: str | Path, *, allow_partial_tail: bool = False) -> list[RecordLine]:
+    """Read and validate a recording file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(Problem(p.as_posix(), "recording not found"),
+                         hint="record it live (identify.mode: live) or pick a candidate that has one") from None
+    return parse_recording(text, file=p.as_posix(), allow_partial_tail=allow_partial_tail)
+
+
+def append_line(path: str | Path, line: RecordLine) -> None:
+    """Append one line to a recording and flush it to disk (one write, then fsync)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with open(p, "a", encoding="utf-8", newline="\n") as fh:
+        fh.write(line.to_json() + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    s = str(value).strip()
+    return s or None
+
+
+def _count(value: Any) -> int | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def _primary(parsed: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
+    """The item that names the lot, and the answer's unit count."""
+    container = parsed.get("container")
+    if parsed.get("type") == "container" or (isinstance(container, dict) and not isinstance(parsed.get("item"), dict)):
+        items = [i for i in (container or {}).get("containerItems") or [] if isinstance(i, dict)]
+        if not items:
+            return {}, None
+        named = [i for i in items if _text(i.get("itemModel"))]
+        counts = [c for c in (_count(i.get("quantity")) for i in items) if c is not None]
+        return (named or items)[0], (sum(counts) if counts else None)
+    item = parsed.get("item")
+    if not isinstance(item, dict):
+        return {}, None
+    return item, _count(item.get("quantity"))
+
+
+def normalise(line: RecordLine) -> dict[str, Any]:
+    """The normalised answer of one recording line (see the module docstring)."""
+    base: dict[str, Any] = {"case": line.case, "run": line.run}
+    if line.error is not None:
+        return base | {"status": "error", "make": None, "model": None, "hedged": False, "count": None,
+                       "category": None, "fields": None, "error": line.error}
+    if line.parsed is None:
+        return base | {"status": "unparseable", "make": None, "model": None, "hedged": False, "count": None,
+                       "category": None, "fields": None, "error": line.parse_error}
+    item, count = _primary(line.parsed)
+    model = _text(item.get("itemModel"))
+    return base | {
+        "status": "ok",
+        "make": _text(item.get("itemManufacturer")),
+        "model": model,
+        "hedged": is_hedged(model),
+        "count": count,
+        "category": _text(item.get("itemType")) or _text(item.get("categorySpecific")),
+        "fields": line.parsed,
+        "error": None,
+    }

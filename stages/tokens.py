@@ -1,0 +1,156 @@
+"""Distinctive model tokens: what in a model name identifies the machine.
+
+Seed 000: "Dell OptiPlex 7090 SFF" and "OptiPlex 7090" are the same machine, so
+identification compares *distinctive tokens*, not strings. Definitions:
+
+* **Tokenising** (:func:`tokenize`): lower-case, split on white space and on
+  ``, / ( ) [ ] ; : " ' + * | &``; hyphens and dots stay inside a token
+  (``2960-x``, ``ws-c2960x-48fpd-l``, ``e.g.``). Leading/trailing dots and hyphens
+  are trimmed. ``24"`` becomes ``24in`` first, so a screen size stays a size.
+* **Candidate tokens** of a text are its tokens plus, for hyphenated tokens, each
+  hyphen-separated part (``2804-20`` gives ``2804-20``, ``2804`` and ``20``).
+* A candidate token is **distinctive** when it contains a digit and is not a
+  spec token. A **spec token** is any of (all configurable, :class:`TokenRules`):
+
+  - a *spec word* or *form factor* itself (``sff``, ``channel``, ``gb``, ``1u``);
+  - a number followed by a spec word, with or without a hyphen (``16gb``,
+    ``8-channel``, ``24-inch``, ``20v``, ``1500va``): capacities and sizes;
+  - a pure number with fewer than ``min_number_digits`` digits (``8``, ``24``):
+    counts and sizes, never model numbers;
+  - a generation marker: a generation prefix plus digits (``g6``, ``gen2``, ``mk3``);
+  - a dimension ``NxM`` (``1920x1080``), a count ``Nx``/``xN`` (``2x``) or a
+    display resolution (``1080p``, ``4k``).
+
+  Single-letter units other than ``v`` are left out of the default spec words
+  on purpose: ``34461A`` and ``TDS2024C`` are model numbers, not amperes.
+
+  Letter-only words (``optiplex``, ``catalyst``) are never distinctive: a series
+  name without a model number cannot tell a 3080 from a 7090.
+* A user may **pin** distinctive tokens for a label (``model_tokens`` in
+  ``lots.csv``): pinned phrases replace the rule for that label and bypass it,
+  which is how ``87V`` (otherwise "87 volts") or ``Research plus`` (no digit)
+  become identifying. A pinned phrase of several words must appear as a
+  contiguous run of tokens.
+* **Hedged** (:func:`is_hedged`): the model text carries a hedge such as
+  ``e.g.``, ``possibly``, ``or similar``, ``likely``, ``probably``, ``maybe``,
+  ``approx.``, ``similar to``, ``such as``, ``unknown``, ``?`` or an ``X or Y``
+  alternative. Comps must not treat a hedged model number as a hard gate.
+
+Pure functions, no I/O.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+DEFAULT_SPEC_WORDS: tuple[str, ...] = (
+    "channel", "channels", "ch", "port", "ports", "bay", "bays", "slot", "slots", "way", "pc", "pcs",
+    "pack", "piece", "pieces", "unit", "units", "lot",
+    "gb", "tb", "mb", "kb", "ghz", "mhz", "hz", "khz", "w", "kw", "watt", "watts", "v", "vac", "vdc",
+    "volt", "volts", "va", "amp", "amps", "ah", "mah", "ml", "ul", "mm", "cm", "in", "inch", "inches",
+    "ft", "lb", "lbs", "kg", "mg", "rpm", "psi", "bar", "nm", "core", "cores", "bit", "ppm", "dpi", "mp",
+)
+DEFAULT_FORM_FACTORS: tuple[str, ...] = (
+    "sff", "usff", "mt", "dt", "tower", "mini", "micro", "tiny", "desktop", "laptop", "notebook",
+    "rackmount", "rack", "1u", "2u", "3u", "4u", "aio",
+)
+DEFAULT_GENERATION_PREFIXES: tuple[str, ...] = ("g", "gen", "mk", "mkii", "rev", "v", "series")
+
+HEDGES: tuple[str, ...] = (
+    r"\be\.?\s?g\.?(?=\s|$|[,:])", r"\bpossibly\b", r"\bor similar\b", r"\blikely\b", r"\bprobably\b",
+    r"\bmaybe\b", r"\bperhaps\b", r"\bapprox\.?", r"\bsimilar to\b", r"\bsuch as\b", r"\bunknown\b",
+    r"\?", r"\bor\b",
+)
+_HEDGE_RE = re.compile("|".join(HEDGES), re.IGNORECASE)
+_SPLIT_RE = re.compile(r"[\s,/()\[\];:\"'+*|&]+")
+_SHAPE_RE = re.compile(r"^\d+x\d+$|^\d+x$|^x\d+$|^(?:480|720|1080|1440|2160)[pi]$|^[2458]k$")
+_INCH_RE = re.compile(r"(\d)\s*(?:\"|''|”|″)")
+
+
+@dataclass(frozen=True)
+class TokenRules:
+    """What is never distinctive (see the module docstring); params ``lots.*``."""
+
+    spec_words: tuple[str, ...] = DEFAULT_SPEC_WORDS
+    form_factors: tuple[str, ...] = DEFAULT_FORM_FACTORS
+    generation_prefixes: tuple[str, ...] = DEFAULT_GENERATION_PREFIXES
+    min_number_digits: int = 3
+    _words: frozenset[str] = field(init=False, repr=False, compare=False)
+    _num_unit: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    _generation: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        words = frozenset(w.lower() for w in (*self.spec_words, *self.form_factors))
+        object.__setattr__(self, "_words", words)
+        units = "|".join(sorted((re.escape(w.lower()) for w in self.spec_words), key=len, reverse=True))
+        object.__setattr__(self, "_num_unit", re.compile(rf"^\d+(?:\.\d+)?-?(?:{units})$" if units else r"^(?!)$"))
+        gens = "|".join(sorted((re.escape(g.lower()) for g in self.generation_prefixes), key=len, reverse=True))
+        object.__setattr__(self, "_generation", re.compile(rf"^(?:{gens})-?\d+$" if gens else r"^(?!)$"))
+
+    def is_spec(self, token: str) -> bool:
+        """True when ``token`` (already lower-case) is a spec token."""
+        if token in self._words:
+            return True
+        if token.isdigit():
+            return len(token) < self.min_number_digits
+        if self._num_unit.match(token) or self._generation.match(token):
+            return True
+        return bool(_SHAPE_RE.match(token))
+
+    def is_distinctive(self, token: str) -> bool:
+        """True when ``token`` contains a digit and is not a spec token."""
+        return any(ch.isdigit() for ch in token) and not self.is_spec(token)
+
+
+def tokenize(text: str | None) -> list[str]:
+    """Lower-cased tokens of ``text`` in order (see the module docstring); None gives []."""
+    if not text:
+        return []
+    text = _INCH_RE.sub(r"\1in", text.lower())
+    out = []
+    for raw in _SPLIT_RE.split(text):
+        tok = raw.strip(".-")
+        if tok:
+            out.append(tok)
+    return out
+
+
+def candidate_tokens(text: str | None) -> list[str]:
+    """Tokens of ``text`` plus the hyphen-separated parts of hyphenated tokens, in order."""
+    out: list[str] = []
+    for tok in tokenize(text):
+        out.append(tok)
+        if "-" in tok:
+            out.extend(p for p in tok.split("-") if p)
+    return out
+
+
+def distinctive_tokens(text: str | None, *, rules: TokenRules) -> frozenset[str]:
+    """The distinctive candidate tokens of ``text`` under ``rules``.
+
+    >>> sorted(distinctive_tokens("OptiPlex 7090 SFF 16GB", rules=TokenRules()))
+    ['7090']
+    """
+    return frozenset(t for t in candidate_tokens(text) if rules.is_distinctive(t))
+
+
+def contains_phrase(text: str | None, phrase: str) -> bool:
+    """True when the tokens of ``phrase`` occur contiguously in the tokens of ``text``.
+
+    A one-token phrase also matches a hyphen-separated part of a token
+    (``c2960x`` is found in ``ws-c2960x-48fpd-l``); a phrase of several words
+    must match whole tokens in order (``research plus``).
+    """
+    want = tokenize(phrase)
+    if not want:
+        return False
+    if len(want) == 1:
+        return want[0] in candidate_tokens(text)
+    have = tokenize(text)
+    n = len(want)
+    return any(have[i:i + n] == want for i in range(len(have) - n + 1))
+
+
+def is_hedged(text: str | None) -> bool:
+    """True when ``text`` hedges its model (``e.g.``, ``possibly``, ``or similar``, ...)."""
+    return bool(text) and bool(_HEDGE_RE.search(text))
