@@ -331,3 +331,51 @@ def coco_results(det: DetectionTable, *, frame_ids: list[int] | np.ndarray,
     return [{"image_id": int(frame_ids[f]), "category_id": int(category_ids[c]),
              "bbox": [float(v) for v in xywh[i]], "score": float(sc[i])}
             for i, (f, c) in enumerate(zip(det.frame.tolist(), det.cls.tolist()))]
+
+
+SPLITS = ("dev", "test")
+
+
+@dataclass(frozen=True)
+class FrameInfo:
+    """``frames.csv``: per frame its capture ``session``, ``zoom`` and ``split`` (dev/test), sorted by frame."""
+
+    frames: tuple[str, ...]
+    session: tuple[str, ...]
+    zoom: tuple[str, ...]
+    split: tuple[str, ...]
+
+
+def read_frames(path: Path) -> FrameInfo:
+    """Read and validate ``frames.csv`` (columns ``frame,session,zoom,split``; split in dev/test)."""
+    import csv
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise fail(str(path), "file not found", expected="a CSV with columns frame,session,zoom,split") from None
+    reader = csv.DictReader(text.splitlines())
+    cols = reader.fieldnames or []
+    missing = [c for c in ("frame", "session", "zoom", "split") if c not in cols]
+    if missing:
+        raise fail(str(path), "missing column(s) " + ", ".join(missing),
+                   expected="header frame,session,zoom,split", got=",".join(cols))
+    problems: list[Problem] = []
+    rows: dict[str, tuple[str, str, str]] = {}
+    for rowno, row in enumerate(reader, start=2):
+        frame = (row["frame"] or "").strip()
+        split = (row["split"] or "").strip()
+        if not frame:
+            problems.append(Problem(f"{path}:row {rowno}.frame", "empty frame id"))
+        elif frame in rows:
+            problems.append(Problem(f"{path}:row {rowno}.frame", "duplicate frame id", got=repr(frame)))
+        if split not in SPLITS:
+            problems.append(Problem(f"{path}:row {rowno}.split", "unknown split", expected=" or ".join(SPLITS),
+                                    got=repr(split)))
+        if frame and frame not in rows:
+            rows[frame] = ((row["session"] or "").strip(), (row["zoom"] or "").strip(), split)
+    if problems:
+        raise InputError(problems)
+    order = sorted(rows)
+    return FrameInfo(frames=tuple(order), session=tuple(rows[f][0] for f in order),
+                     zoom=tuple(rows[f][1] for f in order), split=tuple(rows[f][2] for f in order))
