@@ -194,7 +194,7 @@ class Paired:
             return self.verdict
         if self.min_k0 is None:
             return (f"no detectable difference (could not have seen anything: even a "
-                    f"{self.n}-0 split of {self.n} cases has p > {self.alpha:g})")
+                    f"{self.n}-0 split of {self.n} case{'s' if self.n != 1 else ''} has p > {self.alpha:g})")
         return (f"no detectable difference (could not have seen less than a "
                 f"{self.min_k0}-0 split: {self.min_k0} of {self.n} cases, "
                 f"{100.0 * self.min_k0 / self.n:.0f} points)")

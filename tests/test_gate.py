@@ -1,0 +1,190 @@
+"""stages/gate.py (criteria, by hand) and the gate / check-gate / report commands of stats."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from stages.gate import GateParams, evaluate_gate, find_p95, find_wrong_targets
+from stages.stats import main
+
+DATA = Path(__file__).parent / "data" / "stats"
+
+
+def frames_rows(spec: dict[str, list[tuple[int, int, int]]], split: str = "test") -> list[dict]:
+    """model -> per-frame (tp, fp, fn) on frames f0, f1, ..."""
+    return [dict(frame=f"f{i}", split=split, model=m, tp=tp, fp=fp, fn=fn)
+            for m, rows in spec.items() for i, (tp, fp, fn) in enumerate(rows)]
+
+
+def label_rows(cls: str, found: dict[str, list[bool]], split: str = "test", offset: int = 0) -> list[dict]:
+    """model -> found flags for labels of ``cls``, one per frame l<offset+i>."""
+    return [dict(frame=f"l{offset + i}", split=split, label="0", model=m, found=f, **{"class": cls})
+            for m, flags in found.items() for i, f in enumerate(flags)]
+
+
+GOOD_FRAMES = frames_rows({"ref": [(3, 1, 1), (2, 1, 0)], "cand": [(4, 0, 0), (2, 0, 0)]})
+
+
+def run(frames=GOOD_FRAMES, labels=None, wrong=None, p95=None, critical=("deer",), min_support=3, **gp):
+    labels = label_rows("deer", {"ref": [True] * 4, "cand": [True] * 4}) if labels is None else labels
+    wrong = {"ref": 2, "cand": 1} if wrong is None else wrong
+    params = GateParams(reference="ref", candidate="cand", **gp)
+    return evaluate_gate(frames=frames, labels=labels, wrong_targets=wrong, latency_p95_ms=p95, params=params,
+                         critical=list(critical), min_support=min_support, confidence=0.95)
+
+
+def test_gate_passes_when_every_criterion_holds():
+    g = run()
+    assert g["passed"] and g["failed"] == []
+    c = g["criteria"]
+    # by hand: ref TP 5 FP 2 FN 1 -> P 5/7, R 5/6; cand TP 6 FP 0 FN 0
+    assert c["micro_precision_higher"]["reference"] == round(5 / 7, 6)
+    assert c["micro_precision_higher"]["candidate_interval"]["n"] == 6
+    assert c["micro_recall_higher"]["reference"] == round(5 / 6, 6)
+    assert c["micro_f1_higher"]["reference"] == round(10 / 13, 6)
+    assert c["latency_p95"]["status"] == "not measured" and c["latency_p95"]["passed"]
+
+
+def test_gate_fails_when_precision_not_strictly_higher():
+    frames = frames_rows({"ref": [(4, 0, 1)], "cand": [(5, 0, 0)]})  # P 1.0 vs 1.0
+    g = run(frames=frames)
+    assert g["failed"] == ["micro_precision_higher"]
+
+
+def test_critical_drop_beyond_noise_fails_and_is_not_masked_by_gains():
+    # deer: ref finds 7 of 7, candidate 1 of 7 -> 6-0 discordant, p = 0.03125 <= 0.05
+    # tree: candidate finds 20 more labels (a big gain elsewhere), micro still higher
+    labels = (label_rows("deer", {"ref": [True] * 7, "cand": [True] + [False] * 6})
+              + label_rows("tree", {"ref": [False] * 20, "cand": [True] * 20}, offset=100))
+    g = run(labels=labels, critical=("deer",))
+    crit = g["criteria"]["critical_recall_no_regression"]
+    assert not crit["passed"] and crit["regressed"] == ["deer"]
+    assert crit["classes"]["deer"]["p"] == 0.03125
+    assert g["per_class"]["tree"]["status"] == "improved"
+    assert g["failed"] == ["critical_recall_no_regression"]
+
+
+def test_critical_drop_within_noise_passes():
+    # 5-0 is p = 0.0625 > 0.05: McNemar calls it noise
+    labels = label_rows("deer", {"ref": [True] * 6, "cand": [True] + [False] * 5})
+    g = run(labels=labels)
+    assert g["criteria"]["critical_recall_no_regression"]["passed"]
+    assert g["per_class"]["deer"]["status"] == "no detectable change"
+
+
+def test_unqualified_class_is_never_improved_but_can_regress():
+    up = label_rows("relic", {"ref": [False] * 6, "cand": [True] * 6})
+    g = run(labels=up + label_rows("deer", {"ref": [True], "cand": [True]}, offset=50), min_support=10)
+    assert g["per_class"]["relic"]["status"] == "unqualified"
+    down = label_rows("relic", {"ref": [True] * 6, "cand": [False] * 6})
+    g = run(labels=down, critical=("relic",), min_support=10)
+    assert g["per_class"]["relic"]["status"] == "regressed"
+    assert g["criteria"]["critical_recall_no_regression"]["regressed"] == ["relic"]
+
+
+def test_wrong_targets_increase_fails_and_missing_fails():
+    assert run(wrong={"ref": 1, "cand": 2})["failed"] == ["wrong_targets_no_increase"]
+    assert run(wrong={"ref": 1, "cand": 1})["passed"]
+    g = run(wrong={"ref": None, "cand": 0})
+    assert g["failed"] == ["wrong_targets_no_increase"]
+
+
+@pytest.mark.parametrize("p95,passed", [(1999.0, True), (2000.0, True), (2000.5, False)])
+def test_latency(p95, passed):
+    g = run(p95=p95)
+    assert g["criteria"]["latency_p95"]["passed"] is passed
+    assert g["criteria"]["latency_p95"]["status"] == "measured"
+
+
+def test_different_frames_or_labels_fail():
+    frames = GOOD_FRAMES + [dict(frame="extra", split="test", model="cand", tp=0, fp=0, fn=0)]
+    g = run(frames=frames)
+    assert "same_frames_and_labels" in g["failed"]
+    assert g["criteria"]["same_frames_and_labels"]["frames_only_in_candidate"] == 1
+    labels = label_rows("deer", {"ref": [True] * 3, "cand": [True] * 4})
+    assert "same_frames_and_labels" in run(labels=labels)["failed"]
+
+
+def test_absent_tables_fail_the_gate():
+    params = GateParams(reference="ref", candidate="cand")
+    g = evaluate_gate(frames=None, labels=None, wrong_targets={"ref": 0, "cand": 0}, latency_p95_ms=None,
+                      params=params, critical=["deer"], min_support=3, confidence=0.95)
+    assert not g["passed"]
+    assert set(g["failed"]) == {"same_frames_and_labels", "micro_precision_higher", "micro_recall_higher",
+                                "micro_f1_higher", "critical_recall_no_regression"}
+
+
+def test_critical_class_without_labels_is_reported():
+    g = run(critical=("deer", "boar"))
+    assert g["criteria"]["critical_recall_no_regression"]["classes"]["boar"] == {"status": "no labels", "support": 0}
+
+
+@pytest.mark.parametrize("doc,expected", [
+    ({"end_to_end": {"median_ms": 10, "p95_ms": 147.2}, "model_call": {"p95_ms": 90.0}}, 147.2),
+    ({"figures": {"model": {"p95_ms": 1.0}, "e2e": {"p95_ms": 2.0}}}, 2.0),
+    ({"p95_ms": 5}, 5.0),
+    ({"a": {"p95_ms": 1.0}, "b": {"p95_ms": 2.0}}, None),
+    ({"median_ms": 3}, None),
+])
+def test_find_p95(doc, expected):
+    assert find_p95(doc) == expected
+
+
+@pytest.mark.parametrize("doc,expected", [
+    ({"test": {"critical": {"total": {"missed": 3, "wrong": 2}}}}, 2),
+    ({"splits": {"test": {"critical": {"total": {"wrong": 0}}}}}, 0),
+    ({"dev": {"critical": {"total": {"wrong": 2}}}}, None),
+    ({"test": {"micro": {}}}, None),
+    ([], None),
+])
+def test_find_wrong_targets(doc, expected):
+    assert find_wrong_targets(doc, split="test") == expected
+
+
+def write_gate_inputs(tmp_path: Path, *, cand_wrong: int) -> list[str]:
+    det = tmp_path / "detection"
+    det.mkdir()
+    for model, wrong in (("demo-v1", 1), ("demo-v2", cand_wrong)):
+        (det / f"{model}.json").write_text(json.dumps({"test": {"critical": {"total": {"wrong": wrong}}}}))
+    lat = tmp_path / "latency"
+    lat.mkdir()
+    (lat / "demo-v2.json").write_text(json.dumps({"end_to_end": {"p95_ms": 150.0}}))
+    (tmp_path / "params.yaml").write_text("stats: {}\ngate: {latency_p95_ms: 2000}\n"
+                                          "match: {critical: [deer], min_support: 2, iou: 0.5}\n")
+    return ["gate", "--outcomes", str(DATA / "outcomes"), "--detection", str(det), "--latency", str(lat),
+            "--params", str(tmp_path / "params.yaml"), "--out", str(tmp_path / "gate.json")]
+
+
+@pytest.mark.parametrize("cand_wrong,code", [(1, 0), (2, 1)])
+def test_gate_stage_and_check(tmp_path, capsys, cand_wrong, code):
+    assert main(write_gate_inputs(tmp_path, cand_wrong=cand_wrong)) == 0  # the stage never fails the pipeline
+    g = json.loads((tmp_path / "gate.json").read_text())
+    assert g["criteria"]["latency_p95"]["p95_ms"] == 150.0
+    # fixture deer labels: (f1, 0) found by both, (f2, 0) only by the candidate -> 0-1, p = 1
+    assert (g["per_class"]["deer"]["status"], g["per_class"]["deer"]["support"]) == ("no detectable change", 2)
+    assert main(["check-gate", "--gate", str(tmp_path / "gate.json")]) == code  # make gate
+    out = capsys.readouterr().out
+    assert ("PASSED" in out) is (code == 0)
+
+
+def test_report_and_forest_png_are_deterministic(tmp_path):
+    (tmp_path / "p.yaml").write_text("stats: {}\n")
+    stats = tmp_path / "stats.json"
+    main(["run", "--outcomes", str(DATA / "outcomes"), "--metrics", str(DATA / "metrics" / "detection"),
+          "--metrics-root", str(DATA / "metrics"), "--params", str(tmp_path / "p.yaml"), "--out", str(stats)])
+    main(write_gate_inputs(tmp_path, cand_wrong=1))
+    args = ["report", "--stats", str(stats), "--gate", str(tmp_path / "gate.json"),
+            "--out", str(tmp_path / "r" / "report.md"), "--forest", str(tmp_path / "r" / "forest.png")]
+    main(args)
+    md, png = (tmp_path / "r" / "report.md").read_bytes(), (tmp_path / "r" / "forest.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and b"Software" not in png
+    main(args)
+    assert (tmp_path / "r" / "report.md").read_bytes() == md
+    assert (tmp_path / "r" / "forest.png").read_bytes() == png
+    text = md.decode()
+    assert "![rates with intervals per candidate](forest.png)" in text
+    assert "| identification.hit | prompt-a | prompt-b | 0.500 [0.150, 0.850] | 0.750 [0.301, 0.954] | 4 | 1 | 2 | 1 |" in text
+    assert "**PASSED**" in text
+    assert "**Not measured** (input absent)" in text
