@@ -199,3 +199,27 @@ def overall_score(cases: Sequence[CaseScore]) -> float | None:
     """Mean of the case scores that are not None; None when there is none."""
     scored = [c.score for c in cases if c.score is not None]
     return sum(scored) / len(scored) if scored else None
+
+
+def _fmt(score: float | None) -> str:
+    return "n/a" if score is None else f"{score:.2f}"
+
+
+def format_case_table(case: CaseScore) -> str:
+    """The console table of one case, like seed 001's (field, expected, hits, score), then notes and errors."""
+    header = ("field", "expected", "hits", "score")
+    rows = [(f.field, " | ".join(f.expected) or "(none)", f"{f.hits}/{f.total}", _fmt(f.score)) for f in case.fields]
+    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(4)]
+
+    def line(left: str, mid: str, right: str) -> str:
+        return left + mid.join("─" * (w + 2) for w in widths) + right
+
+    def row(cells: tuple[str, ...]) -> str:
+        return "│" + "│".join(f" {c:<{w}} " for c, w in zip(cells, widths)) + "│"
+
+    out = [f"{case.case} — avg {_fmt(case.score)}", line("┌", "┬", "┐"), row(header), line("├", "┼", "┤")]
+    out.extend(row(r) for r in rows)
+    out.append(line("└", "┴", "┘"))
+    out.extend(f"  note: {n}" for n in case.notes)
+    out.extend(f"  error: {e}" for e in case.errors)
+    return "\n".join(out)

@@ -18,6 +18,8 @@ identification compares *distinctive tokens*, not strings. Definitions:
   - a pure number with fewer than ``min_number_digits`` digits (``8``, ``24``):
     counts and sizes, never model numbers;
   - a generation marker: a generation prefix plus digits (``g6``, ``gen2``, ``mk3``);
+  - a hyphenated token whose parts all carry a digit and are all spec tokens
+    (``30-300ul``); one letter-only part makes it a model code (``us-24-250w``);
   - a dimension ``NxM`` (``1920x1080``), a count ``Nx``/``xN`` (``2x``) or a
     display resolution (``1080p``, ``4k``).
 
@@ -95,6 +97,9 @@ class TokenRules:
             return len(token) < self.min_number_digits
         if self._num_unit.match(token) or self._generation.match(token):
             return True
+        parts = [p for p in token.split("-") if p]
+        if len(parts) > 1 and all(any(ch.isdigit() for ch in p) and self.is_spec(p) for p in parts):
+            return True  # a range or combination of specs: 30-300ul, 4-20ma
         return bool(_SHAPE_RE.match(token))
 
     def is_distinctive(self, token: str) -> bool:
