@@ -18,8 +18,8 @@ metrics files are never modified: two DVC stages cannot own one file):
   ``.json`` with ``/`` as ``.`` (``metrics/detection/demo-v1.json`` +
   ``test.micro.recall`` -> ``detection.demo-v1.test.micro.recall``). See
   :func:`find_rates` for how a rate's counts are found.
-- ``unresolved``: rate-like keys whose counts could not be found (so no interval);
-  listed with the reason, not dropped.
+- ``no_interval``: rate-like keys with no interval (counts not found, or a mean of
+  scores rather than a proportion of cases), listed with the reason, not dropped.
 - ``paired``: for each paired metric (units documented in :mod:`stages.rates`) and each
   candidate other than the reference of its track, the exact McNemar comparison
   reference (A) vs candidate (B): both rates with intervals over the paired cases,
@@ -225,8 +225,8 @@ def counts_for(key: str, value: float | None, siblings: Mapping[str, Any],
     """``(k, n)`` for the rate ``siblings[key]`` or the reason none could be found.
 
     In order: ``precision`` with ``tp``/``fp``; ``recall`` with ``tp``/``fn`` (or ``tp``/
-    ``support``); ``hits``/``total``; an explicit numerator (``<base>s``, ``<base>_count``,
-    ``n_<base>``, ``k``) over a denominator (``n``, ``total``, ``cases``, ``runs``,
+    ``support``); ``hits``/``total``; an explicit numerator (``<base>`` for ``<base>_rate``,
+    ``<base>s``, ``<base>_count``, ``n_<base>``, ``k``) over a denominator (``n``, ``total``, ``cases``, ``runs``,
     ``lots``, ``frames``, ``labels``, ``support``, ``count``, looked up next to the rate,
     then one level up); else the numerator *reconstructed* as ``round(rate * n)`` when
     that is exact to 1e-6 (rates are stored to 6 decimals; exact for n < 500000).
@@ -249,6 +249,8 @@ def counts_for(key: str, value: float | None, siblings: Mapping[str, Any],
     got = ints("hits", "total")
     if got and got[0] <= got[1]:
         return got[0], got[1]
+    if key == "score":
+        return "a mean of scores (no hits/total next to it), not a proportion of cases"
     base = key[: -len("_rate")] if key.endswith("_rate") else key
     denominator = None
     for scope in (siblings, parent or {}):
@@ -260,7 +262,7 @@ def counts_for(key: str, value: float | None, siblings: Mapping[str, Any],
             break
     if denominator is None:
         return "no count next to it (tp/fp, tp/fn, hits/total or a denominator such as n)"
-    for name in (f"{base}s", f"{base}_count", f"n_{base}", "k" if key == "rate" else ""):
+    for name in (base if base != key else "", f"{base}s", f"{base}_count", f"n_{base}", "k" if key == "rate" else ""):
         if name and _is_count(siblings.get(name)) and siblings[name] <= denominator:
             return siblings[name], denominator
     if value is None:
@@ -284,7 +286,8 @@ def _segment(item: object, index: int) -> str:
 def find_rates(doc: Any, *, prefix: str, confidence: float) -> tuple[dict[str, Rate], dict[str, str]]:
     """Every rate in a metrics document with its Wilson interval, and the unresolved ones.
 
-    A *rate* is a number in [0, 1] (or null) under a key named by :func:`is_rate_key`.
+    A *rate* is a JSON float in [0, 1] (or null) under a key named by :func:`is_rate_key`;
+    integers are counts (``"wrong": 1`` is one wrong answer, not a rate of 1).
     Nested mappings give dotted keys; list items are named by their ``field``/``name``/
     ``case``/``id``/``class`` value (else their index). Sorted by key.
     """
@@ -295,8 +298,7 @@ def find_rates(doc: Any, *, prefix: str, confidence: float) -> tuple[dict[str, R
         if isinstance(node, Mapping):
             for key, value in node.items():
                 here = f"{path}.{key}"
-                if is_rate_key(str(key)) and (value is None or (
-                        isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1)):
+                if is_rate_key(str(key)) and (value is None or (isinstance(value, float) and 0 <= value <= 1)):
                     got = counts_for(str(key), value, node, parent)
                     if isinstance(got, str):
                         unresolved[here] = got
@@ -389,6 +391,9 @@ def build_stats(*, tables: Mapping[str, list[dict[str, object]]], metrics: Mappi
     rates: dict[str, Rate] = {}
     unresolved: dict[str, str] = {}
     for prefix, doc in sorted(metrics.items()):
+        last = prefix.rsplit(".", 1)[-1]
+        if isinstance(doc, dict) and list(doc) == [last]:
+            doc = doc[last]  # {"identification": {...}} in identification.json: not repeated
         found, missing = find_rates(doc, prefix=prefix, confidence=params.confidence)
         rates.update(found)
         unresolved.update(missing)
@@ -399,7 +404,7 @@ def build_stats(*, tables: Mapping[str, list[dict[str, object]]], metrics: Mappi
         "reference": params.reference.model_dump(),
         "inputs": dict(sorted(inputs.items())),
         "rates": {k: rate_json(v) for k, v in sorted(rates.items())},
-        "unresolved": dict(sorted(unresolved.items())),
+        "no_interval": dict(sorted(unresolved.items())),
         "paired": paired_stats(units_from_tables(tables), params.reference, alpha=params.alpha,
                                confidence=params.confidence),
     }
@@ -455,8 +460,8 @@ def _run(args: argparse.Namespace) -> int:
             log.warning("%s is absent: its track is reported as not measured", path)
     stats = build_stats(tables=tables, metrics=metrics, inputs=inputs, params=params)
     write_json(args.out, stats)
-    log.info("%d rates with intervals, %d unresolved, %d paired metrics -> %s",
-             len(stats["rates"]), len(stats["unresolved"]), len(stats["paired"]), args.out)
+    log.info("%d rates with intervals, %d without, %d paired metrics -> %s",
+             len(stats["rates"]), len(stats["no_interval"]), len(stats["paired"]), args.out)
     for metric, by_cand in stats["paired"].items():
         for cand, c in by_cand.items():
             print(f"{metric:<48} {c['reference']} vs {cand}: {c['a_only']}-{c['b_only']} "
@@ -634,9 +639,9 @@ def render_report(stats: Mapping[str, Any], gate: Mapping[str, Any] | None, *, f
             "| rate | k / n | rate [interval] |", "|---|---:|---|"]
     for key, r in stats["rates"].items():
         out.append(f"| {key} | {r['k']} / {r['n']} | {_fmt(r['rate'], r['lo'], r['hi'])} |")
-    if stats["unresolved"]:
-        out += ["", "Rates without counts next to them (no interval possible):", ""]
-        out += [f"- `{k}`: {why}" for k, why in stats["unresolved"].items()]
+    if stats["no_interval"]:
+        out += ["", "Rate-like values without an interval, and why:", ""]
+        out += [f"- `{k}`: {why}" for k, why in stats["no_interval"].items()]
     return "\n".join(out) + "\n"
 
 

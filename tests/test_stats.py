@@ -71,7 +71,7 @@ def test_stage_on_fixtures(tmp_path):
     assert r["detection.demo-v1.scores.item.itemType.score"]["n"] == 3
     assert r["detection.demo-v1.test.per_class.sheep.recall"]["k"] == 0
     assert not any(k.endswith(".f1") for k in r)  # F1 is not a proportion of cases
-    assert set(s["unresolved"]) == {"identification.prompt-a.odd.hit",
+    assert set(s["no_interval"]) == {"identification.prompt-a.odd.hit",
                                     "detection.demo-v1.test.per_class.sheep.precision"}
 
 
@@ -158,6 +158,9 @@ def test_fields_track_and_valuation_track():
     ("score", 0.666667, {"hits": 2, "total": 3}, None, (2, 3)),
     ("hit_rate", 0.5, {"hits": 7, "n": 14}, None, (7, 14)),
     ("wrong", 0.25, {"wrong_count": 1, "n": 4}, None, (1, 4)),
+    ("hit_rate", 0.602564, {"hit": 47, "n": 78}, None, (47, 78)),
+    ("exact_rate", 0.75, {"exact": 3, "n": 4}, None, (3, 4)),
+    ("score", 0.833333, {"runs": 3}, None, "a mean of scores (no hits/total next to it), not a proportion of cases"),
     ("hit", 0.25, {}, {"n": 8}, (2, 8)),
     ("hit", 0.3, {"n": 8}, None, "rate 0.3 is not k/8 for any integer k"),
     ("in_band", None, {"n": 0}, None, (0, 0)),
@@ -174,6 +177,21 @@ def test_find_rates_names_list_items_and_skips_non_rates():
     found, missing = find_rates(doc, prefix="fields.prompt-a", confidence=0.95)
     assert list(found) == ["fields.prompt-a.cases.drill.fields.a.b.score"]
     assert missing == {}
+
+
+def test_find_rates_integers_are_counts_not_rates():
+    doc = {"held": {"n": 42, "hit": 39, "wrong": 1, "abstain": 0, "hit_rate": 0.928571, "wrong_rate": 0.02381}}
+    found, missing = find_rates(doc, prefix="identification", confidence=0.95)
+    assert {k: (r.k, r.n) for k, r in found.items()} == {"identification.held.hit_rate": (39, 42),
+                                                        "identification.held.wrong_rate": (1, 42)}
+    assert missing == {}
+
+
+def test_single_top_level_key_named_like_the_file_is_not_repeated(tmp_path):
+    from stages.stats import build_stats
+    doc = {"identification": {"prompt-a": {"all": {"n": 4, "hit": 1, "hit_rate": 0.25}}}}
+    s = build_stats(tables={}, metrics={"identification": doc}, inputs={}, params=StatsParams())
+    assert list(s["rates"]) == ["identification.prompt-a.all.hit_rate"]
 
 
 def test_metrics_prefix():
