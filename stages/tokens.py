@@ -8,7 +8,8 @@ identification compares *distinctive tokens*, not strings. Definitions:
   (``2960-x``, ``ws-c2960x-48fpd-l``, ``e.g.``). Leading/trailing dots and hyphens
   are trimmed. ``24"`` becomes ``24in`` first, so a screen size stays a size.
 * **Candidate tokens** of a text are its tokens plus, for hyphenated tokens, each
-  hyphen-separated part (``2804-20`` gives ``2804-20``, ``2804`` and ``20``).
+  hyphen-separated part (``2804-20`` gives ``2804-20``, ``2804`` and ``20``);
+  the distinctive ones are the distinctive tokens of the text.
 * A candidate token is **distinctive** when it contains a digit and is not a
   spec token. A **spec token** is any of (all configurable, :class:`TokenRules`):
 
@@ -21,7 +22,8 @@ identification compares *distinctive tokens*, not strings. Definitions:
   - a hyphenated token whose parts all carry a digit and are all spec tokens
     (``30-300ul``); one letter-only part makes it a model code (``us-24-250w``);
   - a dimension ``NxM`` (``1920x1080``), a count ``Nx``/``xN`` (``2x``) or a
-    display resolution (``1080p``, ``4k``).
+    display resolution (``1080p``, ``4k``), or a CPU (``i5``, ``i7-10700``).
+  The hyphen parts of a spec token are not distinctive either.
 
   Single-letter units other than ``v`` are left out of the default spec words
   on purpose: ``34461A`` and ``TDS2024C`` are model numbers, not amperes.
@@ -65,7 +67,8 @@ HEDGES: tuple[str, ...] = (
 )
 _HEDGE_RE = re.compile("|".join(HEDGES), re.IGNORECASE)
 _SPLIT_RE = re.compile(r"[\s,/()\[\];:\"'+*|&]+")
-_SHAPE_RE = re.compile(r"^\d+x\d+$|^\d+x$|^x\d+$|^(?:480|720|1080|1440|2160)[pi]$|^[2458]k$")
+_SHAPE_RE = re.compile(r"^\d+x\d+$|^\d+x$|^x\d+$|^(?:480|720|1080|1440|2160)[pi]$|^[2458]k$"
+                       r"|^(?:i[3579]|r[3579])(?:-\d{3,5}[a-z]{0,2})?$")
 _INCH_RE = re.compile(r"(\d)\s*(?:\"|''|”|″)")
 
 
@@ -136,7 +139,12 @@ def distinctive_tokens(text: str | None, *, rules: TokenRules) -> frozenset[str]
     >>> sorted(distinctive_tokens("OptiPlex 7090 SFF 16GB", rules=TokenRules()))
     ['7090']
     """
-    return frozenset(t for t in candidate_tokens(text) if rules.is_distinctive(t))
+    out: set[str] = set()
+    for tok in tokenize(text):
+        if rules.is_spec(tok):
+            continue  # a spec token's parts are not model numbers either (i5-10500, 30-300ul)
+        out.update(t for t in (tok, *tok.split("-")) if t and rules.is_distinctive(t))
+    return frozenset(out)
 
 
 def contains_phrase(text: str | None, phrase: str) -> bool:

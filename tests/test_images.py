@@ -1,0 +1,52 @@
+"""MIME sniffing from bytes, data URLs and the 5 MB cap."""
+from __future__ import annotations
+
+import base64
+import io
+
+import pytest
+from PIL import Image
+
+from stages.errors import InputError
+from stages.images import MAX_BYTES, data_url, encode_data_url, sniff_mime
+
+
+def image_bytes(fmt: str) -> bytes:
+    buf = io.BytesIO()
+    Image.new("RGB", (2, 2), (9, 9, 9)).save(buf, format=fmt)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("fmt, mime", [("JPEG", "image/jpeg"), ("PNG", "image/png"), ("WEBP", "image/webp"),
+                                       ("GIF", "image/gif")])
+def test_sniff_real_encodings(fmt, mime):
+    assert sniff_mime(image_bytes(fmt)[:16]) == mime
+
+
+@pytest.mark.parametrize("head", [b"", b"BM6\x00", b"RIFF\x00\x00\x00\x00WAVE", b"%PDF-1.4", b"\xff\xd8"])
+def test_sniff_rejects_other_bytes(head):
+    assert sniff_mime(head) is None
+
+
+def test_mime_comes_from_bytes_not_name(tmp_path):
+    p = tmp_path / "photo.jpg"
+    p.write_bytes(image_bytes("PNG"))
+    url = data_url(p)
+    assert url.startswith("data:image/png;base64,")
+    assert base64.b64decode(url.split(",", 1)[1]) == p.read_bytes()
+
+
+def test_too_large_and_unknown_are_errors(tmp_path):
+    big = tmp_path / "big.png"
+    big.write_bytes(image_bytes("PNG") + b"\0" * (MAX_BYTES + 1))
+    with pytest.raises(InputError, match="big.png: image too large"):
+        data_url(big)
+    assert encode_data_url(b"\x89PNG\r\n\x1a\n" + b"\0" * 8, where="x", max_bytes=16).startswith("data:image/png")
+    with pytest.raises(InputError, match="image too large"):
+        encode_data_url(b"\x89PNG\r\n\x1a\n" + b"\0" * 9, where="x", max_bytes=16)
+    txt = tmp_path / "notes.png"
+    txt.write_text("hello")
+    with pytest.raises(InputError, match="notes.png: not a supported image"):
+        data_url(txt)
+    with pytest.raises(InputError, match="image not found"):
+        data_url(tmp_path / "missing.png")

@@ -1,0 +1,93 @@
+"""Recording lines: shapes, parsing of raw text, duplicates, normalisation."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from stages.errors import InputError
+from stages.recording import RecordLine, append_line, load_recording, normalise, parse_answer, parse_recording
+
+SHA = "a" * 64
+
+
+def line(case="L1", run=1, raw='{"a": 1}', error=None, **kw) -> RecordLine:
+    if error is not None:
+        return RecordLine(case=case, run=run, error=error, provider="p", model="m", prompt_sha256=SHA, gallery="all")
+    parsed, why = parse_answer(raw)
+    return RecordLine(case=case, run=run, raw=raw, parsed=parsed, parse_error=why, provider="p", model="m",
+                      prompt_sha256=SHA, gallery="all", **kw)
+
+
+@pytest.mark.parametrize("raw, ok", [
+    ('{"a": 1}', True), ('```json\n{"a": 1}\n```', True), ('  {"a": 1}\n', True),
+    ('Here it is:\n```json\n{"a": 1}\n```', False), ('{"a": ', False), ("[1, 2]", False), ("", False),
+])
+def test_parse_answer(raw, ok):
+    obj, why = parse_answer(raw)
+    assert (obj == {"a": 1}) is ok and (why is None) is ok
+
+
+def test_line_shapes_are_enforced():
+    with pytest.raises(ValueError, match="do not agree"):
+        RecordLine(case="L1", run=1, raw='{"a": 1}', parsed={"a": 2}, provider="p", model="m", prompt_sha256=SHA,
+                   gallery="all")
+    with pytest.raises(ValueError, match="either an error or the raw text"):
+        RecordLine(case="L1", run=1, provider="p", model="m", prompt_sha256=SHA, gallery="all")
+    with pytest.raises(ValueError, match="error line"):
+        RecordLine(case="L1", run=1, raw="x", error="boom", provider="p", model="m", prompt_sha256=SHA,
+                   gallery="all")
+
+
+def test_errors_name_file_line_and_field_and_duplicates():
+    good = line().to_json()
+    bad = json.loads(good) | {"run": 0}
+    text = "\n".join([good, json.dumps(bad), good, "{oops"]) + "\n"
+    with pytest.raises(InputError) as err:
+        parse_recording(text, file="rec.jsonl")
+    msg = err.value.message
+    assert "rec.jsonl:line 2.run: Input should be greater than or equal to 1" in msg
+    assert "rec.jsonl:line 3.run: duplicate (case, run) (first on line 1)" in msg
+    assert "rec.jsonl:line 4: not JSON" in msg
+
+
+def test_partial_tail_dropped_only_when_allowed(tmp_path):
+    p = tmp_path / "r.jsonl"
+    append_line(p, line())
+    append_line(p, line(run=2, raw='{"b": 2}'))
+    with open(p, "a") as fh:
+        fh.write('{"case": "L1", "run": 3, "raw"')
+    assert [ln.run for ln in load_recording(p, allow_partial_tail=True)] == [1, 2]
+    with pytest.raises(InputError, match="line 3: not JSON"):
+        load_recording(p)
+    with pytest.raises(InputError, match="recording not found"):
+        load_recording(tmp_path / "none.jsonl")
+
+
+ITEM = {"type": "item", "item": {"itemManufacturer": " Dell ", "itemModel": "e.g. OptiPlex 7090",
+                                 "itemType": "", "categorySpecific": "Desktop Computers", "quantity": "10"}}
+CONTAINER = {"type": "container", "container": {"containerItems": [
+    {"itemType": "Battery", "quantity": 2},
+    {"itemManufacturer": "DeWalt", "itemModel": "DCD791", "itemType": "Drill", "quantity": 2},
+    {"itemType": "Charger", "quantity": 1.0}]}}
+
+
+def test_normalise_item_container_unparseable_error():
+    a = normalise(line(raw=json.dumps(ITEM)))
+    assert (a["status"], a["make"], a["model"], a["hedged"], a["count"], a["category"]) == \
+        ("ok", "Dell", "e.g. OptiPlex 7090", True, 10, "Desktop Computers")
+    assert a["fields"] == ITEM and a["error"] is None
+    c = normalise(line(raw=json.dumps(CONTAINER)))
+    assert (c["make"], c["model"], c["count"], c["category"], c["hedged"]) == ("DeWalt", "DCD791", 5, "Drill", False)
+    u = normalise(line(raw="Sorry, I cannot tell."))
+    assert u["status"] == "unparseable" and u["error"].startswith("not JSON") and u["fields"] is None
+    e = normalise(line(error="HTTP 500"))
+    assert e["status"] == "error" and e["error"] == "HTTP 500" and e["model"] is None
+    assert list(a) == ["case", "run", "status", "make", "model", "hedged", "count", "category", "fields", "error"]
+
+
+@pytest.mark.parametrize("quantity, count", [(4, 4), ("4", 4), (4.0, 4), (4.5, None), ("several", None),
+                                             (None, None), (True, None)])
+def test_count_coercion(quantity, count):
+    raw = json.dumps({"type": "item", "item": {"itemModel": "X100", "quantity": quantity}})
+    assert normalise(line(raw=raw))["count"] == count
