@@ -1,0 +1,159 @@
+"""Plot data (for ``dvc plots``) and matching PNGs (matplotlib, Agg) of one model's scores.
+
+Everything here is a view of :mod:`stages.detection_metrics` results; nothing is
+recomputed. Files, for a model ``M`` under the plots folder (``plots/detection``):
+
+- ``pr/M/<class>.csv`` ``threshold,precision,recall`` (DVC template ``linear``,
+  x recall, y precision), one file per class plus ``all`` (micro);
+- ``f1/M/<class>.csv`` ``threshold,f1,precision,recall`` (``linear``, x threshold, y f1);
+- ``confusion/M.csv`` ``actual,predicted``, one row per counted box (``confusion``
+  template; ``background`` is the no-box row/column);
+- ``per_class/M.csv`` ``class,f1,support`` (``bar_horizontal``, x f1, y class);
+- ``png/M-pr.png``, ``png/M-f1.png``, ``png/M-confusion.png``, ``png/M-per_class.png``.
+
+Points with an undefined rate (e.g. precision with no detection left) are
+omitted from a curve. PNGs are byte-deterministic: fixed size and DPI, the
+bundled DejaVu font, and no ``Software``/date metadata.
+"""
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+
+from stages.detection_metrics import Curve
+
+BACKGROUND = "background"
+PNG_DPI = 100
+
+
+def safe_name(name: str) -> str:
+    """A file-name-safe version of a class or model name."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "_"
+
+
+def _fmt(v: float | None) -> str:
+    return "" if v is None else f"{v:.6f}".rstrip("0").rstrip(".") if v != 0 else "0"
+
+
+def pr_csv(curve: Curve) -> str:
+    lines = ["threshold,precision,recall"]
+    for t, p, r, _ in curve.rows():
+        if p is not None and r is not None:
+            lines.append(f"{_fmt(t)},{_fmt(p)},{_fmt(r)}")
+    return "\n".join(lines) + "\n"
+
+
+def f1_csv(curve: Curve) -> str:
+    lines = ["threshold,f1,precision,recall"]
+    for t, p, r, f in curve.rows():
+        if f is not None:
+            lines.append(f"{_fmt(t)},{_fmt(f)},{_fmt(p)},{_fmt(r)}")
+    return "\n".join(lines) + "\n"
+
+
+def confusion_csv(matrix: np.ndarray, classes: tuple[str, ...] | list[str]) -> str:
+    names = [*classes, BACKGROUND]
+    lines = ["actual,predicted"]
+    for i, a in enumerate(names):
+        for j, p in enumerate(names):
+            lines.extend([f"{a},{p}"] * int(matrix[i, j]))
+    return "\n".join(lines) + "\n"
+
+
+def per_class_csv(per_class: dict[str, dict]) -> str:
+    lines = ["class,f1,support"]
+    for name, m in per_class.items():
+        lines.append(f"{name},{_fmt(m['f1']) if m['f1'] is not None else ''},{m['support']}")
+    return "\n".join(lines) + "\n"
+
+
+def _figure(width: float, height: float):
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"font.family": "DejaVu Sans", "svg.hashsalt": "candor", "path.simplify": False})
+    return plt, plt.figure(figsize=(width, height), dpi=PNG_DPI)
+
+
+def _png(plt, fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=PNG_DPI, metadata={"Software": None})
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def png_curves(curves: dict[str, Curve], *, model: str, kind: str, thresholds: dict[str, float]) -> bytes:
+    """PR (``kind='pr'``) or F1-versus-threshold (``kind='f1'``) curves of every class, one PNG."""
+    plt, fig = _figure(8, 6)
+    ax = fig.add_subplot(1, 1, 1)
+    cmap = plt.get_cmap("tab20")
+    for k, (name, cv) in enumerate(curves.items()):
+        rows = cv.rows()
+        style = {"color": "black", "linewidth": 2.2} if name == "all" else {"color": cmap(k % 20), "linewidth": 1.2}
+        if kind == "pr":
+            pts = [(r, p) for _, p, r, _ in rows if p is not None and r is not None]
+        else:
+            pts = [(t, f) for t, _, _, f in rows if f is not None]
+        if not pts:
+            continue
+        x, y = zip(*pts)
+        ax.plot(x, y, label=name, **style)
+        if kind == "f1" and name in thresholds:
+            t = thresholds[name]
+            near = min(range(len(x)), key=lambda i: abs(x[i] - t))
+            ax.plot([x[near]], [y[near]], marker="o", color=style["color"], markersize=4)
+    if kind == "pr":
+        ax.set_xlabel("recall")
+        ax.set_ylabel("precision")
+        ax.set_title(f"{model}: precision-recall per class (all frames)")
+    else:
+        ax.set_xlabel("confidence threshold")
+        ax.set_ylabel("F1")
+        ax.set_title(f"{model}: F1 versus threshold (dots: thresholds in use)")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.grid(True, linewidth=0.3)
+    ax.legend(fontsize=7, loc="lower left", ncol=2)
+    fig.tight_layout()
+    return _png(plt, fig)
+
+
+def png_confusion(matrix: np.ndarray, classes: tuple[str, ...] | list[str], *, model: str) -> bytes:
+    names = [*classes, BACKGROUND]
+    plt, fig = _figure(8, 7)
+    ax = fig.add_subplot(1, 1, 1)
+    ax.imshow(np.log1p(matrix), cmap="Blues", interpolation="nearest")
+    for i in range(len(names)):
+        for j in range(len(names)):
+            if matrix[i, j]:
+                ax.text(j, i, str(int(matrix[i, j])), ha="center", va="center", fontsize=7)
+    ax.set_xticks(range(len(names)), names, rotation=60, ha="right", fontsize=8)
+    ax.set_yticks(range(len(names)), names, fontsize=8)
+    ax.set_xlabel("predicted")
+    ax.set_ylabel("actual")
+    ax.set_title(f"{model}: confusion at the operating point (all frames)")
+    fig.tight_layout()
+    return _png(plt, fig)
+
+
+def png_per_class(per_class: dict[str, dict], *, model: str, min_support: int) -> bytes:
+    names = list(per_class)
+    f1 = [per_class[n]["f1"] or 0.0 for n in names]
+    plt, fig = _figure(8, max(3.0, 0.35 * len(names) + 1.2))
+    ax = fig.add_subplot(1, 1, 1)
+    colors = ["tab:blue" if per_class[n]["qualified"] else "tab:gray" for n in names]
+    y = np.arange(len(names))
+    ax.barh(y, f1, color=colors)
+    for i, n in enumerate(names):
+        ax.text(min(f1[i], 0.98) + 0.01, i, f"n={per_class[n]['support']}", va="center", fontsize=7)
+    ax.set_yticks(y, names, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.12)
+    ax.set_xlabel("F1 at the operating point")
+    ax.set_title(f"{model}: per-class F1 with support (grey: support < {min_support}, unqualified)")
+    fig.tight_layout()
+    return _png(plt, fig)

@@ -1,0 +1,208 @@
+"""Tests for the score stage (pipeline, standalone COCO, suggest-thresholds) on a tiny ONNX model."""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from stages import detect, fetch, score
+from stages.errors import run_main
+from tests.test_detect_support import constant_model, make_dataset, ultralytics_output, write_card
+
+# input 64x64, frames 128x64: scale 0.5, pad_y 16
+ROWS = [[32, 32, 16, 8, 0.0, 0.9, 0.0],      # sheep 0.9 -> [48, 24, 80, 40]
+        [32, 32, 16, 8, 0.3, 0.0, 0.0],      # deer 0.3 at the same place
+        [10, 20, 4, 4, 0.0, 0.0, 0.6],       # relic 0.6 -> [16, 4, 24, 12] (relic is never labelled)
+        [32, 32.5, 16, 8, 0.0, 0.8, 0.0],    # duplicate sheep 0.8 -> NMS
+        [50, 40, 8, 8, 0.5, 0.0, 0.0]]       # deer 0.5 -> [92, 40, 108, 56]
+FRAMES = {
+    "a": {"size": (128, 64), "split": "dev", "zoom": "1", "session": "s1",
+          "labels": ["1 0.5 0.5 0.25 0.25", "0 0.78125 0.75 0.125 0.25"]},
+    "b": {"size": (128, 64), "split": "test", "zoom": "2", "session": "s2",
+          "labels": ["0 0.0625 0.125 0.125 0.25"]},
+}
+PARAMS = """detector:
+  models: [tiny]
+  floor: 0.05
+  nms_iou: 0.5
+  providers: [CPUExecutionProvider]
+thresholds:
+  default: 0.35
+  deer: 0.2
+match:
+  iou: 0.5
+  min_support: 2
+  critical: [deer, sheep]
+  bands: [16, 48]
+"""
+
+
+@pytest.fixture()
+def repo(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    make_dataset(tmp_path, FRAMES)
+    (tmp_path / "models").mkdir()
+    sha = constant_model(tmp_path / "models" / "tiny.onnx", ultralytics_output(ROWS))
+    write_card(tmp_path / "models", "tiny", sha, input_size=[64, 64])
+    (tmp_path / "params.yaml").write_text(PARAMS)
+    assert run_main(fetch.main, ["verify", "--data", "data", "--models", "models", "--out", "build/verified"]) == 0
+    assert run_main(detect.main, ["--model", "tiny", "--out", "build/detections/tiny.jsonl"]) == 0
+    return tmp_path
+
+
+def run_score(*extra, png=False):
+    return run_main(score.main, ["detections", "--params", "params.yaml", *([] if png else ["--no-png"]), *extra])
+
+
+def test_pipeline_metrics_hand_computed(repo):
+    assert run_score() == 0
+    m = json.loads(Path("metrics/detection/tiny.json").read_text())
+    assert list(m) == ["all", "dev", "test"]
+    assert m["all"]["micro"] == {"precision": 0.25, "recall": 0.666667, "f1": 0.363636, "tp": 2, "fp": 6, "fn": 1,
+                                 "fp_per_frame": 3.0, "frames": 2}
+    assert (m["dev"]["micro"]["tp"], m["dev"]["micro"]["fp"], m["dev"]["micro"]["fn"]) == (2, 2, 0)
+    assert (m["test"]["micro"]["tp"], m["test"]["micro"]["fp"], m["test"]["micro"]["fn"]) == (0, 4, 1)
+    assert m["all"]["per_class"]["relic"] == {"precision": 0.0, "recall": None, "f1": 0.0, "support": 0, "tp": 0,
+                                              "fp": 2, "fn": 0, "qualified": False}
+    assert m["all"]["per_class"]["deer"]["qualified"] is True and m["all"]["per_class"]["deer"]["support"] == 2
+    assert m["all"]["critical"] == {"deer": {"missed": 1, "wrong": 1}, "sheep": {"missed": 0, "wrong": 0},
+                                    "total": {"missed": 1, "wrong": 1}}
+    assert list(m["all"]["by_zoom"]) == ["zoom_1", "zoom_2"]
+    assert list(m["all"]["by_band"]) == ["lt16", "16to48", "ge48"]
+
+
+def test_outcome_tables_follow_conventions(repo):
+    assert run_score() == 0
+    frames = Path("metrics/outcomes/detection-frames.csv").read_text()
+    assert frames == "frame,split,session,zoom,model,tp,fp,fn\na,dev,s1,1,tiny,2,2,0\nb,test,s2,2,tiny,0,4,1\n"
+    labels = list(csv.DictReader(open("metrics/outcomes/detection-labels.csv")))
+    assert [(r["frame"], r["label"], r["class"], r["found"]) for r in labels] == [
+        ("a", "0", "sheep", "1"), ("a", "1", "deer", "1"), ("b", "0", "deer", "0")]
+    assert list(labels[0]) == ["frame", "split", "label", "class", "model", "found"]
+
+
+def test_threshold_change_moves_the_operating_point(repo):
+    Path("params.yaml").write_text(PARAMS.replace("deer: 0.2", "deer: 0.35"))
+    assert run_score() == 0
+    m = json.loads(Path("metrics/detection/tiny.json").read_text())
+    assert (m["all"]["micro"]["tp"], m["all"]["micro"]["fp"], m["all"]["micro"]["fn"]) == (2, 4, 1)
+    assert m["all"]["critical"]["deer"]["wrong"] == 0
+
+
+def test_outputs_are_byte_deterministic_including_pngs(repo):
+    def snapshot():
+        return {p: p.read_bytes() for root in ("plots", "metrics") for p in sorted(Path(root).rglob("*"))
+                if p.is_file()}
+
+    assert run_score(png=True) == 0
+    first = snapshot()
+    assert sum(p.suffix == ".png" for p in first) == 4 and len(first) > 10
+    assert run_score(png=True) == 0
+    assert snapshot() == first
+    png = Path("plots/detection/png/tiny-pr.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and b"Software" not in png and b"matplotlib" not in png
+
+
+def test_plot_data_files(repo):
+    assert run_score() == 0
+    pr = Path("plots/detection/pr/tiny/deer.csv").read_text().splitlines()
+    assert pr[0] == "threshold,precision,recall"
+    f1 = {r["threshold"]: r for r in csv.DictReader(open("plots/detection/f1/tiny/all.csv"))}
+    # one threshold 0.35 for every class: TP 2, FP 4, FN 1 -> F1 = 4 / 9
+    assert f1["0.35"]["f1"] == "0.444444"
+    conf = list(csv.DictReader(open("plots/detection/confusion/tiny.csv")))
+    assert sum(1 for r in conf if r["actual"] == r["predicted"]) == 2
+    assert sum(1 for r in conf if r["actual"] == "background") == 6      # every FP
+    assert sum(1 for r in conf if r["predicted"] == "background") == 1   # the missed deer
+    bars = list(csv.DictReader(open("plots/detection/per_class/tiny.csv")))
+    assert [r["class"] for r in bars] == ["deer", "sheep", "relic"]
+
+
+def test_coco_export_of_served_detections(repo):
+    assert run_score() == 0
+    res = json.loads(Path("build/coco-results/tiny.json").read_text())
+    # served: 6 FP + 2 TP = 8 kept detections (the NMS duplicate is gone)
+    assert len(res) == 8
+    assert {"image_id", "category_id", "bbox", "score"} == set(res[0])
+    sheep = [r for r in res if r["category_id"] == 2 and r["image_id"] == 1]
+    assert sheep == [{"image_id": 1, "category_id": 2, "bbox": [48.0, 24.0, 32.0, 16.0], "score": 0.9}]
+
+
+@pytest.mark.parametrize("thresholds, message", [
+    ("  default: 0.35\n  moose: 0.2\n", "unknown class name"),
+    ("  default: 0.35\n  deer: 0.01\n", ">= detector.floor = 0.05"),
+    ("  deer: 0.2\n", "default"),
+])
+def test_threshold_config_errors(repo, capsys, thresholds, message):
+    text = PARAMS.replace("  default: 0.35\n  deer: 0.2\n", thresholds)
+    Path("params.yaml").write_text(text)
+    assert run_score() == 2
+    err = capsys.readouterr().err
+    assert message in err
+    if "moose" in thresholds:
+        assert "deer, sheep, relic" in err
+    assert not Path("metrics/detection/tiny.json").exists()
+
+
+def test_unknown_critical_class_is_a_config_error(repo, capsys):
+    Path("params.yaml").write_text(PARAMS.replace("critical: [deer, sheep]", "critical: [deer, goat]"))
+    assert run_score() == 2
+    assert "goat" in capsys.readouterr().err
+
+
+def test_stale_detections_are_refused(repo, capsys):
+    Path("params.yaml").write_text(PARAMS.replace("floor: 0.05", "floor: 0.1"))
+    assert run_score() == 2
+    assert "another detector.floor" in capsys.readouterr().err
+
+
+def test_suggest_thresholds_reads_dev_only_and_prints_exp_line(repo, capsys):
+    # corrupt the test frame's line: suggest-thresholds never parses it, the pipeline would fail
+    p = Path("build/detections/tiny.jsonl")
+    lines = p.read_text().splitlines()
+    assert lines[2].startswith('{"frame":"b"')
+    lines[2] = lines[2][:-5] + "BROKEN"
+    p.write_text("\n".join(lines) + "\n")
+    assert run_score() == 2
+    capsys.readouterr()
+    Path("params.yaml").write_text(PARAMS.replace("min_support: 2", "min_support: 1"))
+    assert run_main(score.main, ["suggest-thresholds", "--model", "tiny", "--params", "params.yaml"]) == 0
+    out = capsys.readouterr().out
+    # dev frame a: deer 0.3 is a FP on the sheep, deer 0.5 is a TP -> best deer threshold 0.5
+    assert "dvc exp run" in out and "-S thresholds.deer=0.5" in out
+    assert "from 1 dev frames" in out
+
+
+def test_suggest_thresholds_refuses_test_split(repo, capsys):
+    assert run_main(score.main, ["suggest-thresholds", "--model", "tiny", "--split", "test"]) == 2
+    assert "dev frames only" in capsys.readouterr().err
+
+
+def test_frozen_evaluation_reproduced_and_differences(repo):
+    from stages.manifest import load_manifest
+    import yaml
+
+    card_path = Path("models/tiny.yaml")
+    card = yaml.safe_load(card_path.read_text())
+    card["eval_manifest_sha256"] = load_manifest(Path("data/detector/manifest.csv")).sha256
+    card["evaluation"] = {"micro": {"precision": 0.25, "recall": 0.666667, "f1": 0.363636, "tp": 2},
+                          "test": {"micro": {"fn": 1}}}
+    card_path.write_text(yaml.safe_dump(card))
+    assert run_score() == 0
+    fz = json.loads(Path("metrics/detection/tiny.json").read_text())["frozen"]
+    assert fz == {"model_sha256_matches": True, "manifest_sha256_matches": True, "comparable": True,
+                  "compared": 5, "reproduced": True, "differing": []}
+    card["evaluation"]["micro"]["tp"] = 3
+    card["evaluation"]["per_class"] = {"deer": {"recall": 0.9}}
+    card_path.write_text(yaml.safe_dump(card))
+    assert run_score() == 0
+    fz = json.loads(Path("metrics/detection/tiny.json").read_text())["frozen"]
+    assert fz["reproduced"] is False and fz["differing"] == ["micro.tp", "per_class.deer.recall"]
+    card["eval_manifest_sha256"] = "0" * 64
+    card_path.write_text(yaml.safe_dump(card))
+    assert run_score() == 0
+    fz = json.loads(Path("metrics/detection/tiny.json").read_text())["frozen"]
+    assert fz["manifest_sha256_matches"] is False and fz["comparable"] is False and fz["reproduced"] is False
