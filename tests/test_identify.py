@@ -1,0 +1,213 @@
+"""identify stage: replay checks, live calls against a local chat server, resume, exit codes, key hygiene."""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import stages.identify as identify
+from stages.errors import run_main
+from stages.recording import RecordLine, load_recording, parse_answer
+from tests.chat_server import chat_server
+
+FIXTURE = Path(__file__).parent / "data" / "lots"
+KEY = "sk-SENTINEL-identify-9731"
+ENV = "CANDOR_TEST_KEY"
+ANSWER = json.dumps({"type": "item", "item": {"itemManufacturer": "Dell", "itemModel": "OptiPlex 7090",
+                                              "itemType": "Drill", "quantity": 10}})
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A temporary repo-like folder: data/lots (the test fixture) and params.yaml; cwd is set to it."""
+    root = tmp_path / "repo"
+    shutil.copytree(FIXTURE, root / "data" / "lots")
+    monkeypatch.chdir(root)
+    monkeypatch.delenv(ENV, raising=False)
+    write_params(root, base_url="http://127.0.0.1:9/v1")
+    return root
+
+
+def write_params(root: Path, **kw) -> None:
+    ident = {"mode": "replay", "candidates": ["p"], "runs": 2, "gallery": "all", "pause_s": 0, "timeout_s": 2,
+             "retries": 2, "backoff_s": 0, "model": "test-model", "api_key_env": ENV} | kw
+    (root / "params.yaml").write_text(json.dumps({"identify": ident}))
+
+
+def sha(root: Path) -> str:
+    return hashlib.sha256((root / "data/lots/prompts/p.txt").read_bytes()).hexdigest()
+
+
+def write_recording(root: Path, *, runs=(1, 2), ids=("T001", "T002", "drill"), prompt_sha=None, gallery="all"):
+    lines = []
+    for i in ids:
+        for r in runs:
+            parsed, why = parse_answer(ANSWER)
+            lines.append(RecordLine(case=i, run=r, raw=ANSWER, parsed=parsed, parse_error=why, provider="h",
+                                    model="m", prompt_sha256=prompt_sha or sha(root), gallery=gallery).to_json())
+    p = root / "data/lots/recordings/p.jsonl"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text("\n".join(reversed(lines)) + "\n")
+
+
+def run(*argv: str) -> int:
+    return run_main(identify.main, ["--candidate", "p", *argv])
+
+
+def answers(root: Path) -> list[dict]:
+    return [json.loads(x) for x in (root / "build/answers/p.jsonl").read_text().splitlines()]
+
+
+def test_replay_writes_sorted_normalised_answers(work: Path, capsys):
+    write_recording(work)
+    assert run() == 0
+    got = answers(work)
+    assert [(a["case"], a["run"]) for a in got] == [("T001", 1), ("T001", 2), ("T002", 1), ("T002", 2),
+                                                    ("drill", 1), ("drill", 2)]
+    assert got[0]["model"] == "OptiPlex 7090" and got[0]["count"] == 10 and got[0]["status"] == "ok"
+    assert "drill — avg" in capsys.readouterr().out
+    before = (work / "build/answers/p.jsonl").read_bytes()
+    assert run() == 0 and (work / "build/answers/p.jsonl").read_bytes() == before
+
+
+@pytest.mark.parametrize("setup, needle", [
+    (lambda w: write_recording(w, runs=(1,)), "3 (case, run) pair(s) not recorded"),
+    (lambda w: write_recording(w, prompt_sha="b" * 64), "recorded with a different prompt"),
+    (lambda w: write_recording(w, gallery="first"), "recorded with a different gallery setting"),
+    (lambda w: None, "recording not found"),
+])
+def test_replay_refuses_missing_or_stale_recordings(work: Path, capsys, setup, needle):
+    setup(work)
+    assert run() == 2
+    err = capsys.readouterr().err
+    assert needle in err
+    assert not (work / "build/answers/p.jsonl").exists()
+
+
+def test_replay_runs_param_selects_recorded_runs(work: Path):
+    write_recording(work, runs=(1, 2, 3))
+    write_params(work, runs=1, base_url="http://127.0.0.1:9/v1")
+    assert run() == 0
+    assert [a["run"] for a in answers(work)] == [1, 1, 1]
+
+
+def test_help_needs_no_key(work: Path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        identify.main(["--help"])
+    assert exc.value.code == 0 and "replay" in capsys.readouterr().out
+
+
+def test_live_without_key_exits_2_naming_the_variable(work: Path, capsys):
+    assert run("--mode", "live") == 2
+    assert f"API key variable {ENV} is not set" in capsys.readouterr().err
+
+
+def all_text(root: Path, *extra: str) -> str:
+    files = [p for p in root.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".json", ".csv", ".yaml")]
+    return "\n".join([*(p.read_text(errors="replace") for p in files), *extra])
+
+
+def test_live_calls_records_and_never_leaks_the_key(work: Path, monkeypatch, capsys, caplog):
+    monkeypatch.setenv(ENV, KEY)
+    with chat_server([("ok", ANSWER)]) as srv:
+        write_params(work, base_url=srv.url, mode="live")
+        assert run() == 0
+    assert len(srv.requests) == 6
+    by_images = sorted(len(r["json"]["messages"][0]["content"]) - 1 for r in srv.requests)
+    assert by_images == [1, 1, 1, 1, 2, 2]          # T001 sends its whole gallery
+    urls = [c["image_url"]["url"] for r in srv.requests for c in r["json"]["messages"][0]["content"][1:]]
+    assert all(u.startswith("data:image/png;base64,") for u in urls)
+    prompts = [r["json"]["messages"][0]["content"][0]["text"] for r in srv.requests]
+    assert sum("- itemType: Drill" in p for p in prompts) == 2        # the case's categoryLibrary
+    assert sum("No inventory yet" in p for p in prompts) == 4          # lots get the defaults
+    rec = load_recording(work / "build/live/p.jsonl")
+    assert {(x.case, x.run) for x in rec} == {(i, r) for i in ("T001", "T002", "drill") for r in (1, 2)}
+    assert {x.prompt_sha256 for x in rec} == {sha(work)} and {x.provider for x in rec} == {"127.0.0.1"}
+    assert [a["status"] for a in answers(work)] == ["ok"] * 6
+    out = capsys.readouterr()
+    assert KEY not in all_text(work, out.out, out.err, caplog.text)
+
+
+def test_live_gallery_first_sends_one_photo(work: Path, monkeypatch):
+    monkeypatch.setenv(ENV, KEY)
+    with chat_server([("ok", ANSWER)]) as srv:
+        write_params(work, base_url=srv.url, mode="live", gallery="first", runs=1)
+        assert run() == 0
+    assert all(len(r["json"]["messages"][0]["content"]) == 2 for r in srv.requests)
+
+
+def test_live_failures_are_recorded_others_kept_exit_1_and_retried_on_rerun(work: Path, monkeypatch, capsys, caplog):
+    monkeypatch.setenv(ENV, KEY)
+    # retries=2: run T001/1 ok, then T001/2 fails three times, then the rest succeed
+    script = [("ok", ANSWER), ("status", 500), ("status", 500), ("status", 500), ("ok", ANSWER)]
+    with chat_server(script) as srv:
+        write_params(work, base_url=srv.url, mode="live")
+        assert run() == 1
+    rec = load_recording(work / "build/live/p.jsonl")
+    errors = [x for x in rec if x.error]
+    assert [(x.case, x.run) for x in errors] == [("T001", 2)]
+    assert errors[0].error.startswith("after 3 attempt(s): HTTP 500 Internal Server Error")
+    got = {(a["case"], a["run"]): a for a in answers(work)}
+    assert got[("T001", 2)]["status"] == "error" and got[("T001", 1)]["status"] == "ok" and len(got) == 6
+    with chat_server([("ok", ANSWER)]) as srv2:
+        write_params(work, base_url=srv2.url, mode="live")
+        assert run() == 0
+    assert len(srv2.requests) == 1                     # only the failed pair is called again
+    assert all(x.error is None for x in load_recording(work / "build/live/p.jsonl"))
+    out = capsys.readouterr()
+    assert KEY not in all_text(work, out.out, out.err, caplog.text)
+
+
+def test_resume_after_interruption_skips_recorded_pairs(work: Path, monkeypatch):
+    monkeypatch.setenv(ENV, KEY)
+    real = identify.complete
+    calls = {"n": 0}
+
+    def flaky(*args, **kw):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kw)
+
+    with chat_server([("ok", ANSWER)]) as srv:
+        write_params(work, base_url=srv.url, mode="live")
+        monkeypatch.setattr(identify, "complete", flaky)
+        with pytest.raises(KeyboardInterrupt):
+            run()
+        assert len(load_recording(work / "build/live/p.jsonl")) == 2
+        assert not (work / "build/answers/p.jsonl").exists()
+        with open(work / "build/live/p.jsonl", "a") as fh:      # a line cut off mid-write
+            fh.write('{"case": "T002", "run"')
+        monkeypatch.setattr(identify, "complete", real)
+        assert run() == 0
+    assert len(srv.requests) == 2 + 4
+    assert len(load_recording(work / "build/live/p.jsonl")) == 6
+
+
+def test_live_refuses_a_recording_made_with_another_prompt(work: Path, monkeypatch, capsys):
+    monkeypatch.setenv(ENV, KEY)
+    with chat_server([("ok", ANSWER)]) as srv:
+        write_params(work, base_url=srv.url, mode="live", runs=1)
+        assert run() == 0
+        (work / "data/lots/prompts/p.txt").write_text("A different prompt.\n")
+        assert run() == 2
+    assert "another prompt, model, gallery or provider" in capsys.readouterr().err
+
+
+def test_by_hand_flags_need_out_outside_the_repo(work: Path, tmp_path: Path, capsys):
+    write_recording(work)
+    assert run("--case", "T00*") == 2
+    assert "--out PATH" in capsys.readouterr().err
+    assert run("--case", "T00*", "--out", str(work / "report.json")) == 2
+    assert "must stay outside the repository" in capsys.readouterr().err
+    assert run("--case", "nothing*", "--out", str(tmp_path / "r.json")) == 2
+    report = tmp_path / "bm.json"
+    assert run("--case", "T00*", "--case", "dr*", "--runs", "1", "--label", "my-try", "--out", str(report)) == 0
+    doc = json.loads(report.read_text())
+    assert doc["label"] == "my-try" and doc["runs"] == 1
+    assert [(a["case"], a["run"]) for a in doc["answers"]] == [("T001", 1), ("T002", 1), ("drill", 1)]
+    assert doc["answers"][0]["raw"] == ANSWER and doc["cases"][0]["case"] == "drill"
+    assert not (work / "build/answers/p.jsonl").exists()     # a throwaway run leaves the pipeline alone
