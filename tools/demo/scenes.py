@@ -10,7 +10,7 @@ Definitions
   lighting (brightness, colour tint, haze) and whether the bottom UI panel is shown,
   as one capture session of a real game would.
 - A *frame* of a session has a *zoom* from :data:`ZOOMS`; object sizes in pixels
-  scale with it (zoom 1.5 draws everything 1.5x larger than zoom 1.0).
+  scale with it (zoom 2.0 draws everything twice as large as zoom 1.0).
 - Frames are :data:`FRAME_W` x :data:`FRAME_H` = 640 x 416 RGB (the seed's
   1280 x 831 halved, aspect 1.538 vs 1.540).
 - A *box* is ``(class_id, x0, y0, x1, y1)`` in frame pixels (floats, x1/y1
@@ -36,7 +36,7 @@ CLASSES: tuple[str, ...] = (
     "tree", "gold_mine", "stone_mine", "relic", "mill",
 )
 FRAME_W, FRAME_H = 640, 416
-ZOOMS: tuple[float, ...] = (0.75, 1.0, 1.5)
+ZOOMS: tuple[float, ...] = (0.75, 1.0, 1.5, 2.0)
 MIN_VISIBLE = 0.35
 MIN_INSIDE = 0.35
 

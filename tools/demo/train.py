@@ -43,9 +43,9 @@ WIDTH = 24
 
 RECIPES = {
     # the reference: plain training, horizontal flips only
-    "v1": {"steps": 600, "batch": 16, "lr": 3e-3, "aug": "flip", "torch_seed": 1},
+    "v1": {"steps": 500, "batch": 16, "lr": 3e-3, "aug": "flip", "torch_seed": 1},
     # the candidate: longer, with colour/lighting jitter and vertical flips
-    "v2": {"steps": 800, "batch": 16, "lr": 3e-3, "aug": "flip+colour", "torch_seed": 2},
+    "v2": {"steps": 600, "batch": 16, "lr": 3e-3, "aug": "flip+colour", "torch_seed": 2},
 }
 
 
