@@ -6,10 +6,14 @@ lot: make, model, whether the model number was hedged, and the predicted count.
 
 Tokens
     Tokenising, spec words and distinctive tokens are those of :mod:`stages.tokens` (one
-    tokenizer for identification and comps), with its default :class:`~stages.tokens.TokenRules`:
+    tokenizer for identification and comps, the same :class:`~stages.tokens.TokenRules`,
+    params section ``lots``):
     a *distinctive model token* contains a digit and is not a spec token ("7090", "tds2024c";
-    never "8-channel", "16gb", "24"). Comps add one thing: tokens are compared in their
-    *compact* form, hyphens removed, so "2960-X" in an answer meets "2960X" in a title.
+    never "8-channel", "16gb", "24"). Comps add two things: tokens are compared in their
+    *compact* form, hyphens removed, so "2960-X" in an answer meets "2960X" in a title (and a
+    title code "UAP-AC-PRO-US" also offers its leading runs "uapac", "uapacpro"); and a
+    hyphenated product code of 3+ parts with no spec part ("UAP-AC-PRO") is a model token
+    even without a digit.
     A model with no distinctive token ("Research plus", or "87V", which reads as 87 volts)
     is keyed by its *phrase*: its tokens without the make, hedges, form factors and generic
     words (and without spec tokens, unless nothing else is left), which must appear
@@ -22,8 +26,9 @@ Matching rules (each a switch in :class:`Rules`, params section ``comps``)
         of 4+ letters: "Thermo Fisher Scientific" matches "Thermo Scientific ...").
         Off: the make is ignored (the pre-fix behaviour: a "7090" trading card matches).
     ``require_model_token``: the title must share at least one distinctive model token (or
-        contain the model's phrase). Off: the pre-fix loose rule, a title matches when it
-        shares *any* word of 2+ characters of the model text, spec words included.
+        contain the model's phrase). Off: the pre-fix rule, every token of the model text that
+        contains a digit is a model token, spec words included ("16gb", "8-channel"), and a
+        title matches when it shares one (a model without digits: any word of 2+ characters).
     ``hedged_fallback``: when the answer hedged its model number ("e.g. 34401A"), the number
         is not a hard gate: match on the family tokens instead, and the estimate is marked
         hedged. When the model has no family token, the hedged number is used as is. Off: the
@@ -71,7 +76,7 @@ Reason = Literal["ok", "failed_answer", "no_model", "no_brand", "no_count", "too
 Exclusion = Literal["brand", "model", "accessory"]
 
 
-TOKEN_RULES = TokenRules()
+DEFAULT_TOKENS = TokenRules()
 
 
 def compact(token: str) -> str:
@@ -80,9 +85,20 @@ def compact(token: str) -> str:
 
 
 def title_keys(title: str) -> frozenset[str]:
-    """Every candidate token of a title (:func:`stages.tokens.candidate_tokens`) and its compact form."""
+    """Every candidate token of a title (:func:`stages.tokens.candidate_tokens`), its compact form,
+    and the compact leading runs of 2+ hyphen parts ("uap-ac-pro-us" gives "uapac", "uapacpro")."""
     toks = candidate_tokens(title)
-    return frozenset(toks) | frozenset(compact(t) for t in toks)
+    out = set(toks) | {compact(t) for t in toks}
+    for t in tokenize(title):
+        parts = [p for p in t.split("-") if p]
+        out.update("".join(parts[:n]) for n in range(2, len(parts)))
+    return frozenset(out)
+
+
+def is_code(token: str, *, tokens: TokenRules = DEFAULT_TOKENS) -> bool:
+    """A hyphenated product code of 3+ parts without spec parts ("uap-ac-pro"): a model token."""
+    parts = [p for p in token.split("-") if p]
+    return len(parts) >= 3 and not any(tokens.is_spec(p) for p in parts)
 
 
 def _hedge_words() -> frozenset[str]:
@@ -90,31 +106,33 @@ def _hedge_words() -> frozenset[str]:
                       "perhaps", "approx", "approx.", "such", "as", "to", "unknown"})
 
 
-def model_keys(model: str) -> tuple[str, ...]:
-    """Compact distinctive tokens of ``model``, sorted (empty when it has none)."""
-    return tuple(sorted({compact(t) for t in distinctive_tokens(model, rules=TOKEN_RULES)}))
+def model_keys(model: str, *, tokens: TokenRules = DEFAULT_TOKENS) -> tuple[str, ...]:
+    """Compact distinctive tokens and product codes of ``model``, sorted (empty when it has none)."""
+    keys = {compact(t) for t in distinctive_tokens(model, rules=tokens)}
+    keys.update(compact(t) for t in tokenize(model) if is_code(t, tokens=tokens))
+    return tuple(sorted(keys))
 
 
-def model_phrase(model: str, *, make: str | None = None) -> tuple[str, ...]:
+def model_phrase(model: str, *, make: str | None = None, tokens: TokenRules = DEFAULT_TOKENS) -> tuple[str, ...]:
     """The phrase key of a model without distinctive tokens (module docstring), in order.
 
     "Research plus 8-channel" -> ("research", "plus"); "87V" (make Fluke) -> ("87v",).
     """
-    skip = _hedge_words() | frozenset(tokenize(make)) | frozenset(TOKEN_RULES.form_factors)
+    skip = _hedge_words() | frozenset(tokenize(make)) | frozenset(tokens.form_factors)
     kept = [t for t in tokenize(model) if t not in skip and t.strip("?")]
-    plain = [t for t in kept if not TOKEN_RULES.is_spec(t) and t not in CATEGORY_WORDS]
+    plain = [t for t in kept if not tokens.is_spec(t) and t not in CATEGORY_WORDS]
     return tuple(plain or [t for t in kept if t not in CATEGORY_WORDS])
 
 
-def family_tokens(model: str, *, make: str | None = None) -> tuple[str, ...]:
+def family_tokens(model: str, *, make: str | None = None, tokens: TokenRules = DEFAULT_TOKENS) -> tuple[str, ...]:
     """Product-line tokens: letter-only phrase words of 3+ letters, letter prefixes (2+) of model tokens."""
-    skip = _hedge_words() | frozenset(tokenize(make)) | GENERIC_WORDS | frozenset(TOKEN_RULES.form_factors)
+    skip = _hedge_words() | frozenset(tokenize(make)) | GENERIC_WORDS | frozenset(tokens.form_factors)
     out: list[str] = []
     for t in tokenize(model):
         c = compact(t)
-        if c.isalpha() and len(c) >= 3 and t not in skip and not TOKEN_RULES.is_spec(t) and c not in out:
+        if c.isalpha() and len(c) >= 3 and t not in skip and not tokens.is_spec(t) and c not in out:
             out.append(c)
-    for tok in model_keys(model):
+    for tok in model_keys(model, tokens=tokens):
         prefix = re.match(r"^[a-z]+", tok)
         if prefix and len(prefix.group()) >= 2 and prefix.group() not in skip and prefix.group() not in out:
             out.append(prefix.group())
@@ -192,6 +210,7 @@ class Rules:
     per_unit_price: bool = True
     min_comps: int = 3
     accessory_words: tuple[str, ...] = ()
+    tokens: TokenRules = DEFAULT_TOKENS
 
 
 @dataclass(frozen=True)
@@ -237,16 +256,18 @@ def match_listing(listing: Listing, query: Query, *, rules: Rules) -> Match:
         return Match(listing.id, "brand", price)
     tw = title_keys(listing.title)
     if rules.require_model_token:
-        tokens = model_keys(query.model)
-        family = family_tokens(query.model, make=query.make)
+        keys = model_keys(query.model, tokens=rules.tokens)
+        family = family_tokens(query.model, make=query.make, tokens=rules.tokens)
         if query.hedged and rules.hedged_fallback and family:
             ok = _family_match(family, tw)
-        elif tokens:
-            ok = any(t in tw for t in tokens)
+        elif keys:
+            ok = any(k in tw for k in keys)
         else:
-            ok = _phrase_in(model_phrase(query.model, make=query.make), listing.title)
+            ok = _phrase_in(model_phrase(query.model, make=query.make, tokens=rules.tokens), listing.title)
     else:
-        ok = any(t in tw or compact(t) in tw for t in tokenize(query.model) if len(t) >= 2)
+        toks = [t for t in candidate_tokens(query.model) if len(t) >= 2]
+        digits = [t for t in toks if any(c.isdigit() for c in t)]
+        ok = any(t in tw or compact(t) in tw for t in (digits or toks))
     if not ok:
         return Match(listing.id, "model", price)
     if rules.exclude_accessories and accessory_hit(listing.title, rules.accessory_words) is not None:

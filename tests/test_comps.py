@@ -33,7 +33,11 @@ OPTI = Query(make="Dell", model="OptiPlex 7090 SFF")
     (L("c", "HP 7090 ink cartridge", "30"), OPTI, replace(ON, require_brand=False), None),
     # a distinctive model token must be shared; "OptiPlex" alone (a family word) is not enough
     (L("d", "Dell OptiPlex 3080 Micro", "120"), OPTI, ON, "model"),
-    (L("d", "Dell OptiPlex 3080 Micro", "120"), OPTI, replace(ON, require_model_token=False), None),
+    # the pre-fix rule: "16GB" in the answer's model field is used as a model token
+    (L("d", "Dell OptiPlex 3080 Micro 16GB", "120"), Query(make="Dell", model="OptiPlex 7090 16GB"), ON, "model"),
+    (L("d", "Dell OptiPlex 3080 Micro 16GB", "120"), Query(make="Dell", model="OptiPlex 7090 16GB"),
+     replace(ON, require_model_token=False), None),
+    (L("d", "Dell OptiPlex 3080 Micro", "120"), OPTI, replace(ON, require_model_token=False), "model"),
     # spec words are never model tokens: "8-channel" on a DVR does not match an 8-channel pipette
     (L("e", "8-Channel DVR security recorder", "60"),
      Query(make="Eppendorf", model="Research plus 8-channel"), replace(ON, require_brand=False), "model"),
