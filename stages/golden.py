@@ -224,7 +224,7 @@ def _image_problem(root: Path, rel: str, where: str) -> Problem | None:
         return Problem(where, "file not found", expected=f"an image at {p.as_posix()}")
     size = p.stat().st_size
     if size > MAX_BYTES:
-        return Problem(where, "image too large", expected=f"at most {MAX_BYTES} bytes", got=str(size))
+        return Problem(where, f"image too large ({rel})", expected=f"at most {MAX_BYTES} bytes", got=f"{size} bytes")
     with open(p, "rb") as fh:
         if sniff_mime(fh.read(16)) is None:
             return Problem(where, "not a supported image", expected="JPEG, PNG, WebP or GIF", got=rel)

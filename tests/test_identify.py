@@ -211,3 +211,22 @@ def test_by_hand_flags_need_out_outside_the_repo(work: Path, tmp_path: Path, cap
     assert [(a["case"], a["run"]) for a in doc["answers"]] == [("T001", 1), ("T002", 1), ("drill", 1)]
     assert doc["answers"][0]["raw"] == ANSWER and doc["cases"][0]["case"] == "drill"
     assert not (work / "build/answers/p.jsonl").exists()     # a throwaway run leaves the pipeline alone
+
+
+def test_live_pauses_between_calls_not_before_the_first(work: Path, monkeypatch):
+    monkeypatch.setenv(ENV, KEY)
+    pauses: list[float] = []
+    monkeypatch.setattr(identify.time, "sleep", pauses.append)
+    with chat_server([("ok", ANSWER)]) as srv:
+        write_params(work, base_url=srv.url, mode="live", runs=1, pause_s=1.5)
+        assert run() == 0
+    assert len(srv.requests) == 3 and pauses == [1.5, 1.5]
+
+
+def test_live_checks_images_before_any_call(work: Path, monkeypatch, capsys):
+    monkeypatch.setenv(ENV, KEY)
+    (work / "data/lots/photos/t2.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * (5 * 1024 * 1024))
+    with chat_server([("ok", ANSWER)]) as srv:
+        write_params(work, base_url=srv.url, mode="live", runs=1)
+        assert run() == 2
+    assert srv.requests == [] and "image too large (photos/t2.png)" in capsys.readouterr().err
