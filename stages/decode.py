@@ -13,7 +13,8 @@ most one candidate: its best class (highest score; ties go to the lower class
 index), kept when that score is ``>= floor`` (Ultralytics' ``multi_label=False``).
 No threshold per class and no NMS happen here: those belong to scoring.
 
-The layout is taken from the model card's ``output_layout`` when given, else
+The layout is taken from the model card's ``output_layout`` when given (its first
+word, so ``ultralytics [1, 4+C, N]`` reads as ``ultralytics``), else
 inferred from the shape and ``C``: ``[1, 4+C, N]`` is ``ultralytics`` (preferred
 when ``N == 4+C`` too), ``[1, N, 4+C]`` is ``ultralytics-t``, ``[1, N, 5+C]`` is
 ``yolov5``. Any other shape is an input error naming the shape and the layouts.
@@ -61,6 +62,8 @@ def infer_layout(shape: tuple[int, ...] | list[int], *, num_classes: int, declar
         return shape[2] == 5 + c
 
     if declared is not None:
+        # "ultralytics" or a self-describing "ultralytics [1, 4+C, N]": the first word names the layout
+        declared = declared.split()[0] if declared.strip() else declared
         if declared not in LAYOUTS:
             raise fail(f"{where}: output_layout", "unknown output layout",
                        expected=" or ".join(LAYOUTS), got=declared)

@@ -190,7 +190,7 @@ def operating_point(s: Scored, *, thresholds: np.ndarray) -> OperatingPoint:
     tp = kept & (s.label >= 0)
     fp = kept & (s.label < 0) & ~s.ignored
     sc = s.scene
-    found = s.label_score >= thr[sc.label_class]
+    found = (s.label_score > -np.inf) & (s.label_score >= thr[sc.label_class])
     fn = ~found & ~sc.label_crowd
     return OperatingPoint(kept=kept, tp=tp, fp=fp, found=found, fn=fn)
 

@@ -60,6 +60,7 @@ def test_declared_layout_wins_and_must_fit():
     # [1, 7, 7] fits both ultralytics and ultralytics-t for C=3: the card decides
     assert infer_layout((1, 7, 7), num_classes=3) == "ultralytics"
     assert infer_layout((1, 7, 7), num_classes=3, declared="ultralytics-t") == "ultralytics-t"
+    assert infer_layout((1, 7, 9), num_classes=3, declared="ultralytics [1, 4+C, N]") == "ultralytics"
     with pytest.raises(InputError, match="does not fit the declared layout yolov5"):
         infer_layout((1, 7, 10), num_classes=3, declared="yolov5")
     with pytest.raises(InputError, match="unknown output layout"):

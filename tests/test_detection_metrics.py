@@ -153,3 +153,10 @@ def test_empty_everything():
     assert m["micro"] == {"precision": None, "recall": None, "f1": None, "tp": 0, "fp": 0, "fn": 0,
                           "fp_per_frame": 0.0, "frames": 1}
     assert confusion(s, op).sum() == 0
+
+
+def test_no_threshold_does_not_find_unmatched_labels():
+    s = scored()
+    op = operating_point(s, thresholds=np.full(4, -np.inf))
+    # the tree label has no detection at all: still a FN without any threshold
+    assert op.fn.tolist() == [False, False, True]

@@ -1,0 +1,116 @@
+"""Tests for stages/labels.py: YOLO, COCO, COCO results and frames.csv readers with validation."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from stages.errors import InputError
+from stages.labels import (
+    DetectionTable, coco_results, read_coco, read_coco_results, read_frames, read_yolo,
+)
+
+DATA = Path(__file__).parent / "data" / "detector"
+
+
+def yolo_set(tmp_path: Path, labels: dict[str, str], classes="deer\nsheep\n") -> Path:
+    (tmp_path / "images").mkdir()
+    (tmp_path / "labels").mkdir()
+    (tmp_path / "classes.txt").write_text(classes)
+    for frame, text in labels.items():
+        Image.new("RGB", (200, 100)).save(tmp_path / "images" / f"{frame}.jpg")
+        if text is not None:
+            (tmp_path / "labels" / f"{frame}.txt").write_text(text)
+    return tmp_path
+
+
+def test_yolo_reads_pixels_and_label_indices(tmp_path):
+    root = yolo_set(tmp_path, {"b": "1 0.5 0.5 0.5 0.2\n\n0 0.1 0.1 0.2 0.2\n", "a": None, "c": ""})
+    gt = read_yolo(root)
+    assert gt.frames == ("a", "b", "c") and gt.classes == ("deer", "sheep")
+    assert gt.sizes.tolist() == [[200, 100]] * 3
+    assert gt.label_frame.tolist() == [1, 1] and gt.label_index.tolist() == [0, 1]
+    assert gt.label_class.tolist() == [1, 0]
+    assert gt.label_boxes.tolist() == [[50.0, 40.0, 150.0, 60.0], [0.0, 0.0, 40.0, 20.0]]
+    assert not gt.label_crowd.any()
+
+
+@pytest.mark.parametrize("line, what", [
+    ("2 0.5 0.5 0.1 0.1", "class index out of range"),
+    ("0 0.5 0.5 0.1", "wrong number of fields"),
+    ("x 0.5 0.5 0.1 0.1", "not numbers"),
+    ("0 1.5 0.5 0.1 0.1", "coordinates out of range"),
+    ("0 0.5 0.5 0 0.1", "coordinates out of range"),
+])
+def test_yolo_errors_name_file_and_line(tmp_path, line, what):
+    root = yolo_set(tmp_path, {"a": "0 0.5 0.5 0.1 0.1\n" + line + "\n"})
+    with pytest.raises(InputError) as err:
+        read_yolo(root)
+    assert f"labels/a.txt:2" in err.value.message and what in err.value.message
+
+
+def test_yolo_missing_image_and_duplicate_classes(tmp_path):
+    root = yolo_set(tmp_path, {"a": ""})
+    with pytest.raises(InputError, match="no image for frame 'zz'"):
+        read_yolo(root, frames=["a", "zz"])
+    (root / "classes.txt").write_text("deer\ndeer\n")
+    with pytest.raises(InputError, match="duplicate class names"):
+        read_yolo(root)
+
+
+def test_coco_reader_and_crowd():
+    gt, img_map, cat_map = read_coco(DATA / "coco_gt.json")
+    assert gt.frames == ("f1", "f2", "f3", "f4") and gt.classes == ("deer", "sheep", "relic")
+    assert gt.label_crowd.tolist() == [False, False, False, True, False, False]
+    assert gt.label_boxes[3].tolist() == [60.0, 0.0, 100.0, 40.0]
+    assert gt.label_index.tolist() == [0, 1, 0, 1, 0, 1]
+    assert img_map == {1: 0, 2: 1, 3: 2, 4: 3} and cat_map == {1: 0, 2: 1, 3: 2}
+
+
+def test_coco_unknown_class_against_fixed_classes():
+    with pytest.raises(InputError, match="unknown class name"):
+        read_coco(DATA / "coco_gt.json", classes=["deer", "sheep"])
+
+
+def test_coco_bad_annotation_is_named(tmp_path):
+    doc = json.loads((DATA / "coco_gt.json").read_text())
+    doc["annotations"][2]["bbox"] = [0, 0, -5, 3]
+    doc["annotations"][3]["image_id"] = 42
+    p = tmp_path / "gt.json"
+    p.write_text(json.dumps(doc))
+    with pytest.raises(InputError) as err:
+        read_coco(p)
+    assert "annotations[2].bbox" in err.value.message and "annotations[3].image_id" in err.value.message
+
+
+def test_coco_results_round_trip(tmp_path):
+    gt, img_map, cat_map = read_coco(DATA / "coco_gt.json")
+    det = read_coco_results(DATA / "coco_results.json", image_map=img_map, category_map=cat_map, classes=gt.classes)
+    assert len(det.score) == 10 and det.frame.tolist()[:4] == [0, 0, 0, 0]
+    back = coco_results(det, frame_ids=[1, 2, 3, 4], category_ids=[1, 2, 3])
+    original = json.loads((DATA / "coco_results.json").read_text())
+    assert back == [{**d, "bbox": [float(v) for v in d["bbox"]], "score": float(d["score"])} for d in original]
+
+
+def test_coco_results_export_rounds():
+    det = DetectionTable(classes=("a",), frame=np.array([0]), cls=np.array([0]),
+                         boxes=np.array([[1.00049, 2.0, 3.5, 4.25]]), score=np.array([0.123456]))
+    assert coco_results(det, frame_ids=[7], category_ids=[3]) == [
+        {"image_id": 7, "category_id": 3, "bbox": [1.0, 2.0, 2.5, 2.25], "score": 0.12346}]
+
+
+def test_read_frames_validation(tmp_path):
+    p = tmp_path / "frames.csv"
+    p.write_text("frame,session,zoom,split\nb,s1,1,test\na,s1,0.5,dev\n")
+    info = read_frames(p)
+    assert info.frames == ("a", "b") and info.split == ("dev", "test") and info.zoom == ("0.5", "1")
+    p.write_text("frame,session,zoom,split\na,s1,1,train\na,s1,1,dev\n")
+    with pytest.raises(InputError) as err:
+        read_frames(p)
+    assert "row 2.split" in err.value.message and "row 3.frame" in err.value.message
+    p.write_text("frame,zoom\na,1\n")
+    with pytest.raises(InputError, match="missing column"):
+        read_frames(p)

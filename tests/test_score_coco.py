@@ -1,0 +1,123 @@
+"""Standalone COCO mode: hand counts and agreement with pycocotools' matching at IoU 0.5."""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from stages import score
+from stages.errors import run_main
+
+DATA = Path(__file__).parent / "data" / "detector"
+
+
+def ours(gt: Path, dt: Path, out: Path, *extra) -> dict:
+    assert run_main(score.main, ["detections", "--coco-gt", str(gt), "--coco-results", str(dt),
+                                 "--out", str(out), *extra]) == 0
+    return json.loads(out.read_text())["all"]
+
+
+def pycoco_counts(gt: Path, dt: Path) -> dict[str, tuple[int, int, int]]:
+    """TP/FP/FN per category name from pycocotools' own matching (IoU 0.5, area all, no max-dets cap)."""
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        cg = COCO(str(gt))
+        cd = cg.loadRes(str(dt))
+        ev = COCOeval(cg, cd, "bbox")
+        ev.params.iouThrs = np.array([0.5])
+        ev.params.maxDets = [10_000]
+        ev.params.areaRng = [[0, 1e10]]
+        ev.params.areaRngLbl = ["all"]
+        ev.evaluate()
+    names = {c["id"]: c["name"] for c in cg.dataset["categories"]}
+    out = {n: [0, 0, 0] for n in names.values()}
+    for e in ev.evalImgs:
+        if e is None:
+            continue
+        m, ig = e["dtMatches"][0], e["dtIgnore"][0].astype(bool)
+        k = out[names[e["category_id"]]]
+        tp = int(((m > 0) & ~ig).sum())
+        k[0] += tp
+        k[1] += int(((m == 0) & ~ig).sum())
+        k[2] += int((~np.asarray(e["gtIgnore"], bool)).sum()) - tp
+    return {n: tuple(v) for n, v in out.items()}
+
+
+def test_hand_fixture_counts(tmp_path):
+    m = ours(DATA / "coco_gt.json", DATA / "coco_results.json", tmp_path / "o.json")
+    got = {c: (v["tp"], v["fp"], v["fn"]) for c, v in m["per_class"].items()}
+    assert got == {"deer": (1, 2, 1), "sheep": (3, 1, 0), "relic": (0, 1, 0)}
+    assert m["micro"]["frames"] == 4 and m["per_class"]["relic"]["recall"] is None
+
+
+def test_hand_fixture_agrees_with_pycocotools(tmp_path):
+    m = ours(DATA / "coco_gt.json", DATA / "coco_results.json", tmp_path / "o.json")
+    got = {c: (v["tp"], v["fp"], v["fn"]) for c, v in m["per_class"].items()}
+    assert got == pycoco_counts(DATA / "coco_gt.json", DATA / "coco_results.json")
+
+
+def random_pair(tmp_path: Path, seed: int) -> tuple[Path, Path]:
+    rng = np.random.default_rng(seed)
+    images = [{"id": i + 1, "file_name": f"f{i:03d}.jpg", "width": 320, "height": 240} for i in range(25)]
+    cats = [{"id": c + 1, "name": f"c{c}"} for c in range(5)]
+    anns, dets = [], []
+    for im in images:
+        for _ in range(rng.integers(0, 12)):
+            x, y = rng.uniform(0, 280), rng.uniform(0, 200)
+            w, h = rng.uniform(6, 40, 2)
+            c = int(rng.integers(1, 5))       # category 5 never labelled
+            crowd = int(rng.uniform() < 0.05)
+            anns.append({"id": len(anns) + 1, "image_id": im["id"], "category_id": c, "iscrowd": crowd,
+                         "bbox": [round(x, 2), round(y, 2), round(w, 2), round(h, 2)], "area": round(w * h, 2)})
+            for _ in range(rng.integers(0, 3)):     # jittered detections, some duplicates
+                j = rng.normal(0, 4, 4)
+                dets.append({"image_id": im["id"], "category_id": c if rng.uniform() < 0.85 else 5,
+                             "bbox": [round(x + j[0], 2), round(y + j[1], 2), round(max(w + j[2], 1), 2),
+                                      round(max(h + j[3], 1), 2)], "score": round(float(rng.uniform()), 4)})
+        for _ in range(rng.integers(0, 3)):         # background false positives
+            dets.append({"image_id": im["id"], "category_id": int(rng.integers(1, 6)),
+                         "bbox": [round(rng.uniform(0, 280), 2), round(rng.uniform(0, 200), 2), 20.0, 20.0],
+                         "score": round(float(rng.uniform()), 4)})
+    gt, dt = tmp_path / f"gt{seed}.json", tmp_path / f"dt{seed}.json"
+    gt.write_text(json.dumps({"images": images, "categories": cats, "annotations": anns}))
+    dt.write_text(json.dumps(dets))
+    return gt, dt
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_sets_agree_with_pycocotools(tmp_path, seed):
+    gt, dt = random_pair(tmp_path, seed)
+    m = ours(gt, dt, tmp_path / "o.json")
+    got = {c: (v["tp"], v["fp"], v["fn"]) for c, v in m["per_class"].items()}
+    ref = pycoco_counts(gt, dt)
+    assert got == ref
+    assert sum(v[0] for v in ref.values()) > 20      # the sets are not trivial
+
+
+def test_params_apply_thresholds_and_nms(tmp_path):
+    params = tmp_path / "params.yaml"
+    params.write_text("detector: {floor: 0.05, nms_iou: 0.5}\nthresholds: {default: 0.35, sheep: 0.6}\n"
+                      "match: {iou: 0.5, min_support: 1, critical: [deer], bands: [16]}\n")
+    m = ours(DATA / "coco_gt.json", DATA / "coco_results.json", tmp_path / "o.json", "--params", str(params))
+    got = {c: (v["tp"], v["fp"], v["fn"]) for c, v in m["per_class"].items()}
+    # deer >= 0.35: f1 TP 0.9 (the 0.8 duplicate is removed by NMS), f2 0.9 FP, crowd ones ignored/dropped
+    # sheep >= 0.6: only f1's 0.7 TP; f4's two sheep are FN; relic 0.6 >= 0.35: FP
+    assert got == {"deer": (1, 1, 1), "sheep": (1, 0, 2), "relic": (0, 1, 0)}
+    assert m["critical"] == {"deer": {"missed": 1, "wrong": 0}, "total": {"missed": 1, "wrong": 0}}
+
+
+def test_unknown_ids_are_input_errors(tmp_path, capsys):
+    bad = tmp_path / "dt.json"
+    bad.write_text(json.dumps([{"image_id": 99, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 0.5},
+                               {"image_id": 1, "category_id": 1, "bbox": [0, 0, -1, 1], "score": 0.5}]))
+    assert run_main(score.main, ["detections", "--coco-gt", str(DATA / "coco_gt.json"), "--coco-results", str(bad),
+                                 "--out", str(tmp_path / "o.json")]) == 2
+    err = capsys.readouterr().err
+    assert "[0].image_id" in err and "[1].bbox" in err
+    assert not (tmp_path / "o.json").exists()
