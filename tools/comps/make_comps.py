@@ -101,6 +101,8 @@ SPECS: dict[str, list[Row]] = {
         Row("Acer 24 inch 1080p monitor lot of 2", 1.1, "spec", quantity=2),
     ],
     "L005": [
+        Row("Lot of 2 Agilent 1260 Infinity HPLC stacks with ChemStation PCs", 0.95, quantity=2, category="Lab Equipment"),
+        Row("John Deere 1260 disc mower conditioner, field ready", 1.9, "other", category="Farm Equipment"),
         Row("Lot of 2 Agilent 1260 Infinity HPLC systems lab closeout", 0.9, quantity=2, category="Lab Equipment"),
         Row("Lot of 3 Agilent 1260 Infinity HPLC systems university surplus", 0.8, quantity=3, category="Lab Equipment"),
         Row("Agilent 1260 Infinity HPLC System G1311B G1329B G1316A G1315D", 1.0, category="Lab Equipment"),
@@ -116,6 +118,7 @@ SPECS: dict[str, list[Row]] = {
         Row("Magic the Gathering 1260 collector number foil trading card", 0.004, "card", category="Trading Cards"),
     ],
     "L006": [
+        Row("Lot of 2 Tektronix TDS2024C oscilloscopes with probes", 0.95, quantity=2, category="Test Equipment"),
         Row("Lot of 3 Tektronix TDS2024C oscilloscopes school surplus", 0.85, quantity=3, category="Test Equipment"),
         Row("Lot of 5 Tektronix TDS2024C 200 MHz scopes", 0.8, quantity=5, category="Test Equipment"),
         Row("Tektronix TDS2024C 4 Channel 200 MHz Digital Oscilloscope", 1.0, category="Test Equipment"),
@@ -129,6 +132,7 @@ SPECS: dict[str, list[Row]] = {
         Row("Rigol DS1054Z 4 channel 50 MHz oscilloscope", 0.4, "other", category="Test Equipment"),
     ],
     "L007": [
+        Row("Lot of 3 Fluke 87V true RMS meters calibrated", 1.0, quantity=3, category="Test Equipment"),
         Row("Lot of 6 Fluke 87V multimeters plant surplus", 0.85, quantity=6, category="Test Equipment"),
         Row("Fluke 87V True RMS Industrial Digital Multimeter", 1.05, category="Test Equipment"),
         Row("Lot of 4 Fluke 87-V multimeters with leads", 1.0, quantity=4, category="Test Equipment"),
@@ -141,6 +145,7 @@ SPECS: dict[str, list[Row]] = {
         Row("2019 Panini Prizm Basketball #87V Silver Rookie Card PSA 10", 8.5, "card", category="Trading Cards"),
     ],
     "L008": [
+        Row("Lot of 4 Thermo Heratherm IGS60 incubators university surplus", 0.75, quantity=4, category="Lab Equipment"),
         Row("Lot of 2 Thermo Heratherm IGS60 incubators", 0.9, quantity=2, category="Lab Equipment"),
         Row("Lot of 3 Thermo Scientific Heratherm IGS60 incubators lab closeout", 0.8, quantity=3, category="Lab Equipment"),
         Row("Thermo Scientific Heratherm IGS60 General Protocol Incubator", 1.0, category="Lab Equipment"),
@@ -177,6 +182,7 @@ SPECS: dict[str, list[Row]] = {
         Row("Ryobi P252 18V 1/2 in drill", 0.5, "spec", category="Power Tools"),
     ],
     "L012": [
+        Row("Lot of 2 Milwaukee 2804-20 hammer drills", 0.95, quantity=2, category="Power Tools"),
         Row("Lot of 3 Milwaukee 2804-20 M18 FUEL hammer drills tool only", 0.9, quantity=3, category="Power Tools"),
         Row("Lot of 6 Milwaukee 2804-20 hammer drills jobsite surplus", 0.8, quantity=6, category="Power Tools"),
         Row("Milwaukee 2804-20 M18 FUEL 1/2\" Hammer Drill tool only", 1.0, category="Power Tools"),
@@ -189,6 +195,7 @@ SPECS: dict[str, list[Row]] = {
         Row("Milwaukee 48-11-1850 M18 5.0Ah battery", 0.9, "spec", category="Power Tools"),
     ],
     "L013": [
+        Row("Lot of 2 Eppendorf Research plus 8-channel pipettes 10-100 ul", 0.95, quantity=2, category="Lab Equipment"),
         Row("Lot of 5 Eppendorf Research plus 8-channel pipettes", 0.85, quantity=5, category="Lab Equipment"),
         Row("Lot of 3 Eppendorf Research plus 8-channel 30-300ul pipettes", 0.9, quantity=3, category="Lab Equipment"),
         Row("Eppendorf Research plus 8-channel pipette 30-300 uL", 1.0, category="Lab Equipment"),
@@ -214,6 +221,7 @@ SPECS: dict[str, list[Row]] = {
         Row("APC SMT1500 for parts not working", 0.2, "parts", category="UPS"),
     ],
     "L018": [
+        Row("Lot of 2 Mettler Toledo XS205 balances with printers", 0.95, quantity=2, category="Lab Equipment"),
         Row("Lot of 2 Mettler Toledo XS205 DualRange balances", 0.85, quantity=2, category="Lab Equipment"),
         Row("Lot of 3 Mettler Toledo XS205 analytical balances as pictured", 0.75, quantity=3, category="Lab Equipment"),
         Row("Mettler Toledo XS205 DualRange analytical balance 220g 0.01mg", 1.0, category="Lab Equipment"),
@@ -226,6 +234,7 @@ SPECS: dict[str, list[Row]] = {
         Row("Sartorius Quintix 125D-1S semi-micro balance", 0.8, "other", category="Lab Equipment"),
     ],
     "L019": [
+        Row("Lot of 3 Sorvall Legend Micro 21R Thermo centrifuges", 0.85, quantity=3, category="Lab Equipment"),
         Row("Lot of 2 Thermo Sorvall Legend Micro 21R centrifuges", 0.9, quantity=2, category="Lab Equipment"),
         Row("Lot of 4 Thermo Sorvall Legend Micro 21R refrigerated microcentrifuges", 0.8, quantity=4, category="Lab Equipment"),
         Row("Thermo Scientific Sorvall Legend Micro 21R refrigerated microcentrifuge", 1.0, category="Lab Equipment"),
@@ -239,6 +248,7 @@ SPECS: dict[str, list[Row]] = {
         Row("Beckman Coulter Microfuge 21R refrigerated centrifuge", 1.6, "other", category="Lab Equipment"),
     ],
     "L020": [
+        Row("Lot of 3 Keysight 34461A multimeters calibrated", 0.95, quantity=3, category="Test Equipment"),
         Row("Lot of 2 Keysight 34461A 6.5 digit multimeters", 0.9, quantity=2, category="Test Equipment"),
         Row("Lot of 4 Keysight 34461A Truevolt DMMs", 0.85, quantity=4, category="Test Equipment"),
         Row("Keysight 34461A 6.5 digit digital multimeter", 1.0, category="Test Equipment"),
@@ -263,6 +273,8 @@ SPECS: dict[str, list[Row]] = {
         Row("Ubiquiti UAP-AC-PRO ceiling mount bracket", 0.2, "accessory", category="Networking"),
     ],
     "L024": [
+        Row("Lot of 3 Bio-Rad T100 thermal cyclers", 0.9, quantity=3, category="Lab Equipment"),
+        Row("Triumph Bonneville T100 motorcycle 2016, 9k miles", 6.5, "other", category="Motorcycles"),
         Row("Lot of 2 Bio-Rad T100 thermal cyclers", 0.9, quantity=2, category="Lab Equipment"),
         Row("Lot of 4 Bio-Rad T100 PCR thermal cyclers core facility surplus", 0.8, quantity=4, category="Lab Equipment"),
         Row("Bio-Rad T100 Thermal Cycler 96-well PCR", 1.0, category="Lab Equipment"),
