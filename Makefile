@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 export DVC_NO_ANALYTICS := 1
 
-.PHONY: repro test gate bench clean-venv
+.PHONY: repro test gate bench latency clean-venv
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,3 +36,12 @@ gate: $(VENV)/.runtime
 
 clean-venv:
 	rm -rf $(VENV)
+
+# Machine-specific latency diagnostic (diagnostics/dvc.yaml; outputs DVC-cached, not committed).
+latency: $(VENV)/.runtime
+	$(BIN)/dvc repro diagnostics/dvc.yaml
+
+# Benchmarks against peers (bench/; peers are bench-only requirements). Writes bench/RESULTS.md.
+bench: $(VENV)/.test
+	$(BIN)/python -m pip install --quiet -r bench/requirements.txt
+	$(BIN)/python bench/run.py $(BENCH_ARGS)

@@ -1,0 +1,73 @@
+"""latency stage: served postprocess, summaries, and the diagnostic record on a tiny ONNX model."""
+from __future__ import annotations
+
+import json
+from itertools import count
+
+import numpy as np
+import pytest
+
+from stages import fetch, latency
+from stages.errors import run_main
+from stages.onnx_model import open_model
+from tests.test_detect_support import constant_model, make_dataset, ultralytics_output, write_card
+
+PARAMS = ("detector:\n  models: [tiny]\n  floor: 0.05\n  nms_iou: 0.5\n  providers: [CPUExecutionProvider]\n"
+          "thresholds:\n  default: 0.35\n  deer: 0.25\nlatency:\n  warmup: 2\n")
+
+# input 64x64, frames 128x64 -> scale 0.5, pad_y 16
+ROWS = [[32, 32, 16, 8, 0.0, 0.9, 0.0],       # sheep 0.9
+        [33, 32, 16, 8, 0.0, 0.8, 0.0],       # sheep 0.8, IoU with the first > 0.5: suppressed
+        [10, 10, 6, 6, 0.3, 0.0, 0.0],        # deer 0.3 >= deer threshold 0.25: kept
+        [50, 50, 6, 6, 0.0, 0.0, 0.3]]        # relic 0.3 < default 0.35: dropped
+
+
+@pytest.fixture()
+def repo(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    make_dataset(tmp_path, {"a": {"size": (128, 64)}, "b": {"size": (128, 64)}, "c": {"size": (128, 64)}})
+    (tmp_path / "models").mkdir()
+    sha = constant_model(tmp_path / "models" / "tiny.onnx", ultralytics_output(ROWS))
+    write_card(tmp_path / "models", "tiny", sha, input_size=[64, 64])
+    (tmp_path / "params.yaml").write_text(PARAMS)
+    assert run_main(fetch.main, ["verify", "--data", "data", "--models", "models", "--out", "build/verified"]) == 0
+    return tmp_path
+
+
+def test_serve_applies_thresholds_then_same_class_nms(repo):
+    from PIL import Image
+
+    model = open_model(repo / "models" / "tiny.yaml", providers=["CPUExecutionProvider"])
+    thresholds = np.array([0.25, 0.35, 0.35])   # deer, sheep, relic
+    ticks = count()
+    served, model_s = latency.serve(model, Image.new("RGB", (128, 64)), thresholds=thresholds, nms_iou=0.5,
+                                    clock=lambda: float(next(ticks)))
+    assert model_s == 1.0                      # exactly the span around session.run
+    assert sorted(served.scores.tolist()) == pytest.approx([0.3, 0.9])
+    assert sorted(served.classes.tolist()) == [0, 1]
+    sheep = served.boxes[served.classes == 1][0]
+    assert sheep.tolist() == pytest.approx([48.0, 24.0, 80.0, 40.0])   # back in original pixels
+
+
+def test_summary_median_and_p95():
+    s = latency.summary([float(x) for x in range(1, 21)])
+    assert s == {"n": 20, "median_ms": 10.5, "p95_ms": 19.05, "min_ms": 1.0, "max_ms": 20.0}
+
+
+def test_stage_writes_labelled_diagnostic(repo, capsys):
+    assert run_main(latency.main, ["--model", "tiny", "--out", "metrics/latency/tiny.json"]) == 0
+    doc = json.loads((repo / "metrics" / "latency" / "tiny.json").read_text())
+    assert doc["diagnostic"].startswith("diagnostic: machine-specific")
+    assert doc["end_to_end"]["n"] == 3 and doc["model_call"]["n"] == 3 and doc["warmup"] == 2
+    assert doc["model_call"]["median_ms"] <= doc["end_to_end"]["median_ms"]
+    env = doc["environment"]
+    assert {"os", "cpu", "cores", "python", "onnxruntime", "numpy", "pillow", "providers", "threads"} <= set(env)
+    assert env["providers"] == ["CPUExecutionProvider"]
+    assert "p95" in capsys.readouterr().out
+
+
+def test_unknown_threshold_class_is_a_config_error(repo, capsys):
+    (repo / "params.yaml").write_text(PARAMS.replace("deer: 0.25", "dear: 0.25"))
+    assert run_main(latency.main, ["--model", "tiny", "--out", "x.json"]) == 2
+    assert "thresholds.dear" in capsys.readouterr().err
+    assert not (repo / "x.json").exists()
