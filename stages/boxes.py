@@ -38,14 +38,14 @@ def as_boxes(boxes: np.ndarray | list) -> np.ndarray:
 def box_area(boxes: np.ndarray) -> np.ndarray:
     """Area of each box, ``(N,)``; degenerate boxes (x2 < x1) have area 0."""
     b = as_boxes(boxes)
-    return np.clip(b[:, 2] - b[:, 0], 0, None) * np.clip(b[:, 3] - b[:, 1], 0, None)
+    return np.maximum(b[:, 2] - b[:, 0], 0.0) * np.maximum(b[:, 3] - b[:, 1], 0.0)
 
 
 def intersection(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Element-wise intersection area of ``a[k]`` and ``b[k]`` (both ``(K, 4)``)."""
     w = np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0])
     h = np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1])
-    return np.clip(w, 0, None) * np.clip(h, 0, None)
+    return np.maximum(w, 0.0) * np.maximum(h, 0.0)
 
 
 def paired_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -88,8 +88,8 @@ def rank_order(groups: np.ndarray, scores: np.ndarray) -> np.ndarray:
     Returns ``order`` such that ``groups[order]`` is ascending and, within a group,
     ``scores[order]`` is descending with ties in input order (the tie rule).
     """
-    n = len(scores)
-    return np.lexsort((np.arange(n), -np.asarray(scores, dtype=np.float64), np.asarray(groups)))
+    # np.lexsort is stable: equal (group, score) keep their input order, which is the tie rule
+    return np.lexsort((-np.asarray(scores, dtype=np.float64), np.asarray(groups)))
 
 
 def iter_group_pairs(a_groups: np.ndarray, b_groups: np.ndarray, *,

@@ -215,16 +215,20 @@ def zoom_key(value: str) -> str:
 
 def size_at_input(boxes: np.ndarray, scale: np.ndarray) -> np.ndarray:
     """``sqrt(w * h) * scale`` per box (``scale`` per box)."""
-    w = np.clip(boxes[:, 2] - boxes[:, 0], 0, None)
-    h = np.clip(boxes[:, 3] - boxes[:, 1], 0, None)
+    w = np.maximum(boxes[:, 2] - boxes[:, 0], 0.0)
+    h = np.maximum(boxes[:, 3] - boxes[:, 1], 0.0)
     return np.sqrt(w * h) * scale
 
 
-def wrong_targets(s: Scored, op: OperatingPoint) -> np.ndarray:
-    """Bool ``(D,)``: kept FP detections overlapping (IoU >= match_iou) a label of another class."""
+def wrong_targets(s: Scored, op: OperatingPoint, *, classes: list[int] | None = None) -> np.ndarray:
+    """Bool ``(D,)``: kept FP detections overlapping (IoU >= match_iou) a label of another class.
+
+    ``classes`` limits the search to detections of those class indices (default: all).
+    """
     sc = s.scene
     out = np.zeros(len(s.frame), dtype=bool)
-    cand = np.flatnonzero(op.fp)
+    fp = op.fp if classes is None else op.fp & np.isin(s.cls, classes)
+    cand = np.flatnonzero(fp)
     regular = np.flatnonzero(~sc.label_crowd)
     if len(cand) == 0 or len(regular) == 0:
         return out
@@ -255,10 +259,11 @@ def confusion(s: Scored, op: OperatingPoint) -> np.ndarray:
 
 
 def summarize(s: Scored, op: OperatingPoint, *, frame_mask: np.ndarray, min_support: int,
-              critical: list[str], band_edges: list[float]) -> dict:
+              critical: list[str], band_edges: list[float], wrong: np.ndarray | None = None) -> dict:
     """The metrics block of one set of frames (``frame_mask`` ``(F,)``): see the module docstring.
 
     Returns ``{micro, per_class, by_band, by_zoom, critical}`` with stable keys.
+    ``wrong`` is :func:`wrong_targets` when already computed (it does not depend on the frames).
     """
     sc = s.scene
     n = len(sc.classes)
@@ -297,7 +302,9 @@ def summarize(s: Scored, op: OperatingPoint, *, frame_mask: np.ndarray, min_supp
         k = Counts(int((tp & zd).sum()), int((fp & zd).sum()), int((fn & zl).sum()), int(fz.sum()))
         by_zoom[zoom_key(z)] = k.as_dict()
 
-    wrong = wrong_targets(s, op) & dmask
+    if wrong is None:
+        wrong = wrong_targets(s, op, classes=[sc.classes.index(c) for c in critical])
+    wrong = wrong & dmask
     crit = {}
     tot_missed = tot_wrong = 0
     for name in critical:

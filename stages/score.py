@@ -51,7 +51,7 @@ from stages.atomic import atomic_path, write_json, write_text
 from stages.detection_config import DetectorParams, MatchParams, check_critical, threshold_vector
 from stages.detection_metrics import (
     Scene, best_thresholds, compare_frozen, confusion, curves, operating_point, score_detections, summarize,
-    threshold_grid,
+    threshold_grid, wrong_targets,
 )
 from stages.errors import fail, run_main
 from stages.labels import (
@@ -248,7 +248,8 @@ def score_model(model: str, *, args, det_params: DetectorParams, match: MatchPar
     s = score_detections(scene, frame=dframe, cls=dcls, boxes=raw.boxes, score=raw.score,
                          nms_iou=det_params.nms_iou, match_iou=match.iou)
     op = operating_point(s, thresholds=thr)
-    kw = dict(min_support=match.min_support, critical=match.critical, band_edges=match.bands)
+    wrong = wrong_targets(s, op, classes=[scene.classes.index(c) for c in match.critical])
+    kw = dict(min_support=match.min_support, critical=match.critical, band_edges=match.bands, wrong=wrong)
     metrics = {"all": summarize(s, op, frame_mask=np.ones(len(scene.frames), bool), **kw)}
     for split in SPLITS:
         metrics[split] = summarize(s, op, frame_mask=scene.split == split, **kw)
