@@ -48,7 +48,6 @@ Value
 from __future__ import annotations
 
 import re
-import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
@@ -101,9 +100,9 @@ def is_code(token: str, *, tokens: TokenRules = DEFAULT_TOKENS) -> bool:
     return len(parts) >= 3 and not any(tokens.is_spec(p) for p in parts)
 
 
-def _hedge_words() -> frozenset[str]:
-    return frozenset({"e.g.", "e.g", "eg", "possibly", "or", "similar", "likely", "probably", "maybe",
-                      "perhaps", "approx", "approx.", "such", "as", "to", "unknown"})
+HEDGE_WORDS = frozenset({"e.g.", "e.g", "eg", "possibly", "or", "similar", "likely", "probably", "maybe",
+                         "perhaps", "approx", "approx.", "such", "as", "to", "unknown"})
+"""Hedge words (:func:`stages.tokens.is_hedged` decides *whether* a model is hedged): never keys."""
 
 
 def model_keys(model: str, *, tokens: TokenRules = DEFAULT_TOKENS) -> tuple[str, ...]:
@@ -118,7 +117,7 @@ def model_phrase(model: str, *, make: str | None = None, tokens: TokenRules = DE
 
     "Research plus 8-channel" -> ("research", "plus"); "87V" (make Fluke) -> ("87v",).
     """
-    skip = _hedge_words() | frozenset(tokenize(make)) | frozenset(tokens.form_factors)
+    skip = HEDGE_WORDS | frozenset(tokenize(make)) | frozenset(tokens.form_factors)
     kept = [t for t in tokenize(model) if t not in skip and t.strip("?")]
     plain = [t for t in kept if not tokens.is_spec(t) and t not in CATEGORY_WORDS]
     return tuple(plain or [t for t in kept if t not in CATEGORY_WORDS])
@@ -126,7 +125,7 @@ def model_phrase(model: str, *, make: str | None = None, tokens: TokenRules = DE
 
 def family_tokens(model: str, *, make: str | None = None, tokens: TokenRules = DEFAULT_TOKENS) -> tuple[str, ...]:
     """Product-line tokens: letter-only phrase words of 3+ letters, letter prefixes (2+) of model tokens."""
-    skip = _hedge_words() | frozenset(tokenize(make)) | GENERIC_WORDS | frozenset(tokens.form_factors)
+    skip = HEDGE_WORDS | frozenset(tokenize(make)) | GENERIC_WORDS | frozenset(tokens.form_factors)
     out: list[str] = []
     for t in tokenize(model):
         c = compact(t)
