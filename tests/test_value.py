@@ -180,3 +180,35 @@ def test_generator_reproduces_committed_comps(tmp_path):
     for name in ("listings.csv", "relevance.csv"):
         assert (tmp_path / name).read_bytes() == (ROOT / "data" / "comps" / name).read_bytes()
     shutil.rmtree(tmp_path)
+
+
+@pytest.mark.slow
+def test_fixes_off_experiment_on_a_clone(tmp_path):
+    """`dvc exp run -S comps.*=false` on a fresh clone: same answer bytes, worse valuation."""
+    import hashlib
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+               DVC_NO_ANALYTICS="1")
+
+    def sh(*args: str) -> None:
+        proc = subprocess.run(args, cwd=clone, env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    def state() -> tuple[dict[str, str], dict]:
+        answers = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (clone / "build" / "answers").glob("*")}
+        return answers, json.loads((clone / "metrics" / "valuation.json").read_text())
+
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True, timeout=120)
+    sh("dvc", "repro", "score-valuation")
+    answers_on, on = state()
+    sh("dvc", "exp", "run", "score-valuation", *[x for k in FIXES_OFF for x in ("-S", f"comps.{k}=false")])
+    answers_off, off = state()
+    assert answers_on == answers_off and answers_on
+    for cand in on:
+        assert off[cand]["worst_error"] > on[cand]["worst_error"]
+        assert abs(math.log(off[cand]["median_ratio"])) > abs(math.log(on[cand]["median_ratio"]))
+        assert off[cand]["in_band"] < on[cand]["in_band"]
