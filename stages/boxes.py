@@ -87,9 +87,26 @@ def rank_order(groups: np.ndarray, scores: np.ndarray) -> np.ndarray:
 
     Returns ``order`` such that ``groups[order]`` is ascending and, within a group,
     ``scores[order]`` is descending with ties in input order (the tie rule).
+    Input already in that order is recognised in linear time (``arange``).
     """
+    g = np.asarray(groups)
+    s = np.asarray(scores, dtype=np.float64)
+    n = len(s)
+    if n < 2:
+        return np.arange(n)
+    same = g[1:] == g[:-1]
+    if np.all(g[1:] >= g[:-1]) and np.all(~same | (s[1:] <= s[:-1])):
+        return np.arange(n)
     # np.lexsort is stable: equal (group, score) keep their input order, which is the tie rule
-    return np.lexsort((-np.asarray(scores, dtype=np.float64), np.asarray(groups)))
+    return np.lexsort((-s, g))
+
+
+def within_group_ranks(sorted_groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For groups sorted ascending: each position's rank in its group and its group's end."""
+    g = np.asarray(sorted_groups)
+    start = np.searchsorted(g, g, side="left")
+    end = np.searchsorted(g, g, side="right")
+    return np.arange(len(g)) - start, end
 
 
 def iter_group_pairs(a_groups: np.ndarray, b_groups: np.ndarray, *,
@@ -141,35 +158,45 @@ def nms(groups: np.ndarray, boxes: np.ndarray, scores: np.ndarray, *, iou: float
     ``iou`` (torchvision's and Ultralytics' convention). Boxes of different
     groups never suppress each other (pass ``image * C + class`` for the
     served same-class NMS). Empty input gives an empty mask. ``max_pairs``
-    bounds memory (see :func:`iter_group_pairs`), not the result.
+    bounds memory, not the result.
 
-    Vectorised over groups: step ``r`` applies the suppressions of every
-    group's rank-``r`` box at once, so the Python loop runs (at most) the size
-    of the largest group, not the number of boxes.
+    Vectorised over groups: only pairs (earlier, later) of a group are formed;
+    step ``r`` applies the suppressions of every group's rank-``r`` box at once,
+    so the Python loop runs (at most) the size of the largest group.
     """
     boxes = as_boxes(boxes)
     n = len(boxes)
     keep = np.ones(n, dtype=bool)
     if n == 0:
         return keep
-    groups = np.asarray(groups, dtype=np.int64)
     order = rank_order(groups, scores)
-    rank = np.empty(n, dtype=np.int64)
-    g_sorted = groups[order]
-    first = np.searchsorted(g_sorted, g_sorted, side="left")
-    rank[order] = np.arange(n) - first
-    for ia, ib in iter_group_pairs(groups, groups, max_pairs=max_pairs):
-        later = rank[ib] > rank[ia]
-        ia, ib = ia[later], ib[later]
-        hit = paired_iou(boxes[ia], boxes[ib]) > iou
-        ia, ib = ia[hit], ib[hit]
-        if len(ia) == 0:
-            continue
-        by_rank = np.argsort(rank[ia], kind="stable")
-        ia, ib = ia[by_rank], ib[by_rank]
-        r = rank[ia]
-        bounds = np.flatnonzero(np.diff(r)) + 1
-        for sa, sb in zip(np.split(ia, bounds), np.split(ib, bounds)):
-            live = keep[sa]
-            keep[sb[live]] = False
+    g = np.asarray(groups, dtype=np.int64)[order]
+    b = boxes[order]
+    rank, end = within_group_ranks(g)
+    pos = np.arange(n)
+    cnt = end - pos - 1                      # later boxes of the same group
+    cum = np.cumsum(cnt)
+    kept = np.ones(n, dtype=bool)
+    start = 0
+    while start < n:
+        base = int(cum[start - 1]) if start else 0
+        stop = int(np.searchsorted(cum, base + max_pairs, side="right"))
+        stop = max(stop, start + 1)
+        if stop < n:
+            stop = int(end[stop - 1])        # whole groups per chunk
+        c = cnt[start:stop]
+        k = int(c.sum())
+        if k:
+            ia = np.repeat(pos[start:stop], c)
+            ib = ia + 1 + (np.arange(k) - np.repeat(np.cumsum(c) - c, c))
+            hit = paired_iou(b[ia], b[ib]) > iou
+            ia, ib = ia[hit], ib[hit]
+            if len(ia):
+                by_rank = np.argsort(rank[ia], kind="stable")
+                ia, ib = ia[by_rank], ib[by_rank]
+                bounds = np.flatnonzero(np.diff(rank[ia])) + 1
+                for sa, sb in zip(np.split(ia, bounds), np.split(ib, bounds)):
+                    kept[sb[kept[sa]]] = False
+        start = stop
+    keep[order] = kept
     return keep

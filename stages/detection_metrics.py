@@ -53,7 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stages.boxes import iter_group_pairs, nms, paired_iou
+from stages.boxes import iter_group_pairs, nms, paired_iou, rank_order
 from stages.matching import match_detections
 
 DECIMALS = 6
@@ -123,7 +123,8 @@ class Scene:
 class Scored:
     """The matched arrays of one model on one scene (before any threshold).
 
-    Per detection after NMS ``(D,)``: ``frame``, ``cls``, ``boxes``, ``score``,
+    Per detection after NMS ``(D,)``, ordered by frame, class, score descending
+    (ties in input order): ``frame``, ``cls``, ``boxes``, ``score``,
     ``label`` (matched label index or -1), ``ignored`` (inside a crowd region).
     Per label: ``label_score`` = score of the detection that matched it
     (``-inf`` when none): the label is found at threshold ``t`` iff
@@ -155,6 +156,9 @@ def score_detections(scene: Scene, *, frame: np.ndarray, cls: np.ndarray, boxes:
     boxes = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
     score = np.asarray(score, dtype=np.float64)
     groups = frame * n_cls + cls
+    # one sort by (group, score desc, input order); NMS and matching then see sorted input
+    order = rank_order(groups, score)
+    frame, cls, boxes, score, groups = frame[order], cls[order], boxes[order], score[order], groups[order]
     if nms_iou is not None and len(frame):
         keep = np.flatnonzero(nms(groups, boxes, score, iou=nms_iou))
         frame, cls, boxes, score, groups = frame[keep], cls[keep], boxes[keep], score[keep], groups[keep]

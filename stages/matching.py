@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stages.boxes import as_boxes, iter_group_pairs, paired_crowd_iou, paired_iou, rank_order
+from stages.boxes import as_boxes, iter_group_pairs, paired_crowd_iou, paired_iou, rank_order, within_group_ranks
 
 
 @dataclass(frozen=True)
@@ -96,8 +96,7 @@ def match_detections(label_groups: np.ndarray, label_boxes: np.ndarray,
 
     order = rank_order(det_groups, det_scores)
     rank = np.empty(n_det, dtype=np.int64)
-    g_sorted = det_groups[order]
-    rank[order] = np.arange(n_det) - np.searchsorted(g_sorted, g_sorted, side="left")
+    rank[order] = within_group_ranks(det_groups[order])[0]
 
     regular = np.flatnonzero(~crowd)
     for ia, ib in iter_group_pairs(det_groups, label_groups[regular]):
