@@ -114,3 +114,36 @@ def test_read_frames_validation(tmp_path):
     p.write_text("frame,zoom\na,1\n")
     with pytest.raises(InputError, match="missing column"):
         read_frames(p)
+
+
+def test_coco_results_fast_path_equals_checking_loop(tmp_path, monkeypatch):
+    import stages.labels as labels
+
+    gt, img_map, cat_map = read_coco(DATA / "coco_gt.json")
+    rng = np.random.default_rng(5)
+    dets = [{"image_id": int(rng.integers(1, 5)), "category_id": int(rng.integers(1, 4)),
+             "bbox": [float(v) for v in rng.uniform(0, 50, 4).round(3)], "score": float(rng.uniform())}
+            for _ in range(300)] + [{"image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4], "score": 1}]
+    p = tmp_path / "dt.json"
+    p.write_text(json.dumps(dets))
+    fast = read_coco_results(p, image_map=img_map, category_map=cat_map, classes=gt.classes)
+    monkeypatch.setattr(labels, "_coco_results_fast", lambda *a, **k: None)
+    slow = read_coco_results(p, image_map=img_map, category_map=cat_map, classes=gt.classes)
+    for name in ("frame", "cls", "boxes", "score"):
+        assert np.array_equal(getattr(fast, name), getattr(slow, name))
+
+
+@pytest.mark.parametrize("bad, field", [
+    ({"bbox": [0, "1", 2, 3]}, "[1].bbox"),
+    ({"score": True}, "[1].score"),
+    ({"image_id": 1.0}, "[1].image_id"),
+    ({"category_id": 9}, "[1].category_id"),
+])
+def test_coco_results_bad_entries_are_named(tmp_path, bad, field):
+    gt, img_map, cat_map = read_coco(DATA / "coco_gt.json")
+    good = {"image_id": 1, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 0.5}
+    p = tmp_path / "dt.json"
+    p.write_text(json.dumps([good, {**good, **bad}]))
+    with pytest.raises(InputError) as err:
+        read_coco_results(p, image_map=img_map, category_map=cat_map, classes=gt.classes)
+    assert field in err.value.message
