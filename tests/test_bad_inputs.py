@@ -151,10 +151,8 @@ class Outcome(BaseModel):
 
 
 @pytest.fixture(scope="session")
-def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    ws = tmp_path_factory.mktemp("reliability") / "base"
-    W.build_base(ws)
-    return ws
+def base() -> Path:
+    return W.shared_base()
 
 
 @pytest.fixture(scope="session")

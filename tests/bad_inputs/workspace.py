@@ -201,6 +201,38 @@ def build_base(ws: Path) -> dict[str, Result]:
     return results
 
 
+_SHARED: list = []
+
+
+def shared_base() -> Path:
+    """The good workspace, built once per test process (removed at exit); copy it, never edit it."""
+    if not _SHARED:
+        import atexit
+        import tempfile
+
+        tmp = tempfile.TemporaryDirectory(prefix="candor-reliability-")
+        atexit.register(tmp.cleanup)
+        build_base(Path(tmp.name) / "base")
+        _SHARED.append(tmp)
+    return Path(_SHARED[0].name) / "base"
+
+
+def copy_base(dest: Path) -> Path:
+    """A private copy of :func:`shared_base` at ``dest``."""
+    shutil.copytree(shared_base(), dest)
+    return dest
+
+
+def set_params(ws: Path, **sections: dict) -> None:
+    """Update keys of params.yaml sections (``set_params(ws, identify={"mode": "live"})``)."""
+    import yaml
+
+    doc = yaml.safe_load((ws / "params.yaml").read_text())
+    for name, values in sections.items():
+        doc.setdefault(name, {}).update(values)
+    (ws / "params.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+
+
 def snapshot(ws: Path) -> dict[str, str]:
     """Relative path -> SHA-256 of every file under ``ws`` (the whole workspace, outputs included)."""
     out = {}
