@@ -140,15 +140,19 @@ def complete(config: ChatConfig, api_key: str, *, prompt: str, image_urls: Seque
     """One chat completion with retries; raise :class:`ChatError` when it fails for good."""
     payload = json.dumps(build_body(model=config.model, prompt=prompt, image_urls=image_urls)).encode("utf-8")
     attempts = config.retries + 1
+    message = "no attempt made"
     for attempt in range(attempts):
         try:
             text, model = _once(config, api_key, payload)
             return ChatReply(text=text, model=model or config.model, attempts=attempt + 1)
         except _Retryable as err:
             if attempt + 1 >= attempts:
-                raise ChatError(_scrub(f"after {attempts} attempt(s): {err}", api_key)) from None
+                message = f"after {attempts} attempt(s): {err}"
+                break
             wait = err.retry_after if err.retry_after is not None else config.backoff_s * 2 ** attempt
             sleep(min(wait, config.max_backoff_s))
         except ChatError as err:
-            raise ChatError(_scrub(f"after {attempt + 1} attempt(s): {err}", api_key)) from None
-    raise AssertionError("unreachable")  # pragma: no cover
+            message = f"after {attempt + 1} attempt(s): {err}"
+            break
+    # raised outside the except blocks: the unscrubbed provider error is not kept as __context__
+    raise ChatError(_scrub(message, api_key))

@@ -1,0 +1,205 @@
+"""Secrets and unsafe loading: the API key never leaks; YAML only safe_load; no pickle; models hash-checked first.
+
+- Live identify runs (real processes, loopback provider) with a sentinel key, including a
+  provider that echoes the key back in its error bodies: the key appears in no file of
+  the workspace (recordings, answers, metrics, plots, logs), in no stdout or stderr, and
+  in no exception raised by the client.
+- Static: every Python file under stages/ and tools/ is parsed; no pickle-family import,
+  no ``yaml.load``/``unsafe_load``/``full_load``, no ``allow_pickle=True``, no
+  ``eval``/``exec``. The checker is run on a bad snippet too, so it can fail.
+- ONNX: with a wrong card SHA-256 or changed model bytes, ``onnxruntime.InferenceSession``
+  is never called; when it is called, it gets exactly the bytes that were hashed.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import traceback
+from pathlib import Path
+
+import pytest
+import yaml
+
+from stages.chat import ChatConfig, ChatError, complete
+from stages.errors import run_main
+from tests.bad_inputs import workspace as W
+from tests.chat_server import chat_server
+
+KEY = "sk-SECRETS-SENTINEL-3f9a61c2e8"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def leaks(ws: Path, *texts: str) -> list[str]:
+    """Where the key appears: workspace files (any bytes) and the given texts."""
+    found = [p.relative_to(ws).as_posix() for p in sorted(ws.rglob("*"))
+             if p.is_file() and KEY.encode() in p.read_bytes()]
+    return found + [f"text #{i}" for i, t in enumerate(texts) if KEY in t]
+
+
+def echo(code: int) -> tuple:
+    """A provider error body that quotes the key back (as some providers do on 401)."""
+    body = json.dumps({"error": {"message": f"Incorrect API key provided: {KEY}. Check it.",
+                                 "type": "invalid_request_error"}}).encode()
+    return ("body", code, body)
+
+
+def test_key_never_leaks_from_live_runs_scoring_or_provider_echoes(tmp_path: Path):
+    ws = W.copy_base(tmp_path / "ws")
+    texts: list[str] = []
+    # T001/1 ok, T001/2 a 401 quoting the key (not retried), T002/1 a 500 quoting it twice, the rest ok
+    script = [("ok", W.ANSWER), echo(401), echo(500), echo(500), ("ok", W.ANSWER)]
+    with chat_server(script) as srv:
+        W.set_params(ws, identify={"mode": "live", "base_url": srv.url, "retries": 1, "backoff_s": 0,
+                                   "pause_s": 0})
+        res = W.run_stage(ws, "identify", extra_env={W.KEY_ENV: KEY})
+    texts += [res.stdout, res.stderr]
+    assert res.code == 1, res.stderr
+    assert all(r["headers"]["Authorization"] == f"Bearer {KEY}" for r in srv.requests)   # it was really sent
+    rec = (ws / "build/live/p.jsonl").read_text()
+    assert rec.count("Incorrect API key provided: ***") == 2          # the error is kept, the key scrubbed
+    for stage in ("score-lots", "value"):
+        r = W.run_stage(ws, stage, extra_env={W.KEY_ENV: KEY})
+        assert r.code == 0, r.stderr
+        texts += [r.stdout, r.stderr]
+    assert leaks(ws, *texts) == []
+
+
+def test_key_not_in_client_exceptions_or_their_tracebacks():
+    for script in ([echo(401)], [echo(503)], [("malformed", KEY.encode())]):
+        with chat_server(script) as srv:
+            cfg = ChatConfig(base_url=srv.url, model="m", timeout_s=2, retries=1, backoff_s=0)
+            with pytest.raises(ChatError) as exc:
+                complete(cfg, KEY, prompt="p", image_urls=[], sleep=lambda s: None)
+        text = "".join(traceback.format_exception(exc.value))
+        assert KEY not in text and KEY not in repr(exc.value)
+        # no chained exception keeps the unscrubbed provider text (error reporters walk __context__)
+        assert exc.value.__cause__ is None and exc.value.__context__ is None
+
+
+def test_key_in_the_environment_is_not_in_dvc_facing_files(tmp_path: Path):
+    """params.yaml names the variable, never the key; a replay run with the key set writes nothing of it."""
+    ws = W.copy_base(tmp_path / "ws")
+    res = W.run_stage(ws, "identify", extra_env={W.KEY_ENV: KEY})
+    assert res.code == 0
+    assert yaml.safe_load((ws / "params.yaml").read_text())["identify"]["api_key_env"] == W.KEY_ENV
+    assert leaks(ws, res.stdout, res.stderr) == []
+
+
+# ---------------------------------------------------------------- static: unsafe loading
+
+PICKLE_MODULES = {"pickle", "cPickle", "_pickle", "dill", "shelve", "joblib", "marshal", "cloudpickle"}
+UNSAFE_YAML = {"load", "unsafe_load", "full_load", "load_all", "unsafe_load_all", "full_load_all"}
+
+
+def unsafe_calls(source: str, where: str) -> list[str]:
+    """Every unsafe-loading construct in ``source`` (see the module docstring)."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        at = f"{where}:{getattr(node, 'lineno', 0)}"
+        if isinstance(node, ast.Import):
+            out += [f"{at}: import {a.name}" for a in node.names if a.name.split(".")[0] in PICKLE_MODULES]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in PICKLE_MODULES:
+            out.append(f"{at}: from {node.module} import")
+        elif isinstance(node, ast.ImportFrom) and node.module == "yaml":
+            out += [f"{at}: from yaml import {a.name}" for a in node.names if a.name in UNSAFE_YAML]
+        elif isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "yaml" \
+                    and f.attr in UNSAFE_YAML:
+                out.append(f"{at}: yaml.{f.attr}")
+            if isinstance(f, ast.Attribute) and f.attr in ("read_pickle", "to_pickle"):
+                out.append(f"{at}: .{f.attr}")
+            if isinstance(f, ast.Name) and f.id in ("eval", "exec"):
+                out.append(f"{at}: {f.id}()")
+            for kw in node.keywords:
+                if kw.arg == "allow_pickle" and not (isinstance(kw.value, ast.Constant) and kw.value.value is False):
+                    out.append(f"{at}: allow_pickle={ast.unparse(kw.value)}")
+    return out
+
+
+def test_checker_flags_every_unsafe_construct():
+    bad = ("import pickle\nfrom yaml import load\nimport yaml\nyaml.load(s)\nyaml.unsafe_load(s)\n"
+           "np.load(f, allow_pickle=True)\nnp.load(f, allow_pickle=flag)\npd.read_pickle(p)\neval('1')\n"
+           "import numpy as np\nnp.load(f, allow_pickle=False)\nyaml.safe_load(s)\n")
+    found = unsafe_calls(bad, "x.py")
+    assert [f.split(": ", 1)[1] for f in found] == [
+        "import pickle", "from yaml import load", "yaml.load", "yaml.unsafe_load", "allow_pickle=True",
+        "allow_pickle=flag", ".read_pickle", "eval()"]
+
+
+@pytest.mark.parametrize("folder", ["stages", "tools"])
+def test_no_unsafe_loading_in_the_code(folder: str):
+    files = sorted((ROOT / folder).rglob("*.py"))
+    assert files
+    found = [x for p in files for x in unsafe_calls(p.read_text(encoding="utf-8"), p.relative_to(ROOT).as_posix())]
+    assert found == []
+
+
+def test_every_yaml_read_in_stages_goes_through_safe_load():
+    uses = [(p.name, n.func.attr) for p in sorted((ROOT / "stages").glob("*.py"))
+            for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            and isinstance(n.func.value, ast.Name) and n.func.value.id == "yaml"]
+    assert {attr for _, attr in uses} <= {"safe_load", "safe_dump", "YAMLError"}, uses
+    assert ("params.py", "safe_load") in uses
+
+
+# ---------------------------------------------------------------- ONNX: hash before load
+
+
+class Spy:
+    """Stands in for onnxruntime.InferenceSession: records what it was given, then loads it for real."""
+
+    def __init__(self, real):
+        self.real, self.calls = real, []
+
+    def __call__(self, model, *args, **kw):
+        self.calls.append(model)
+        return self.real(model, *args, **kw)
+
+
+@pytest.fixture
+def detect_ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    import onnxruntime
+
+    ws = W.copy_base(tmp_path / "ws")
+    monkeypatch.chdir(ws)
+    spy = Spy(onnxruntime.InferenceSession)
+    monkeypatch.setattr(onnxruntime, "InferenceSession", spy)
+    return ws, spy
+
+
+def run_detect() -> int:
+    from stages import detect
+
+    return run_main(detect.main, W.STAGES["detect"][1:])
+
+
+def test_model_with_a_wrong_card_digest_is_never_loaded(detect_ws, capsys):
+    ws, spy = detect_ws
+    wrong = "ab" * 32
+    card = yaml.safe_load((ws / "models/tiny.yaml").read_text())
+    (ws / "models/tiny.yaml").write_text(yaml.safe_dump(card | {"sha256": wrong}))
+    record = json.loads((ws / "build/verified/model-tiny.json").read_text())    # even past a stale record
+    (ws / "build/verified/model-tiny.json").write_text(json.dumps(record | {"sha256": wrong}))
+    assert run_detect() == 2
+    err = capsys.readouterr().err
+    assert "SHA-256 mismatch; refusing to load the model" in err and wrong in err
+    assert spy.calls == []
+
+
+def test_changed_model_bytes_are_never_loaded(detect_ws, capsys):
+    ws, spy = detect_ws
+    with open(ws / "models/tiny.onnx", "ab") as fh:
+        fh.write(b"\0")
+    assert run_detect() == 2
+    assert "models/tiny.onnx" in capsys.readouterr().err and spy.calls == []
+
+
+def test_the_loaded_bytes_are_the_hashed_bytes(detect_ws):
+    ws, spy = detect_ws
+    assert run_detect() == 0
+    card = yaml.safe_load((ws / "models/tiny.yaml").read_text())
+    assert len(spy.calls) == 1 and isinstance(spy.calls[0], bytes)
+    assert hashlib.sha256(spy.calls[0]).hexdigest() == card["sha256"]
