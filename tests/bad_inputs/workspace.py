@@ -11,7 +11,7 @@ on bad input would change them, and the hash snapshot would see it)::
     data/comps/listings.csv      the comps fixture
     models/tiny.onnx, tiny.yaml  a constant ONNX detector and its card
     build/verified, build/detections/tiny.jsonl, build/answers/p.jsonl, build/values/p.csv
-    metrics/..., plots/detection/...
+    metrics/... (detection, identification, fields, outcomes, stats.json), plots/detection/...
 
 Stages run as subprocesses (``python -m stages.<module>``) with the checkout on
 ``PYTHONPATH`` and the workspace as the working directory, exactly as DVC runs them.
@@ -78,6 +78,12 @@ match:
   min_support: 1
   critical: [deer, sheep]
   bands: [16, 48]
+stats:
+  confidence: 0.95
+  alpha: 0.05
+  reference:
+    lots: p
+    detector: tiny
 """
 
 # The command line of each stage, as dvc.yaml runs it (paths relative to the workspace).
@@ -94,8 +100,10 @@ STAGES: dict[str, list[str]] = {
     "score-lots": ["stages.score_lots", "--lots", "data/lots", "--answers", "build/answers", "--metrics", "metrics"],
     "value": ["stages.value", "--candidate", CANDIDATE, "--answers", f"build/answers/{CANDIDATE}.jsonl",
               "--lots", "data/lots/lots.csv", "--comps", "data/comps", "--out", f"build/values/{CANDIDATE}.csv"],
+    "stats": ["stages.stats", "run", "--outcomes", "metrics/outcomes", "--metrics", "metrics/identification.json",
+              "metrics/fields", "metrics/detection", "--out", "metrics/stats.json"],
 }
-PIPELINE = ("fetch", "detect", "score-detection", "identify", "score-lots", "value")
+PIPELINE = ("fetch", "detect", "score-detection", "identify", "score-lots", "value", "stats")
 
 
 @dataclass(frozen=True)

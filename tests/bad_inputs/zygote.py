@@ -22,7 +22,7 @@ import traceback
 
 PRELOAD = ("numpy", "PIL.Image", "PIL.PngImagePlugin", "PIL.JpegImagePlugin", "onnxruntime", "pydantic", "yaml",
            "tqdm", "fsspec", "stages.fetch", "stages.detect", "stages.score", "stages.identify",
-           "stages.score_lots", "stages.value")
+           "stages.score_lots", "stages.value", "stages.stats")
 
 
 def child(req: dict) -> int:
