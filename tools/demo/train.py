@@ -1,5 +1,6 @@
 """Train a demo detector on generated training sessions and export it to ONNX (needs torch).
 
+    python -m tools.demo.train --pool-only       # render the training frames once
     python -m tools.demo.train --recipe v1 --onnx models/demo-v1.onnx
     python -m tools.demo.train --recipe v2 --onnx models/demo-v2.onnx
 
@@ -228,17 +229,22 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     ap = argparse.ArgumentParser(prog="python -m tools.demo.train", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--recipe", choices=sorted(RECIPES), required=True)
-    ap.add_argument("--onnx", required=True, help="where to write the ONNX model")
+    ap.add_argument("--recipe", choices=sorted(RECIPES))
+    ap.add_argument("--onnx", help="where to write the ONNX model")
+    ap.add_argument("--pool-only", action="store_true", help="only render the training-frame cache and exit")
     ap.add_argument("--record", help="training record JSON (default: tools/demo/records/<onnx stem>.train.json)")
     ap.add_argument("--pool", default="build/demo/pool.npz", help="cache of letterboxed training frames")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--steps", type=int, help="override the recipe's steps (for a quick trial)")
     args = ap.parse_args(argv)
+    if not args.pool_only and not (args.recipe and args.onnx):
+        ap.error("--recipe and --onnx are required (unless --pool-only)")
     if args.steps:
         RECIPES[args.recipe] = {**RECIPES[args.recipe], "steps": args.steps}
     t0 = time.time()
     images, boxes = build_pool(seed=SEED, sessions=TRAIN_SESSIONS, frames=FRAMES_PER_SESSION, cache=Path(args.pool))
+    if args.pool_only:
+        return 0
     model, record = train(args.recipe, images=images, boxes=boxes, threads=args.threads)
     onnx = Path(args.onnx)
     export(model, onnx)
