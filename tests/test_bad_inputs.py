@@ -199,6 +199,13 @@ def test_case(name: str, outcomes: dict[str, Outcome]):
         assert all(c.startswith("~") for c in out.changed), context
 
 
+def test_pending_cases_that_fail_still_write_nothing(outcomes: dict[str, Outcome]):
+    """Until their module is fixed, pending cases that crash must at least leave every file as it was."""
+    crashed = {n: outcomes[n] for n, s in SPECS.items() if s.pending and outcomes[n].result.code != 0}
+    assert crashed, "no pending case crashes any more: update docs/reliability.md"
+    assert {n: o.changed for n, o in crashed.items() if o.changed} == {}
+
+
 def test_corpus_is_large_enough_and_covers_every_stage():
     assert len(SPECS) >= 30
     assert {s.stage for s in SPECS.values()} == {"fetch", "detect", "score-detection", "identify", "score-lots", "value", "stats"}
