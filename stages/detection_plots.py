@@ -90,10 +90,12 @@ def png_curves(curves: dict[str, Curve], *, model: str, kind: str, thresholds: d
     """PR (``kind='pr'``) or F1-versus-threshold (``kind='f1'``) curves of every class, one PNG."""
     plt, fig = _figure(8, 6)
     ax = fig.add_subplot(1, 1, 1)
-    cmap = plt.get_cmap("tab20")
+    n_colors = 10 if len(curves) <= 11 else 20
+    cmap = plt.get_cmap(f"tab{n_colors}")
     for k, (name, cv) in enumerate(curves.items()):
         rows = cv.rows()
-        style = {"color": "black", "linewidth": 2.2} if name == "all" else {"color": cmap(k % 20), "linewidth": 1.2}
+        style = ({"color": "black", "linewidth": 2.2} if name == "all"
+                 else {"color": cmap(k % n_colors), "linewidth": 1.2})
         if kind == "pr":
             pts = [(r, p) for _, p, r, _ in rows if p is not None and r is not None]
         else:
@@ -117,7 +119,7 @@ def png_curves(curves: dict[str, Curve], *, model: str, kind: str, thresholds: d
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.02)
     ax.grid(True, linewidth=0.3)
-    ax.legend(fontsize=7, loc="lower left", ncol=2)
+    ax.legend(fontsize=7, loc="upper right", ncol=2)
     fig.tight_layout()
     return _png(plt, fig)
 
