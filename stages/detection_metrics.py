@@ -379,7 +379,8 @@ def best_thresholds(curve_by_class: dict[str, Curve], *, support: dict[str, int]
                     default: float) -> dict[str, float]:
     """Per class, the threshold of the curve with the best F1 (ties: the highest threshold).
 
-    Classes with ``support < min_support`` or no defined F1 keep ``default``.
+    Classes with ``support < min_support``, no defined F1, or no true positive at
+    any threshold (F1 0 everywhere) keep ``default``.
     """
     out = {}
     for name, cv in curve_by_class.items():
@@ -390,6 +391,9 @@ def best_thresholds(curve_by_class: dict[str, Curve], *, support: dict[str, int]
             out[name] = default
             continue
         f1 = np.where(den > 0, 2 * cv.tp / np.maximum(den, 1), -1.0)
+        if f1.max() <= 0:      # no true positive at any threshold: no evidence, keep the default
+            out[name] = default
+            continue
         best = np.flatnonzero(f1 == f1.max())[-1]
         out[name] = float(cv.thresholds[best])
     return out

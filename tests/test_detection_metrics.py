@@ -128,9 +128,11 @@ def test_best_thresholds_and_support_rule():
     grid = threshold_grid(0.05)
     cv = curves(s, thresholds=grid, frame_mask=np.ones(3, bool))
     best = best_thresholds(cv, support={"deer": 1, "sheep": 1, "tree": 1, "relic": 0}, min_support=1, default=0.35)
+    assert cv["tree"].tp.max() == 0
     assert best["sheep"] == 0.3        # highest threshold still catching the sheep at 0.3
     assert best["deer"] == 0.9         # drop the 0.7 FP, keep the 0.9 TP
     assert best["relic"] == 0.35       # no support: default
+    assert best["tree"] == 0.35        # supported but never found: F1 0 everywhere, default
     assert best_thresholds(cv, support={"deer": 1}, min_support=5, default=0.35)["deer"] == 0.35
 
 
