@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -243,7 +244,7 @@ def read_coco(path: Path, *, classes: tuple[str, ...] | list[str] | None = None)
         images.append((PurePosixPath(im["file_name"]).stem, im["id"], im["width"], im["height"]))
     images.sort()
     frames = [f for f, *_ in images]
-    dup = sorted({f for f in frames if frames.count(f) > 1})
+    dup = sorted(f for f, k in Counter(frames).items() if k > 1)
     if dup:
         problems.append(Problem(f"{where}:images", "duplicate frame ids (file_name stems)", got=repr(dup[:10])))
     img_map = {iid: fi for fi, (_, iid, _, _) in enumerate(images)}
