@@ -97,16 +97,26 @@ def rank_order(groups: np.ndarray, scores: np.ndarray) -> np.ndarray:
     same = g[1:] == g[:-1]
     if np.all(g[1:] >= g[:-1]) and np.all(~same | (s[1:] <= s[:-1])):
         return np.arange(n)
-    # np.lexsort is stable: equal (group, score) keep their input order, which is the tie rule
-    return np.lexsort((-s, g))
+    # score rank with ties in input order (a stable sort), then one sort of a unique integer key
+    by_score = np.argsort(-s, kind="stable")
+    g64 = g.astype(np.int64, copy=False)
+    lo, hi = int(g64.min()), int(g64.max())
+    if (hi - lo + 1) * n >= 2**62:
+        return np.lexsort((-s, g64))  # np.lexsort is stable too; only for huge group ids
+    score_rank = np.empty(n, dtype=np.int64)
+    score_rank[by_score] = np.arange(n)
+    return np.argsort((g64 - lo) * n + score_rank)
 
 
 def within_group_ranks(sorted_groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For groups sorted ascending: each position's rank in its group and its group's end."""
     g = np.asarray(sorted_groups)
-    start = np.searchsorted(g, g, side="left")
-    end = np.searchsorted(g, g, side="right")
-    return np.arange(len(g)) - start, end
+    n = len(g)
+    cuts = np.flatnonzero(g[1:] != g[:-1]) + 1
+    starts = np.concatenate([[0], cuts])
+    ends = np.concatenate([cuts, [n]])
+    lens = ends - starts
+    return np.arange(n) - np.repeat(starts, lens), np.repeat(ends, lens)
 
 
 def iter_group_pairs(a_groups: np.ndarray, b_groups: np.ndarray, *,

@@ -118,3 +118,17 @@ def test_nms_order_invariant_and_chunked_equals_whole():
     k2 = nms(groups[perm], boxes[perm], untied[perm], iou=0.45)
     assert k2.tolist() == k1[perm].tolist()
     assert nms(np.zeros(0, int), np.zeros((0, 4)), np.zeros(0), iou=0.5).tolist() == []
+
+
+def test_rank_order_equals_stable_lexsort_and_group_ranks():
+    from stages.boxes import within_group_ranks
+
+    rng = np.random.default_rng(11)
+    groups = rng.integers(-3, 40, 2000)
+    scores = np.round(rng.uniform(0, 1, 2000), 2)       # many ties
+    order = rank_order(groups, scores)
+    assert order.tolist() == np.lexsort((np.arange(2000), -scores, groups)).tolist()
+    assert rank_order(groups[order], scores[order]).tolist() == list(range(2000))   # sorted fast path
+    rank, end = within_group_ranks(np.array([2, 2, 5, 7, 7, 7]))
+    assert rank.tolist() == [0, 1, 0, 0, 1, 2] and end.tolist() == [2, 2, 3, 6, 6, 6]
+    assert within_group_ranks(np.array([], int))[0].tolist() == []
