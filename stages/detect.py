@@ -42,6 +42,7 @@ from stages.atomic import atomic_open
 from stages.decode import decode
 from stages.detection_config import DetectorParams
 from stages.errors import fail, run_main
+from stages.images import load_frame
 from stages.labels import find_images, read_frames
 from stages.letterbox import letterbox_image, plan, to_original
 from stages.manifest import load_manifest
@@ -95,9 +96,7 @@ def iter_lines(model: LoadedModel, frames: Sequence[str], images: dict[str, Path
     """Header then one JSON line per frame, streaming (one image in memory at a time)."""
     yield json.dumps(header(model, floor=floor), separators=(",", ":"))
     for frame in tqdm(frames, desc=f"detect {model.name}", unit="frame"):
-        with Image.open(images[frame]) as im:
-            im.load()
-            rec = frame_record(model, im, frame=frame, floor=floor)
+        rec = frame_record(model, load_frame(images[frame]), frame=frame, floor=floor)
         yield json.dumps(rec, separators=(",", ":"))
 
 

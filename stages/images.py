@@ -10,7 +10,10 @@
 from __future__ import annotations
 
 import base64
+import warnings
 from pathlib import Path
+
+from PIL import Image, UnidentifiedImageError
 
 from stages.errors import fail
 
@@ -54,3 +57,30 @@ def data_url(path: str | Path, *, max_bytes: int = MAX_BYTES) -> str:
         raise fail(str(p), "image too large", expected=f"at most {max_bytes} bytes", got=size,
                    hint="downscale it (e.g. 1600 px on the long side, JPEG quality 85)")
     return encode_data_url(p.read_bytes(), where=str(p), max_bytes=max_bytes)
+
+
+def load_frame(path: str | Path) -> Image.Image:
+    """Open and fully decode the image at ``path`` (pixels loaded, file closed).
+
+    Errors name the file: missing, empty, not an image, truncated or corrupt, or more
+    pixels than ``Image.MAX_IMAGE_PIXELS`` (a decompression bomb).
+    """
+    p = Path(path)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(p) as im:
+                im.load()
+                return im
+    except FileNotFoundError:
+        raise fail(str(p), "image not found") from None
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as err:
+        raise fail(str(p), "image has too many pixels (decompression-bomb limit)",
+                   expected=f"at most {Image.MAX_IMAGE_PIXELS} pixels", got=str(err).split(" pixels")[0]) from None
+    except UnidentifiedImageError:
+        size = p.stat().st_size
+        raise fail(str(p), "not a readable image" + (" (the file is empty)" if size == 0 else ""),
+                   expected="JPEG, PNG, WebP, GIF or BMP bytes", got=f"{size} bytes") from None
+    except (OSError, SyntaxError, ValueError) as err:
+        raise fail(str(p), f"cannot decode the image ({err})", hint="the file is truncated or corrupt; restore it "
+                   "(dvc pull / git checkout) and check the manifest") from None

@@ -43,6 +43,7 @@ from stages.boxes import nms
 from stages.decode import decode
 from stages.detection_config import DetectorParams, threshold_vector
 from stages.errors import fail, run_main
+from stages.images import load_frame
 from stages.labels import find_images, read_frames
 from stages.letterbox import letterbox_image, plan, to_original
 from stages.onnx_model import LoadedModel, open_model
@@ -164,10 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     model = open_model(Path(args.models) / f"{args.model}.yaml", providers=det.providers,
                        verified=Path(args.verified) / f"model-{args.model}.json")
     thresholds = threshold_vector(thresholds_doc, classes=model.classes, floor=det.floor)
-    images = []
-    for frame in info.frames:
-        with Image.open(paths[frame]) as im:
-            images.append(im.convert("RGB"))
+    images = [load_frame(paths[frame]).convert("RGB") for frame in info.frames]
     if not images:
         raise fail(str(data / "frames.csv"), "no frames to time")
     log.info("%s: %d decoded images, %d warm-up calls", model.name, len(images), lat.warmup)
