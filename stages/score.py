@@ -40,6 +40,7 @@ import json
 import logging
 import re
 import shlex
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -350,8 +351,10 @@ def load_thresholds(params: str | Path) -> dict[str, float]:
 def cmd_coco(args: argparse.Namespace) -> int:
     if not args.out or not args.coco_results:
         raise fail("command line", "standalone COCO mode needs --coco-gt, --coco-results and --out")
+    t0 = time.perf_counter()
     gt, img_map, cat_map = read_coco(Path(args.coco_gt))
     det = read_coco_results(Path(args.coco_results), image_map=img_map, category_map=cat_map, classes=gt.classes)
+    t1 = time.perf_counter()
     if args.params_given:
         det_params = section(DetectorParams, "detector", path=args.params)
         match = section(MatchParams, "match", path=args.params)
@@ -372,10 +375,13 @@ def cmd_coco(args: argparse.Namespace) -> int:
     op = operating_point(s, thresholds=thr)
     block = summarize(s, op, frame_mask=np.ones(n, bool), min_support=match.min_support, critical=match.critical,
                       band_edges=match.bands)
+    t2 = time.perf_counter()
     write_json(args.out, {"all": block})
     m = block["micro"]
     print(f"{args.coco_results}: P {m['precision']} R {m['recall']} F1 {m['f1']} "
           f"TP {m['tp']} FP {m['fp']} FN {m['fn']} over {m['frames']} images -> {args.out}")
+    if args.timings:  # machine-specific: printed only, never written to the metrics file
+        print(json.dumps({"load_s": round(t1 - t0, 4), "score_s": round(t2 - t1, 4)}))
     return 0
 
 
@@ -435,6 +441,9 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--coco-gt", help="standalone mode: COCO ground truth JSON")
     d.add_argument("--coco-results", help="standalone mode: COCO results JSON")
     d.add_argument("--out", help="standalone mode: output metrics JSON")
+    d.add_argument("--timings", action="store_true",
+                   help="standalone mode: print one JSON line {load_s, score_s} after the summary (load: reading and "
+                        "validating both files into arrays; score: thresholds, NMS, matching, per-class, bands)")
     d.set_defaults(func=cmd_detections)
     s = sub.add_parser("suggest-thresholds", help="per-class thresholds of best F1 on dev frames")
     s.add_argument("--model", required=True)

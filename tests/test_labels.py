@@ -147,3 +147,80 @@ def test_coco_results_bad_entries_are_named(tmp_path, bad, field):
     with pytest.raises(InputError) as err:
         read_coco_results(p, image_map=img_map, category_map=cat_map, classes=gt.classes)
     assert field in err.value.message
+
+
+@pytest.mark.parametrize("line, ok", [
+    ("0 0.5 0.5 1.0 1.0", True),            # the whole image
+    ("0 0.9995 0.5 0.002 0.2", True),       # overhangs by 0.0005: rounding, tolerated
+    ("0 0.95 0.5 0.25 0.2", False),         # x2 = 1.075: past the right edge
+    ("0 0.05 0.5 0.2 0.2", False),          # x1 = -0.05: past the left edge
+    ("0 0.5 0.01 0.2 0.1", False),          # y1 = -0.04: past the top
+])
+def test_yolo_box_must_lie_inside_the_image(line, ok):
+    from stages.labels import parse_yolo_lines
+
+    classes, boxes, problems = parse_yolo_lines(line, where="labels/a.txt", n_classes=1, width=100, height=50)
+    assert (problems == []) is ok
+    if not ok:
+        assert problems[0].where == "labels/a.txt:1" and "outside the image" in problems[0].what
+
+
+def _gt_fields(gt):
+    return (gt.classes, gt.frames, gt.sizes.tolist(), gt.label_frame.tolist(), gt.label_index.tolist(),
+            gt.label_class.tolist(), gt.label_boxes.tolist(), gt.label_crowd.tolist())
+
+
+def test_coco_annotations_fast_path_equals_checking_loop(tmp_path, monkeypatch):
+    import stages.labels as labels
+
+    doc = json.loads((DATA / "coco_gt.json").read_text())
+    doc["annotations"] = doc["annotations"][::-1]  # label index follows the listed order within each frame
+    p = tmp_path / "gt.json"
+    p.write_text(json.dumps(doc))
+    fast = read_coco(p)
+    monkeypatch.setattr(labels, "_annotations_fast", lambda *a, **k: None)
+    slow = read_coco(p)
+    assert _gt_fields(fast[0]) == _gt_fields(slow[0]) and fast[1:] == slow[1:]
+
+
+def test_coco_boolean_and_float_ids_keep_the_loop_semantics(tmp_path):
+    doc = json.loads((DATA / "coco_gt.json").read_text())
+    doc["annotations"][0]["iscrowd"] = True   # a JSON boolean: bool(value), as the loop reads it
+    doc["annotations"][1]["image_id"] = 1.0   # equal to image id 1 (dict lookup), as before
+    p = tmp_path / "gt.json"
+    p.write_text(json.dumps(doc))
+    gt, _, _ = read_coco(p)
+    assert gt.label_crowd[0] and gt.label_frame[1] == 0
+
+
+def test_json_fallback_keeps_stdlib_messages(tmp_path):
+    gt, img_map, cat_map = read_coco(DATA / "coco_gt.json")
+    p = tmp_path / "dt.json"
+    # NaN is not JSON: orjson refuses it, the standard library parses it, validation names the entry
+    p.write_text('[{"image_id": 1, "category_id": 1, "bbox": [0, 0, NaN, 1], "score": 0.5}]')
+    with pytest.raises(InputError, match=r"\[0\]\.bbox"):
+        read_coco_results(p, image_map=img_map, category_map=cat_map, classes=gt.classes)
+    p.write_text('[{"image_id": 1,\n "score": }]')
+    with pytest.raises(InputError, match="not valid JSON .* at line 2"):
+        read_coco_results(p, image_map=img_map, category_map=cat_map, classes=gt.classes)
+    p.write_bytes(b'[{"name": "\xff"}]')
+    with pytest.raises(InputError, match="not UTF-8"):
+        read_coco_results(p, image_map=img_map, category_map=cat_map, classes=gt.classes)
+
+
+@pytest.mark.parametrize("bad", [[0, 0, 1, True], [0, 0, 1], [0, 0, 1, None], "0011", [0, 0, 1, [1]]])
+def test_coco_results_fast_path_rejects_what_the_loop_rejects(tmp_path, bad):
+    gt, img_map, cat_map = read_coco(DATA / "coco_gt.json")
+    good = {"image_id": 1, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 0.5}
+    p = tmp_path / "dt.json"
+    p.write_text(json.dumps([good] * 3 + [{**good, "bbox": bad}]))
+    with pytest.raises(InputError, match=r"\[3\]\.bbox"):
+        read_coco_results(p, image_map=img_map, category_map=cat_map, classes=gt.classes)
+
+
+@pytest.mark.parametrize("name", ["a.jpg", "a.b.png", ".hidden", "noext", "trail.", "..", "dir/x.jpg", "a//b.c"])
+def test_stem_is_purepath_stem(name):
+    from pathlib import PurePosixPath
+
+    from stages.labels import _stem
+    assert _stem(name) == PurePosixPath(name).stem

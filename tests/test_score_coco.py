@@ -121,3 +121,12 @@ def test_unknown_ids_are_input_errors(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "[0].image_id" in err and "[1].bbox" in err
     assert not (tmp_path / "o.json").exists()
+
+
+def test_timings_are_printed_never_written(tmp_path, capsys):
+    plain = ours(DATA / "coco_gt.json", DATA / "coco_results.json", tmp_path / "a.json")
+    capsys.readouterr()
+    timed = ours(DATA / "coco_gt.json", DATA / "coco_results.json", tmp_path / "b.json", "--timings")
+    last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert set(last) == {"load_s", "score_s"} and all(v >= 0 for v in last.values())
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes() and plain == timed
