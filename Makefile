@@ -38,7 +38,7 @@ gate: $(VENV)/.runtime
 clean-venv:
 	rm -rf $(VENV)
 
-# Machine-specific latency diagnostic (diagnostics/dvc.yaml; outputs DVC-cached, not committed).
+# Machine-specific latency diagnostic (diagnostics/dvc.yaml; nothing committed or pushed).
 latency: $(VENV)/.runtime
 	$(BIN)/dvc repro diagnostics/dvc.yaml
 
