@@ -50,6 +50,7 @@ def test_remote_round_trip(reproduced, tmp_path):
     shutil.rmtree(reproduced / ".dvc" / "cache")
     shutil.rmtree(reproduced / "build")
     sh(["dvc", "pull"], cwd=reproduced)
-    assert "up to date" in sh(["dvc", "status"], cwd=reproduced)
+    # the main pipeline only: diagnostics/dvc.yaml (latency) is machine-specific and never pushed
+    assert "up to date" in sh(["dvc", "status", "dvc.yaml"], cwd=reproduced)
     out = sh(["dvc", "repro"], cwd=reproduced)
     assert "Running stage" not in out, out
