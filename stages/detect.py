@@ -43,7 +43,7 @@ from stages.decode import decode
 from stages.detection_config import DetectorParams
 from stages.errors import fail, run_main
 from stages.images import load_frame
-from stages.labels import find_images, read_frames
+from stages.labels import FrameInfo, find_images, read_frames
 from stages.letterbox import letterbox_image, plan, to_original
 from stages.manifest import load_manifest
 from stages.onnx_model import LoadedModel, open_model
@@ -113,21 +113,22 @@ def check_data(data: Path, verified: Path) -> None:
                    expected=record.get("sha256"), got=actual, hint="dvc repro fetch")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m stages.detect", description=__doc__,
+def model_parser(prog: str, description: str | None, *, out_help: str) -> argparse.ArgumentParser:
+    """The arguments of a stage that runs one model over the frames of a data set (detect, latency)."""
+    p = argparse.ArgumentParser(prog=prog, description=description,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", required=True, help="model card name: <models>/<name>.yaml")
     p.add_argument("--models", default="models", help="folder of model cards (default: models)")
     p.add_argument("--data", default="data/detector", help="data set folder (frames.csv, images/)")
     p.add_argument("--verified", default="build/verified", help="the fetch stage's records")
     p.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (default: params.yaml)")
-    p.add_argument("--out", required=True, help="output .jsonl of raw boxes")
+    p.add_argument("--out", required=True, help=out_help)
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    params = section(DetectorParams, "detector", path=args.params)
+def open_inputs(args: argparse.Namespace, params: DetectorParams) -> tuple[FrameInfo, dict[str, Path], LoadedModel]:
+    """Check the data set against its verified record, list its frames and images, and open the
+    model (hash-checked). Every frame of frames.csv must have an image."""
     data, verified = Path(args.data), Path(args.verified)
     check_data(data, verified)
     info = read_frames(data / "frames.csv")
@@ -137,6 +138,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise fail(str(data / "images"), f"{len(missing)} frame(s) of frames.csv have no image", got=missing[:10])
     model = open_model(Path(args.models) / f"{args.model}.yaml", providers=params.providers,
                        verified=verified / f"model-{args.model}.json")
+    return info, images, model
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = model_parser("python -m stages.detect", __doc__, out_help="output .jsonl of raw boxes").parse_args(argv)
+    params = section(DetectorParams, "detector", path=args.params)
+    info, images, model = open_inputs(args, params)
     log.info("%s: %s layout, input %dx%d, %d classes, %d frames, floor %g", model.name, model.layout,
              model.input_w, model.input_h, len(model.classes), len(info.frames), params.floor)
     with atomic_open(args.out) as fh:

@@ -25,7 +25,6 @@ inputs and scope. The release gate reads ``end_to_end.p95_ms`` when present.
 """
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import platform
@@ -36,18 +35,18 @@ from pathlib import Path
 
 import numpy as np
 from PIL import Image
+from pydantic import BaseModel, ConfigDict, Field
 
 from stages.atomic import write_json
 from stages.boxes import nms
 from stages.decode import decode
 from stages.detection_config import DetectorParams, threshold_vector
+from stages.detect import model_parser, open_inputs
 from stages.errors import fail, run_main
 from stages.images import load_frame
-from stages.labels import find_images, read_frames
 from stages.letterbox import letterbox_image, plan, to_original
-from stages.onnx_model import LoadedModel, open_model
-from stages.params import DEFAULT_PARAMS, load_yaml, section
-from pydantic import BaseModel, ConfigDict, Field
+from stages.onnx_model import LoadedModel
+from stages.params import load_yaml, section
 
 log = logging.getLogger("candor.latency")
 
@@ -138,35 +137,17 @@ def environment(model: LoadedModel) -> dict:
     }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m stages.latency", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", required=True, help="model card name: <models>/<name>.yaml")
-    p.add_argument("--models", default="models", help="folder of model cards (default: models)")
-    p.add_argument("--data", default="data/detector", help="data set folder (frames.csv, images/)")
-    p.add_argument("--verified", default="build/verified", help="the fetch stage's records")
-    p.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (default: params.yaml)")
-    p.add_argument("--out", required=True, help="output JSON (a diagnostic, not committed)")
-    return p
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = model_parser("python -m stages.latency", __doc__,
+                        out_help="output JSON (a diagnostic, not committed)").parse_args(argv)
     det = section(DetectorParams, "detector", path=args.params)
     lat = section(LatencyParams, "latency", path=args.params)
     thresholds_doc = (load_yaml(args.params) or {}).get("thresholds") or {}
-    data = Path(args.data)
-    info = read_frames(data / "frames.csv")
-    paths = find_images(data / "images")
-    missing = [f for f in info.frames if f not in paths]
-    if missing:
-        raise fail(str(data / "images"), f"{len(missing)} frame(s) of frames.csv have no image", got=missing[:10])
-    model = open_model(Path(args.models) / f"{args.model}.yaml", providers=det.providers,
-                       verified=Path(args.verified) / f"model-{args.model}.json")
+    info, paths, model = open_inputs(args, det)
     thresholds = threshold_vector(thresholds_doc, classes=model.classes, floor=det.floor)
     images = [load_frame(paths[frame]).convert("RGB") for frame in info.frames]
     if not images:
-        raise fail(str(data / "frames.csv"), "no frames to time")
+        raise fail(str(Path(args.data) / "frames.csv"), "no frames to time")
     log.info("%s: %d decoded images, %d warm-up calls", model.name, len(images), lat.warmup)
     timed = time_model(model, images, thresholds=thresholds, nms_iou=det.nms_iou, warmup=lat.warmup)
     doc = {"diagnostic": LABEL, "model": model.name, "onnx_sha256": model.sha256, "frames": len(images),
