@@ -68,7 +68,7 @@ def tp_agreement(d: Path) -> dict:
     """Compare candor's per-class TP/FP/FN (no thresholds, no NMS) with pycocotools' matches."""
     ref = json.loads((d / "pycocotools-tp.json").read_text())
     mine = json.loads((d / "candor.json").read_text())
-    per_class = mine["per_class"]
+    per_class = mine["all"]["per_class"]
     names = {str(i + 1): f"class_{i:02d}" for i in range(len(ref))}
     diffs = {cid: (ref[cid], {k: per_class[names[cid]][k] for k in ("tp", "fp", "fn")})
              for cid in ref if ref[cid] != {k: per_class[names[cid]][k] for k in ("tp", "fp", "fn")}}

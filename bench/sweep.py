@@ -1,0 +1,90 @@
+"""Sweep step: ``dvc exp run -S thresholds.deer=...`` against a no-op ``dvc repro``, on a clone.
+
+Never in the working checkout: ``git clone`` of this repository into a temporary folder,
+``dvc repro score-detection`` there once (fetch, detect, score), then ``repeats`` times
+each: a no-op ``dvc repro score-detection`` and ``dvc exp run score-detection -S
+thresholds.deer=V``. The committed deer threshold is 0.2 already (so ``-S thresholds.deer=0.2``
+changes nothing and DVC skips every stage); V is the committed value + 0.05, + 0.1, - 0.05, ...,
+distinct so that DVC's run cache can never replay an earlier experiment instead of scoring. Every experiment's output is
+checked: scoring ran, no ``detect@`` stage ran. Also times the scoring command alone
+with and without its PNG figures (``--no-png``), to show what the PNGs cost.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from timing import measure, median  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _env() -> dict[str, str]:
+    return dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+                DVC_NO_ANALYTICS="1", GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@localhost",
+                GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@localhost")
+
+
+def _timed(cmd: list[str], cwd: Path) -> tuple[float, str]:
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=1800)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed in {cwd}:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    return wall, proc.stdout + proc.stderr
+
+
+def sweep_values(params: Path, n: int) -> list[float]:
+    """``n`` distinct deer thresholds, none equal to the committed one (a no-op experiment)."""
+    import yaml
+
+    current = float(yaml.safe_load(params.read_text())["thresholds"].get("deer", 0.0))
+    steps = [0.05, 0.1, -0.05, 0.15, -0.1, 0.2]
+    return [round(current + d, 2) for d in steps if 0 < current + d < 1][:n]
+
+
+def bench_sweep(repeats: int) -> dict:
+    tmp = Path(tempfile.mkdtemp(prefix="candor-sweep-"))
+    try:
+        clone = tmp / "clone"
+        subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True, env=_env())
+        setup_s, _ = _timed(["dvc", "repro", "score-detection"], clone)
+        noop, exp, reran_detect = [], [], []
+        for _ in range(repeats):
+            wall, out = _timed(["dvc", "repro", "score-detection"], clone)
+            if "Running stage" in out:
+                raise RuntimeError(f"the no-op repro ran a stage:\n{out[-2000:]}")
+            noop.append(wall)
+        values = sweep_values(clone / "params.yaml", repeats)
+        for v in values:
+            wall, out = _timed(["dvc", "exp", "run", "score-detection", "-S", f"thresholds.deer={v}"], clone)
+            if "Running stage 'score-detection'" not in out:
+                raise RuntimeError(f"the experiment did not score:\n{out[-2000:]}")
+            reran_detect.append("Running stage 'detect@" in out)
+            exp.append(wall)
+        score_cmd = [sys.executable, "-m", "stages.score", "detections", "--params", "params.yaml",
+                     "--detections", "build/detections", "--models", "models", "--data", "data/detector",
+                     "--metrics", str(tmp / "m"), "--outcomes", str(tmp / "o"), "--plots", str(tmp / "p"),
+                     "--coco-out", str(tmp / "c")]
+        with_png = [measure(score_cmd, cwd=str(clone), env=_env()).wall_s for _ in range(repeats)]
+        no_png = [measure(score_cmd + ["--no-png"], cwd=str(clone), env=_env()).wall_s for _ in range(repeats)]
+        n_med, e_med = median(noop), median(exp)
+        return {"setup_repro_s": round(setup_s, 2), "noop_repro_s": round(n_med, 3), "exp_run_s": round(e_med, 3),
+                "ratio": round(e_med / n_med, 2), "values": values, "inference_rerun": any(reran_detect),
+                "score_stage_s": round(median(with_png), 3), "score_stage_no_png_s": round(median(no_png), 3),
+                "png_s": round(median(with_png) - median(no_png), 3)}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    import json
+
+    print(json.dumps(bench_sweep(int(sys.argv[1]) if len(sys.argv) > 1 else 3), indent=2))
