@@ -6,12 +6,15 @@ each: a no-op ``dvc repro score-detection`` and ``dvc exp run score-detection -S
 thresholds.deer=V``. The committed deer threshold is 0.2 already (so ``-S thresholds.deer=0.2``
 changes nothing and DVC skips every stage); V is the committed value + 0.05, + 0.1, - 0.05, ...,
 distinct so that DVC's run cache can never replay an earlier experiment instead of scoring. Every experiment's output is
-checked: scoring ran, no ``detect@`` stage ran. Also times the scoring command alone
+checked: scoring ran, no ``detect@`` stage ran. For comparison, the same kind of change
+made by editing params.yaml and running ``dvc repro score-detection`` (what ``dvc exp``
+adds on top of the stage itself). Also times the scoring command alone
 with and without its PNG figures (``--no-png``), to show what the PNGs cost.
 """
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -41,12 +44,11 @@ def _timed(cmd: list[str], cwd: Path) -> tuple[float, str]:
     return wall, proc.stdout + proc.stderr
 
 
-def sweep_values(params: Path, n: int) -> list[float]:
+def sweep_values(params: Path, n: int, steps: tuple[float, ...] = (0.05, 0.1, -0.05, 0.15, -0.1, 0.2)) -> list[float]:
     """``n`` distinct deer thresholds, none equal to the committed one (a no-op experiment)."""
     import yaml
 
     current = float(yaml.safe_load(params.read_text())["thresholds"].get("deer", 0.0))
-    steps = [0.05, 0.1, -0.05, 0.15, -0.1, 0.2]
     return [round(current + d, 2) for d in steps if 0 < current + d < 1][:n]
 
 
@@ -69,6 +71,16 @@ def bench_sweep(repeats: int) -> dict:
                 raise RuntimeError(f"the experiment did not score:\n{out[-2000:]}")
             reran_detect.append("Running stage 'detect@" in out)
             exp.append(wall)
+        # the same change as a plain edit of params.yaml + dvc repro (what dvc exp adds on top)
+        plain = []
+        for v in sweep_values(clone / "params.yaml", repeats, steps=(0.03, 0.07, -0.03, 0.13, -0.07, 0.17)):
+            text = (clone / "params.yaml").read_text()
+            new = re.sub(r"(?m)^(  deer:\s*)[0-9.]+", lambda m: f"{m.group(1)}{v}", text, count=1)
+            (clone / "params.yaml").write_text(new)
+            wall, out = _timed(["dvc", "repro", "score-detection"], clone)
+            if "Running stage 'score-detection'" not in out or "Running stage 'detect@" in out:
+                raise RuntimeError(f"the edited-params repro did not score only:\n{out[-2000:]}")
+            plain.append(wall)
         score_cmd = [sys.executable, "-m", "stages.score", "detections", "--params", "params.yaml",
                      "--detections", "build/detections", "--models", "models", "--data", "data/detector",
                      "--metrics", str(tmp / "m"), "--outcomes", str(tmp / "o"), "--plots", str(tmp / "p"),
@@ -77,7 +89,8 @@ def bench_sweep(repeats: int) -> dict:
         no_png = [measure(score_cmd + ["--no-png"], cwd=str(clone), env=_env()).wall_s for _ in range(repeats)]
         n_med, e_med = median(noop), median(exp)
         return {"setup_repro_s": round(setup_s, 2), "noop_repro_s": round(n_med, 3), "exp_run_s": round(e_med, 3),
-                "ratio": round(e_med / n_med, 2), "values": values, "inference_rerun": any(reran_detect),
+                "ratio": round(e_med / n_med, 2), "values": values,
+                "edit_params_repro_s": round(median(plain), 3), "ratio_edit_params_repro": round(median(plain) / n_med, 2), "inference_rerun": any(reran_detect),
                 "score_stage_s": round(median(with_png), 3), "score_stage_no_png_s": round(median(no_png), 3),
                 "png_s": round(median(with_png) - median(no_png), 3)}
     finally:
