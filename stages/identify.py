@@ -250,7 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not api_key:
             raise fail("environment", f"API key variable {params.api_key_env} is not set",
                        expected=f"export {params.api_key_env}=<your key>",
-                       hint=f"identify.api_key_env names the variable; set it or switch to identify.mode: replay")
+                       hint="identify.api_key_env names the variable; set it or switch to identify.mode: replay")
         record = Path(args.record) if args.record else Path("build/live") / f"{label}.jsonl"
         lines = run_live(golden, ids=ids, runs=runs, params=params, template=template_bytes.decode("utf-8"),
                          sha=sha, record=record, api_key=api_key)

@@ -42,13 +42,15 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from stages.errors import InputError, Problem
 from stages.params import validation_problems
 from stages.tokens import is_hedged
+
+R = TypeVar("R", bound=BaseModel)
 
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n(.*?)\n?```\s*$", re.DOTALL)
 
@@ -106,16 +108,13 @@ class RecordLine(BaseModel):
         return json.dumps(self.model_dump(), ensure_ascii=False, sort_keys=False)
 
 
-def parse_recording(text: str, *, file: str, allow_partial_tail: bool = False) -> list[RecordLine]:
-    """Validate JSONL ``text``; raise one InputError naming file, line and field.
+def parse_case_runs(lines: list[str], model: type[R], *, file: str) -> list[R]:
+    """Validate JSON lines, one ``model`` (with ``case`` and ``run``) per line; a (case, run) once.
 
-    With ``allow_partial_tail`` a last line without its newline (a write cut off
-    by an interruption) is dropped instead of being an error.
+    Blank lines are skipped. Every problem is collected and raised as one InputError
+    naming the file, the line (1-based) and the field.
     """
-    lines = text.split("\n")
-    if allow_partial_tail and lines and lines[-1].strip():
-        lines = lines[:-1]
-    out: list[RecordLine] = []
+    out: list[R] = []
     problems: list[Problem] = []
     seen: dict[tuple[str, int], int] = {}
     for lineno, line in enumerate(lines, start=1):
@@ -123,7 +122,7 @@ def parse_recording(text: str, *, file: str, allow_partial_tail: bool = False) -
             continue
         where = f"{file}:line {lineno}"
         try:
-            rec = RecordLine.model_validate(json.loads(line))
+            rec = model.model_validate(json.loads(line))
         except json.JSONDecodeError as err:
             problems.append(Problem(where, f"not JSON ({err.msg})"))
             continue
@@ -140,6 +139,18 @@ def parse_recording(text: str, *, file: str, allow_partial_tail: bool = False) -
     if problems:
         raise InputError(problems)
     return out
+
+
+def parse_recording(text: str, *, file: str, allow_partial_tail: bool = False) -> list[RecordLine]:
+    """Validate recording JSONL ``text`` (see :func:`parse_case_runs`).
+
+    With ``allow_partial_tail`` a last line without its newline (a write cut off
+    by an interruption) is dropped instead of being an error.
+    """
+    lines = text.split("\n")
+    if allow_partial_tail and lines and lines[-1].strip():
+        lines = lines[:-1]
+    return parse_case_runs(lines, RecordLine, file=file)
 
 
 def load_recording(path: str | Path, *, allow_partial_tail: bool = False) -> list[RecordLine]:

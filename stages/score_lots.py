@@ -27,51 +27,25 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from stages.atomic import write_json, write_text
 from stages.errors import EXIT_OK, InputError, Problem, fail, run_main
 from stages.fields import CaseScore, RunAnswer, format_case_table, overall_score, score_case
 from stages.golden import Golden, load_golden
 from stages.identification import OUTCOMES, count_exact, identification_outcome, label_tokens
-from stages.params import DEFAULT_PARAMS, section, validation_problems
-from stages.tokens import (
-    DEFAULT_FORM_FACTORS, DEFAULT_GENERATION_PREFIXES, DEFAULT_SPEC_WORDS, TokenRules,
-)
+from stages.params import DEFAULT_PARAMS, CandidatesView, section
+from stages.recording import parse_case_runs
+from stages.tokens import LotsParams, TokenRules
 
 log = logging.getLogger("candor.score_lots")
 TIERS = ("all", "held", "photo")
 DIGITS = 6
-
-
-class LotsParams(BaseModel):
-    """``lots`` section of params.yaml: what is never a distinctive model token."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    spec_words: list[str] = Field(default_factory=lambda: list(DEFAULT_SPEC_WORDS))
-    form_factors: list[str] = Field(default_factory=lambda: list(DEFAULT_FORM_FACTORS))
-    generation_prefixes: list[str] = Field(default_factory=lambda: list(DEFAULT_GENERATION_PREFIXES))
-    min_number_digits: int = Field(default=3, ge=1)
-
-    def rules(self) -> TokenRules:
-        return TokenRules(spec_words=tuple(self.spec_words), form_factors=tuple(self.form_factors),
-                          generation_prefixes=tuple(self.generation_prefixes),
-                          min_number_digits=self.min_number_digits)
-
-
-class CandidatesView(BaseModel):
-    """The one key of ``identify`` this stage reads (the rest belongs to the identify stage)."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    candidates: list[str] = Field(min_length=1)
 
 
 class Answer(BaseModel):
@@ -98,26 +72,7 @@ def load_answers(path: Path) -> list[Answer]:
     except FileNotFoundError:
         raise fail(path.as_posix(), "answers not found", hint="run the identify stage first: dvc repro identify") \
             from None
-    out, problems, seen = [], [], set()
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path.as_posix()}:line {lineno}"
-        try:
-            a = Answer.model_validate(json.loads(line))
-        except json.JSONDecodeError as err:
-            problems.append(Problem(where, f"not JSON ({err.msg})"))
-            continue
-        except ValidationError as err:
-            problems.extend(validation_problems(err, where))
-            continue
-        if (a.case, a.run) in seen:
-            problems.append(Problem(f"{where}.run", "duplicate (case, run)", got=repr((a.case, a.run))))
-        seen.add((a.case, a.run))
-        out.append(a)
-    if problems:
-        raise InputError(problems)
-    return out
+    return parse_case_runs(text.splitlines(), Answer, file=path.as_posix())
 
 
 def _rate(k: int, n: int) -> float | None:

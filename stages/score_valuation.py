@@ -40,8 +40,7 @@ from stages.atomic import write_json, write_text
 from stages.audit import AuditLot, AuditSummary, summarize_audit
 from stages.ceiling import VERDICTS
 from stages.errors import InputError, Problem, fail, run_main
-from stages.params import DEFAULT_PARAMS, section
-from stages.score_lots import CandidatesView
+from stages.params import DEFAULT_PARAMS, CandidatesView, section
 from stages.valuation import LotScore, Summary, score_lot, summarize
 from stages.value import AMOUNT, OUTPUT_COLUMNS, CompsParams, load_lots, read_text
 

@@ -47,6 +47,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from pydantic import BaseModel, ConfigDict, Field
+
 DEFAULT_SPEC_WORDS: tuple[str, ...] = (
     "channel", "channels", "ch", "port", "ports", "bay", "bays", "slot", "slots", "way", "pc", "pcs",
     "pack", "piece", "pieces", "unit", "units", "lot",
@@ -167,3 +169,19 @@ def contains_phrase(text: str | None, phrase: str) -> bool:
 def is_hedged(text: str | None) -> bool:
     """True when ``text`` hedges its model (``e.g.``, ``possibly``, ``or similar``, ...)."""
     return bool(text) and bool(_HEDGE_RE.search(text))
+
+
+class LotsParams(BaseModel):
+    """``lots`` section of params.yaml: what is never a distinctive model token."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    spec_words: list[str] = Field(default_factory=lambda: list(DEFAULT_SPEC_WORDS))
+    form_factors: list[str] = Field(default_factory=lambda: list(DEFAULT_FORM_FACTORS))
+    generation_prefixes: list[str] = Field(default_factory=lambda: list(DEFAULT_GENERATION_PREFIXES))
+    min_number_digits: int = Field(default=3, ge=1)
+
+    def rules(self) -> TokenRules:
+        return TokenRules(spec_words=tuple(self.spec_words), form_factors=tuple(self.form_factors),
+                          generation_prefixes=tuple(self.generation_prefixes),
+                          min_number_digits=self.min_number_digits)

@@ -50,8 +50,7 @@ from stages.comps import DEFAULT_TOKENS, Estimate, Listing, Query, Rules, RunSet
 from stages.errors import InputError, Problem, fail, run_main
 from stages.golden import Lot, parse_lots
 from stages.params import DEFAULT_PARAMS, section, validation_problems
-from stages.score_lots import LotsParams
-from stages.tokens import TokenRules
+from stages.tokens import LotsParams, TokenRules
 
 log = logging.getLogger("candor.value")
 

@@ -49,7 +49,7 @@ def test_yolo_errors_name_file_and_line(tmp_path, line, what):
     root = yolo_set(tmp_path, {"a": "0 0.5 0.5 0.1 0.1\n" + line + "\n"})
     with pytest.raises(InputError) as err:
         read_yolo(root)
-    assert f"labels/a.txt:2" in err.value.message and what in err.value.message
+    assert "labels/a.txt:2" in err.value.message and what in err.value.message
 
 
 def test_yolo_missing_image_and_duplicate_classes(tmp_path):

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from stages.boxes import paired_iou
 from stages.matching import match_detections

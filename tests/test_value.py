@@ -14,7 +14,7 @@ from stages.comps import Listing, Query, match_listing
 from stages.errors import InputError, run_main
 from stages.params import section
 from stages.recording import load_recording, normalise
-from stages.score_lots import LotsParams
+from stages.tokens import LotsParams
 from stages.valuation import score_lot, summarize
 from stages.value import CompsParams, load_lots, main, parse_answers, parse_listings, value_lots
 from tests.conftest import ROOT
