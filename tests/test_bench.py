@@ -1,0 +1,59 @@
+"""Smoke test of the bench code (the full bench is ``make bench``, not part of the test suite)."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from stages import score
+from stages.errors import run_main
+from tests.conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "bench"))
+
+import make_coco  # noqa: E402
+import report  # noqa: E402
+
+
+def test_generator_is_seeded_and_scaled():
+    gt, dt = make_coco.make(20, seed=3)
+    again, dt_again = make_coco.make(20, seed=3)
+    assert gt == again and dt == dt_again
+    assert len(gt["images"]) == 20 and len(gt["categories"]) == 60
+    assert 1000 <= len(dt) <= 2000 and 80 <= len(gt["annotations"]) <= 220   # ~100 boxes, ~7.2 labels a frame
+    assert all(a["iscrowd"] == 0 for a in gt["annotations"])
+
+
+def test_candor_tp_equals_pycocotools_on_a_generated_set(tmp_path):
+    pytest.importorskip("pycocotools")
+    import peers
+
+    gt, dt = make_coco.make(20, seed=1)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dt))
+    assert run_main(score.main, ["detections", "--coco-gt", str(tmp_path / "gt.json"), "--coco-results",
+                                 str(tmp_path / "dt.json"), "--out", str(tmp_path / "c.json")]) == 0
+    mine = json.loads((tmp_path / "c.json").read_text())["all"]["per_class"]
+    _, _, ev = peers.run_pycocotools(str(tmp_path / "gt.json"), str(tmp_path / "dt.json"))
+    ref = peers.pycocotools_counts(ev)
+    assert ref, "pycocotools evaluated nothing"
+    for cid, counts in ref.items():
+        assert {k: mine[f"class_{int(cid) - 1:02d}"][k] for k in ("tp", "fp", "fn")} == counts, cid
+    assert sum(c["tp"] for c in ref.values()) > 0
+
+
+def test_report_states_unmet_targets(tmp_path):
+    tool = {"total_s": 2.0, "load_s": 1.0, "score_s": 0.5, "peak_rss_mb": 600.0}
+    results = {"machine": {"cpu": "cpu", "cores": 2, "os": "os", "python": "3.11"}, "date": "2026-01-01",
+               "command": "python bench/run.py", "repeats": 3,
+               "scoring": {"candor": tool, "faster-coco-eval": tool, "pycocotools": tool,
+                           "ratios": {"end_to_end_vs_faster": 6.0, "end_to_end_vs_pycocotools": 20.0,
+                                      "core_vs_faster_evaluate": 12.0},
+                           "agreement": {"classes": 60, "identical": True, "tp_candor": 5, "tp_pycocotools": 5}}}
+    report.write_results(results, tmp_path / "R.md")
+    text = (tmp_path / "R.md").read_text()
+    assert "| end to end vs faster-coco-eval >= 5x | 6.00x | met |" in text
+    assert "| end to end vs pycocotools >= 30x | 20.00x | **not met** |" in text
+    assert "| peak RSS <= 500 MB | 600 MB | **not met** |" in text and "median of 3 runs" in text
