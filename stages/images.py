@@ -5,13 +5,16 @@
   WebP (``RIFF....WEBP``). Anything else is None.
 * :func:`data_url` builds ``data:<mime>;base64,<...>``; an unknown format or more
   than :data:`MAX_BYTES` (5 MB, 5 * 1024 * 1024 bytes) is an
-  :class:`~stages.errors.InputError` naming the file.
+  :class:`~stages.errors.InputError` naming the file, and so is an image that does
+  not decode (truncated or corrupt bytes are never sent to a provider).
 """
 from __future__ import annotations
 
 import base64
+import io
 import warnings
 from pathlib import Path
+from typing import BinaryIO
 
 from PIL import Image, UnidentifiedImageError
 
@@ -43,6 +46,7 @@ def encode_data_url(data: bytes, *, where: str, max_bytes: int = MAX_BYTES) -> s
     if mime is None:
         raise fail(where, "not a supported image", expected="JPEG, PNG, WebP or GIF bytes",
                    got=data[:12].hex(" "))
+    decode_image(io.BytesIO(data), where=where)  # a truncated or corrupt image is never sent
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
 
 
@@ -59,28 +63,34 @@ def data_url(path: str | Path, *, max_bytes: int = MAX_BYTES) -> str:
     return encode_data_url(p.read_bytes(), where=str(p), max_bytes=max_bytes)
 
 
-def load_frame(path: str | Path) -> Image.Image:
-    """Open and fully decode the image at ``path`` (pixels loaded, file closed).
+def decode_image(source: str | Path | BinaryIO, *, where: str) -> Image.Image:
+    """Open and fully decode an image (a path or a binary file object); ``where`` names it.
 
     Errors name the file: missing, empty, not an image, truncated or corrupt, or more
     pixels than ``Image.MAX_IMAGE_PIXELS`` (a decompression bomb).
     """
-    p = Path(path)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(p) as im:
+            with Image.open(source) as im:
                 im.load()
                 return im
     except FileNotFoundError:
-        raise fail(str(p), "image not found") from None
+        raise fail(where, "image not found") from None
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as err:
-        raise fail(str(p), "image has too many pixels (decompression-bomb limit)",
+        raise fail(where, "image has too many pixels (decompression-bomb limit)",
                    expected=f"at most {Image.MAX_IMAGE_PIXELS} pixels", got=str(err).split(" pixels")[0]) from None
     except UnidentifiedImageError:
-        size = p.stat().st_size
-        raise fail(str(p), "not a readable image" + (" (the file is empty)" if size == 0 else ""),
-                   expected="JPEG, PNG, WebP, GIF or BMP bytes", got=f"{size} bytes") from None
+        raise fail(where, "not a readable image", expected="JPEG, PNG, WebP, GIF or BMP bytes") from None
     except (OSError, SyntaxError, ValueError) as err:
-        raise fail(str(p), f"cannot decode the image ({err})", hint="the file is truncated or corrupt; restore it "
+        raise fail(where, f"cannot decode the image ({err})", hint="the file is truncated or corrupt; restore it "
                    "(dvc pull / git checkout) and check the manifest") from None
+
+
+def load_frame(path: str | Path) -> Image.Image:
+    """:func:`decode_image` of the file at ``path`` (an empty file says so)."""
+    p = Path(path)
+    if p.is_file() and p.stat().st_size == 0:
+        raise fail(str(p), "not a readable image (the file is empty)", expected="JPEG, PNG, WebP, GIF or BMP bytes",
+                   got="0 bytes")
+    return decode_image(p, where=str(p))

@@ -17,7 +17,8 @@ frame is its line's position among the label lines (0-based). YOLO has no crowd.
 
 COCO (``read_coco``): ``images`` (id, file_name, width, height),
 ``categories`` (id, name), ``annotations`` (image_id, category_id, bbox
-``[x, y, w, h]``, optional ``iscrowd``). A frame's id is its ``file_name`` stem.
+``[x, y, w, h]`` inside its image (same tolerance as YOLO), optional ``iscrowd``).
+A frame's id is its ``file_name`` stem.
 Annotation order within an image (as listed) gives the label index.
 ``iscrowd: 1`` marks a crowd region (see :mod:`stages.matching`: never FN,
 absorbs detections). A non-standard ``ignore`` key has no effect, exactly as
@@ -250,6 +251,15 @@ def load_json(path: Path) -> Any:
     return read_json(path)[0]
 
 
+def inside_image(xywh: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """``(N,)`` bool: each ``[x, y, w, h]`` box lies inside its image ``sizes`` ``(N, 2)`` (width, height),
+    overhanging by at most ``EDGE_TOLERANCE`` of the image's size (rounding)."""
+    tol = EDGE_TOLERANCE * sizes
+    lo = xywh[:, :2] >= -tol
+    hi = xywh[:, :2] + xywh[:, 2:] <= sizes + tol
+    return (lo & hi).all(axis=1)
+
+
 def _xywh(where: str, bbox: Any, problems: list[Problem]) -> list[float] | None:
     ok = (isinstance(bbox, list) and len(bbox) == 4
           and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in bbox)
@@ -280,7 +290,7 @@ def _stem(file_name: str) -> str:
     return file_name[:i] if 0 < i < len(file_name) - 1 else file_name
 
 
-def _annotations_fast(anns: list, *, img_map: dict[int, int], cat_map: dict[int, int],
+def _annotations_fast(anns: list, *, img_map: dict[int, int], cat_map: dict[int, int], sizes: np.ndarray,
                       may_bool: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """Column-wise reading of well-formed annotations: (frame, index in frame, class, xyxy, crowd).
 
@@ -307,7 +317,7 @@ def _annotations_fast(anns: list, *, img_map: dict[int, int], cat_map: dict[int,
         return None
     frame = _lookup(img_a, img_map)
     cls = _lookup(cat_a, cat_map)
-    if frame is None or cls is None:
+    if frame is None or cls is None or not inside_image(box, sizes[frame]).all():
         return None
     # index within the frame = rank among the frame's annotations in listed order
     order = np.argsort(frame, kind="stable")
@@ -359,7 +369,7 @@ def _read_coco(path: Path, *, classes) -> tuple[GroundTruth, dict[int, int], dic
     img_map = {iid: fi for fi, (_, iid, _, _) in enumerate(images)}
     sizes = np.asarray([(w, h) for _, _, w, h in images], dtype=np.int64).reshape(-1, 2)
     fast = None if problems else _annotations_fast(doc["annotations"], img_map=img_map, cat_map=cat_map,
-                                                   may_bool=may_bool)
+                                                   sizes=sizes, may_bool=may_bool)
     if fast is not None:
         frame, index, cls, xyxy, crowd_a = fast
         gt = GroundTruth(classes=tuple(classes), frames=tuple(frames), sizes=sizes, label_frame=frame,
@@ -384,6 +394,13 @@ def _read_coco(path: Path, *, classes) -> tuple[GroundTruth, dict[int, int], dic
         if box is None:
             continue
         fi = img_map[a["image_id"]]
+        xywh = np.array([[box[0], box[1], box[2] - box[0], box[3] - box[1]]])
+        if not inside_image(xywh, sizes[fi:fi + 1])[0]:
+            w, h = (int(v) for v in sizes[fi])
+            problems.append(Problem(f"{at}.bbox", "box outside the image",
+                                    expected=f"within the image's {w} x {h} px (tolerance {EDGE_TOLERANCE} of its size)",
+                                    got=repr(a.get("bbox"))))
+            continue
         rows.append((fi, per_frame[fi], cat_map[a["category_id"]], box))
         per_frame[fi] += 1
         crowd.append(bool(a.get("iscrowd", 0)))

@@ -41,7 +41,8 @@ def test_too_large_and_unknown_are_errors(tmp_path):
     big.write_bytes(image_bytes("PNG") + b"\0" * (MAX_BYTES + 1))
     with pytest.raises(InputError, match="big.png: image too large"):
         data_url(big)
-    assert encode_data_url(b"\x89PNG\r\n\x1a\n" + b"\0" * 8, where="x", max_bytes=16).startswith("data:image/png")
+    with pytest.raises(InputError, match="x: not a readable image"):   # PNG magic, no image behind it
+        encode_data_url(b"\x89PNG\r\n\x1a\n" + b"\0" * 8, where="x", max_bytes=16)
     with pytest.raises(InputError, match="image too large"):
         encode_data_url(b"\x89PNG\r\n\x1a\n" + b"\0" * 9, where="x", max_bytes=16)
     txt = tmp_path / "notes.png"
@@ -50,3 +51,10 @@ def test_too_large_and_unknown_are_errors(tmp_path):
         data_url(txt)
     with pytest.raises(InputError, match="image not found"):
         data_url(tmp_path / "missing.png")
+
+
+def test_truncated_image_is_never_sent():
+    whole = image_bytes("JPEG")
+    assert encode_data_url(whole, where="lot.jpg").startswith("data:image/jpeg;base64,")
+    with pytest.raises(InputError, match="lot.jpg: cannot decode the image"):
+        encode_data_url(whole[: len(whole) // 2], where="lot.jpg")

@@ -224,3 +224,23 @@ def test_stem_is_purepath_stem(name):
 
     from stages.labels import _stem
     assert _stem(name) == PurePosixPath(name).stem
+
+
+def test_coco_box_must_lie_inside_its_image(tmp_path):
+    import json
+
+    from stages.labels import read_coco
+
+    doc = {"images": [{"id": 1, "file_name": "a.jpg", "width": 100, "height": 50}],
+           "categories": [{"id": 1, "name": "deer"}],
+           "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 100, 50]},
+                           {"id": 2, "image_id": 1, "category_id": 1, "bbox": [99.95, 10, 0.1, 5]}]}
+    path = tmp_path / "gt.json"
+    path.write_text(json.dumps(doc))
+    gt, _, _ = read_coco(path)                    # the whole image, and a 0.05 px overhang: fine
+    assert gt.label_boxes.tolist() == [[0, 0, 100, 50], [99.95, 10, 100.05, 15]]
+    doc["annotations"].append({"id": 3, "image_id": 1, "category_id": 1, "bbox": [90, 10, 20, 5]})
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError) as err:
+        read_coco(path)
+    assert "gt.json:annotations[2].bbox: box outside the image" in err.value.message
