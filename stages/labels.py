@@ -35,12 +35,13 @@ import math
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
-from operator import itemgetter
+from itertools import chain
+from operator import attrgetter, itemgetter
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+import msgspec
 import numpy as np
-import orjson
 
 from stages.errors import InputError, Problem, fail
 
@@ -220,9 +221,9 @@ def _gc_paused():
 def read_json(path: Path) -> tuple[Any, bool]:
     """Parse a JSON file; returns the document and whether it may hold a JSON boolean.
 
-    Parsing uses ``orjson`` (a strict RFC 8259 parser; same floats and ints as the
-    standard library, about 4x faster on COCO-scale files). Anything orjson refuses
-    (NaN/Infinity literals, integers beyond 64 bits, bad syntax, bad UTF-8) is
+    Parsing uses ``msgspec`` (a strict RFC 8259 parser; same floats and ints as the
+    standard library, about 5x faster on COCO-scale files). Anything it refuses
+    (NaN/Infinity literals, numbers out of range, bad syntax, bad UTF-8) is
     re-parsed by the standard library, so accepted documents and error messages
     (with line numbers) are exactly those of ``json.loads``. The boolean flag is
     false only when the bytes contain neither ``true`` nor ``false``, so the
@@ -235,8 +236,8 @@ def read_json(path: Path) -> tuple[Any, bool]:
         raise fail(str(path), "file not found") from None
     may_bool = b"true" in raw or b"false" in raw
     try:
-        return orjson.loads(raw), may_bool
-    except orjson.JSONDecodeError:
+        return msgspec.json.decode(raw), may_bool
+    except msgspec.MsgspecError:
         pass
     try:
         return json.loads(raw.decode("utf-8")), may_bool
@@ -417,8 +418,58 @@ def read_coco_results(path: Path, *, image_map: dict[int, int], category_map: di
         return _read_coco_results(path, image_map=image_map, category_map=category_map, classes=classes)
 
 
+class _Result(msgspec.Struct, gc=False):
+    """One COCO result as the typed decoder reads it (other keys are ignored, as by the loop)."""
+
+    image_id: int
+    category_id: int
+    bbox: tuple[float, float, float, float]
+    score: float
+
+
+_RESULTS = msgspec.json.Decoder(list[_Result])
+
+
+def _coco_results_typed(path: Path, *, image_map: dict[int, int], category_map: dict[int, int],
+                        classes: tuple[str, ...]) -> DetectionTable | None:
+    """Decode and type-check a results file in one pass (msgspec, strict types); None: any doubt.
+
+    The typed decoder accepts exactly the entries the checking loop accepts as to
+    types (integer ids, not booleans or floats; a number score; a bbox of exactly four
+    numbers; integers become floats as ``float()`` does); values (finite, ``w, h >= 0``,
+    known ids) are then checked on the columns. Anything else returns None, and the
+    generic path (:func:`read_json`, then the checking loop) decides and names the entry.
+    """
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise fail(str(path), "file not found") from None
+    try:
+        rows = _RESULTS.decode(raw)
+    except msgspec.MsgspecError:
+        return None
+    del raw
+    n = len(rows)
+    img = np.fromiter(map(attrgetter("image_id"), rows), np.int64, n)
+    cat = np.fromiter(map(attrgetter("category_id"), rows), np.int64, n)
+    score = np.fromiter(map(attrgetter("score"), rows), np.float64, n)
+    box = np.fromiter(chain.from_iterable(map(attrgetter("bbox"), rows)), np.float64, 4 * n).reshape(n, 4)
+    del rows
+    if not (np.isfinite(box).all() and np.isfinite(score).all() and (box[:, 2:] >= 0).all()):
+        return None
+    frame = _lookup(img, image_map)
+    cls = _lookup(cat, category_map)
+    if frame is None or cls is None:
+        return None
+    xyxy = np.concatenate([box[:, :2], box[:, :2] + box[:, 2:]], axis=1)
+    return DetectionTable(classes=tuple(classes), frame=frame, cls=cls, boxes=xyxy, score=score)
+
+
 def _read_coco_results(path: Path, *, image_map: dict[int, int], category_map: dict[int, int],
                        classes: tuple[str, ...]) -> DetectionTable:
+    typed = _coco_results_typed(path, image_map=image_map, category_map=category_map, classes=classes)
+    if typed is not None:
+        return typed
     doc, may_bool = read_json(path)
     where = str(path)
     if not isinstance(doc, list):

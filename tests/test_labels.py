@@ -126,11 +126,19 @@ def test_coco_results_fast_path_equals_checking_loop(tmp_path, monkeypatch):
             for _ in range(300)] + [{"image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4], "score": 1}]
     p = tmp_path / "dt.json"
     p.write_text(json.dumps(dets))
+    calls = []
+    typed_fn = labels._coco_results_typed
+    monkeypatch.setattr(labels, "_coco_results_typed", lambda *a, **k: calls.append(1) or typed_fn(*a, **k))
+    typed = read_coco_results(p, image_map=img_map, category_map=cat_map, classes=gt.classes)
+    assert calls
+    monkeypatch.setattr(labels, "_coco_results_typed", lambda *a, **k: None)
     fast = read_coco_results(p, image_map=img_map, category_map=cat_map, classes=gt.classes)
     monkeypatch.setattr(labels, "_coco_results_fast", lambda *a, **k: None)
     slow = read_coco_results(p, image_map=img_map, category_map=cat_map, classes=gt.classes)
     for name in ("frame", "cls", "boxes", "score"):
+        assert np.array_equal(getattr(typed, name), getattr(slow, name))
         assert np.array_equal(getattr(fast, name), getattr(slow, name))
+        assert getattr(typed, name).dtype == getattr(slow, name).dtype
 
 
 @pytest.mark.parametrize("bad, field", [
@@ -244,3 +252,19 @@ def test_coco_box_must_lie_inside_its_image(tmp_path):
     with pytest.raises(InputError) as err:
         read_coco(path)
     assert "gt.json:annotations[2].bbox: box outside the image" in err.value.message
+
+
+@pytest.mark.parametrize("bad", [{"image_id": True}, {"image_id": 1.0}, {"score": False}, {"bbox": [0, 0, 1]},
+                                 {"bbox": [0, 0, 1, 1, 1]}, {"bbox": [0, 0, 1, "1"]}, {"score": 1e400},
+                                 {"category_id": None}])
+def test_typed_decoder_refuses_what_the_loop_refuses(tmp_path, bad):
+    from stages.labels import _coco_results_typed
+
+    gt, img_map, cat_map = read_coco(DATA / "coco_gt.json")
+    good = {"image_id": 1, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 0.5, "extra": "ignored"}
+    p = tmp_path / "dt.json"
+    p.write_text(json.dumps([good, {**good, **bad}]).replace("Infinity", "1e400"))
+    assert _coco_results_typed(p, image_map=img_map, category_map=cat_map, classes=gt.classes) is None
+    p.write_text(json.dumps([good, good]))
+    ok = _coco_results_typed(p, image_map=img_map, category_map=cat_map, classes=gt.classes)
+    assert ok is not None and ok.boxes.tolist() == [[0.0, 0.0, 1.0, 1.0]] * 2
