@@ -40,8 +40,13 @@ def _scaling(r: dict) -> list[str]:
             rows.append(f"| {n} | {v['total_s']:.2f} | {v['load_s']:.2f} | {v['score_s']:.3f} | "
                         f"{v['total_ms_per_frame']:.3f} | {v['score_ms_per_frame']:.4f} | {v['peak_rss_mb']:.0f} |")
     ratio = r["per_frame_ratio_largest_vs_smallest"]
-    rows += ["", f"Per-frame cost, largest vs smallest set: {ratio:.3f}x (target <= 1.2x: {_met(ratio <= 1.2)}). "
-                 "The wall time includes a fixed ~0.6 s interpreter and import start-up, which favours the larger sets."]
+    sizes = [v for v in r.values() if isinstance(v, dict)]
+    core = sizes[-1]["score_ms_per_frame"] / sizes[0]["score_ms_per_frame"]
+    rows += ["", f"Per-frame cost, largest vs smallest set, end to end: {ratio:.3f}x (target <= 1.2x: "
+                 f"{_met(ratio <= 1.2)}); scoring core alone: {core:.2f}x ({_met(core <= 1.2)}). "
+                 "The end-to-end wall time includes a fixed ~0.5 s interpreter and import start-up, which "
+                 "favours the larger sets; the core's per-box cost grows with the set (two sorts of all "
+                 "boxes, n log n, and gathers over arrays far larger than the CPU caches at 2M boxes)."]
     return rows
 
 
@@ -59,10 +64,13 @@ def _inference(r: dict) -> list[str]:
 
 
 def _sweep(r: dict) -> list[str]:
+    plain = r.get("edit_params_repro_s")
+    plain_cell = f"{plain:.2f} ({r['ratio_edit_params_repro']:.2f}x)" if plain is not None else "-"
     return ["## 4. Sweep step (temporary `git clone`, demo data)", "",
             "| no-op `dvc repro score-detection` s | `dvc exp run score-detection -S thresholds.deer=V` s | ratio | "
-            "inference rerun | scoring stage s | of which PNGs s |", "|---:|---:|---:|---|---:|---:|",
-            f"| {r['noop_repro_s']:.2f} | {r['exp_run_s']:.2f} | {r['ratio']:.2f}x | "
+            "params edit + `dvc repro score-detection` s | inference rerun | scoring stage s | of which PNGs s |",
+            "|---:|---:|---:|---:|---|---:|---:|",
+            f"| {r['noop_repro_s']:.2f} | {r['exp_run_s']:.2f} | {r['ratio']:.2f}x | {plain_cell} | "
             f"{'yes' if r['inference_rerun'] else 'no'} | {r['score_stage_s']:.2f} | {r['png_s']:.2f} |", "",
             f"V = {', '.join(str(v) for v in r['values'])} (the committed deer threshold is already 0.2, so "
             f"`-S thresholds.deer=0.2` itself is a no-op). Target <= 3x: {_met(r['ratio'] <= 3)}; "
