@@ -12,8 +12,9 @@ YOLO (``read_yolo``): ``labels/<frame>.txt``, one line ``class cx cy w h`` per
 label, normalised to the frame's size (read from the image header); class is an
 integer index into ``classes.txt``; coordinates in [0, 1] and ``w, h > 0``, and
 the box itself inside the image (``cx +- w/2``, ``cy +- h/2`` in [0, 1], with a
-tolerance of ``EDGE_TOLERANCE`` for rounding). A missing or empty label file is a frame with no labels. A label's index in its
-frame is its line's position among the label lines (0-based). YOLO has no crowd.
+tolerance of ``EDGE_TOLERANCE`` for rounding). A missing or empty label file is
+a frame with no labels. A label's index in its frame is its line's position
+among the label lines (0-based). YOLO has no crowd.
 
 COCO (``read_coco``): ``images`` (id, file_name, width, height),
 ``categories`` (id, name), ``annotations`` (image_id, category_id, bbox

@@ -20,8 +20,9 @@ execution provider, onnxruntime thread settings).
 
 These figures are machine-specific: this stage lives in its own pipeline file
 (``diagnostics/dvc.yaml``, run with ``make latency``), outside the
-byte-identical contract of ``make repro``, and nothing of it is committed or pushed. Compare them only with a candidate run on the same host, provider,
-inputs and scope. The release gate reads ``end_to_end.p95_ms`` when present.
+byte-identical contract of ``make repro``, and nothing of it is committed or
+pushed. Compare them only with a candidate run on the same host, provider, inputs
+and scope. The release gate reads ``end_to_end.p95_ms`` when present.
 """
 from __future__ import annotations
 
