@@ -39,8 +39,10 @@ clean-venv:
 	rm -rf $(VENV)
 
 # Machine-specific latency diagnostic (diagnostics/dvc.yaml; nothing committed or pushed).
+# Its dvc.lock is machine-specific too, so it is removed: every `make latency` measures afresh.
 latency: $(VENV)/.runtime
 	$(BIN)/dvc repro diagnostics/dvc.yaml
+	rm -f diagnostics/dvc.lock
 
 # Benchmarks against peers (bench/; peers are bench-only requirements). Writes bench/RESULTS.md.
 bench: $(VENV)/.test
