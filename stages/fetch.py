@@ -15,7 +15,9 @@ records they use, so a changed byte reruns only what is downstream of it.
 
 ``manifest`` writes ``DIR/manifest.csv`` for an existing folder so users can
 bring their own data in one command; ``--columns`` merges extra per-file columns
-(a CSV with a ``path`` column, e.g. ``session,zoom,split``).
+(a CSV with a ``path`` column, e.g. ``session,zoom,split``). Rewriting an existing
+manifest (after an intended data change) keeps its extra columns and ``source``
+of every file still present; ``--columns`` and ``--source-prefix`` override them.
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ from tqdm import tqdm
 from stages.atomic import write_json, write_text
 from stages.errors import InputError, Problem, fail, run_main
 from stages.manifest import (
-    MANIFEST_NAME, Action, Entry, Manifest, build_manifest_rows, decide, format_manifest,
+    MANIFEST_NAME, REQUIRED_COLUMNS, Action, Entry, Manifest, build_manifest_rows, decide, format_manifest,
     load_manifest, mismatch, sha256_file,
 )
 from stages.model_card import load_card, onnx_path
@@ -163,17 +165,37 @@ def read_columns(path: Path) -> tuple[dict[str, dict[str, str]], tuple[str, ...]
         return {row["path"]: {c: row[c] for c in cols} for row in reader}, cols
 
 
+def carried_columns(file: Path) -> tuple[dict[str, dict[str, str]], tuple[str, ...], dict[str, str]]:
+    """What a rewrite keeps from an existing manifest: extra columns and sources per path.
+
+    Returns (path -> extra values, extra column names, path -> source); all empty when
+    ``file`` does not exist. Rows whose file is gone simply drop out of the new manifest.
+    """
+    if not file.is_file():
+        return {}, (), {}
+    old = load_manifest(file)
+    cols = tuple(c for c in old.columns if c not in (*REQUIRED_COLUMNS, "source"))
+    return ({e.path: dict(e.extra) for e in old.entries}, cols,
+            {e.path: e.source for e in old.entries if e.source})
+
+
 def cmd_manifest(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     if not root.is_dir():
         raise fail(str(root), "not a folder", expected="an existing data set folder")
-    extra, cols = read_columns(Path(args.columns)) if args.columns else ({}, ())
+    extra, cols, sources = carried_columns(root / MANIFEST_NAME)
+    if args.columns:
+        given, given_cols = read_columns(Path(args.columns))
+        for path, values in given.items():
+            extra[path] = {**extra.get(path, {}), **values}
+        cols = (*cols, *(c for c in given_cols if c not in cols))
     entries = build_manifest_rows(root, extra=extra)
     if args.source_prefix:
         prefix = args.source_prefix.rstrip("/")
-        entries = [Entry(e.path, e.sha256, e.bytes, f"{prefix}/{e.path}", e.extra) for e in entries]
+        sources = {e.path: f"{prefix}/{e.path}" for e in entries}
+    entries = [Entry(e.path, e.sha256, e.bytes, sources.get(e.path), e.extra) for e in entries]
     write_text(root / MANIFEST_NAME, format_manifest(entries, extra_columns=cols,
-                                                     with_source=bool(args.source_prefix)))
+                                                     with_source=any(e.source for e in entries)))
     print(f"wrote {root / MANIFEST_NAME}: {len(entries)} files")
     return 0
 
@@ -190,7 +212,8 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("manifest", help="write DIR/manifest.csv for an existing folder")
     m.add_argument("dir", help="the data set folder")
     m.add_argument("--columns", help="CSV with a path column and extra per-file columns to include")
-    m.add_argument("--source-prefix", help="record source=<prefix>/<path> for every file")
+    m.add_argument("--source-prefix", help="record source=<prefix>/<path> for every file "
+                   "(default: keep the sources of an existing manifest)")
     m.set_defaults(func=cmd_manifest)
     return parser
 

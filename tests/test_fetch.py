@@ -165,3 +165,28 @@ def test_help_explains_inputs_and_outputs(capsys):
     assert exit_.value.code == 0
     out = capsys.readouterr().out
     assert "manifest.csv" in out and "data-<set>.json" in out
+
+
+def test_rewriting_a_manifest_keeps_its_columns_and_sources(tmp_path, capsys):
+    root = tmp_path / "mine"
+    root.mkdir()
+    (root / "a.jpg").write_bytes(b"a2")           # changed on purpose
+    (root / "c.jpg").write_bytes(b"c")            # new file
+    (root / "manifest.csv").write_text(
+        "path,sha256,bytes,source,split\n"
+        f"a.jpg,{sha(b'a')},1,http://x/a.jpg,dev\n"
+        f"b.jpg,{sha(b'b')},1,http://x/b.jpg,test\n")   # b.jpg is gone: its row drops out
+    assert run_main(fetch.main, ["manifest", str(root)]) == 0
+    assert (root / "manifest.csv").read_text().splitlines() == [
+        "path,sha256,bytes,source,split",
+        f"a.jpg,{sha(b'a2')},2,http://x/a.jpg,dev",
+        f"c.jpg,{sha(b'c')},1,,",
+    ]
+    cols = tmp_path / "cols.csv"
+    cols.write_text("path,split,zoom\nc.jpg,test,2\n")
+    assert run_main(fetch.main, ["manifest", str(root), "--columns", str(cols), "--source-prefix", "s3://b/"]) == 0
+    assert (root / "manifest.csv").read_text().splitlines() == [
+        "path,sha256,bytes,source,split,zoom",
+        f"a.jpg,{sha(b'a2')},2,s3://b/a.jpg,dev,",
+        f"c.jpg,{sha(b'c')},1,s3://b/c.jpg,test,2",
+    ]
