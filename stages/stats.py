@@ -542,7 +542,10 @@ def _gate(args: argparse.Namespace) -> int:
     latency_file = Path(args.latency) / f"{gp.candidate}.json" if args.latency else None
     p95 = None
     if latency_file is not None and latency_file.is_file():
-        p95 = find_p95(json.loads(latency_file.read_text(encoding="utf-8")))
+        try:
+            p95 = find_p95(json.loads(latency_file.read_text(encoding="utf-8")))
+        except json.JSONDecodeError as err:
+            raise fail(latency_file.as_posix(), f"not valid JSON: {err}", hint="rerun: make latency") from None
     result = evaluate_gate(frames=tables["detection-frames.csv"], labels=tables["detection-labels.csv"],
                            wrong_targets=wrong, latency_p95_ms=p95, params=gp, critical=mp.critical,
                            min_support=mp.min_support, confidence=sp.confidence)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from stages.errors import run_main
 from stages.gate import GateParams, evaluate_gate, find_p95, find_wrong_targets
 from stages.stats import main
 
@@ -167,6 +168,14 @@ def test_gate_stage_and_check(tmp_path, capsys, cand_wrong, code):
     assert main(["check-gate", "--gate", str(tmp_path / "gate.json")]) == code  # make gate
     out = capsys.readouterr().out
     assert ("PASSED" in out) is (code == 0)
+
+
+def test_gate_names_a_malformed_latency_file(tmp_path, capsys):
+    argv = write_gate_inputs(tmp_path, cand_wrong=1)
+    (tmp_path / "latency" / "demo-v2.json").write_text('{"end_to_end": {"p95_ms": 1')
+    assert run_main(main, argv) == 2
+    assert "latency/demo-v2.json: not valid JSON" in capsys.readouterr().err
+    assert not (tmp_path / "gate.json").exists()
 
 
 def test_report_and_forest_png_are_deterministic(tmp_path):
