@@ -21,9 +21,10 @@ passes:
 4. ``wrong_targets_no_increase``: the candidate's total wrong action targets (critical-
    class detections on a label of another class, from the detection metrics) are not
    more than the reference's.
-5. ``latency_p95``: when a latency diagnostic exists for the candidate, its end-to-end
-   p95 is at most ``gate.latency_p95_ms``; when none exists the criterion is ``not
-   measured`` and does not fail (seed 002: "when measured").
+5. ``latency_p95``: when a latency diagnostic exists for the candidate and was taken on
+   its current ONNX file, its end-to-end p95 is at most ``gate.latency_p95_ms``; when
+   none exists (or it is stale) the criterion is ``not measured`` and does not fail
+   (seed 002: "when measured").
 
 A criterion that cannot be evaluated because its input is missing (other than latency)
 *fails* with the reason: the gate never passes on data it did not see.
@@ -41,6 +42,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from stages.errors import fail
 from stages.rates import Case, Paired, compare_paired, wilson
 
 
@@ -215,28 +217,21 @@ def evaluate_gate(*, frames: Sequence[Mapping[str, object]] | None,
     }
 
 
-def find_p95(doc: Any) -> float | None:
-    """The end-to-end ``p95_ms`` of a latency diagnostic, or ``None`` if there is none.
+def latency_p95(doc: Any, *, where: str, onnx_sha256: str | None) -> float | None:
+    """The end-to-end ``p95_ms`` of a latency diagnostic written by :mod:`stages.latency`.
 
-    Looks for a mapping with a numeric ``p95_ms`` whose key path mentions ``end_to_end``,
-    ``end-to-end``, ``e2e`` or ``pipeline``; if there is no such path but exactly one
-    ``p95_ms`` in the document, that one.
+    ``None`` (the criterion is then "not measured") when the diagnostic was taken on
+    another model file than ``onnx_sha256`` (or that is unknown): a stale figure must
+    never pass the gate. A document without a numeric ``end_to_end.p95_ms`` is an
+    InputError naming ``where``.
     """
-    hits: list[tuple[str, float]] = []
-
-    def walk(node: Any, path: str) -> None:
-        if isinstance(node, Mapping):
-            v = node.get("p95_ms")
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                hits.append((path, float(v)))
-            for k, child in node.items():
-                walk(child, f"{path}.{k}")
-
-    walk(doc, "")
-    preferred = [v for p, v in hits if any(t in p.lower() for t in ("end_to_end", "end-to-end", "e2e", "pipeline"))]
-    if preferred:
-        return preferred[0]
-    return hits[0][1] if len(hits) == 1 else None
+    p95 = doc.get("end_to_end", {}).get("p95_ms") if isinstance(doc, Mapping) else None
+    if not isinstance(p95, (int, float)) or isinstance(p95, bool):
+        raise fail(where, "not a latency diagnostic", expected="end_to_end.p95_ms (written by make latency)",
+                   got=p95)
+    if onnx_sha256 is None or doc.get("onnx_sha256") != onnx_sha256:
+        return None
+    return float(p95)
 
 
 def find_wrong_targets(doc: Any, *, split: str) -> int | None:

@@ -47,6 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from stages.atomic import atomic_path, dumps_json, write_json, write_text
 from stages.errors import InputError, Problem, fail, run_main
+from stages.model_card import load_card
 from stages.params import section
 from stages.rates import (
     Paired, Rate, Units, compare_paired, detection_units, fields_units, identification_units,
@@ -519,7 +520,7 @@ def _detection_doc(path: Path, model: str) -> Any | None:
 
 
 def _gate(args: argparse.Namespace) -> int:
-    from stages.gate import GateParams, evaluate_gate, find_p95, find_wrong_targets
+    from stages.gate import GateParams, evaluate_gate, find_wrong_targets, latency_p95
 
     gp = section(GateParams, "gate", path=args.params)
     sp = section(StatsParams, "stats", path=args.params)
@@ -543,9 +544,15 @@ def _gate(args: argparse.Namespace) -> int:
     p95 = None
     if latency_file is not None and latency_file.is_file():
         try:
-            p95 = find_p95(json.loads(latency_file.read_text(encoding="utf-8")))
+            doc = json.loads(latency_file.read_text(encoding="utf-8"))
         except json.JSONDecodeError as err:
             raise fail(latency_file.as_posix(), f"not valid JSON: {err}", hint="rerun: make latency") from None
+        card_file = Path(args.models) / f"{gp.candidate}.yaml"
+        card_sha = load_card(card_file).sha256 if card_file.is_file() else None
+        p95 = latency_p95(doc, where=latency_file.as_posix(), onnx_sha256=card_sha)
+        if p95 is None:
+            log.warning("%s was measured on another model file than %s: not used (rerun: make latency)",
+                        latency_file, card_file)
     result = evaluate_gate(frames=tables["detection-frames.csv"], labels=tables["detection-labels.csv"],
                            wrong_targets=wrong, latency_p95_ms=p95, params=gp, critical=mp.critical,
                            min_support=mp.min_support, confidence=sp.confidence)
@@ -741,6 +748,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--latency", default=None,
                    help="folder of <model>.json latency diagnostics (make latency); machine-specific, so the "
                         "pipeline's gate stage never passes it and `make gate` does")
+    g.add_argument("--models", default="models", help="model cards: a latency figure counts only for the "
+                   "candidate's current ONNX file")
     g.add_argument("--params", default="params.yaml")
     g.add_argument("--out", default="metrics/gate.json")
     g.set_defaults(func=_gate)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from stages.errors import run_main
-from stages.gate import GateParams, evaluate_gate, find_p95, find_wrong_targets
+from stages.errors import InputError, run_main
+from stages.gate import GateParams, evaluate_gate, find_wrong_targets, latency_p95
 from stages.stats import main
 
 DATA = Path(__file__).parent / "data" / "stats"
@@ -122,15 +122,22 @@ def test_critical_class_without_labels_is_reported():
     assert g["criteria"]["critical_recall_no_regression"]["classes"]["boar"] == {"status": "no labels", "support": 0}
 
 
+SHA = "a" * 64
+
+
 @pytest.mark.parametrize("doc,expected", [
-    ({"end_to_end": {"median_ms": 10, "p95_ms": 147.2}, "model_call": {"p95_ms": 90.0}}, 147.2),
-    ({"figures": {"model": {"p95_ms": 1.0}, "e2e": {"p95_ms": 2.0}}}, 2.0),
-    ({"p95_ms": 5}, 5.0),
-    ({"a": {"p95_ms": 1.0}, "b": {"p95_ms": 2.0}}, None),
-    ({"median_ms": 3}, None),
+    ({"onnx_sha256": SHA, "end_to_end": {"median_ms": 10, "p95_ms": 147.2}, "model_call": {"p95_ms": 90.0}}, 147.2),
+    ({"onnx_sha256": "b" * 64, "end_to_end": {"p95_ms": 147.2}}, None),     # another model file: stale
+    ({"end_to_end": {"p95_ms": 147.2}}, None),                                # unknown model file
 ])
-def test_find_p95(doc, expected):
-    assert find_p95(doc) == expected
+def test_latency_p95_counts_only_for_the_current_model(doc, expected):
+    assert latency_p95(doc, where="lat.json", onnx_sha256=SHA) == expected
+
+
+@pytest.mark.parametrize("doc", [{"p95_ms": 5}, {"end_to_end": {"median_ms": 3}}, [], {"end_to_end": {"p95_ms": True}}])
+def test_latency_p95_of_something_else_is_an_error(doc):
+    with pytest.raises(InputError, match="lat.json: not a latency diagnostic"):
+        latency_p95(doc, where="lat.json", onnx_sha256=SHA)
 
 
 @pytest.mark.parametrize("doc,expected", [
@@ -151,11 +158,14 @@ def write_gate_inputs(tmp_path: Path, *, cand_wrong: int) -> list[str]:
         (det / f"{model}.json").write_text(json.dumps({"test": {"critical": {"total": {"wrong": wrong}}}}))
     lat = tmp_path / "latency"
     lat.mkdir()
-    (lat / "demo-v2.json").write_text(json.dumps({"end_to_end": {"p95_ms": 150.0}}))
+    (lat / "demo-v2.json").write_text(json.dumps({"onnx_sha256": SHA, "end_to_end": {"p95_ms": 150.0}}))
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "demo-v2.yaml").write_text(f"onnx: demo-v2.onnx\nsha256: {SHA}\n")
     (tmp_path / "params.yaml").write_text("stats: {}\ngate: {latency_p95_ms: 2000}\n"
                                           "match: {critical: [deer], min_support: 2, iou: 0.5}\n")
     return ["gate", "--outcomes", str(DATA / "outcomes"), "--detection", str(det), "--latency", str(lat),
-            "--params", str(tmp_path / "params.yaml"), "--out", str(tmp_path / "gate.json")]
+            "--models", str(models), "--params", str(tmp_path / "params.yaml"), "--out", str(tmp_path / "gate.json")]
 
 
 @pytest.mark.parametrize("cand_wrong,code", [(1, 0), (2, 1)])
