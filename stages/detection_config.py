@@ -14,10 +14,13 @@ score stage reads the rest, so a threshold or NMS change never reruns inference.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from stages.errors import InputError, Problem
+from stages.errors import InputError, Problem, fail
+from stages.params import load_yaml
 
 
 class DetectorParams(BaseModel):
@@ -80,3 +83,12 @@ def check_critical(critical: list[str], *, classes: tuple[str, ...] | list[str],
     if bad:
         raise InputError([Problem(where, "unknown class name", expected="one of: " + ", ".join(classes), got=repr(b))
                           for b in bad])
+
+
+def load_thresholds(params: str | Path) -> dict[str, float]:
+    """The raw ``thresholds`` mapping of a params file (validated later by :func:`threshold_vector`)."""
+    doc = load_yaml(params) or {}
+    thr = doc.get("thresholds") if isinstance(doc, dict) else None
+    if not isinstance(thr, dict):
+        raise fail(f"{params}:thresholds", "missing or not a mapping", expected="{default: 0.35, <class>: ...}")
+    return thr

@@ -41,13 +41,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from stages.atomic import write_json
 from stages.boxes import nms
 from stages.decode import decode
-from stages.detection_config import DetectorParams, threshold_vector
+from stages.detection_config import DetectorParams, load_thresholds, threshold_vector
 from stages.detect import model_parser, open_inputs
 from stages.errors import fail, run_main
 from stages.images import load_frame
 from stages.letterbox import letterbox_image, plan, to_original
 from stages.onnx_model import LoadedModel
-from stages.params import load_yaml, section
+from stages.params import section
 
 log = logging.getLogger("candor.latency")
 
@@ -143,9 +143,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         out_help="output JSON (a diagnostic, not committed)").parse_args(argv)
     det = section(DetectorParams, "detector", path=args.params)
     lat = section(LatencyParams, "latency", path=args.params)
-    thresholds_doc = (load_yaml(args.params) or {}).get("thresholds") or {}
     info, paths, model = open_inputs(args, det)
-    thresholds = threshold_vector(thresholds_doc, classes=model.classes, floor=det.floor)
+    thresholds = threshold_vector(load_thresholds(args.params), classes=model.classes, floor=det.floor)
     images = [load_frame(paths[frame]).convert("RGB") for frame in info.frames]
     if not images:
         raise fail(str(Path(args.data) / "frames.csv"), "no frames to time")

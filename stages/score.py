@@ -49,7 +49,7 @@ import numpy as np
 
 from stages import detection_plots as dp
 from stages.atomic import atomic_path, write_json, write_text
-from stages.detection_config import DetectorParams, MatchParams, check_critical, threshold_vector
+from stages.detection_config import DetectorParams, MatchParams, check_critical, load_thresholds, threshold_vector
 from stages.detection_metrics import (
     Scene, best_thresholds, compare_frozen, confusion, curves, operating_point, score_detections, summarize,
     threshold_grid, wrong_targets,
@@ -60,7 +60,7 @@ from stages.labels import (
 )
 from stages.manifest import load_manifest
 from stages.model_card import load_card
-from stages.params import DEFAULT_PARAMS, load_yaml, section
+from stages.params import DEFAULT_PARAMS, section
 
 log = logging.getLogger("candor.score")
 
@@ -338,14 +338,6 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
         write_json(coco_dir / f"{model}.json", res["coco"])
     print_summary(results)
     return 0
-
-
-def load_thresholds(params: str | Path) -> dict[str, float]:
-    doc = load_yaml(params) or {}
-    thr = doc.get("thresholds") if isinstance(doc, dict) else None
-    if not isinstance(thr, dict):
-        raise fail(f"{params}:thresholds", "missing or not a mapping", expected="{default: 0.35, <class>: ...}")
-    return thr
 
 
 def cmd_coco(args: argparse.Namespace) -> int:
