@@ -195,9 +195,10 @@ class Paired:
         if self.min_k0 is None:
             return (f"no detectable difference (could not have seen anything: even a "
                     f"{self.n}-0 split of {self.n} case{'s' if self.n != 1 else ''} has p > {self.alpha:g})")
+        points = round(100.0 * self.min_k0 / self.n)
         return (f"no detectable difference (could not have seen less than a "
                 f"{self.min_k0}-0 split: {self.min_k0} of {self.n} cases, "
-                f"{100.0 * self.min_k0 / self.n:.0f} points)")
+                f"{points} percentage point{'s' if points != 1 else ''})")
 
 
 def verdict(a_only: int, b_only: int, *, alpha: float) -> Verdict:

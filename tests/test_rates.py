@@ -154,7 +154,7 @@ def test_compare_paired_explanation_names_what_could_be_seen():
     r = compare_paired(a, b, alpha=0.05, confidence=0.95)
     assert (r.a_only, r.b_only, r.p) == (3, 0, 0.25)
     assert r.explanation == ("no detectable difference (could not have seen less than a "
-                             "6-0 split: 6 of 17 cases, 35 points)")
+                             "6-0 split: 6 of 17 cases, 35 percentage points)")
 
 
 def test_identification_units_majority_per_lot():
