@@ -9,7 +9,7 @@ import pytest
 
 from stages import detect, fetch
 from stages.errors import run_main
-from tests.test_detect_support import constant_model, make_dataset, ultralytics_output, write_card
+from tests.test_detect_support import constant_model, tiny_repo, ultralytics_output, write_card
 
 PARAMS = "detector:\n  models: [tiny]\n  floor: 0.05\n  nms_iou: 0.5\n  providers: [CPUExecutionProvider]\n"
 
@@ -22,13 +22,7 @@ ROWS = [[32, 32, 16, 8, 0.1, 0.9, 0.0],       # class sheep 0.9: a -> [48, 24, 8
 @pytest.fixture()
 def repo(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    make_dataset(tmp_path, {"a": {"size": (128, 64)}, "b": {"size": (64, 128), "split": "test"}})
-    (tmp_path / "models").mkdir()
-    sha = constant_model(tmp_path / "models" / "tiny.onnx", ultralytics_output(ROWS))
-    write_card(tmp_path / "models", "tiny", sha, input_size=[64, 64])
-    (tmp_path / "params.yaml").write_text(PARAMS)
-    assert run_main(fetch.main, ["verify", "--data", "data", "--models", "models", "--out", "build/verified"]) == 0
-    return tmp_path
+    return tiny_repo(tmp_path, frames={"a": {"size": (128, 64)}, "b": {"size": (64, 128), "split": "test"}}, rows=ROWS, params=PARAMS)
 
 
 def run_detect(out="build/detections/tiny.jsonl"):

@@ -68,3 +68,19 @@ def make_dataset(root: Path, frames: dict[str, dict]) -> Path:
     (d / "frames.csv").write_text("\n".join(rows) + "\n")
     (d / "manifest.csv").write_text(format_manifest(build_manifest_rows(d)))
     return d
+
+
+def tiny_repo(root: Path, *, frames: dict[str, dict], rows: list[list[float]], params: str) -> Path:
+    """A verified workspace in ``root``: data set ``frames``, model ``tiny`` (64x64 input) whose
+    output holds ``rows``, and ``params.yaml``; the fetch stage has run."""
+    from stages import fetch
+    from stages.errors import run_main
+
+    make_dataset(root, frames)
+    (root / "models").mkdir()
+    sha = constant_model(root / "models" / "tiny.onnx", ultralytics_output(rows))
+    write_card(root / "models", "tiny", sha, input_size=[64, 64])
+    (root / "params.yaml").write_text(params)
+    assert run_main(fetch.main, ["verify", "--data", str(root / "data"), "--models", str(root / "models"),
+                                 "--out", str(root / "build" / "verified")]) == 0
+    return root

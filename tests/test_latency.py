@@ -7,10 +7,10 @@ from itertools import count
 import numpy as np
 import pytest
 
-from stages import fetch, latency
+from stages import latency
 from stages.errors import run_main
 from stages.onnx_model import open_model
-from tests.test_detect_support import constant_model, make_dataset, ultralytics_output, write_card
+from tests.test_detect_support import tiny_repo
 
 PARAMS = ("detector:\n  models: [tiny]\n  floor: 0.05\n  nms_iou: 0.5\n  providers: [CPUExecutionProvider]\n"
           "thresholds:\n  default: 0.35\n  deer: 0.25\nlatency:\n  warmup: 2\n")
@@ -25,13 +25,7 @@ ROWS = [[32, 32, 16, 8, 0.0, 0.9, 0.0],       # sheep 0.9
 @pytest.fixture()
 def repo(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    make_dataset(tmp_path, {"a": {"size": (128, 64)}, "b": {"size": (128, 64)}, "c": {"size": (128, 64)}})
-    (tmp_path / "models").mkdir()
-    sha = constant_model(tmp_path / "models" / "tiny.onnx", ultralytics_output(ROWS))
-    write_card(tmp_path / "models", "tiny", sha, input_size=[64, 64])
-    (tmp_path / "params.yaml").write_text(PARAMS)
-    assert run_main(fetch.main, ["verify", "--data", "data", "--models", "models", "--out", "build/verified"]) == 0
-    return tmp_path
+    return tiny_repo(tmp_path, frames={"a": {"size": (128, 64)}, "b": {"size": (128, 64)}, "c": {"size": (128, 64)}}, rows=ROWS, params=PARAMS)
 
 
 def test_serve_applies_thresholds_then_same_class_nms(repo):
