@@ -37,7 +37,6 @@ import csv
 import io
 import json
 import logging
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +44,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from stages.atomic import atomic_path, dumps_json, write_json, write_text
+from stages.atomic import dumps_json, write_json
 from stages.errors import InputError, Problem, fail, run_main
 from stages.model_card import load_card
 from stages.params import section
@@ -577,148 +576,6 @@ def _check_gate(args: argparse.Namespace) -> int:
     return 0 if result["passed"] else 1
 
 
-def _fmt(rate: float | None, lo: float | None, hi: float | None) -> str:
-    if rate is None:
-        return "n/a"
-    return f"{rate:.3f} [{lo:.3f}, {hi:.3f}]"
-
-
-def _numbers(criterion: Mapping[str, Any]) -> str:
-    """A criterion's numbers for a table cell: intervals as ``rate [lo, hi]``, others ``key=value``."""
-    parts = []
-    for key, v in criterion.items():
-        if key in ("passed", "classes"):
-            continue
-        if isinstance(v, Mapping) and "rate" in v:
-            parts.append(f"{key}: {v['k']}/{v['n']} = {_fmt(v['rate'], v['lo'], v['hi'])}")
-        elif isinstance(v, list):
-            parts.append(f"{key}: {', '.join(map(str, v)) or 'none'}")
-        else:
-            parts.append(f"{key}: {v}")
-    return "; ".join(parts)
-
-
-def render_report(stats: Mapping[str, Any], gate: Mapping[str, Any] | None, *, forest: str | None) -> str:
-    """The human report (Markdown): every comparison with its interval and p-value."""
-    conf, alpha = stats["confidence"], stats["alpha"]
-    out = ["# candor: rates, paired comparisons and the release gate", "",
-           f"Every rate carries its Wilson {conf:.0%} interval; every comparison is paired on the same "
-           f"cases and tested with the exact McNemar test on the discordant cases (alpha {alpha:g}). "
-           f"A k-0 split needs k >= {stats['min_k0']} to reach alpha at all, so small benches detect "
-           "regressions and find failures; they do not rank close candidates. There is no leaderboard here "
-           "on purpose.", ""]
-    absent = [p for p, state in stats["inputs"].items() if state == "absent"]
-    if absent:
-        out += ["**Not measured** (input absent): " + ", ".join(f"`{p}`" for p in absent), ""]
-    if forest:
-        out += [f"![rates with intervals per candidate]({forest})", ""]
-    out += ["## Paired comparisons (reference A vs candidate B)", "",
-            "| metric | A | B | rate A [interval] | rate B [interval] | n | A only | B only | p | verdict |",
-            "|---|---|---|---|---|---:|---:|---:|---:|---|"]
-    for metric, by_cand in stats["paired"].items():
-        for cand, c in by_cand.items():
-            out.append(f"| {metric} | {c['reference']} | {cand} | "
-                       f"{_fmt(c['reference_rate'], c['reference_lo'], c['reference_hi'])} | "
-                       f"{_fmt(c['rate'], c['lo'], c['hi'])} | {c['n']} | {c['a_only']} | {c['b_only']} | "
-                       f"{c['p']:.4g} | {c['explanation']} |")
-    unpaired = [(m, cand, c) for m, by in stats["paired"].items() for cand, c in by.items()
-                if c["only_in_reference"] or c["only_in_candidate"]]
-    if unpaired:
-        out += ["", "Cases present on one side only (not compared): " + "; ".join(
-            f"{m} [{cand}]: {c['only_in_reference']} only in {c['reference']}, "
-            f"{c['only_in_candidate']} only in {cand}" for m, cand, c in unpaired)]
-    out += [""]
-    if gate is not None:
-        verdict = "PASSED" if gate["passed"] else "FAILED (" + ", ".join(gate["failed"]) + ")"
-        out += ["## Release gate (predeclared in `params.yaml: gate`)", "",
-                f"{gate['candidate']} vs {gate['reference']} on the `{gate['split']}` split: **{verdict}**", "",
-                "| criterion | result | numbers |", "|---|---|---|"]
-        for name, c in gate["criteria"].items():
-            out.append(f"| {name} | {'pass' if c['passed'] else 'FAIL'} | {_numbers(c)} |")
-        out += ["", "Per class on its own labels (unqualified: support under `match.min_support`, "
-                "never called improved):", "",
-                "| class | support | status | recall A [interval] | recall B [interval] | A only | B only | p |",
-                "|---|---:|---|---|---|---:|---:|---:|"]
-        for name, c in gate["per_class"].items():
-            out.append(f"| {name} | {c['support']} | {c['status']} | "
-                       f"{_fmt(c['reference_recall'], c['reference_lo'], c['reference_hi'])} | "
-                       f"{_fmt(c['candidate_recall'], c['candidate_lo'], c['candidate_hi'])} | "
-                       f"{c['a_only']} | {c['b_only']} | {c['p']:.4g} |")
-        out += [""]
-    out += ["## Rates in the metrics files", "",
-            "| rate | k / n | rate [interval] |", "|---|---:|---|"]
-    for key, r in stats["rates"].items():
-        out.append(f"| {key} | {r['k']} / {r['n']} | {_fmt(r['rate'], r['lo'], r['hi'])} |")
-    if stats["no_interval"]:
-        out += ["", "Rate-like values without an interval, and why:", ""]
-        out += [f"- `{k}`: {why}" for k, why in stats["no_interval"].items()]
-    return "\n".join(out) + "\n"
-
-
-def forest_rows(stats: Mapping[str, Any]) -> list[tuple[str, str, float, float, float]]:
-    """``(metric, side, rate, lo, hi)`` for the forest plot: reference once, then each candidate."""
-    rows = []
-    for metric, by_cand in stats["paired"].items():
-        ref_done = False
-        for cand, c in by_cand.items():
-            if not ref_done and c["reference_rate"] is not None:
-                rows.append((metric, c["reference"], c["reference_rate"], c["reference_lo"], c["reference_hi"]))
-                ref_done = True
-            if c["rate"] is not None:
-                rows.append((metric, f"{cand} (p={c['p']:.3g})", c["rate"], c["lo"], c["hi"]))
-    return rows
-
-
-def write_forest_png(path: Path, rows: Sequence[tuple[str, str, float, float, float]], *, confidence: float) -> None:
-    """A forest plot (rate and interval per metric and candidate), byte-deterministic PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    height = 1.2 + 0.28 * max(len(rows), 1)
-    fig, ax = plt.subplots(figsize=(9, height), dpi=100)
-    try:
-        ys = list(range(len(rows)))[::-1]
-        colors = {}
-        for y, (metric, side, rate, lo, hi) in zip(ys, rows):
-            name = side.split(" ")[0]
-            color = colors.setdefault(name, f"C{len(colors) % 10}")
-            ax.plot([lo, hi], [y, y], color=color, lw=2)
-            ax.plot([rate], [y], "o", color=color, ms=5)
-        ax.set_yticks(ys)
-        ax.set_yticklabels([f"{m}  {s}" for m, s, *_ in rows], fontsize=7)
-        ax.set_xlim(-0.02, 1.02)
-        ax.set_xlabel(f"rate with Wilson {confidence:.0%} interval (paired cases)")
-        ax.grid(axis="x", alpha=0.3)
-        if not rows:
-            ax.text(0.5, 0.5, "no paired comparisons (outcome tables absent)", ha="center", va="center")
-        fig.tight_layout()
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, format="png", metadata={"Software": None})
-    finally:
-        plt.close(fig)
-
-
-def _report(args: argparse.Namespace) -> int:
-    stats_path = Path(args.stats)
-    if not stats_path.is_file():
-        raise fail(stats_path.as_posix(), "file not found", hint="run `dvc repro stats` first")
-    stats = json.loads(stats_path.read_text(encoding="utf-8"))
-    gate_path = Path(args.gate) if args.gate else None
-    gate = json.loads(gate_path.read_text(encoding="utf-8")) if gate_path and gate_path.is_file() else None
-    out = Path(args.out)
-    forest = Path(args.forest) if args.forest else None
-    if forest is not None:
-        write_forest_png(forest, forest_rows(stats), confidence=stats["confidence"])
-    rel = None
-    if forest is not None:
-        rel = os.path.relpath(forest, out.parent).replace(os.sep, "/")
-    write_text(out, render_report(stats, gate, forest=rel))
-    log.info("report -> %s%s", out, f", {forest}" if forest else "")
-    return 0
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The CLI: ``run`` (the DVC stage), ``wilson`` and ``mcnemar`` helpers."""
     ap = argparse.ArgumentParser(prog="python -m stages.stats", description=__doc__,
@@ -756,12 +613,6 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("check-gate", help="print the gate result; exit 1 when it failed (make gate)")
     c.add_argument("--gate", default="metrics/gate.json")
     c.set_defaults(func=_check_gate)
-    r = sub.add_parser("report", help="the human report (Markdown) and the forest plot (PNG)")
-    r.add_argument("--stats", default="metrics/stats.json")
-    r.add_argument("--gate", default="metrics/gate.json")
-    r.add_argument("--out", default="plots/report/report.md")
-    r.add_argument("--forest", default="plots/report/forest.png")
-    r.set_defaults(func=_report)
     return ap
 
 

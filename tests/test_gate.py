@@ -8,6 +8,7 @@ import pytest
 
 from stages.errors import InputError, run_main
 from stages.gate import GateParams, evaluate_gate, find_wrong_targets, latency_p95
+from stages import report
 from stages.stats import main
 
 DATA = Path(__file__).parent / "data" / "stats"
@@ -194,12 +195,12 @@ def test_report_and_forest_png_are_deterministic(tmp_path):
     main(["run", "--outcomes", str(DATA / "outcomes"), "--metrics", str(DATA / "metrics" / "detection"),
           "--metrics-root", str(DATA / "metrics"), "--params", str(tmp_path / "p.yaml"), "--out", str(stats)])
     main(write_gate_inputs(tmp_path, cand_wrong=1))
-    args = ["report", "--stats", str(stats), "--gate", str(tmp_path / "gate.json"),
+    args = ["--stats", str(stats), "--gate", str(tmp_path / "gate.json"),
             "--out", str(tmp_path / "r" / "report.md"), "--forest", str(tmp_path / "r" / "forest.png")]
-    main(args)
+    report.main(args)
     md, png = (tmp_path / "r" / "report.md").read_bytes(), (tmp_path / "r" / "forest.png").read_bytes()
     assert png.startswith(b"\x89PNG") and b"Software" not in png
-    main(args)
+    report.main(args)
     assert (tmp_path / "r" / "report.md").read_bytes() == md
     assert (tmp_path / "r" / "forest.png").read_bytes() == png
     text = md.decode()
