@@ -13,12 +13,19 @@ recomputed. Files, for a model ``M`` under the plots folder (``plots/detection``
 
 Points with an undefined rate (e.g. precision with no detection left) are
 omitted from a curve. PNGs are byte-deterministic: fixed size and DPI, the
-bundled DejaVu font, and no ``Software``/date metadata.
+bundled DejaVu font, and no ``Software``/date metadata. A model's four PNGs are
+independent, so :func:`png_figures` renders them in parallel worker processes
+(forked after matplotlib is imported, one per core); each figure's bytes do not
+depend on where it was drawn.
 """
 from __future__ import annotations
 
 import io
+import multiprocessing
+import os
 import re
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
@@ -69,13 +76,19 @@ def per_class_csv(per_class: dict[str, dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _figure(width: float, height: float):
+def _pyplot():
+    """matplotlib's pyplot on the Agg backend, with the fixed settings of every figure."""
     import matplotlib
 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
     plt.rcParams.update({"font.family": "DejaVu Sans", "svg.hashsalt": "candor", "path.simplify": False})
+    return plt
+
+
+def _figure(width: float, height: float):
+    plt = _pyplot()
     return plt, plt.figure(figsize=(width, height), dpi=PNG_DPI)
 
 
@@ -159,3 +172,35 @@ def png_per_class(per_class: dict[str, dict], *, model: str, min_support: int) -
     ax.set_title(f"{model}: per-class F1 with support (grey: support < {min_support}, unqualified)")
     fig.tight_layout()
     return _png(plt, fig)
+
+
+Job = tuple[Callable[..., bytes], tuple, dict]
+
+
+def render(jobs: dict[str, Job], *, workers: int | None = None) -> dict[str, bytes]:
+    """Run every figure job ``name -> (function, args, kwargs)``; the same bytes as calling each in turn.
+
+    With more than one worker (default: one per core, at most one per job) and the ``fork``
+    start method available, matplotlib is imported once here and the jobs run in forked
+    worker processes; otherwise they run in this process, one after another.
+    """
+    n = min(len(jobs), workers if workers is not None else (os.cpu_count() or 1))
+    if n < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return {name: fn(*args, **kwargs) for name, (fn, args, kwargs) in jobs.items()}
+    _pyplot()
+    with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork")) as pool:
+        futures = {name: pool.submit(fn, *args, **kwargs) for name, (fn, args, kwargs) in jobs.items()}
+        return {name: f.result() for name, f in futures.items()}
+
+
+def png_figures(curves: dict[str, Curve], matrix: np.ndarray, classes: tuple[str, ...] | list[str],
+                per_class: dict[str, dict], *, model: str, thresholds: dict[str, float],
+                min_support: int, workers: int | None = None) -> dict[str, bytes]:
+    """One model's four PNGs, keyed by their path under the plots folder (``png/M-<kind>.png``)."""
+    m = safe_name(model)
+    return render({
+        f"png/{m}-pr.png": (png_curves, (curves,), {"model": model, "kind": "pr", "thresholds": thresholds}),
+        f"png/{m}-f1.png": (png_curves, (curves,), {"model": model, "kind": "f1", "thresholds": thresholds}),
+        f"png/{m}-confusion.png": (png_confusion, (matrix, classes), {"model": model}),
+        f"png/{m}-per_class.png": (png_per_class, (per_class,), {"model": model, "min_support": min_support}),
+    }, workers=workers)

@@ -271,11 +271,8 @@ def score_model(model: str, *, args, det_params: DetectorParams, match: MatchPar
     plots[f"confusion/{m}.csv"] = dp.confusion_csv(mat, scene.classes).encode()
     plots[f"per_class/{m}.csv"] = dp.per_class_csv(metrics["all"]["per_class"]).encode()
     if args.png:
-        plots[f"png/{m}-pr.png"] = dp.png_curves(cv, model=model, kind="pr", thresholds=thr_by_name)
-        plots[f"png/{m}-f1.png"] = dp.png_curves(cv, model=model, kind="f1", thresholds=thr_by_name)
-        plots[f"png/{m}-confusion.png"] = dp.png_confusion(mat, scene.classes, model=model)
-        plots[f"png/{m}-per_class.png"] = dp.png_per_class(metrics["all"]["per_class"], model=model,
-                                                           min_support=match.min_support)
+        plots.update(dp.png_figures(cv, mat, scene.classes, metrics["all"]["per_class"], model=model,
+                                    thresholds=thr_by_name, min_support=match.min_support))
 
     served = np.flatnonzero(op.kept)
     image_ids, cat_ids = coco_ids(data, tuple(scene.frames.tolist()), scene.classes)

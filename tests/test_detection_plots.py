@@ -1,0 +1,53 @@
+"""detection_plots: CSV views and PNG figures (parallel rendering gives the serial bytes)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stages import detection_plots as dp
+from stages.detection_metrics import Curve
+
+
+def test_safe_name_replaces_path_characters():
+    assert dp.safe_name("a/b c") == "a_b_c"
+    assert dp.safe_name("") == "_"
+
+
+def test_confusion_csv_has_one_row_per_counted_box():
+    mat = np.array([[2, 0, 1], [0, 0, 0], [1, 0, 0]])
+    text = dp.confusion_csv(mat, ("cat", "dog"))
+    assert text.splitlines() == ["actual,predicted", "cat,cat", "cat,cat", "cat,background", "background,cat"]
+
+
+def _per_class():
+    return {"cat": {"f1": 0.5, "support": 4, "qualified": True}, "dog": {"f1": None, "support": 0, "qualified": False}}
+
+
+def test_per_class_csv_leaves_undefined_f1_empty():
+    assert dp.per_class_csv(_per_class()).splitlines() == ["class,f1,support", "cat,0.5,4", "dog,,0"]
+
+
+def test_parallel_rendering_gives_the_serial_bytes():
+    jobs = {f"png/{k}.png": (dp.png_per_class, (_per_class(),), {"model": k, "min_support": 3}) for k in "abc"}
+    serial = dp.render(jobs, workers=1)
+    parallel = dp.render(jobs, workers=2)
+    assert list(parallel) == list(jobs) and parallel == serial
+    assert serial["png/a.png"] != serial["png/b.png"]          # the model name is in the title
+    assert all(b.startswith(b"\x89PNG") and b"Software" not in b for b in serial.values())
+
+
+def _boom(**_):
+    raise ValueError("figure failed")
+
+
+def test_a_failing_figure_fails_the_render():
+    with pytest.raises(ValueError, match="figure failed"):
+        dp.render({"x": (_boom, (), {}), "y": (_boom, (), {})}, workers=2)
+
+
+def test_png_figures_names_the_four_figures_of_a_model():
+    curve = Curve(thresholds=np.array([0.1, 0.5]), tp=np.array([2, 1]), fp=np.array([2, 0]), fn=np.array([0, 1]))
+    figs = dp.png_figures({"all": curve, "cat": curve}, np.zeros((2, 2), int), ("cat",),
+                          {"cat": _per_class()["cat"]}, model="m/1", thresholds={"cat": 0.5}, min_support=3,
+                          workers=1)
+    assert sorted(figs) == ["png/m_1-confusion.png", "png/m_1-f1.png", "png/m_1-per_class.png", "png/m_1-pr.png"]
