@@ -32,8 +32,8 @@ test: $(VENV)/.test
 # stage itself always exits 0 so that `make repro` records gate.json instead of stopping.
 gate: $(VENV)/.runtime
 	$(BIN)/dvc repro gate
-	$(BIN)/python -m stages.stats gate --latency metrics/latency --out build/gate-with-latency.json
-	$(BIN)/python -m stages.stats check-gate --gate build/gate-with-latency.json
+	$(BIN)/python -m stages.gate run --latency metrics/latency --out build/gate-with-latency.json
+	$(BIN)/python -m stages.gate check --gate build/gate-with-latency.json
 
 clean-venv:
 	rm -rf $(VENV)

@@ -33,7 +33,8 @@ from stages.atomic import dumps_json, write_text
 from stages.errors import InputError, Problem, fail, run_main
 from stages.params import section
 from stages.rates import Case, Paired, Units, compare_paired
-from stages.stats import TABLES, StatsParams, p6, parse_table, r6, units_from_tables
+from stages.outcomes import TABLES, parse_table
+from stages.stats import StatsParams, p6, r6, units_from_tables
 
 log = logging.getLogger("candor.compare")
 

@@ -33,12 +33,9 @@ lots candidates against ``reference.lots``; ``detection`` compares models agains
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from stages.atomic import dumps_json, write_json
 from stages.errors import InputError, Problem, fail, run_main
-from stages.model_card import load_card
+from stages.outcomes import TABLES, parse_table
 from stages.params import section
 from stages.rates import (
     Paired, Rate, Units, compare_paired, detection_units, fields_units, identification_units,
@@ -75,110 +72,6 @@ class StatsParams(BaseModel):
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
     alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
     reference: Reference = Reference()
-
-
-# ---------------------------------------------------------------------------------------
-# outcome tables (the boundary: validated here, once)
-
-
-@dataclass(frozen=True)
-class TableSpec:
-    """One outcome table of the contract in docs/CONVENTIONS.md."""
-
-    name: str
-    columns: tuple[str, ...]
-    key: tuple[str, ...]          # columns that identify a row (duplicates are an error)
-    types: Mapping[str, str]      # column -> int | bool | bool? | outcome (others: str)
-    track: str                    # identification | fields | valuation | detection
-
-
-TABLES: dict[str, TableSpec] = {s.name: s for s in (
-    TableSpec("identification.csv", ("lot", "tier", "candidate", "run", "outcome", "count_exact"),
-              ("lot", "candidate", "run"), {"run": "int", "outcome": "outcome", "count_exact": "bool?"},
-              "identification"),
-    TableSpec("fields.csv", ("case", "candidate", "field", "hits", "total"),
-              ("case", "candidate", "field"), {"hits": "int", "total": "int"}, "fields"),
-    TableSpec("detection-frames.csv", ("frame", "split", "session", "zoom", "model", "tp", "fp", "fn"),
-              ("frame", "model"), {"tp": "int", "fp": "int", "fn": "int"}, "detection"),
-    TableSpec("detection-labels.csv", ("frame", "split", "label", "class", "model", "found"),
-              ("frame", "label", "model"), {"found": "bool"}, "detection"),
-    TableSpec("valuation.csv", ("lot", "candidate", "estimate", "ratio", "in_band", "hedged",
-                                "comps_precision", "comps_recall"),
-              ("lot", "candidate"), {"in_band": "bool?"}, "valuation"),
-)}
-
-OUTCOMES = ("hit", "abstain", "wrong")
-
-
-def _convert(kind: str, raw: str) -> object:
-    if kind == "int":
-        v = int(raw)
-        if v < 0:
-            raise ValueError
-        return v
-    if kind in ("bool", "bool?"):
-        if raw == "" and kind == "bool?":
-            return None
-        if raw not in ("0", "1"):
-            raise ValueError
-        return raw == "1"
-    if kind == "outcome":
-        if raw not in OUTCOMES:
-            raise ValueError
-        return raw
-    return raw
-
-
-_EXPECTED = {"int": "a non-negative integer", "bool": "1 or 0", "bool?": "1, 0 or empty",
-             "outcome": "hit, abstain or wrong"}
-
-
-def parse_table(spec: TableSpec, text: str, *, where: str) -> list[dict[str, object]]:
-    """Parse and validate one outcome table's text; every problem names file, row, field.
-
-    Extra columns are allowed (and ignored); missing columns, bad values and duplicate
-    cases are errors. Row numbers count the header as row 1.
-    """
-    reader = csv.DictReader(io.StringIO(text))
-    header = reader.fieldnames or []
-    missing = [c for c in spec.columns if c not in header]
-    if missing:
-        raise fail(where, "missing columns " + ", ".join(missing),
-                   expected=",".join(spec.columns), got=",".join(header),
-                   hint="the outcome-table contract is in docs/CONVENTIONS.md")
-    problems: list[Problem] = []
-    rows: list[dict[str, object]] = []
-    seen: dict[tuple[str, ...], int] = {}
-    for lineno, raw in enumerate(reader, start=2):
-        row: dict[str, object] = {}
-        for col in spec.columns:
-            value = raw.get(col)
-            if value is None:
-                problems.append(Problem(f"{where}:{lineno}", f"row has too few fields ({col} missing)"))
-                break
-            kind = spec.types.get(col, "str")
-            try:
-                row[col] = _convert(kind, value)
-            except ValueError:
-                problems.append(Problem(f"{where}:{lineno}:{col}", "bad value",
-                                        expected=_EXPECTED[kind], got=repr(value)))
-            if kind == "str" and value == "" and col in spec.key:
-                problems.append(Problem(f"{where}:{lineno}:{col}", "empty case key"))
-        else:
-            if spec.name == "fields.csv" and isinstance(row.get("hits"), int) and \
-                    isinstance(row.get("total"), int) and row["hits"] > row["total"]:  # type: ignore[operator]
-                problems.append(Problem(f"{where}:{lineno}:hits", "hits exceed total",
-                                        expected=f"<= {row['total']}", got=str(row["hits"])))
-            key = tuple(str(row.get(c)) for c in spec.key)
-            if key in seen:
-                problems.append(Problem(f"{where}:{lineno}", f"duplicate case {'/'.join(key)}",
-                                        expected="one row per " + ", ".join(spec.key),
-                                        got=f"also on row {seen[key]}"))
-            seen[key] = lineno
-            rows.append(row)
-    if problems:
-        raise InputError(problems)
-    return rows
 
 
 def units_from_tables(tables: Mapping[str, list[dict[str, object]]]) -> dict[str, Units]:
@@ -495,87 +388,6 @@ def _mcnemar(args: argparse.Namespace) -> int:
     return 0
 
 
-# ---------------------------------------------------------------------------------------
-# gate (criteria in stages.gate) and the human report
-
-
-class MatchView(BaseModel):
-    """The two keys of ``params.yaml: match`` (owned by the score stage) the gate reads."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True)
-    critical: list[str] = []
-    min_support: int = Field(default=0, ge=0)
-
-
-def _detection_doc(path: Path, model: str) -> Any | None:
-    """A model's detection metrics: ``<dir>/<model>.json``, or ``<file>[model]``."""
-    if path.is_dir():
-        f = path / f"{model}.json"
-        return json.loads(f.read_text(encoding="utf-8")) if f.is_file() else None
-    if path.is_file():
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        return doc.get(model) if isinstance(doc, dict) else None
-    return None
-
-
-def _gate(args: argparse.Namespace) -> int:
-    from stages.gate import GateParams, evaluate_gate, find_wrong_targets, latency_p95
-
-    gp = section(GateParams, "gate", path=args.params)
-    sp = section(StatsParams, "stats", path=args.params)
-    mp = section(MatchView, "match", path=args.params)
-    outcomes = Path(args.outcomes)
-    tables: dict[str, list[dict[str, object]] | None] = {}
-    for name in ("detection-frames.csv", "detection-labels.csv"):
-        f = outcomes / name
-        tables[name] = parse_table(TABLES[name], f.read_text(encoding="utf-8"), where=f.as_posix()) \
-            if f.is_file() else None
-        if tables[name] is None:
-            log.warning("%s is absent: gate criteria that need it fail", f)
-    wrong = {}
-    for model in (gp.reference, gp.candidate):
-        try:
-            doc = _detection_doc(Path(args.detection), model)
-        except json.JSONDecodeError as err:
-            raise fail(args.detection, f"not valid JSON: {err}") from None
-        wrong[model] = None if doc is None else find_wrong_targets(doc, split=gp.split)
-    latency_file = Path(args.latency) / f"{gp.candidate}.json" if args.latency else None
-    p95 = None
-    if latency_file is not None and latency_file.is_file():
-        try:
-            doc = json.loads(latency_file.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as err:
-            raise fail(latency_file.as_posix(), f"not valid JSON: {err}", hint="rerun: make latency") from None
-        card_file = Path(args.models) / f"{gp.candidate}.yaml"
-        card_sha = load_card(card_file).sha256 if card_file.is_file() else None
-        p95 = latency_p95(doc, where=latency_file.as_posix(), onnx_sha256=card_sha)
-        if p95 is None:
-            log.warning("%s was measured on another model file than %s: not used (rerun: make latency)",
-                        latency_file, card_file)
-    result = evaluate_gate(frames=tables["detection-frames.csv"], labels=tables["detection-labels.csv"],
-                           wrong_targets=wrong, latency_p95_ms=p95, params=gp, critical=mp.critical,
-                           min_support=mp.min_support, confidence=sp.confidence)
-    write_json(args.out, result)
-    log.info("gate %s -> %s (%s)", "PASSED" if result["passed"] else "FAILED", args.out,
-             ", ".join(result["failed"]) or "all criteria met")
-    return 0
-
-
-def _check_gate(args: argparse.Namespace) -> int:
-    path = Path(args.gate)
-    if not path.is_file():
-        raise fail(path.as_posix(), "file not found", hint="run `dvc repro gate` first")
-    result = json.loads(path.read_text(encoding="utf-8"))
-    print(f"release gate (predeclared in params.yaml:gate): {result['candidate']} vs "
-          f"{result['reference']} on {result['split']}")
-    for name, c in result["criteria"].items():
-        mark = "pass" if c["passed"] else "FAIL"
-        detail = c.get("reason") or c.get("status") or ""
-        print(f"  {mark}  {name} {detail}".rstrip())
-    print("PASSED" if result["passed"] else "FAILED: " + ", ".join(result["failed"]))
-    return 0 if result["passed"] else 1
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The CLI: ``run`` (the DVC stage), ``wilson`` and ``mcnemar`` helpers."""
     ap = argparse.ArgumentParser(prog="python -m stages.stats", description=__doc__,
@@ -598,21 +410,6 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("c", type=int, metavar="C")
     m.add_argument("--alpha", type=float, default=0.05)
     m.set_defaults(func=_mcnemar)
-    g = sub.add_parser("gate", help="the gate stage: evaluate the predeclared release gate")
-    g.add_argument("--outcomes", default="metrics/outcomes")
-    g.add_argument("--detection", default="metrics/detection",
-                   help="detection metrics: a folder of <model>.json or one file keyed by model")
-    g.add_argument("--latency", default=None,
-                   help="folder of <model>.json latency diagnostics (make latency); machine-specific, so the "
-                        "pipeline's gate stage never passes it and `make gate` does")
-    g.add_argument("--models", default="models", help="model cards: a latency figure counts only for the "
-                   "candidate's current ONNX file")
-    g.add_argument("--params", default="params.yaml")
-    g.add_argument("--out", default="metrics/gate.json")
-    g.set_defaults(func=_gate)
-    c = sub.add_parser("check-gate", help="print the gate result; exit 1 when it failed (make gate)")
-    c.add_argument("--gate", default="metrics/gate.json")
-    c.set_defaults(func=_check_gate)
     return ap
 
 

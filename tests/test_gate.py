@@ -1,4 +1,4 @@
-"""stages/gate.py (criteria, by hand) and the gate / check-gate / report commands of stats."""
+"""stages/gate_criteria.py (criteria, by hand), the gate stage (run / check) and the report of a gate."""
 from __future__ import annotations
 
 import json
@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from stages.errors import InputError, run_main
-from stages.gate import GateParams, evaluate_gate, find_wrong_targets, latency_p95
+from stages.gate_criteria import GateParams, evaluate_gate, find_wrong_targets, latency_p95
 from stages import report
-from stages.stats import main
+from stages import stats as stats_stage
+from stages.gate import main
 
 DATA = Path(__file__).parent / "data" / "stats"
 
@@ -165,7 +166,7 @@ def write_gate_inputs(tmp_path: Path, *, cand_wrong: int) -> list[str]:
     (models / "demo-v2.yaml").write_text(f"onnx: demo-v2.onnx\nsha256: {SHA}\n")
     (tmp_path / "params.yaml").write_text("stats: {}\ngate: {latency_p95_ms: 2000}\n"
                                           "match: {critical: [deer], min_support: 2, iou: 0.5}\n")
-    return ["gate", "--outcomes", str(DATA / "outcomes"), "--detection", str(det), "--latency", str(lat),
+    return ["run", "--outcomes", str(DATA / "outcomes"), "--detection", str(det), "--latency", str(lat),
             "--models", str(models), "--params", str(tmp_path / "params.yaml"), "--out", str(tmp_path / "gate.json")]
 
 
@@ -176,7 +177,7 @@ def test_gate_stage_and_check(tmp_path, capsys, cand_wrong, code):
     assert g["criteria"]["latency_p95"]["p95_ms"] == 150.0
     # fixture deer labels: (f1, 0) found by both, (f2, 0) only by the candidate -> 0-1, p = 1
     assert (g["per_class"]["deer"]["status"], g["per_class"]["deer"]["support"]) == ("no detectable change", 2)
-    assert main(["check-gate", "--gate", str(tmp_path / "gate.json")]) == code  # make gate
+    assert main(["check", "--gate", str(tmp_path / "gate.json")]) == code  # make gate
     out = capsys.readouterr().out
     assert ("PASSED" in out) is (code == 0)
 
@@ -192,7 +193,7 @@ def test_gate_names_a_malformed_latency_file(tmp_path, capsys):
 def test_report_and_forest_png_are_deterministic(tmp_path):
     (tmp_path / "p.yaml").write_text("stats: {}\n")
     stats = tmp_path / "stats.json"
-    main(["run", "--outcomes", str(DATA / "outcomes"), "--metrics", str(DATA / "metrics" / "detection"),
+    stats_stage.main(["run", "--outcomes", str(DATA / "outcomes"), "--metrics", str(DATA / "metrics" / "detection"),
           "--metrics-root", str(DATA / "metrics"), "--params", str(tmp_path / "p.yaml"), "--out", str(stats)])
     main(write_gate_inputs(tmp_path, cand_wrong=1))
     args = ["--stats", str(stats), "--gate", str(tmp_path / "gate.json"),

@@ -1,0 +1,116 @@
+"""The outcome-table contract (docs/CONVENTIONS.md): per-case tables every paired test reads.
+
+Each table is a CSV under ``metrics/outcomes/`` with the columns of its :class:`TableSpec`
+(extra columns are allowed and ignored), one row per case (``key``), values typed by
+``types``: ``int`` a non-negative integer, ``bool`` ``1``/``0``, ``bool?`` ``1``/``0``/empty
+(not applicable), ``outcome`` ``hit``/``abstain``/``wrong``; anything else is text.
+:func:`parse_table` is the one validating reader (stats, gate and compare use it); every
+problem it finds names the file, the row (the header is row 1) and the column.
+"""
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from stages.errors import InputError, Problem, fail
+
+@dataclass(frozen=True)
+class TableSpec:
+    """One outcome table of the contract in docs/CONVENTIONS.md."""
+
+    name: str
+    columns: tuple[str, ...]
+    key: tuple[str, ...]          # columns that identify a row (duplicates are an error)
+    types: Mapping[str, str]      # column -> int | bool | bool? | outcome (others: str)
+    track: str                    # identification | fields | valuation | detection
+
+
+TABLES: dict[str, TableSpec] = {s.name: s for s in (
+    TableSpec("identification.csv", ("lot", "tier", "candidate", "run", "outcome", "count_exact"),
+              ("lot", "candidate", "run"), {"run": "int", "outcome": "outcome", "count_exact": "bool?"},
+              "identification"),
+    TableSpec("fields.csv", ("case", "candidate", "field", "hits", "total"),
+              ("case", "candidate", "field"), {"hits": "int", "total": "int"}, "fields"),
+    TableSpec("detection-frames.csv", ("frame", "split", "session", "zoom", "model", "tp", "fp", "fn"),
+              ("frame", "model"), {"tp": "int", "fp": "int", "fn": "int"}, "detection"),
+    TableSpec("detection-labels.csv", ("frame", "split", "label", "class", "model", "found"),
+              ("frame", "label", "model"), {"found": "bool"}, "detection"),
+    TableSpec("valuation.csv", ("lot", "candidate", "estimate", "ratio", "in_band", "hedged",
+                                "comps_precision", "comps_recall"),
+              ("lot", "candidate"), {"in_band": "bool?"}, "valuation"),
+)}
+
+OUTCOMES = ("hit", "abstain", "wrong")
+
+
+def _convert(kind: str, raw: str) -> object:
+    if kind == "int":
+        v = int(raw)
+        if v < 0:
+            raise ValueError
+        return v
+    if kind in ("bool", "bool?"):
+        if raw == "" and kind == "bool?":
+            return None
+        if raw not in ("0", "1"):
+            raise ValueError
+        return raw == "1"
+    if kind == "outcome":
+        if raw not in OUTCOMES:
+            raise ValueError
+        return raw
+    return raw
+
+
+_EXPECTED = {"int": "a non-negative integer", "bool": "1 or 0", "bool?": "1, 0 or empty",
+             "outcome": "hit, abstain or wrong"}
+
+
+def parse_table(spec: TableSpec, text: str, *, where: str) -> list[dict[str, object]]:
+    """Parse and validate one outcome table's text; every problem names file, row, field.
+
+    Extra columns are allowed (and ignored); missing columns, bad values and duplicate
+    cases are errors. Row numbers count the header as row 1.
+    """
+    reader = csv.DictReader(io.StringIO(text))
+    header = reader.fieldnames or []
+    missing = [c for c in spec.columns if c not in header]
+    if missing:
+        raise fail(where, "missing columns " + ", ".join(missing),
+                   expected=",".join(spec.columns), got=",".join(header),
+                   hint="the outcome-table contract is in docs/CONVENTIONS.md")
+    problems: list[Problem] = []
+    rows: list[dict[str, object]] = []
+    seen: dict[tuple[str, ...], int] = {}
+    for lineno, raw in enumerate(reader, start=2):
+        row: dict[str, object] = {}
+        for col in spec.columns:
+            value = raw.get(col)
+            if value is None:
+                problems.append(Problem(f"{where}:{lineno}", f"row has too few fields ({col} missing)"))
+                break
+            kind = spec.types.get(col, "str")
+            try:
+                row[col] = _convert(kind, value)
+            except ValueError:
+                problems.append(Problem(f"{where}:{lineno}:{col}", "bad value",
+                                        expected=_EXPECTED[kind], got=repr(value)))
+            if kind == "str" and value == "" and col in spec.key:
+                problems.append(Problem(f"{where}:{lineno}:{col}", "empty case key"))
+        else:
+            if spec.name == "fields.csv" and isinstance(row.get("hits"), int) and \
+                    isinstance(row.get("total"), int) and row["hits"] > row["total"]:  # type: ignore[operator]
+                problems.append(Problem(f"{where}:{lineno}:hits", "hits exceed total",
+                                        expected=f"<= {row['total']}", got=str(row["hits"])))
+            key = tuple(str(row.get(c)) for c in spec.key)
+            if key in seen:
+                problems.append(Problem(f"{where}:{lineno}", f"duplicate case {'/'.join(key)}",
+                                        expected="one row per " + ", ".join(spec.key),
+                                        got=f"also on row {seen[key]}"))
+            seen[key] = lineno
+            rows.append(row)
+    if problems:
+        raise InputError(problems)
+    return rows

@@ -1,0 +1,38 @@
+"""outcomes: the outcome-table contract and its validating reader."""
+from __future__ import annotations
+
+import pytest
+
+from stages.errors import InputError
+from stages.outcomes import TABLES, parse_table
+
+
+ID_HEADER = "lot,tier,candidate,run,outcome,count_exact\n"
+
+
+@pytest.mark.parametrize("text,where_part,what", [
+    ("lot,tier,candidate,run,outcome\nL1,held,a,1,hit\n", "t.csv", "missing columns count_exact"),
+    (ID_HEADER + "L1,held,a,1,maybe,1\n", "t.csv:2:outcome", "bad value"),
+    (ID_HEADER + "L1,held,a,x,hit,1\n", "t.csv:2:run", "bad value"),
+    (ID_HEADER + "L1,held,a,1,hit,2\n", "t.csv:2:count_exact", "bad value"),
+    (ID_HEADER + "L1,held,a,1,hit,1\nL1,held,a,1,wrong,1\n", "t.csv:3", "duplicate case L1/a/1"),
+    (ID_HEADER + ",held,a,1,hit,1\n", "t.csv:2:lot", "empty case key"),
+    (ID_HEADER + "L1,held,a,1\n", "t.csv:2", "too few fields"),
+])
+def test_parse_table_errors(text, where_part, what):
+    with pytest.raises(InputError) as err:
+        parse_table(TABLES["identification.csv"], text, where="t.csv")
+    assert where_part in err.value.message and what in err.value.message
+
+
+def test_parse_table_fields_hits_exceed_total():
+    with pytest.raises(InputError, match="hits exceed total"):
+        parse_table(TABLES["fields.csv"], "case,candidate,field,hits,total\nc,a,x,4,3\n", where="f.csv")
+
+
+def test_parse_table_types_and_extra_columns():
+    rows = parse_table(TABLES["valuation.csv"],
+                       "lot,candidate,estimate,ratio,in_band,hedged,comps_precision,comps_recall,extra\n"
+                       "L1,a,100,1.0,1,0,1.0,1.0,z\nL2,a,,,,0,,,z\n", where="v.csv")
+    assert [r["in_band"] for r in rows] == [True, None]
+    assert "extra" not in rows[0]
