@@ -104,7 +104,8 @@ class Letterboxer:
             if shape not in self._halvers:
                 self._halvers[shape] = (np.empty(shape, np.uint8), Halver(shape))
             planar, halve = self._halvers[shape]
-            planar[...] = np.asarray(rgb).transpose(2, 0, 1)
+            for band, name in zip(planar, "RGB"):   # Pillow packs one band at a time: no HWC transpose
+                band[...] = np.frombuffer(rgb.tobytes("raw", name), np.uint8).reshape(h, w)
             _fill(self._tensor, halve(planar), lb)
         else:
             if rgb.size != (lb.new_w, lb.new_h):
