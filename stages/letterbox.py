@@ -59,12 +59,16 @@ def plan(orig_w: int, orig_h: int, *, input_w: int, input_h: int) -> Letterbox:
 def letterbox_image(image: Image.Image, lb: Letterbox) -> np.ndarray:
     """The model input tensor ``float32 [1, 3, input_h, input_w]`` for ``image`` (the definition:
     Pillow resize, paste on grey, ``/ 255``; :class:`Letterboxer` is the fast equivalent)."""
-    rgb = image.convert("RGB")
+    tensor = np.empty((1, 3, lb.input_h, lb.input_w), dtype=np.float32)
+    _fill(tensor, _pillow_planar(image.convert("RGB"), lb), lb)
+    return tensor
+
+
+def _pillow_planar(rgb: Image.Image, lb: Letterbox) -> np.ndarray:
+    """The RGB frame resized by Pillow (bilinear) to ``new_w x new_h``, as a ``(3, new_h, new_w)`` view."""
     if rgb.size != (lb.new_w, lb.new_h):
         rgb = rgb.resize((lb.new_w, lb.new_h), Image.BILINEAR)
-    tensor = np.empty((1, 3, lb.input_h, lb.input_w), dtype=np.float32)
-    _fill(tensor, np.asarray(rgb, dtype=np.uint8).transpose(2, 0, 1), lb)
-    return tensor
+    return np.asarray(rgb, dtype=np.uint8).transpose(2, 0, 1)
 
 
 def _fill(tensor: np.ndarray, planar: np.ndarray, lb: Letterbox) -> None:
@@ -86,13 +90,14 @@ class Letterboxer:
     :class:`stages.halve.Halver`; any other geometry goes through Pillow as in
     :func:`letterbox_image`. The returned tensor is owned by the letterboxer and
     overwritten by the next call (use it, e.g. run the model, before letterboxing the
-    next frame); one letterboxer per thread.
+    next frame); one letterboxer per thread. It keeps the buffers of the last frame size.
     """
 
     def __init__(self, *, input_w: int, input_h: int) -> None:
         self.input_w, self.input_h = input_w, input_h
         self._tensor = np.empty((1, 3, input_h, input_w), dtype=np.float32)
-        self._halvers: dict[tuple[int, int, int], tuple[np.ndarray, Halver]] = {}
+        self._planar = np.empty((3, 0, 0), np.uint8)
+        self._halver: Halver | None = None
 
     def __call__(self, image: Image.Image, lb: Letterbox) -> np.ndarray:
         if (lb.input_w, lb.input_h) != (self.input_w, self.input_h):
@@ -100,17 +105,13 @@ class Letterboxer:
         rgb = image if image.mode == "RGB" else image.convert("RGB")
         w, h = rgb.size
         if (lb.new_w * 2, lb.new_h * 2) == (w, h) and fits(w, h):
-            shape = (3, h, w)
-            if shape not in self._halvers:
-                self._halvers[shape] = (np.empty(shape, np.uint8), Halver(shape))
-            planar, halve = self._halvers[shape]
-            for band, name in zip(planar, "RGB"):   # Pillow packs one band at a time: no HWC transpose
+            if self._halver is None or self._halver.shape != (3, h, w):
+                self._planar, self._halver = np.empty((3, h, w), np.uint8), Halver((3, h, w))
+            for band, name in zip(self._planar, "RGB"):   # Pillow packs one band at a time: no HWC transpose
                 band[...] = np.frombuffer(rgb.tobytes("raw", name), np.uint8).reshape(h, w)
-            _fill(self._tensor, halve(planar), lb)
+            _fill(self._tensor, self._halver(self._planar), lb)
         else:
-            if rgb.size != (lb.new_w, lb.new_h):
-                rgb = rgb.resize((lb.new_w, lb.new_h), Image.BILINEAR)
-            _fill(self._tensor, np.asarray(rgb, dtype=np.uint8).transpose(2, 0, 1), lb)
+            _fill(self._tensor, _pillow_planar(rgb, lb), lb)
         return self._tensor
 
 
