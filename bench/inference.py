@@ -6,8 +6,14 @@ For each demo model (``detector.models`` in params.yaml) on the demo frames
 - ``stage_ms``: the detect stage's own per-frame code path (``stages.detect.iter_lines``:
   decode the image file, letterbox, run, decode boxes, round, JSON line), mean per frame;
 - ``bare_run_ms``: ``session.run`` alone on tensors letterboxed beforehand, mean per frame;
-- the stage split per frame: ``image_decode_ms`` (file -> RGB image), ``letterbox_ms``,
-  ``run_ms``, ``decode_boxes_ms`` (decode + map back + round), ``json_ms``.
+- the stage split per frame, the same calls as the stage in the same order:
+  ``image_decode_ms`` (file -> RGB image), ``letterbox_ms`` (the stage's reused
+  :class:`~stages.letterbox.Letterboxer`), ``run_ms``, ``decode_boxes_ms`` (decode + map
+  back + round), ``json_ms`` (:func:`~stages.detect.json_line`).
+
+The bare loop and the stage use the same session (same options and threads); the bare
+loop's tensors are made beforehand with :func:`~stages.letterbox.letterbox_image`, one
+array per frame.
 
 Figures are medians over the repeats. ``overhead`` = stage / bare - 1;
 ``overhead_excl_image_decode`` = (stage - image decode) / bare - 1: image decoding is
@@ -31,11 +37,13 @@ def _per_frame_ms(total_s: float, n: int) -> float:
 
 
 def bench_model(name: str, *, repeats: int, data: Path, models: Path, providers: list[str], floor: float) -> dict:
+    import numpy as np
+
     from stages.decode import decode
-    from stages.detect import iter_lines, round_candidates
+    from stages.detect import candidate_rows, iter_lines, json_line, rounded_candidates
     from stages.images import load_frame
     from stages.labels import find_images, read_frames
-    from stages.letterbox import letterbox_image, plan, to_original
+    from stages.letterbox import Letterboxer, letterbox_image, plan, to_original
     from stages.onnx_model import open_model
 
     model = open_model(models / f"{name}.yaml", providers=providers)
@@ -64,20 +72,22 @@ def bench_model(name: str, *, repeats: int, data: Path, models: Path, providers:
         assert len(lines) == n + 1
 
         acc = dict.fromkeys(split, 0.0)
+        letterbox = Letterboxer(input_w=model.input_w, input_h=model.input_h)
         for f in frames:
             t0 = time.perf_counter()
             im = load_frame(images[f])
             t1 = time.perf_counter()
             w, h = im.size
             lb = plan(w, h, input_w=model.input_w, input_h=model.input_h)
-            x = letterbox_image(im, lb)
+            x = letterbox(im, lb)
             t2 = time.perf_counter()
             out = model.run(x)
             t3 = time.perf_counter()
             cand = decode(out, layout=model.layout, num_classes=len(model.classes), floor=floor)
-            rows = round_candidates(to_original(cand.boxes, lb), cand.scores, cand.classes, floor=floor)
+            kept = rounded_candidates(to_original(cand.boxes, lb), cand.scores, cand.classes, floor=floor)
             t4 = time.perf_counter()
-            json.dumps({"frame": f, "width": w, "height": h, "boxes": rows}, separators=(",", ":"))
+            json_line({"frame": f, "width": w, "height": h, "boxes": candidate_rows(*kept)},
+                      floats=np.concatenate([kept[0].ravel(), kept[1]]))
             t5 = time.perf_counter()
             for k, a, b in (("image_decode_ms", t0, t1), ("letterbox_ms", t1, t2), ("run_ms", t2, t3),
                             ("decode_boxes_ms", t3, t4), ("json_ms", t4, t5)):

@@ -99,20 +99,20 @@ def decode(output: np.ndarray, *, layout: Layout, num_classes: int, floor: float
     >>> c.boxes.tolist(), c.scores.tolist(), c.classes.tolist()
     ([[8.0, 9.0, 12.0, 11.0]], [0.8999999761581421], [1])
     """
-    arr = np.asarray(output)
-    rows = arr[0].T if layout == "ultralytics" else arr[0]
-    rows = rows.astype(np.float64, copy=False)
+    # fields x anchors, in the output's own dtype: the argmax and the floor filter need no float64
+    # copy of the whole output; only what is kept is converted (exactly) to float64
+    fields = np.asarray(output)[0] if layout == "ultralytics" else np.asarray(output)[0].T
     if layout == "yolov5":
-        cls_scores = rows[:, 5:5 + num_classes] * rows[:, 4:5]
+        cls_scores = fields[5:5 + num_classes].astype(np.float64) * fields[4:5].astype(np.float64)
     else:
-        cls_scores = rows[:, 4:4 + num_classes]
-    if cls_scores.shape[1] == 0:
-        best = np.zeros(len(rows), dtype=np.int64)
-        score = np.zeros(len(rows), dtype=np.float64)
+        cls_scores = fields[4:4 + num_classes]
+    if cls_scores.shape[0] == 0:
+        best = np.zeros(fields.shape[1], dtype=np.int64)
+        score = np.zeros(fields.shape[1], dtype=np.float64)
     else:
-        best = np.argmax(cls_scores, axis=1)
-        score = cls_scores[np.arange(len(rows)), best]
+        best = np.argmax(cls_scores, axis=0)
+        score = np.take_along_axis(cls_scores, best[None], axis=0)[0].astype(np.float64)
     keep = np.flatnonzero(score >= floor)
-    cx, cy, w, h = (rows[keep, i] for i in range(4))
+    cx, cy, w, h = fields[:4, keep].astype(np.float64)
     boxes = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1) if len(keep) else np.zeros((0, 4))
     return Candidates(boxes=boxes, scores=score[keep], classes=best[keep].astype(np.int64))

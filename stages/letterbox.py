@@ -24,7 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
+from stages.halve import Halver, fits
+
 PAD_VALUE = 114
+PAD_FLOAT = np.float32(PAD_VALUE) / np.float32(255.0)
 
 
 @dataclass(frozen=True)
@@ -54,13 +57,62 @@ def plan(orig_w: int, orig_h: int, *, input_w: int, input_h: int) -> Letterbox:
 
 
 def letterbox_image(image: Image.Image, lb: Letterbox) -> np.ndarray:
-    """The model input tensor ``float32 [1, 3, input_h, input_w]`` for ``image``."""
-    rgb = image.convert("RGB")
+    """The model input tensor ``float32 [1, 3, input_h, input_w]`` for ``image`` (the definition:
+    Pillow resize, paste on grey, ``/ 255``; :class:`Letterboxer` is the fast equivalent)."""
+    tensor = np.empty((1, 3, lb.input_h, lb.input_w), dtype=np.float32)
+    _fill(tensor, _pillow_planar(image.convert("RGB"), lb), lb)
+    return tensor
+
+
+def _pillow_planar(rgb: Image.Image, lb: Letterbox) -> np.ndarray:
+    """The RGB frame resized by Pillow (bilinear) to ``new_w x new_h``, as a ``(3, new_h, new_w)`` view."""
     if rgb.size != (lb.new_w, lb.new_h):
         rgb = rgb.resize((lb.new_w, lb.new_h), Image.BILINEAR)
-    canvas = np.full((lb.input_h, lb.input_w, 3), PAD_VALUE, dtype=np.uint8)
-    canvas[lb.pad_y:lb.pad_y + lb.new_h, lb.pad_x:lb.pad_x + lb.new_w] = np.asarray(rgb, dtype=np.uint8)
-    return (canvas.transpose(2, 0, 1)[None].astype(np.float32) / np.float32(255.0))
+    return np.asarray(rgb, dtype=np.uint8).transpose(2, 0, 1)
+
+
+def _fill(tensor: np.ndarray, planar: np.ndarray, lb: Letterbox) -> None:
+    """Write the resized planar pixels ``(3, new_h, new_w)`` and the grey border into ``tensor``."""
+    t = tensor[0]
+    y0, y1, x0, x1 = lb.pad_y, lb.pad_y + lb.new_h, lb.pad_x, lb.pad_x + lb.new_w
+    t[:, :y0] = PAD_FLOAT
+    t[:, y1:] = PAD_FLOAT
+    t[:, y0:y1, :x0] = PAD_FLOAT
+    t[:, y0:y1, x1:] = PAD_FLOAT
+    np.divide(planar, np.float32(255.0), out=t[:, y0:y1, x0:x1], dtype=np.float32, casting="unsafe")
+
+
+class Letterboxer:
+    """:func:`letterbox_image` into one reused tensor, bit-identical, faster for exact halvings.
+
+    A frame whose letterbox halves it exactly (``new_w = w / 2``, ``new_h = h / 2``, see
+    :func:`stages.halve.fits`) is converted to planar RGB and halved by
+    :class:`stages.halve.Halver`; any other geometry goes through Pillow as in
+    :func:`letterbox_image`. The returned tensor is owned by the letterboxer and
+    overwritten by the next call (use it, e.g. run the model, before letterboxing the
+    next frame); one letterboxer per thread. It keeps the buffers of the last frame size.
+    """
+
+    def __init__(self, *, input_w: int, input_h: int) -> None:
+        self.input_w, self.input_h = input_w, input_h
+        self._tensor = np.empty((1, 3, input_h, input_w), dtype=np.float32)
+        self._planar = np.empty((3, 0, 0), np.uint8)
+        self._halver: Halver | None = None
+
+    def __call__(self, image: Image.Image, lb: Letterbox) -> np.ndarray:
+        if (lb.input_w, lb.input_h) != (self.input_w, self.input_h):
+            raise ValueError(f"letterbox for {lb.input_w}x{lb.input_h}, letterboxer for {self.input_w}x{self.input_h}")
+        rgb = image if image.mode == "RGB" else image.convert("RGB")
+        w, h = rgb.size
+        if (lb.new_w * 2, lb.new_h * 2) == (w, h) and fits(w, h):
+            if self._halver is None or self._halver.shape != (3, h, w):
+                self._planar, self._halver = np.empty((3, h, w), np.uint8), Halver((3, h, w))
+            for band, name in zip(self._planar, "RGB"):   # Pillow packs one band at a time: no HWC transpose
+                band[...] = np.frombuffer(rgb.tobytes("raw", name), np.uint8).reshape(h, w)
+            _fill(self._tensor, self._halver(self._planar), lb)
+        else:
+            _fill(self._tensor, _pillow_planar(rgb, lb), lb)
+        return self._tensor
 
 
 def to_input(boxes: np.ndarray, lb: Letterbox) -> np.ndarray:

@@ -69,3 +69,35 @@ def test_declared_layout_wins_and_must_fit():
 
 def test_dynamic_anchor_dimension_accepted():
     assert infer_layout(("batch", 7, "anchors"), num_classes=3) == "ultralytics"
+
+
+def naive_decode(output, *, layout, num_classes, floor):
+    """The definition row by row in float64 (the reference for the vectorised decoder)."""
+    rows = (output[0].T if layout == "ultralytics" else output[0]).astype(np.float64)
+    boxes, scores, classes = [], [], []
+    for r in rows:
+        cls = r[5:5 + num_classes] * r[4] if layout == "yolov5" else r[4:4 + num_classes]
+        best = int(np.argmax(cls))
+        if cls[best] >= floor:
+            cx, cy, w, h = r[:4]
+            boxes.append([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2])
+            scores.append(cls[best])
+            classes.append(best)
+    return np.array(boxes).reshape(-1, 4), np.array(scores), np.array(classes, dtype=np.int64)
+
+
+@pytest.mark.parametrize("layout", ["ultralytics", "ultralytics-t", "yolov5"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_matches_the_row_by_row_definition_on_random_outputs(layout, dtype):
+    rng = np.random.default_rng(11)
+    c, n = 10, 400
+    extra = 5 if layout == "yolov5" else 4
+    rows = np.hstack([rng.uniform(0, 320, (n, 4)), rng.uniform(0, 1, (n, extra - 4 + c))]).astype(dtype)
+    rows[::7, extra:extra + 2] = rows[::7, extra + 2:extra + 3]        # ties between classes
+    out = (rows.T if layout == "ultralytics" else rows)[None]
+    for floor in (0.0, 0.05, 0.5, 0.9):
+        got = decode(out, layout=layout, num_classes=c, floor=floor)
+        boxes, scores, classes = naive_decode(out, layout=layout, num_classes=c, floor=floor)
+        assert got.boxes.dtype == np.float64 and got.scores.dtype == np.float64
+        assert np.array_equal(got.boxes, boxes) and np.array_equal(got.scores, scores)
+        assert np.array_equal(got.classes, classes)

@@ -113,3 +113,45 @@ def test_stale_verified_record_is_refused(repo, capsys):
     rec.write_text(json.dumps({"sha256": "0" * 64}))
     assert run_detect() == 2
     assert "verified SHA-256 differs" in capsys.readouterr().err
+
+
+def naive_round_candidates(boxes, scores, classes, *, floor):
+    """The rounding and sort order row by row (the reference for the vectorised version)."""
+    rows = []
+    for b, s, c in zip(np.asarray(boxes, float), np.asarray(scores, float), classes):
+        s = round(float(s), detect.SCORE_DECIMALS) + 0.0
+        if s >= floor:
+            rows.append([*(round(float(v), detect.BOX_DECIMALS) + 0.0 for v in b), s, int(c)])
+    return sorted(rows, key=lambda r: (r[5], -r[4], r[0], r[1], r[2], r[3]))
+
+
+def test_round_candidates_matches_the_row_by_row_definition():
+    rng = np.random.default_rng(5)
+    boxes = rng.uniform(-1, 700, (300, 4))
+    boxes[::9] = boxes[1::9][: len(boxes[::9])]                 # duplicates: full sort key used
+    scores = rng.uniform(0, 1, 300)
+    scores[::4] = 0.5                                            # ties on score
+    classes = rng.integers(0, 4, 300)
+    got = detect.round_candidates(boxes, scores, classes, floor=0.05)
+    assert got == naive_round_candidates(boxes, scores, classes, floor=0.05)
+    assert detect.round_candidates(np.zeros((0, 4)), np.zeros(0), np.zeros(0, int), floor=0.05) == []
+
+
+@pytest.mark.parametrize("frame, extra", [
+    ("f0001", []),
+    ("f0001", [8e-05, 1e-05]),                    # Python writes these in exponent form
+    ("f0001", [1e16, 123456789012345678.0]),
+    ("f0001", [float("nan"), float("inf")]),
+    ("fr\u00e9me", []),                           # json.dumps escapes non-ASCII
+    ('a"b\\c', []),
+])
+def test_json_line_is_byte_identical_to_json_dumps(frame, extra):
+    rng = np.random.default_rng(9)
+    b = np.round(rng.uniform(0, 5000, (200, 4)), 3)
+    b[:3] = [[0.0, 0.001, 0.0001, 1.5], [640.0, 415.999, 0.1, 99.9], [1e-3, 2e-3, 3e-3, 5e-4]]
+    s = np.round(rng.uniform(0, 1, 200), 5)
+    s[: len(extra)] = extra
+    rows = [[*r, int(k)] for r, k in zip(np.column_stack([b, s]).tolist(), rng.integers(0, 60, 200))]
+    obj = {"frame": frame, "width": 640, "height": 416, "boxes": rows}
+    line = detect.json_line(obj, floats=np.concatenate([b.ravel(), s]))
+    assert line == json.dumps(obj, separators=(",", ":"))

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from stages.letterbox import PAD_VALUE, input_size_px, letterbox_image, plan, to_input, to_original
+from stages.letterbox import (PAD_VALUE, Letterboxer, input_size_px, letterbox_image, plan, to_input,
+                              to_original)
 
 
 @pytest.mark.parametrize("w, h, iw, ih, scale, new, pad", [
@@ -68,3 +69,46 @@ def test_to_original_clips_to_frame():
 
 def test_input_size_px():
     assert input_size_px(np.array([[0, 0, 4, 9]]), 2.0).tolist() == [12.0]
+
+
+def reference_tensor(image: Image.Image, lb) -> np.ndarray:
+    """The letterbox by its definition: Pillow resize, uint8 grey canvas, float32 / 255."""
+    rgb = image.convert("RGB")
+    if rgb.size != (lb.new_w, lb.new_h):
+        rgb = rgb.resize((lb.new_w, lb.new_h), Image.BILINEAR)
+    canvas = np.full((lb.input_h, lb.input_w, 3), PAD_VALUE, dtype=np.uint8)
+    canvas[lb.pad_y:lb.pad_y + lb.new_h, lb.pad_x:lb.pad_x + lb.new_w] = np.asarray(rgb)
+    return canvas.transpose(2, 0, 1)[None].astype(np.float32) / np.float32(255.0)
+
+
+@pytest.mark.parametrize("size, mode, inp", [
+    ((640, 416), "RGB", (320, 320)),     # the demo: an exact halving (fast path)
+    ((128, 256), "RGB", (64, 128)),      # halving at H = 2 W, padded in x
+    ((64, 200), "RGB", (32, 100)),       # taller than 2 W: Pillow path
+    ((333, 217), "RGB", (320, 320)),     # not a halving: Pillow path
+    ((640, 416), "L", (320, 320)),       # converted to RGB first
+    ((640, 416), "RGBA", (320, 320)),
+    ((160, 104), "RGB", (160, 160)),     # no resize at all
+])
+def test_letterboxer_is_bit_identical_to_the_definition(size, mode, inp):
+    rng = np.random.default_rng(7)
+    w, h = size
+    img = Image.fromarray(rng.integers(0, 256, (h, w, 4), dtype=np.uint8), "RGBA").convert(mode)
+    lb = plan(w, h, input_w=inp[0], input_h=inp[1])
+    ref = reference_tensor(img, lb)
+    assert np.array_equal(letterbox_image(img, lb), ref)
+    assert np.array_equal(Letterboxer(input_w=inp[0], input_h=inp[1])(img, lb), ref)
+
+
+def test_letterboxer_reuses_its_tensor_and_repaints_the_border():
+    rng = np.random.default_rng(3)
+    lbx = Letterboxer(input_w=320, input_h=320)
+    frames = [(640, 416), (320, 640), (640, 416), (333, 217)]     # the border moves between calls
+    for w, h in frames:
+        img = Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8))
+        lb = plan(w, h, input_w=320, input_h=320)
+        t = lbx(img, lb)
+        assert t is lbx(img, lb)
+        assert np.array_equal(t, reference_tensor(img, lb))
+    with pytest.raises(ValueError, match="letterboxer for 320x320"):
+        lbx(img, plan(w, h, input_w=640, input_h=640))
