@@ -97,15 +97,13 @@ def rank_order(groups: np.ndarray, scores: np.ndarray) -> np.ndarray:
     same = g[1:] == g[:-1]
     if np.all(g[1:] >= g[:-1]) and np.all(~same | (s[1:] <= s[:-1])):
         return np.arange(n)
-    # score rank with ties in input order (a stable sort), then one sort of a unique integer key
-    by_score = np.argsort(-s, kind="stable")
+    # by score with ties in input order (a stable sort), then stably by group (a linear radix sort)
     g64 = g.astype(np.int64, copy=False)
     lo, hi = int(g64.min()), int(g64.max())
-    if (hi - lo + 1) * n >= 2**62:
+    if hi - lo >= 2**62:
         return np.lexsort((-s, g64))  # np.lexsort is stable too; only for huge group ids
-    score_rank = np.empty(n, dtype=np.int64)
-    score_rank[by_score] = np.arange(n)
-    return np.argsort((g64 - lo) * n + score_rank)
+    by_score = np.argsort(-s, kind="stable")
+    return by_score[stable_key_order(g64[by_score] - lo)]
 
 
 def stable_key_order(keys: np.ndarray) -> np.ndarray:

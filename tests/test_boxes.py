@@ -129,6 +129,9 @@ def test_rank_order_equals_stable_lexsort_and_group_ranks():
     order = rank_order(groups, scores)
     assert order.tolist() == np.lexsort((np.arange(2000), -scores, groups)).tolist()
     assert rank_order(groups[order], scores[order]).tolist() == list(range(2000))   # sorted fast path
+    for spread in (2**40, 2**62):                   # several radix passes; the lexsort fallback
+        big = groups * (spread // 40)
+        assert rank_order(big, scores).tolist() == order.tolist()
     rank, end = within_group_ranks(np.array([2, 2, 5, 7, 7, 7]))
     assert rank.tolist() == [0, 1, 0, 0, 1, 2] and end.tolist() == [2, 2, 3, 6, 6, 6]
     assert within_group_ranks(np.array([], int))[0].tolist() == []
