@@ -123,6 +123,8 @@ def stable_key_order(keys: np.ndarray) -> np.ndarray:
         return order
     if k.min() < 0:
         raise ValueError("stable_key_order needs non-negative keys")
+    if (k[1:] >= k[:-1]).all():  # already grouped in order (as files usually list images): nothing to do
+        return order
     top, shift = int(k.max()), 0
     while True:
         digit = ((k[order] >> shift) & 0xFFFF).astype(np.uint16)

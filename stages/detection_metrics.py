@@ -175,13 +175,16 @@ def score_detections(scene: Scene, *, frame: np.ndarray, cls: np.ndarray, boxes:
         if len(d) == 0:
             continue
         # one sort by (group, score desc, input order); NMS and matching then see sorted input
-        d = d[rank_order(frame[d] * n_cls + cls[d], score[d])]
+        groups, sc = frame[d] * n_cls + cls[d], score[d]
+        order = rank_order(groups, sc)
+        d, groups, sc, b = d[order], groups[order], sc[order], boxes[d[order]]
         if nms_iou is not None:
-            d = d[nms(frame[d] * n_cls + cls[d], boxes[d], score[d], iou=nms_iou)]
-        m = match_detections(label_groups[lab], scene.label_boxes[lab], frame[d] * n_cls + cls[d], boxes[d],
-                             score[d], iou=match_iou, label_crowd=scene.label_crowd[lab])
+            keep = np.flatnonzero(nms(groups, b, sc, iou=nms_iou))
+            d, groups, sc, b = d[keep], groups[keep], sc[keep], b[keep]
+        m = match_detections(label_groups[lab], scene.label_boxes[lab], groups, b, sc, iou=match_iou,
+                             label_crowd=scene.label_crowd[lab])
         found = m.label_det >= 0
-        label_score[lab[found]] = score[d[m.label_det[found]]]
+        label_score[lab[found]] = sc[m.label_det[found]]
         matched = m.det_label >= 0
         scene_label = np.full(len(d), -1, dtype=np.int64)     # the chunk's label index -> the scene's
         scene_label[matched] = lab[m.det_label[matched]]

@@ -142,6 +142,7 @@ def test_stable_key_order_hand_case_and_equals_stable_argsort():
 
     assert stable_key_order(np.array([2, 0, 2, 1, 0])).tolist() == [1, 4, 3, 0, 2]
     assert stable_key_order(np.array([], int)).tolist() == []
+    assert stable_key_order(np.array([0, 0, 3, 70_000])).tolist() == [0, 1, 2, 3]     # already grouped
     rng = np.random.default_rng(5)
     for top in (3, 70_000, 2**40):          # one 16-bit pass, two passes, three passes
         keys = rng.integers(0, top, 3000)
