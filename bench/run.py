@@ -4,9 +4,9 @@
 
 1. scoring: candor's ``python -m stages.score detections`` from the same COCO JSON
    files as pycocotools and faster-coco-eval (both at IoU 0.5), each a separate
-   process, ``--repeats`` runs, medians of wall time, load/score split and peak RSS,
+   process, ``--repeats`` interleaved rounds, medians of wall time, load/score split and peak RSS,
    and the ratios; plus TP agreement with pycocotools' own per-image matches.
-2. scaling: candor's per-frame scoring time at several set sizes.
+2. scaling: candor's per-frame scoring time at several set sizes (interleaved rounds).
 3. inference: the detect stage's per-frame time against a bare ``session.run`` loop.
 4. sweep: ``dvc exp run -S thresholds.deer=0.2`` against a no-op ``dvc repro``.
 
@@ -60,6 +60,16 @@ def run_peer(tool: str, d: Path, *, tp_out: Path | None = None) -> dict:
     return {"total_s": m.wall_s, "load_s": res["load_s"], "score_s": res["score_s"], "peak_rss_mb": m.peak_rss_mb}
 
 
+def interleaved(runners: dict, repeats: int) -> dict[object, list[dict]]:
+    """``repeats`` rounds, each running every runner once (in turn), so a drift in the shared
+    machine's load hits every side of a comparison alike; returns each runner's runs."""
+    runs: dict[object, list[dict]] = {key: [] for key in runners}
+    for _ in range(repeats):
+        for key, run in runners.items():
+            runs[key].append(run())
+    return runs
+
+
 def medians(runs: list[dict]) -> dict:
     return {k: round(median([r[k] for r in runs]), 3) for k in runs[0]}
 
@@ -79,11 +89,10 @@ def tp_agreement(d: Path) -> dict:
 
 def bench_scoring(frames: int, repeats: int) -> dict:
     d = dataset(frames)
-    results = {}
-    results["candor"] = medians([run_candor(d) for _ in range(repeats)])
-    results["faster-coco-eval"] = medians([run_peer("faster-coco-eval", d) for _ in range(repeats)])
-    results["pycocotools"] = medians([run_peer("pycocotools", d, tp_out=d / "pycocotools-tp.json")
-                                      for _ in range(repeats)])
+    tools = {"candor": lambda: run_candor(d), "faster-coco-eval": lambda: run_peer("faster-coco-eval", d),
+             "pycocotools": lambda: run_peer("pycocotools", d, tp_out=d / "pycocotools-tp.json")}
+    runs = interleaved(tools, repeats)
+    results = {tool: medians(runs[tool]) for tool in tools}
     c = results["candor"]
     results["ratios"] = {
         "end_to_end_vs_faster": round(results["faster-coco-eval"]["total_s"] / c["total_s"], 2),
@@ -96,10 +105,10 @@ def bench_scoring(frames: int, repeats: int) -> dict:
 
 def bench_scaling(sizes: list[int], repeats: int) -> dict:
     out = {}
+    sets = {n: dataset(n) for n in sizes}
+    runs = interleaved({n: (lambda d=d: run_candor(d)) for n, d in sets.items()}, repeats)
     for n in sizes:
-        d = dataset(n)
-        runs = [run_candor(d) for _ in range(repeats)]
-        m = medians(runs)
+        m = medians(runs[n])
         out[str(n)] = {**m, "score_ms_per_frame": round(1000 * m["score_s"] / n, 4),
                        "total_ms_per_frame": round(1000 * m["total_s"] / n, 4)}
     first, last = out[str(sizes[0])], out[str(sizes[-1])]

@@ -97,15 +97,72 @@ def rank_order(groups: np.ndarray, scores: np.ndarray) -> np.ndarray:
     same = g[1:] == g[:-1]
     if np.all(g[1:] >= g[:-1]) and np.all(~same | (s[1:] <= s[:-1])):
         return np.arange(n)
-    # score rank with ties in input order (a stable sort), then one sort of a unique integer key
-    by_score = np.argsort(-s, kind="stable")
+    # by score with ties in input order (a stable sort), then stably by group (a linear radix sort)
     g64 = g.astype(np.int64, copy=False)
     lo, hi = int(g64.min()), int(g64.max())
-    if (hi - lo + 1) * n >= 2**62:
+    if hi - lo >= 2**62:
         return np.lexsort((-s, g64))  # np.lexsort is stable too; only for huge group ids
-    score_rank = np.empty(n, dtype=np.int64)
-    score_rank[by_score] = np.arange(n)
-    return np.argsort((g64 - lo) * n + score_rank)
+    by_score = np.argsort(-s, kind="stable")
+    return by_score[stable_key_order(g64[by_score] - lo)]
+
+
+def stable_key_order(keys: np.ndarray) -> np.ndarray:
+    """Indices that sort non-negative integer ``keys`` ascending, equal keys in input order.
+
+    Same result as ``np.argsort(keys, kind="stable")``, in linear time whatever the
+    input order: a least-significant-digit radix sort over 16-bit digits (numpy's
+    stable sort of ``uint16`` is a counting sort), one pass per digit of the
+    largest key (one pass for keys below 65,536).
+
+    >>> stable_key_order(np.array([2, 0, 2, 1, 0])).tolist()
+    [1, 4, 3, 0, 2]
+    """
+    k = np.asarray(keys, dtype=np.int64)
+    order = np.arange(len(k))
+    if len(k) == 0:
+        return order
+    if k.min() < 0:
+        raise ValueError("stable_key_order needs non-negative keys")
+    if (k[1:] >= k[:-1]).all():  # already grouped in order (as files usually list images): nothing to do
+        return order
+    top, shift = int(k.max()), 0
+    while True:
+        digit = ((k[order] >> shift) & 0xFFFF).astype(np.uint16)
+        order = order[np.argsort(digit, kind="stable")]
+        shift += 16
+        if top >> shift == 0:
+            return order
+
+
+def key_chunks(det_keys: np.ndarray, label_keys: np.ndarray, *, n_keys: int,
+               max_dets: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Split detections and labels into chunks of whole keys (e.g. images), about ``max_dets`` detections each.
+
+    ``det_keys`` ``(D,)`` and ``label_keys`` ``(L,)`` are integers in ``[0, n_keys)``.
+    Yields ``(det_idx, label_idx)``: the indices of the detections and labels
+    whose key lies in one range ``[k0, k1)`` of keys, each array ascending by key
+    with equal keys in input order (ascending index). Ranges are consecutive and
+    cover every key, so each detection and label is in exactly one chunk; a
+    chunk holds at most ``max_dets`` detections unless a single key has more.
+    Grouping is linear in the number of boxes (:func:`stable_key_order`), so
+    per-chunk work on cache-sized arrays keeps the total linear too.
+    """
+    det_keys = np.asarray(det_keys, dtype=np.int64)
+    label_keys = np.asarray(label_keys, dtype=np.int64)
+    det_order, label_order = stable_key_order(det_keys), stable_key_order(label_keys)
+    det_end = np.cumsum(np.bincount(det_keys, minlength=n_keys))     # detections of keys < k + 1
+    label_end = np.cumsum(np.bincount(label_keys, minlength=n_keys))
+    edges = [0]
+    while edges[-1] < n_keys:
+        k0 = edges[-1]
+        base = int(det_end[k0 - 1]) if k0 else 0
+        # the last key whose cumulative count still fits, but always at least one key
+        k1 = int(np.searchsorted(det_end, base + max_dets, side="right"))
+        edges.append(min(max(k1, k0 + 1), n_keys))
+    for k0, k1 in zip(edges[:-1], edges[1:]):
+        d0, d1 = (int(det_end[k0 - 1]) if k0 else 0), int(det_end[k1 - 1])
+        l0, l1 = (int(label_end[k0 - 1]) if k0 else 0), int(label_end[k1 - 1])
+        yield det_order[d0:d1], label_order[l0:l1]
 
 
 def within_group_ranks(sorted_groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from stages.detection_metrics import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 from stages.errors import InputError, Problem, fail
 from stages.params import load_yaml
 
@@ -35,10 +36,10 @@ class DetectorParams(BaseModel):
 class MatchParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    iou: float = Field(default=0.5, gt=0.0, le=1.0)
-    min_support: int = Field(default=10, ge=0)
+    iou: float = Field(default=MATCH_IOU, gt=0.0, le=1.0)
+    min_support: int = Field(default=MIN_SUPPORT, ge=0)
     critical: list[str] = Field(default_factory=list)
-    bands: list[float] = Field(default_factory=lambda: [16.0, 48.0])
+    bands: list[float] = Field(default_factory=lambda: list(BAND_EDGES))
 
     @field_validator("bands")
     @classmethod

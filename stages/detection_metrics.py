@@ -53,10 +53,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stages.boxes import iter_group_pairs, nms, paired_iou, rank_order
+from stages.boxes import iter_group_pairs, key_chunks, nms, paired_iou, rank_order
 from stages.matching import match_detections
 
 DECIMALS = 6
+# defaults of params.yaml's ``match`` section (stages.detection_config.MatchParams), here so that
+# scoring without a params file (the standalone COCO mode) needs neither YAML nor pydantic
+MATCH_IOU = 0.5
+MIN_SUPPORT = 10
+BAND_EDGES = (16.0, 48.0)
+# detections scored at once: whole frames, arrays that fit the CPU caches (score_detections)
+CHUNK_DETS = 32_768
 
 
 def rate(num: int, den: int) -> float | None:
@@ -143,32 +150,51 @@ class Scored:
 
 
 def score_detections(scene: Scene, *, frame: np.ndarray, cls: np.ndarray, boxes: np.ndarray,
-                     score: np.ndarray, nms_iou: float | None, match_iou: float) -> Scored:
+                     score: np.ndarray, nms_iou: float | None, match_iou: float,
+                     chunk_dets: int = CHUNK_DETS) -> Scored:
     """NMS (skipped when ``nms_iou`` is None) then match; see the module docstring.
 
     Truth (``scene``) first, then the raw detections: ``frame`` ``(D,)`` frame
     indices, ``cls`` ``(D,)`` class indices into ``scene.classes``, ``boxes``
     ``(D, 4)`` xyxy original px, ``score`` ``(D,)``.
+
+    Frames never interact, so the work runs over chunks of whole frames of about
+    ``chunk_dets`` detections each (:func:`stages.boxes.key_chunks`): every sort
+    and gather then works on cache-sized arrays and the cost stays linear in the
+    number of boxes. The result does not depend on ``chunk_dets``.
     """
     n_cls = max(len(scene.classes), 1)
     frame = np.asarray(frame, dtype=np.int64)
     cls = np.asarray(cls, dtype=np.int64)
     boxes = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
     score = np.asarray(score, dtype=np.float64)
-    groups = frame * n_cls + cls
-    # one sort by (group, score desc, input order); NMS and matching then see sorted input
-    order = rank_order(groups, score)
-    frame, cls, boxes, score, groups = frame[order], cls[order], boxes[order], score[order], groups[order]
-    if nms_iou is not None and len(frame):
-        keep = np.flatnonzero(nms(groups, boxes, score, iou=nms_iou))
-        frame, cls, boxes, score, groups = frame[keep], cls[keep], boxes[keep], score[keep], groups[keep]
-    m = match_detections(scene.label_frame * n_cls + scene.label_class, scene.label_boxes,
-                         groups, boxes, score, iou=match_iou, label_crowd=scene.label_crowd)
+    label_groups = scene.label_frame * n_cls + scene.label_class
     label_score = np.full(len(scene.label_frame), -np.inf)
-    found = m.label_det >= 0
-    label_score[found] = score[m.label_det[found]]
-    return Scored(scene=scene, frame=frame, cls=cls, boxes=boxes, score=score, label=m.det_label,
-                  ignored=m.det_ignored, label_score=label_score, match_iou=match_iou)
+    kept, det_label, ignored = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0, bool)]
+    for d, lab in key_chunks(frame, scene.label_frame, n_keys=len(scene.frames), max_dets=chunk_dets):
+        if len(d) == 0:
+            continue
+        # one sort by (group, score desc, input order); NMS and matching then see sorted input
+        groups, sc = frame[d] * n_cls + cls[d], score[d]
+        order = rank_order(groups, sc)
+        d, groups, sc, b = d[order], groups[order], sc[order], boxes[d[order]]
+        if nms_iou is not None:
+            keep = np.flatnonzero(nms(groups, b, sc, iou=nms_iou))
+            d, groups, sc, b = d[keep], groups[keep], sc[keep], b[keep]
+        m = match_detections(label_groups[lab], scene.label_boxes[lab], groups, b, sc, iou=match_iou,
+                             label_crowd=scene.label_crowd[lab])
+        found = m.label_det >= 0
+        label_score[lab[found]] = sc[m.label_det[found]]
+        matched = m.det_label >= 0
+        scene_label = np.full(len(d), -1, dtype=np.int64)     # the chunk's label index -> the scene's
+        scene_label[matched] = lab[m.det_label[matched]]
+        kept.append(d)
+        det_label.append(scene_label)
+        ignored.append(m.det_ignored)
+    d = np.concatenate(kept)
+    return Scored(scene=scene, frame=frame[d], cls=cls[d], boxes=boxes[d], score=score[d],
+                  label=np.concatenate(det_label), ignored=np.concatenate(ignored), label_score=label_score,
+                  match_iou=match_iou)
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ import gc
 import json
 import math
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
@@ -314,7 +315,19 @@ def _annotations_fast(anns: list, *, img_map: dict[int, int], cat_map: dict[int,
     crowd_a = _numeric(crowd, kinds="i", may_bool=may_bool, shape=(n,))
     if img_a is None or cat_a is None or box is None or crowd_a is None:
         return None
-    box = box.astype(np.float64, copy=False)
+    return _annotation_arrays(img_a, cat_a, box.astype(np.float64, copy=False), crowd_a, img_map=img_map,
+                              cat_map=cat_map, sizes=sizes)
+
+
+def _annotation_arrays(img_a: np.ndarray, cat_a: np.ndarray, box: np.ndarray, crowd_a: np.ndarray, *,
+                       img_map: dict[int, int], cat_map: dict[int, int],
+                       sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Check annotation columns (int64 ids, float64 ``[x, y, w, h]``, int64 ``iscrowd``) as the loop would.
+
+    Returns (frame, index in frame, class, xyxy, crowd) when every annotation is valid
+    (finite box, ``w, h >= 0``, known ids, inside its image), else None.
+    """
+    n = len(img_a)
     if not (np.isfinite(box).all() and (box[:, 2:] >= 0).all()):
         return None
     frame = _lookup(img_a, img_map)
@@ -332,7 +345,114 @@ def _annotations_fast(anns: list, *, img_map: dict[int, int], cat_map: dict[int,
     return frame, index, cls, xyxy, crowd_a != 0
 
 
+def _class_map(cats: dict[int, str], classes, *, where: str) -> tuple[tuple[str, ...], dict[int, int], list[Problem]]:
+    """Classes (given, or the category names by ascending id) and category id -> class index."""
+    if classes is None:
+        classes = tuple(cats[k] for k in sorted(cats))
+    cls_index = {n: i for i, n in enumerate(classes)}
+    cat_map = {}
+    problems = []
+    for cid, name in cats.items():
+        if name not in cls_index:
+            problems.append(Problem(f"{where}:categories id {cid}", "unknown class name",
+                                    expected=", ".join(classes), got=repr(name)))
+        else:
+            cat_map[cid] = cls_index[name]
+    return tuple(classes), cat_map, problems
+
+
+def _frame_map(images: list[tuple[str, int, int, int]], *,
+               where: str) -> tuple[list[str], dict[int, int], np.ndarray, list[Problem]]:
+    """From (frame id, image id, width, height) per image: frames sorted, image id -> frame index, sizes."""
+    images = sorted(images)
+    frames = [f for f, *_ in images]
+    problems = []
+    dup = sorted(f for f, k in Counter(frames).items() if k > 1)
+    if dup:
+        problems.append(Problem(f"{where}:images", "duplicate frame ids (file_name stems)", got=repr(dup[:10])))
+    img_map = {iid: fi for fi, (_, iid, _, _) in enumerate(images)}
+    sizes = np.asarray([(w, h) for _, _, w, h in images], dtype=np.int64).reshape(-1, 2)
+    return frames, img_map, sizes, problems
+
+
+class _Image(msgspec.Struct, gc=False):
+    id: int
+    file_name: str
+    width: int
+    height: int
+
+
+class _Category(msgspec.Struct, gc=False):
+    id: int
+    name: str
+
+
+class _Annotation(msgspec.Struct, gc=False):
+    image_id: int
+    category_id: int
+    bbox: tuple[float, float, float, float]
+    iscrowd: int = 0
+
+
+class _CocoGroundTruth(msgspec.Struct, gc=False):
+    """A COCO ground-truth file as the typed decoder reads it (other keys are ignored, as by the loop)."""
+
+    images: list[_Image]
+    annotations: list[_Annotation]
+    categories: list[_Category]
+
+
+_GROUND_TRUTH = msgspec.json.Decoder(_CocoGroundTruth)
+
+
+def _coco_gt_typed(path: Path, *, classes) -> tuple[GroundTruth, dict[int, int], dict[int, int]] | None:
+    """Decode and type-check a ground-truth file in one pass (msgspec, strict types); None: any doubt.
+
+    Accepts a subset of what the checking path accepts (integer ids, sizes and
+    ``iscrowd``, not booleans or floats; a bbox of exactly four numbers) and gives the
+    same result for it; anything else (including an invalid value, an unknown id or a
+    duplicate frame) returns None, and :func:`_read_coco`'s checking path decides and
+    names the entry.
+    """
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise fail(str(path), "file not found") from None
+    try:
+        doc = _GROUND_TRUTH.decode(raw)
+    except msgspec.MsgspecError:
+        return None
+    del raw
+    where = str(path)
+    classes, cat_map, problems = _class_map({c.id: c.name for c in doc.categories}, classes, where=where)
+    frames, img_map, sizes, frame_problems = _frame_map(
+        [(_stem(im.file_name), im.id, im.width, im.height) for im in doc.images], where=where)
+    if problems or frame_problems:
+        return None
+    anns = doc.annotations
+    n = len(anns)
+    img = np.fromiter(map(attrgetter("image_id"), anns), np.int64, n)
+    cat = np.fromiter(map(attrgetter("category_id"), anns), np.int64, n)
+    crowd = np.fromiter(map(attrgetter("iscrowd"), anns), np.int64, n)
+    box = np.fromiter(chain.from_iterable(map(attrgetter("bbox"), anns)), np.float64, 4 * n).reshape(n, 4)
+    del doc, anns
+    cols = _annotation_arrays(img, cat, box, crowd, img_map=img_map, cat_map=cat_map, sizes=sizes)
+    if cols is None:
+        return None
+    frame, index, cls, xyxy, crowd_a = cols
+    gt = GroundTruth(classes=classes, frames=tuple(frames), sizes=sizes, label_frame=frame, label_index=index,
+                     label_class=cls, label_boxes=xyxy, label_crowd=crowd_a)
+    return gt, img_map, cat_map
+
+
 def _read_coco(path: Path, *, classes) -> tuple[GroundTruth, dict[int, int], dict[int, int]]:
+    typed = _coco_gt_typed(path, classes=classes)
+    if typed is not None:
+        return typed
+    return _coco_gt_checked(path, classes=classes)
+
+
+def _coco_gt_checked(path: Path, *, classes) -> tuple[GroundTruth, dict[int, int], dict[int, int]]:
     doc, may_bool = read_json(path)
     where = str(path)
     if not isinstance(doc, dict) or not all(isinstance(doc.get(k), list) for k in ("images", "annotations", "categories")):
@@ -344,16 +464,8 @@ def _read_coco(path: Path, *, classes) -> tuple[GroundTruth, dict[int, int], dic
             problems.append(Problem(f"{where}:categories[{i}]", "bad category", expected="{id: int, name: str}", got=repr(c)))
             continue
         cats[c["id"]] = c["name"]
-    if classes is None:
-        classes = tuple(cats[k] for k in sorted(cats))
-    cls_index = {n: i for i, n in enumerate(classes)}
-    cat_map = {}
-    for cid, name in cats.items():
-        if name not in cls_index:
-            problems.append(Problem(f"{where}:categories id {cid}", "unknown class name",
-                                    expected=", ".join(classes), got=repr(name)))
-        else:
-            cat_map[cid] = cls_index[name]
+    classes, cat_map, class_problems = _class_map(cats, classes, where=where)
+    problems.extend(class_problems)
     images: list[tuple[str, int, int, int]] = []
     for i, im in enumerate(doc["images"]):
         ok = isinstance(im, dict) and isinstance(im.get("id"), int) and isinstance(im.get("file_name"), str) \
@@ -363,13 +475,8 @@ def _read_coco(path: Path, *, classes) -> tuple[GroundTruth, dict[int, int], dic
                                     expected="{id, file_name, width, height}", got=repr(im)[:200]))
             continue
         images.append((_stem(im["file_name"]), im["id"], im["width"], im["height"]))
-    images.sort()
-    frames = [f for f, *_ in images]
-    dup = sorted(f for f, k in Counter(frames).items() if k > 1)
-    if dup:
-        problems.append(Problem(f"{where}:images", "duplicate frame ids (file_name stems)", got=repr(dup[:10])))
-    img_map = {iid: fi for fi, (_, iid, _, _) in enumerate(images)}
-    sizes = np.asarray([(w, h) for _, _, w, h in images], dtype=np.int64).reshape(-1, 2)
+    frames, img_map, sizes, frame_problems = _frame_map(images, where=where)
+    problems.extend(frame_problems)
     fast = None if problems else _annotations_fast(doc["annotations"], img_map=img_map, cat_map=cat_map,
                                                    sizes=sizes, may_bool=may_bool)
     if fast is not None:
@@ -408,7 +515,7 @@ def _read_coco(path: Path, *, classes) -> tuple[GroundTruth, dict[int, int], dic
         crowd.append(bool(a.get("iscrowd", 0)))
     if problems:
         raise InputError(problems)
-    gt = _ground_truth(classes, frames, [(w, h) for _, _, w, h in images], rows, crowd=crowd)
+    gt = _ground_truth(classes, frames, sizes, rows, crowd=crowd)
     return gt, img_map, cat_map
 
 
@@ -429,33 +536,41 @@ class _Result(msgspec.Struct, gc=False):
 
 
 _RESULTS = msgspec.json.Decoder(list[_Result])
+RESULTS_PIECE = 1 << 20  # bytes of results JSON decoded at once (about 12,000 entries)
 
 
 def _coco_results_typed(path: Path, *, image_map: dict[int, int], category_map: dict[int, int],
                         classes: tuple[str, ...]) -> DetectionTable | None:
-    """Decode and type-check a results file in one pass (msgspec, strict types); None: any doubt.
+    """Decode and type-check a results file (msgspec, strict types), piece by piece; None: any doubt.
 
     The typed decoder accepts exactly the entries the checking loop accepts as to
     types (integer ids, not booleans or floats; a number score; a bbox of exactly four
     numbers; integers become floats as ``float()`` does); values (finite, ``w, h >= 0``,
     known ids) are then checked on the columns. Anything else returns None, and the
     generic path (:func:`read_json`, then the checking loop) decides and names the entry.
+    The file is decoded in pieces of about ``RESULTS_PIECE`` bytes (:func:`_array_pieces`),
+    each turned into columns before the next is decoded, so the Python objects of
+    only one piece exist at a time (half the peak memory, and they stay in the caches).
     """
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         raise fail(str(path), "file not found") from None
-    try:
-        rows = _RESULTS.decode(raw)
-    except msgspec.MsgspecError:
-        return None
+    columns = []
+    for piece in _array_pieces(raw, size=RESULTS_PIECE):
+        try:
+            rows = _RESULTS.decode(piece)
+        except msgspec.MsgspecError:
+            return None
+        n = len(rows)
+        columns.append((np.fromiter(map(attrgetter("image_id"), rows), np.int64, n),
+                        np.fromiter(map(attrgetter("category_id"), rows), np.int64, n),
+                        np.fromiter(map(attrgetter("score"), rows), np.float64, n),
+                        np.fromiter(chain.from_iterable(map(attrgetter("bbox"), rows)), np.float64, 4 * n)))
+        del rows
     del raw
-    n = len(rows)
-    img = np.fromiter(map(attrgetter("image_id"), rows), np.int64, n)
-    cat = np.fromiter(map(attrgetter("category_id"), rows), np.int64, n)
-    score = np.fromiter(map(attrgetter("score"), rows), np.float64, n)
-    box = np.fromiter(chain.from_iterable(map(attrgetter("bbox"), rows)), np.float64, 4 * n).reshape(n, 4)
-    del rows
+    img, cat, score, box = (np.concatenate(c) for c in zip(*columns))
+    box = box.reshape(-1, 4)
     if not (np.isfinite(box).all() and np.isfinite(score).all() and (box[:, 2:] >= 0).all()):
         return None
     frame = _lookup(img, image_map)
@@ -464,6 +579,31 @@ def _coco_results_typed(path: Path, *, image_map: dict[int, int], category_map: 
         return None
     xyxy = np.concatenate([box[:, :2], box[:, :2] + box[:, 2:]], axis=1)
     return DetectionTable(classes=tuple(classes), frame=frame, cls=cls, boxes=xyxy, score=score)
+
+
+def _array_pieces(raw: bytes, *, size: int) -> Iterator[bytes]:
+    """Cut the text of a JSON array of objects into JSON arrays of consecutive entries.
+
+    Cuts fall at the first ``},{`` after every ``size`` bytes: piece ``k`` is ``[``,
+    the entries up to and including that ``}``, then ``]`` (the first piece keeps the
+    file's own opening, the last its own end). A cut is only right between two
+    entries of the top-level array; anywhere else (inside a string or a nested value)
+    the piece ends inside that string or value, so a strict parser refuses it. Hence:
+    every piece parses as a list iff the whole text does, and the pieces' entries,
+    in order, are the whole list's.
+
+    >>> list(_array_pieces(b'[{"a":1},{"a":2},{"a":3}]', size=3))
+    [b'[{"a":1}]', b'[{"a":2}]', b'[{"a":3}]']
+    """
+    start, n = 0, len(raw)
+    while True:
+        cut = raw.find(b"},{", start + size) if start + size < n else -1
+        head = b"" if start == 0 else b"["
+        if cut < 0:
+            yield head + raw[start:]
+            return
+        yield head + raw[start:cut + 1] + b"]"
+        start = cut + 2
 
 
 def _read_coco_results(path: Path, *, image_map: dict[int, int], category_map: dict[int, int],

@@ -44,23 +44,26 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from stages import detection_plots as dp
 from stages.atomic import atomic_path, write_json, write_text
-from stages.detection_config import DetectorParams, MatchParams, check_critical, load_thresholds, threshold_vector
 from stages.detection_metrics import (
-    Scene, best_thresholds, compare_frozen, confusion, curves, operating_point, score_detections, summarize,
-    threshold_grid, wrong_targets,
+    BAND_EDGES, MATCH_IOU, MIN_SUPPORT, Scene, best_thresholds, compare_frozen, confusion, curves, operating_point,
+    score_detections, summarize, threshold_grid, wrong_targets,
 )
 from stages.errors import fail, run_main
 from stages.labels import (
     SPLITS, DetectionTable, coco_results, read_coco, read_coco_results, read_frames, read_yolo,
 )
-from stages.manifest import load_manifest
-from stages.model_card import load_card
-from stages.params import DEFAULT_PARAMS, section
+
+if TYPE_CHECKING:
+    from stages.detection_config import DetectorParams, MatchParams
+
+# pydantic and YAML (params, model cards) are imported by the functions that read them: the
+# standalone COCO mode without --params starts without them (about 0.2 s of a 1 s run)
 
 log = logging.getLogger("candor.score")
 
@@ -230,6 +233,10 @@ def coco_ids(data: Path, frames: tuple[str, ...] | np.ndarray, classes: tuple[st
 def score_model(model: str, *, args, det_params: DetectorParams, match: MatchParams,
                 thresholds: dict[str, float]) -> dict:
     """Everything one model contributes: metrics, outcome rows, plot files, COCO results."""
+    from stages.detection_config import check_critical, threshold_vector
+    from stages.manifest import load_manifest
+    from stages.model_card import load_card
+
     data = Path(args.data)
     card_file = Path(args.models) / f"{model}.yaml"
     card = load_card(card_file)
@@ -311,10 +318,17 @@ def print_summary(results: dict[str, dict]) -> None:
                   f"{m['tp']:>7}{m['fp']:>7}{m['fn']:>7}{f(m['fp_per_frame']):>8}")
 
 
+def read_params(path: str) -> tuple[DetectorParams, MatchParams, dict[str, float]]:
+    """The score stage's sections of a params file: ``detector``, ``match`` and the raw ``thresholds``."""
+    from stages.detection_config import DetectorParams, MatchParams, load_thresholds
+    from stages.params import section
+
+    return section(DetectorParams, "detector", path=path), section(MatchParams, "match", path=path), \
+        load_thresholds(path)
+
+
 def cmd_pipeline(args: argparse.Namespace) -> int:
-    det_params = section(DetectorParams, "detector", path=args.params)
-    match = section(MatchParams, "match", path=args.params)
-    thresholds = load_thresholds(args.params)
+    det_params, match, thresholds = read_params(args.params)
     if not det_params.models:
         raise fail(f"{args.params}:detector.models", "no models to score", expected="a list of model card names")
     results = {m: score_model(m, args=args, det_params=det_params, match=match, thresholds=thresholds)
@@ -344,26 +358,28 @@ def cmd_coco(args: argparse.Namespace) -> int:
     gt, img_map, cat_map = read_coco(Path(args.coco_gt))
     det = read_coco_results(Path(args.coco_results), image_map=img_map, category_map=cat_map, classes=gt.classes)
     t1 = time.perf_counter()
-    if args.params_given:
-        det_params = section(DetectorParams, "detector", path=args.params)
-        match = section(MatchParams, "match", path=args.params)
-        thr = threshold_vector(load_thresholds(args.params), classes=gt.classes, floor=det_params.floor)
+    if args.params is not None:
+        from stages.detection_config import check_critical, threshold_vector
+
+        det_params, match, thresholds = read_params(args.params)
+        thr = threshold_vector(thresholds, classes=gt.classes, floor=det_params.floor)
         check_critical(match.critical, classes=gt.classes)
         nms_iou: float | None = det_params.nms_iou
-    else:
-        match = MatchParams(critical=[])
+        iou, min_support, critical, bands = match.iou, match.min_support, match.critical, match.bands
+    else:  # every detection counts; the match section's defaults
         thr = np.full(len(gt.classes), -np.inf)
         nms_iou = None
+        iou, min_support, critical, bands = MATCH_IOU, MIN_SUPPORT, [], list(BAND_EDGES)
     n = len(gt.frames)
     scene = Scene(classes=gt.classes, frames=np.array(gt.frames, dtype=str), split=np.full(n, "all"),
                   session=np.full(n, ""), zoom=np.full(n, ""), scale=np.ones(n),
                   label_frame=gt.label_frame, label_index=gt.label_index, label_class=gt.label_class,
                   label_boxes=gt.label_boxes, label_crowd=gt.label_crowd)
     s = score_detections(scene, frame=det.frame, cls=det.cls, boxes=det.boxes, score=det.score,
-                         nms_iou=nms_iou, match_iou=match.iou)
+                         nms_iou=nms_iou, match_iou=iou)
     op = operating_point(s, thresholds=thr)
-    block = summarize(s, op, frame_mask=np.ones(n, bool), min_support=match.min_support, critical=match.critical,
-                      band_edges=match.bands)
+    block = summarize(s, op, frame_mask=np.ones(n, bool), min_support=min_support, critical=critical,
+                      band_edges=bands)
     t2 = time.perf_counter()
     write_json(args.out, {"all": block})
     m = block["micro"]
@@ -382,9 +398,9 @@ def cmd_suggest(args: argparse.Namespace) -> int:
     if args.split != "dev":
         raise fail("--split", "thresholds are tuned on dev frames only (seed 002: never tune on the final-test "
                               "sessions)", expected="dev", got=args.split)
-    det_params = section(DetectorParams, "detector", path=args.params)
-    match = section(MatchParams, "match", path=args.params)
-    current = load_thresholds(args.params)
+    from stages.detection_config import threshold_vector
+
+    det_params, match, current = read_params(args.params)
     data = Path(args.data)
     info = read_frames(data / "frames.csv")
     dev = tuple(f for f, sp in zip(info.frames, info.split) if sp == "dev")
@@ -446,8 +462,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    args.params_given = args.params is not None
-    if args.params is None:
+    if args.params is None and not getattr(args, "coco_gt", None):  # the COCO mode reads params only when given
+        from stages.params import DEFAULT_PARAMS
+
         args.params = str(DEFAULT_PARAMS)
     return args.func(args)
 

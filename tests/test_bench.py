@@ -57,3 +57,12 @@ def test_report_states_unmet_targets(tmp_path):
     assert "| end to end vs faster-coco-eval >= 5x | 6.00x | met |" in text
     assert "| end to end vs pycocotools >= 30x | 20.00x | **not met** |" in text
     assert "| peak RSS <= 500 MB | 600 MB | **not met** |" in text and "median of 3 runs" in text
+
+
+def test_runs_are_interleaved_rounds():
+    import run
+
+    calls = []
+    runs = run.interleaved({k: (lambda k=k: calls.append(k) or {"k": k}) for k in ("a", "b", "c")}, 2)
+    assert calls == ["a", "b", "c", "a", "b", "c"]
+    assert runs == {k: [{"k": k}, {"k": k}] for k in ("a", "b", "c")}

@@ -129,6 +129,52 @@ def test_rank_order_equals_stable_lexsort_and_group_ranks():
     order = rank_order(groups, scores)
     assert order.tolist() == np.lexsort((np.arange(2000), -scores, groups)).tolist()
     assert rank_order(groups[order], scores[order]).tolist() == list(range(2000))   # sorted fast path
+    for spread in (2**40, 2**62):                   # several radix passes; the lexsort fallback
+        big = groups * (spread // 40)
+        assert rank_order(big, scores).tolist() == order.tolist()
     rank, end = within_group_ranks(np.array([2, 2, 5, 7, 7, 7]))
     assert rank.tolist() == [0, 1, 0, 0, 1, 2] and end.tolist() == [2, 2, 3, 6, 6, 6]
     assert within_group_ranks(np.array([], int))[0].tolist() == []
+
+
+def test_stable_key_order_hand_case_and_equals_stable_argsort():
+    from stages.boxes import stable_key_order
+
+    assert stable_key_order(np.array([2, 0, 2, 1, 0])).tolist() == [1, 4, 3, 0, 2]
+    assert stable_key_order(np.array([], int)).tolist() == []
+    assert stable_key_order(np.array([0, 0, 3, 70_000])).tolist() == [0, 1, 2, 3]     # already grouped
+    rng = np.random.default_rng(5)
+    for top in (3, 70_000, 2**40):          # one 16-bit pass, two passes, three passes
+        keys = rng.integers(0, top, 3000)
+        keys[::7] = keys[0]                 # ties must keep input order
+        assert stable_key_order(keys).tolist() == np.argsort(keys, kind="stable").tolist()
+    with pytest.raises(ValueError):
+        stable_key_order(np.array([1, -1]))
+
+
+def test_key_chunks_hand_case_whole_keys_in_stable_order():
+    from stages.boxes import key_chunks
+
+    # detections per key: 0 -> [1, 4], 1 -> [3], 2 -> [0, 2]; labels: key 0 -> [2], 1 -> [0], 2 -> [1]
+    chunks = list(key_chunks(np.array([2, 0, 2, 1, 0]), np.array([1, 2, 0]), n_keys=3, max_dets=2))
+    assert [(d.tolist(), lab.tolist()) for d, lab in chunks] == [([1, 4], [2]), ([3], [0]), ([0, 2], [1])]
+    # a key with more detections than max_dets is one chunk of its own; keys without boxes still appear
+    chunks = list(key_chunks(np.array([1, 1, 1]), np.array([0, 2]), n_keys=3, max_dets=1))
+    assert [(d.tolist(), lab.tolist()) for d, lab in chunks] == [([], [0]), ([0, 1, 2], []), ([], [1])]
+
+
+def test_key_chunks_cover_everything_once_in_key_order():
+    from stages.boxes import key_chunks
+
+    rng = np.random.default_rng(9)
+    dk, lk = rng.integers(0, 50, 800), rng.integers(0, 50, 120)
+    for max_dets in (1, 16, 100, 10_000):
+        chunks = list(key_chunks(dk, lk, n_keys=50, max_dets=max_dets))
+        d = np.concatenate([c[0] for c in chunks])
+        lab = np.concatenate([c[1] for c in chunks])
+        assert d.tolist() == np.argsort(dk, kind="stable").tolist()
+        assert lab.tolist() == np.argsort(lk, kind="stable").tolist()
+        for (d1, l1), (d2, l2) in zip(chunks, chunks[1:]):     # consecutive, disjoint key ranges
+            assert max(dk[d1].tolist() + lk[l1].tolist(), default=-1) < min(dk[d2].tolist() + lk[l2].tolist(),
+                                                                            default=99)
+        assert all(len(c[0]) <= max_dets or len(set(dk[c[0]].tolist())) == 1 for c in chunks)

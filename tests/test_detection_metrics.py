@@ -162,3 +162,77 @@ def test_no_threshold_does_not_find_unmatched_labels():
     op = operating_point(s, thresholds=np.full(4, -np.inf))
     # the tree label has no detection at all: still a FN without any threshold
     assert op.fn.tolist() == [False, False, True]
+
+
+def _inter(a, b):
+    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+
+
+def _iou(a, b):
+    inter = _inter(a, b)
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def naive_score(sc, frame, cls, boxes, score, *, nms_iou, match_iou):
+    """The module docstring's definition, one detection at a time in plain Python loops."""
+    order = sorted(range(len(score)), key=lambda i: (frame[i], cls[i], -score[i], i))
+    if nms_iou is not None:
+        kept = []
+        for i in order:
+            if not any(frame[j] == frame[i] and cls[j] == cls[i] and _iou(boxes[j], boxes[i]) > nms_iou for j in kept):
+                kept.append(i)
+        order = kept
+    taken, label, ignored = {}, [], []
+    for i in order:
+        best, best_iou = -1, -1.0
+        for k in range(len(sc.label_frame)):
+            if (sc.label_frame[k], sc.label_class[k]) != (frame[i], cls[i]) or sc.label_crowd[k] or k in taken:
+                continue
+            v = _iou(boxes[i], sc.label_boxes[k])
+            if v >= match_iou and v > best_iou:       # strict: an IoU tie keeps the lower label index
+                best, best_iou = k, v
+        if best >= 0:
+            taken[best] = i
+        area = (boxes[i][2] - boxes[i][0]) * (boxes[i][3] - boxes[i][1])
+        in_crowd = best < 0 and area > 0 and any(
+            sc.label_crowd[k] and (sc.label_frame[k], sc.label_class[k]) == (frame[i], cls[i])
+            and _inter(boxes[i], sc.label_boxes[k]) / area >= match_iou
+            for k in range(len(sc.label_frame)))
+        label.append(best)
+        ignored.append(in_crowd)
+    label_score = [score[taken[k]] if k in taken else -np.inf for k in range(len(sc.label_frame))]
+    return order, label, ignored, label_score
+
+
+def random_scene(rng, n_frames=12, n_cls=3, n_lab=40):
+    lf, lc = rng.integers(0, n_frames, n_lab), rng.integers(0, n_cls, n_lab)
+    xy = np.round(rng.uniform(0, 40, (n_lab, 2)))
+    lb = np.hstack([xy, xy + np.round(rng.uniform(2, 20, (n_lab, 2)))])
+    return Scene(classes=tuple(f"c{i}" for i in range(n_cls)), frames=np.array([f"f{i}" for i in range(n_frames)]),
+                 split=np.full(n_frames, "dev"), session=np.full(n_frames, "s"), zoom=np.full(n_frames, "1"),
+                 scale=np.ones(n_frames), label_frame=lf, label_index=np.zeros(n_lab, int), label_class=lc,
+                 label_boxes=lb, label_crowd=rng.random(n_lab) < 0.1)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("nms_iou", [None, 0.5])
+def test_chunked_scoring_equals_the_naive_definition(seed, nms_iou):
+    rng = np.random.default_rng(seed)
+    sc = random_scene(rng)
+    n = 300
+    src = rng.integers(0, len(sc.label_frame), n)        # jittered copies of labels, some of another frame/class
+    frame = np.where(rng.random(n) < 0.8, sc.label_frame[src], rng.integers(0, 12, n))
+    cls = np.where(rng.random(n) < 0.8, sc.label_class[src], rng.integers(0, 3, n))
+    boxes = sc.label_boxes[src] + np.round(rng.normal(0, 1.5, (n, 4)))
+    boxes[:, 2:] = np.maximum(boxes[:, 2:], boxes[:, :2])
+    score = np.round(rng.uniform(0, 1, n), 1)             # many score ties: input order decides
+    order, label, ignored, label_score = naive_score(sc, frame, cls, boxes, score, nms_iou=nms_iou, match_iou=0.5)
+    for chunk in (1, 40, 10_000):
+        s = score_detections(sc, frame=frame, cls=cls, boxes=boxes, score=score, nms_iou=nms_iou, match_iou=0.5,
+                             chunk_dets=chunk)
+        assert s.frame.tolist() == frame[order].tolist() and s.cls.tolist() == cls[order].tolist()
+        assert s.boxes.tolist() == boxes[order].tolist() and s.score.tolist() == score[order].tolist()
+        assert s.label.tolist() == label
+        assert s.ignored.tolist() == ignored
+        assert s.label_score.tolist() == label_score

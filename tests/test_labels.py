@@ -183,12 +183,24 @@ def test_coco_annotations_fast_path_equals_checking_loop(tmp_path, monkeypatch):
 
     doc = json.loads((DATA / "coco_gt.json").read_text())
     doc["annotations"] = doc["annotations"][::-1]  # label index follows the listed order within each frame
+    for a in doc["annotations"][::2]:
+        if not a.get("iscrowd"):
+            a.pop("iscrowd", None)                   # absent iscrowd: not a crowd
     p = tmp_path / "gt.json"
     p.write_text(json.dumps(doc))
+    calls = []
+    typed_fn = labels._coco_gt_typed
+    monkeypatch.setattr(labels, "_coco_gt_typed", lambda *a, **k: calls.append(1) or typed_fn(*a, **k))
+    typed = read_coco(p)
+    assert calls and typed_fn(p, classes=None) is not None          # the typed decoder took this file
+    monkeypatch.setattr(labels, "_coco_gt_typed", lambda *a, **k: None)
     fast = read_coco(p)
     monkeypatch.setattr(labels, "_annotations_fast", lambda *a, **k: None)
     slow = read_coco(p)
     assert _gt_fields(fast[0]) == _gt_fields(slow[0]) and fast[1:] == slow[1:]
+    assert _gt_fields(typed[0]) == _gt_fields(slow[0]) and typed[1:] == slow[1:]
+    assert [getattr(typed[0], f).dtype for f in ("sizes", "label_frame", "label_boxes", "label_crowd")] == \
+        [getattr(slow[0], f).dtype for f in ("sizes", "label_frame", "label_boxes", "label_crowd")]
 
 
 def test_coco_boolean_and_float_ids_keep_the_loop_semantics(tmp_path):
@@ -268,3 +280,75 @@ def test_typed_decoder_refuses_what_the_loop_refuses(tmp_path, bad):
     p.write_text(json.dumps([good, good]))
     ok = _coco_results_typed(p, image_map=img_map, category_map=cat_map, classes=gt.classes)
     assert ok is not None and ok.boxes.tolist() == [[0.0, 0.0, 1.0, 1.0]] * 2
+
+
+@pytest.mark.parametrize("where, bad", [
+    ("annotations", {"iscrowd": True}), ("annotations", {"image_id": 1.0}), ("annotations", {"bbox": [0, 0, 1]}),
+    ("annotations", {"image_id": 99}), ("annotations", {"bbox": [0, 0, 1e6, 1]}), ("annotations", {"iscrowd": None}),
+    ("images", {"width": True}), ("images", {"file_name": "f1.png"}), ("categories", {"id": 1.0}),
+])
+def test_typed_ground_truth_decoder_leaves_doubt_to_the_checking_path(tmp_path, where, bad):
+    """Booleans, floats, unknown ids, boxes outside, duplicate frames: None, and the checking path decides."""
+    from stages.labels import _coco_gt_typed
+
+    doc = json.loads((DATA / "coco_gt.json").read_text())
+    doc["info"] = {"note": "ignored, as by the loop"}
+    p = tmp_path / "gt.json"
+    p.write_text(json.dumps(doc))
+    assert _coco_gt_typed(p, classes=None) is not None
+    doc[where][-1] = {**doc[where][-1], **bad}
+    p.write_text(json.dumps(doc))
+    assert _coco_gt_typed(p, classes=None) is None
+
+
+def _random_results(rng, n):
+    return [{"image_id": int(rng.integers(1, 5)), "category_id": int(rng.integers(1, 4)),
+             "bbox": [float(v) for v in rng.uniform(0, 50, 4).round(2)], "score": round(float(rng.uniform()), 4)}
+            for _ in range(n)]
+
+
+def test_array_pieces_are_arrays_of_consecutive_entries():
+    from stages.labels import _array_pieces
+
+    rng = np.random.default_rng(2)
+    dets = _random_results(rng, 50)
+    raw = json.dumps(dets, separators=(",", ":")).encode()
+    for size in (1, 7, 100, 1000, 10 ** 6):
+        pieces = list(_array_pieces(raw, size=size))
+        assert [d for piece in pieces for d in json.loads(piece)] == dets
+        assert size > len(raw) or len(pieces) > 1
+    assert list(_array_pieces(b"[]", size=1)) == [b"[]"]
+    # a cut inside a string or a nested list leaves a piece no strict parser accepts
+    tricky = b'[{"a":"x},{y"},{"b":[{"c":1},{"d":2}]}]'
+    pieces = list(_array_pieces(tricky, size=1))
+    assert pieces[0] == b'[{"a":"x}]'
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(pieces[0])
+
+
+def test_results_read_in_pieces_equal_the_checking_loop(tmp_path, monkeypatch):
+    import stages.labels as labels
+
+    gt, img_map, cat_map = read_coco(DATA / "coco_gt.json")
+    rng = np.random.default_rng(3)
+    dets = _random_results(rng, 400)
+    dets[5]["note"] = "},{"                                    # cuts inside strings and nested values:
+    dets[9]["parts"] = [{"x": 1}, {"y": "},{"}]                  # the typed path refuses them, the loop reads
+    for text in (json.dumps(dets, separators=(",", ":")), json.dumps(dets[10:], separators=(",", ":"))):
+        p = tmp_path / "dt.json"
+        p.write_text(text)
+        got = {}
+        for piece in (16, 300, 10 ** 7):
+            monkeypatch.setattr(labels, "RESULTS_PIECE", piece)
+            got[piece] = read_coco_results(p, image_map=img_map, category_map=cat_map, classes=gt.classes)
+        monkeypatch.setattr(labels, "_coco_results_typed", lambda *a, **k: None)
+        monkeypatch.setattr(labels, "_coco_results_fast", lambda *a, **k: None)
+        slow = read_coco_results(p, image_map=img_map, category_map=cat_map, classes=gt.classes)
+        monkeypatch.undo()
+        for table in got.values():
+            for name in ("frame", "cls", "boxes", "score"):
+                assert np.array_equal(getattr(table, name), getattr(slow, name))
+    # with no strings to trip on, the pieces are decoded by the typed path
+    p.write_text(json.dumps(dets[10:], separators=(",", ":")))
+    monkeypatch.setattr(labels, "RESULTS_PIECE", 16)
+    assert labels._coco_results_typed(p, image_map=img_map, category_map=cat_map, classes=gt.classes) is not None

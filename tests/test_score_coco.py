@@ -130,3 +130,23 @@ def test_timings_are_printed_never_written(tmp_path, capsys):
     last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert set(last) == {"load_s", "score_s"} and all(v >= 0 for v in last.values())
     assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes() and plain == timed
+
+
+def test_without_params_the_coco_mode_imports_neither_pydantic_nor_yaml(tmp_path):
+    """Start-up is part of the end-to-end time: the plain COCO mode loads only what it uses."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; from stages import score; code = score.main(['detections', '--coco-gt', sys.argv[1], "
+             "'--coco-results', sys.argv[2], '--out', sys.argv[3]]); "
+             "print(sorted(m for m in ('pydantic', 'yaml', 'matplotlib', 'PIL', 'scipy') if m in sys.modules), code)")
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-c", probe, str(DATA / "coco_gt.json"), str(DATA / "coco_results.json"),
+                          str(tmp_path / "o.json")], cwd=root, capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[] 0"
+    # the match section's defaults are the pydantic model's (one source for both modes)
+    from stages.detection_config import MatchParams
+    from stages.detection_metrics import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
+
+    m = MatchParams()
+    assert (m.iou, m.min_support, m.bands) == (MATCH_IOU, MIN_SUPPORT, list(BAND_EDGES))
