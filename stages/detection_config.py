@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from stages.detection_metrics import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
+from stages.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 from stages.errors import InputError, Problem, fail
 from stages.params import load_yaml
 

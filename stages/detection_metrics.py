@@ -57,11 +57,6 @@ from stages.boxes import iter_group_pairs, key_chunks, nms, paired_iou, rank_ord
 from stages.matching import match_detections
 
 DECIMALS = 6
-# defaults of params.yaml's ``match`` section (stages.detection_config.MatchParams), here so that
-# scoring without a params file (the standalone COCO mode) needs neither YAML nor pydantic
-MATCH_IOU = 0.5
-MIN_SUPPORT = 10
-BAND_EDGES = (16.0, 48.0)
 # detections scored at once: whole frames, arrays that fit the CPU caches (score_detections)
 CHUNK_DETS = 32_768
 

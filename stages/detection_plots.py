@@ -14,22 +14,20 @@ recomputed. Files, for a model ``M`` under the plots folder (``plots/detection``
 Points with an undefined rate (e.g. precision with no detection left) are
 omitted from a curve. PNGs are byte-deterministic: fixed size and DPI, the
 bundled DejaVu font, and no ``Software``/date metadata. A model's four PNGs are
-independent, so :func:`png_figures` renders them in parallel worker processes
-(forked after matplotlib is imported, one per core); each figure's bytes do not
-depend on where it was drawn.
+independent, so :func:`png_figures` renders them on every core
+(:func:`stages.parallel.fork_map`); each figure's bytes do not depend on where it
+was drawn.
 """
 from __future__ import annotations
 
 import io
-import multiprocessing
-import os
 import re
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
 from stages.detection_metrics import Curve
+from stages.parallel import fork_map
 
 BACKGROUND = "background"
 PNG_DPI = 100
@@ -177,20 +175,19 @@ def png_per_class(per_class: dict[str, dict], *, model: str, min_support: int) -
 Job = tuple[Callable[..., bytes], tuple, dict]
 
 
+def _call(job: Job) -> bytes:
+    fn, args, kwargs = job
+    return fn(*args, **kwargs)
+
+
 def render(jobs: dict[str, Job], *, workers: int | None = None) -> dict[str, bytes]:
     """Run every figure job ``name -> (function, args, kwargs)``; the same bytes as calling each in turn.
 
-    With more than one worker (default: one per core, at most one per job) and the ``fork``
-    start method available, matplotlib is imported once here and the jobs run in forked
-    worker processes; otherwise they run in this process, one after another.
+    matplotlib is imported here, before :func:`stages.parallel.fork_map` forks its
+    workers (default: one per core), so no worker imports it again.
     """
-    n = min(len(jobs), workers if workers is not None else (os.cpu_count() or 1))
-    if n < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return {name: fn(*args, **kwargs) for name, (fn, args, kwargs) in jobs.items()}
     _pyplot()
-    with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork")) as pool:
-        futures = {name: pool.submit(fn, *args, **kwargs) for name, (fn, args, kwargs) in jobs.items()}
-        return {name: f.result() for name, f in futures.items()}
+    return dict(zip(jobs, fork_map(_call, list(jobs.values()), workers=workers)))
 
 
 def png_figures(curves: dict[str, Curve], matrix: np.ndarray, classes: tuple[str, ...] | list[str],

@@ -51,13 +51,14 @@ import numpy as np
 from stages import detection_plots as dp
 from stages.atomic import atomic_path, write_json, write_text
 from stages.detection_metrics import (
-    BAND_EDGES, MATCH_IOU, MIN_SUPPORT, Scene, best_thresholds, compare_frozen, confusion, curves, operating_point,
+    Scene, best_thresholds, compare_frozen, confusion, curves, operating_point,
     score_detections, summarize, threshold_grid, wrong_targets,
 )
 from stages.errors import fail, run_main
 from stages.labels import (
     SPLITS, DetectionTable, coco_results, read_coco, read_coco_results, read_frames, read_yolo,
 )
+from stages.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 
 if TYPE_CHECKING:
     from stages.detection_config import DetectorParams, MatchParams

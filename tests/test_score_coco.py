@@ -146,7 +146,7 @@ def test_without_params_the_coco_mode_imports_neither_pydantic_nor_yaml(tmp_path
     assert out.stdout.strip().splitlines()[-1] == "[] 0"
     # the match section's defaults are the pydantic model's (one source for both modes)
     from stages.detection_config import MatchParams
-    from stages.detection_metrics import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
+    from stages.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 
     m = MatchParams()
     assert (m.iou, m.min_support, m.bands) == (MATCH_IOU, MIN_SUPPORT, list(BAND_EDGES))
