@@ -48,7 +48,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from stages import detection_plots as dp
 from stages.atomic import atomic_path, write_json, write_text
 from stages.detection_metrics import (
     Scene, best_thresholds, compare_frozen, confusion, curves, operating_point,
@@ -63,8 +62,9 @@ from stages.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 if TYPE_CHECKING:
     from stages.detection_config import DetectorParams, MatchParams
 
-# pydantic and YAML (params, model cards) are imported by the functions that read them: the
-# standalone COCO mode without --params starts without them (about 0.2 s of a 1 s run)
+# pydantic and YAML (params, model cards), and the plot module (multiprocessing, matplotlib) are
+# imported by the functions that use them: the standalone COCO mode without --params starts
+# without them (about 0.25 s of a 1 s run)
 
 log = logging.getLogger("candor.score")
 
@@ -234,6 +234,8 @@ def coco_ids(data: Path, frames: tuple[str, ...] | np.ndarray, classes: tuple[st
 def score_model(model: str, *, args, det_params: DetectorParams, match: MatchParams,
                 thresholds: dict[str, float]) -> dict:
     """Everything one model contributes: metrics, outcome rows, plot files, COCO results."""
+    from stages import detection_plots as dp
+
     from stages.detection_config import check_critical, threshold_vector
     from stages.manifest import load_manifest
     from stages.model_card import load_card

@@ -139,7 +139,7 @@ def test_without_params_the_coco_mode_imports_neither_pydantic_nor_yaml(tmp_path
 
     probe = ("import sys; from stages import score; code = score.main(['detections', '--coco-gt', sys.argv[1], "
              "'--coco-results', sys.argv[2], '--out', sys.argv[3]]); "
-             "print(sorted(m for m in ('pydantic', 'yaml', 'matplotlib', 'PIL', 'scipy') if m in sys.modules), code)")
+             "print(sorted(m for m in ('pydantic', 'yaml', 'matplotlib', 'PIL', 'scipy', 'multiprocessing') if m in sys.modules), code)")
     root = Path(__file__).resolve().parent.parent
     out = subprocess.run([sys.executable, "-c", probe, str(DATA / "coco_gt.json"), str(DATA / "coco_results.json"),
                           str(tmp_path / "o.json")], cwd=root, capture_output=True, text=True, check=True)
