@@ -62,7 +62,7 @@ SCORE_DECIMALS = 5
 def rounded_candidates(boxes: np.ndarray, scores: np.ndarray, classes: np.ndarray, *,
                        floor: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Boxes ``(K, 4)``, scores ``(K,)`` rounded (float64) and classes ``(K,)`` (int64), filtered
-    and sorted as documented (pure): the columns of :func:`round_candidates`.
+    and sorted as documented (pure); :func:`candidate_rows` makes them the output's rows.
 
     ``+ 0.0`` turns ``-0.0`` into ``0.0`` so the text never depends on a sign bit.
     """
@@ -73,12 +73,6 @@ def rounded_candidates(boxes: np.ndarray, scores: np.ndarray, classes: np.ndarra
     b, s, c = b[keep], s[keep], c[keep]
     order = np.lexsort((b[:, 3], b[:, 2], b[:, 1], b[:, 0], -s, c))
     return b[order], s[order], c[order]
-
-
-def round_candidates(boxes: np.ndarray, scores: np.ndarray, classes: np.ndarray, *,
-                     floor: float) -> list[list[float | int]]:
-    """Rows ``[x1, y1, x2, y2, score, class]`` rounded and sorted as documented (pure)."""
-    return candidate_rows(*rounded_candidates(boxes, scores, classes, floor=floor))
 
 
 def candidate_rows(b: np.ndarray, s: np.ndarray, c: np.ndarray) -> list[list[float | int]]:

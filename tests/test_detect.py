@@ -25,6 +25,11 @@ def repo(tmp_path, monkeypatch):
     return tiny_repo(tmp_path, frames={"a": {"size": (128, 64)}, "b": {"size": (64, 128), "split": "test"}}, rows=ROWS, params=PARAMS)
 
 
+def round_candidates(boxes, scores, classes, *, floor):
+    """The output rows of one frame's candidates, as the stage writes them."""
+    return detect.candidate_rows(*detect.rounded_candidates(boxes, scores, classes, floor=floor))
+
+
 def run_detect(out="build/detections/tiny.jsonl"):
     return run_main(detect.main, ["--model", "tiny", "--out", out])
 
@@ -53,15 +58,15 @@ def test_perturbation_below_precision_changes_nothing():
     boxes = np.round(rng.uniform(0, 1000, (50, 4)), 3) + 0.0002     # away from rounding boundaries
     scores = np.round(rng.uniform(0.05, 1, 50), 5) + 0.000002
     classes = rng.integers(0, 3, 50)
-    base = detect.round_candidates(boxes, scores, classes, floor=0.05)
+    base = round_candidates(boxes, scores, classes, floor=0.05)
     for eps in (1e-7, -1e-7, 3e-5):
-        assert detect.round_candidates(boxes + eps, scores + eps * 1e-2, classes, floor=0.05) == base
+        assert round_candidates(boxes + eps, scores + eps * 1e-2, classes, floor=0.05) == base
     # a change above the precision does show
-    assert detect.round_candidates(boxes + 0.002, scores, classes, floor=0.05) != base
+    assert round_candidates(boxes + 0.002, scores, classes, floor=0.05) != base
     # -0.0 never appears
-    assert detect.round_candidates(np.array([[-0.0001, 0, 1, 1]]), np.array([0.5]), np.array([0]),
+    assert round_candidates(np.array([[-0.0001, 0, 1, 1]]), np.array([0.5]), np.array([0]),
                                    floor=0.05)[0][0] == 0.0
-    assert str(detect.round_candidates(np.array([[-0.0001, 0, 1, 1]]), np.array([0.5]), np.array([0]),
+    assert str(round_candidates(np.array([[-0.0001, 0, 1, 1]]), np.array([0.5]), np.array([0]),
                                        floor=0.05)[0][0]) == "0.0"
 
 
@@ -132,9 +137,9 @@ def test_round_candidates_matches_the_row_by_row_definition():
     scores = rng.uniform(0, 1, 300)
     scores[::4] = 0.5                                            # ties on score
     classes = rng.integers(0, 4, 300)
-    got = detect.round_candidates(boxes, scores, classes, floor=0.05)
+    got = round_candidates(boxes, scores, classes, floor=0.05)
     assert got == naive_round_candidates(boxes, scores, classes, floor=0.05)
-    assert detect.round_candidates(np.zeros((0, 4)), np.zeros(0), np.zeros(0, int), floor=0.05) == []
+    assert round_candidates(np.zeros((0, 4)), np.zeros(0), np.zeros(0, int), floor=0.05) == []
 
 
 @pytest.mark.parametrize("frame, extra", [
