@@ -149,6 +149,9 @@ def key_chunks(det_keys: np.ndarray, label_keys: np.ndarray, *, n_keys: int,
     """
     det_keys = np.asarray(det_keys, dtype=np.int64)
     label_keys = np.asarray(label_keys, dtype=np.int64)
+    for name, keys in (("det_keys", det_keys), ("label_keys", label_keys)):
+        if len(keys) and (keys.min() < 0 or keys.max() >= n_keys):   # would be dropped or miscounted
+            raise ValueError(f"{name} must lie in [0, {n_keys}), got {keys.min()}..{keys.max()}")
     det_order, label_order = stable_key_order(det_keys), stable_key_order(label_keys)
     det_end = np.cumsum(np.bincount(det_keys, minlength=n_keys))     # detections of keys < k + 1
     label_end = np.cumsum(np.bincount(label_keys, minlength=n_keys))

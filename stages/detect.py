@@ -86,11 +86,13 @@ _ENCODER = msgspec.json.Encoder()
 def json_line(obj: dict, *, floats: np.ndarray) -> str:
     """``json.dumps(obj, separators=(",", ":"))``, byte for byte, faster when it can be.
 
-    ``floats`` are all the float values in ``obj``. msgspec writes a float in the same
-    shortest round-trip digits as Python's ``repr`` but never in exponent form, so it is
-    used only when Python would not use one either (every float is 0 or has
-    ``1e-4 <= |x| < 1e16``, which also excludes NaN and infinities) and every string is
-    printable ASCII (``json.dumps`` escapes non-ASCII); otherwise ``json.dumps`` writes it.
+    ``floats`` are all the float values in ``obj``. msgspec writes the same shortest
+    round-trip digits as Python's ``repr``, but its exponent form differs (``1e-5`` and
+    ``1e16`` where Python writes ``1e-05`` and ``1e+16``) and it starts at other magnitudes
+    (Python: below 1e-4, msgspec: below 1e-5). So msgspec is used only where both write
+    plain decimals: every float is 0 or has ``1e-4 <= |x| < 1e16`` (which also excludes
+    NaN and infinities), and every string is printable ASCII (``json.dumps`` escapes
+    non-ASCII); otherwise ``json.dumps`` writes the line.
     """
     a = np.abs(np.asarray(floats, dtype=np.float64))
     plain = bool(np.all((a == 0) | ((a >= 1e-4) & (a < 1e16))))

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from stages.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 from stages.errors import InputError, Problem, fail
+from stages.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 from stages.params import load_yaml
 
 

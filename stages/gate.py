@@ -27,9 +27,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from stages.atomic import write_json
 from stages.errors import fail, run_main
 from stages.gate_criteria import GateParams, evaluate_gate, find_wrong_targets, latency_p95
+from stages.match_defaults import MIN_SUPPORT
 from stages.model_card import load_card
 from stages.outcomes import TABLES, parse_table
 from stages.params import section
+from stages.rates import CONFIDENCE
 
 log = logging.getLogger("candor.gate")
 
@@ -38,7 +40,7 @@ class StatsView(BaseModel):
     """The key of ``params.yaml: stats`` (owned by the stats stage) the gate reads."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
-    confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
+    confidence: float = Field(default=CONFIDENCE, gt=0.0, lt=1.0)
 
 
 class MatchView(BaseModel):
@@ -46,7 +48,7 @@ class MatchView(BaseModel):
 
     model_config = ConfigDict(extra="ignore", frozen=True)
     critical: list[str] = []
-    min_support: int = Field(default=0, ge=0)
+    min_support: int = Field(default=MIN_SUPPORT, ge=0)
 
 
 def _detection_doc(path: Path, model: str) -> Any | None:

@@ -556,18 +556,13 @@ def _coco_results_typed(path: Path, *, image_map: dict[int, int], category_map: 
         raw = path.read_bytes()
     except FileNotFoundError:
         raise fail(str(path), "file not found") from None
-    columns = []
-    for piece in _array_pieces(raw, size=RESULTS_PIECE):
-        try:
-            rows = _RESULTS.decode(piece)
+    try:
+        columns = [_result_columns(_RESULTS.decode(piece)) for piece in _array_pieces(raw, size=RESULTS_PIECE)]
+    except msgspec.MsgspecError:
+        try:   # a cut inside a string fails a piece of a valid file (see _array_pieces): decode it whole
+            columns = [_result_columns(_RESULTS.decode(raw))]
         except msgspec.MsgspecError:
             return None
-        n = len(rows)
-        columns.append((np.fromiter(map(attrgetter("image_id"), rows), np.int64, n),
-                        np.fromiter(map(attrgetter("category_id"), rows), np.int64, n),
-                        np.fromiter(map(attrgetter("score"), rows), np.float64, n),
-                        np.fromiter(chain.from_iterable(map(attrgetter("bbox"), rows)), np.float64, 4 * n)))
-        del rows
     del raw
     img, cat, score, box = (np.concatenate(c) for c in zip(*columns))
     box = box.reshape(-1, 4)
@@ -581,6 +576,15 @@ def _coco_results_typed(path: Path, *, image_map: dict[int, int], category_map: 
     return DetectionTable(classes=tuple(classes), frame=frame, cls=cls, boxes=xyxy, score=score)
 
 
+def _result_columns(rows: list[_Result]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Image ids, category ids, scores and the flat ``x, y, w, h`` values of decoded results."""
+    n = len(rows)
+    return (np.fromiter(map(attrgetter("image_id"), rows), np.int64, n),
+            np.fromiter(map(attrgetter("category_id"), rows), np.int64, n),
+            np.fromiter(map(attrgetter("score"), rows), np.float64, n),
+            np.fromiter(chain.from_iterable(map(attrgetter("bbox"), rows)), np.float64, 4 * n))
+
+
 def _array_pieces(raw: bytes, *, size: int) -> Iterator[bytes]:
     """Cut the text of a JSON array of objects into JSON arrays of consecutive entries.
 
@@ -589,8 +593,9 @@ def _array_pieces(raw: bytes, *, size: int) -> Iterator[bytes]:
     file's own opening, the last its own end). A cut is only right between two
     entries of the top-level array; anywhere else (inside a string or a nested value)
     the piece ends inside that string or value, so a strict parser refuses it. Hence:
-    every piece parses as a list iff the whole text does, and the pieces' entries,
-    in order, are the whole list's.
+    when every piece parses as a list, the pieces' entries, in order, are the whole
+    list's (the converse does not hold: a valid file with ``},{`` inside a string
+    makes a piece fail, and the reader then decodes the file whole).
 
     >>> list(_array_pieces(b'[{"a":1},{"a":2},{"a":3}]', size=3))
     [b'[{"a":1}]', b'[{"a":2}]', b'[{"a":3}]']

@@ -45,7 +45,7 @@ from stages.detection_config import DetectorParams, load_thresholds, threshold_v
 from stages.detect import model_parser, open_inputs
 from stages.errors import fail, run_main
 from stages.images import load_frame
-from stages.letterbox import letterbox_image, plan, to_original
+from stages.letterbox import Letterboxer, plan, to_original
 from stages.onnx_model import LoadedModel
 from stages.params import section
 
@@ -72,15 +72,16 @@ class Served:
 
 
 def serve(model: LoadedModel, image: Image.Image, *, thresholds: np.ndarray, nms_iou: float,
-          clock=time.perf_counter) -> tuple[Served, float]:
+          letterbox: Letterboxer, clock=time.perf_counter) -> tuple[Served, float]:
     """The served path on one decoded image; returns the boxes and the model-call seconds.
 
-    Letterbox, run, decode, map to original pixels, keep ``score >= thresholds[class]``,
-    then same-class NMS at ``nms_iou`` (suppress when IoU > nms_iou).
+    Letterbox (with ``letterbox``, the detect stage's reused :class:`~stages.letterbox.Letterboxer`),
+    run, decode, map to original pixels, keep ``score >= thresholds[class]``, then same-class
+    NMS at ``nms_iou`` (suppress when IoU > nms_iou).
     """
     w, h = image.size
     lb = plan(w, h, input_w=model.input_w, input_h=model.input_h)
-    tensor = letterbox_image(image, lb)
+    tensor = letterbox(image, lb)
     t0 = clock()
     out = model.run(tensor)
     model_s = clock() - t0
@@ -102,12 +103,13 @@ def summary(ms: Sequence[float]) -> dict:
 def time_model(model: LoadedModel, images: list[Image.Image], *, thresholds: np.ndarray, nms_iou: float,
                warmup: int) -> dict:
     """Warm up, then one timed call per image; the two spans' summaries."""
+    letterbox = Letterboxer(input_w=model.input_w, input_h=model.input_h)
     for i in range(warmup):
-        serve(model, images[i % len(images)], thresholds=thresholds, nms_iou=nms_iou)
+        serve(model, images[i % len(images)], thresholds=thresholds, nms_iou=nms_iou, letterbox=letterbox)
     e2e, call = [], []
     for image in images:
         t0 = time.perf_counter()
-        _, model_s = serve(model, image, thresholds=thresholds, nms_iou=nms_iou)
+        _, model_s = serve(model, image, thresholds=thresholds, nms_iou=nms_iou, letterbox=letterbox)
         e2e.append(1000 * (time.perf_counter() - t0))
         call.append(1000 * model_s)
     return {"model_call": summary(call), "end_to_end": summary(e2e)}

@@ -29,6 +29,13 @@ def _run_group(index: int) -> list[Any]:
     return [fn(x) for x in groups[index]]
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, e.g. a container's limit), at least 1."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
 def groups_of(items: Sequence[Any], n: int) -> list[Sequence[Any]]:
     """``items`` cut into ``n`` contiguous groups whose sizes differ by at most one (earlier ones larger).
 
@@ -42,7 +49,7 @@ def groups_of(items: Sequence[Any], n: int) -> list[Sequence[Any]]:
 
 def fork_map(fn: Callable[[Any], Any], items: Sequence[Any], *, workers: int | None = None) -> list[Any]:
     """``[fn(x) for x in items]``, spread over ``workers`` processes (default: one per core)."""
-    n = min(len(items), workers if workers is not None else (os.cpu_count() or 1))
+    n = min(len(items), workers if workers is not None else usable_cores())
     if n < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return [fn(x) for x in items]
     groups = groups_of(items, n)

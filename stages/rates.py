@@ -59,6 +59,7 @@ from scipy.stats import binomtest
 
 Case = tuple[str, ...]
 Verdict = Literal["B better", "B worse", "no detectable difference"]
+CONFIDENCE = 0.95          # the default confidence level of every interval (params.yaml: stats.confidence)
 
 
 # ---------------------------------------------------------------------------------------
@@ -89,7 +90,7 @@ def _check_level(level: float, name: str) -> None:
         raise ValueError(f"{name} must be strictly between 0 and 1, got {level!r}")
 
 
-def wilson(k: int, n: int, *, confidence: float = 0.95) -> Rate:
+def wilson(k: int, n: int, *, confidence: float = CONFIDENCE) -> Rate:
     """Wilson score interval of ``k`` successes in ``n`` cases (SciPy's implementation).
 
     ``n = 0``: ``rate = None``, interval ``[0, 1]``. Example: ``wilson(15, 17)`` gives

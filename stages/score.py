@@ -235,7 +235,6 @@ def score_model(model: str, *, args, det_params: DetectorParams, match: MatchPar
                 thresholds: dict[str, float]) -> dict:
     """Everything one model contributes: metrics, outcome rows, plot files, COCO results."""
     from stages import detection_plots as dp
-
     from stages.detection_config import check_critical, threshold_vector
     from stages.manifest import load_manifest
     from stages.model_card import load_card

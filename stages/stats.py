@@ -46,7 +46,7 @@ from stages.errors import InputError, Problem, fail, run_main
 from stages.outcomes import TABLES, parse_table
 from stages.params import section
 from stages.rates import (
-    Paired, Rate, Units, compare_paired, detection_units, fields_units, identification_units,
+    CONFIDENCE, Paired, Rate, Units, compare_paired, detection_units, fields_units, identification_units,
     mcnemar_p, min_k0, min_split, valuation_units, wilson,
 )
 
@@ -69,7 +69,7 @@ class StatsParams(BaseModel):
     """``params.yaml: stats``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
+    confidence: float = Field(default=CONFIDENCE, gt=0.0, lt=1.0)
     alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
     reference: Reference = Reference()
 

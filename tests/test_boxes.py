@@ -4,7 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stages.boxes import box_area, box_iou, iter_group_pairs, nms, paired_crowd_iou, paired_iou, rank_order
+from stages.boxes import (
+    box_area, box_iou, iter_group_pairs, key_chunks, nms, paired_crowd_iou, paired_iou, rank_order, stable_key_order,
+    within_group_ranks,
+)
 
 
 @pytest.mark.parametrize("a, b, expected", [
@@ -121,8 +124,6 @@ def test_nms_order_invariant_and_chunked_equals_whole():
 
 
 def test_rank_order_equals_stable_lexsort_and_group_ranks():
-    from stages.boxes import within_group_ranks
-
     rng = np.random.default_rng(11)
     groups = rng.integers(-3, 40, 2000)
     scores = np.round(rng.uniform(0, 1, 2000), 2)       # many ties
@@ -138,8 +139,6 @@ def test_rank_order_equals_stable_lexsort_and_group_ranks():
 
 
 def test_stable_key_order_hand_case_and_equals_stable_argsort():
-    from stages.boxes import stable_key_order
-
     assert stable_key_order(np.array([2, 0, 2, 1, 0])).tolist() == [1, 4, 3, 0, 2]
     assert stable_key_order(np.array([], int)).tolist() == []
     assert stable_key_order(np.array([0, 0, 3, 70_000])).tolist() == [0, 1, 2, 3]     # already grouped
@@ -153,8 +152,6 @@ def test_stable_key_order_hand_case_and_equals_stable_argsort():
 
 
 def test_key_chunks_hand_case_whole_keys_in_stable_order():
-    from stages.boxes import key_chunks
-
     # detections per key: 0 -> [1, 4], 1 -> [3], 2 -> [0, 2]; labels: key 0 -> [2], 1 -> [0], 2 -> [1]
     chunks = list(key_chunks(np.array([2, 0, 2, 1, 0]), np.array([1, 2, 0]), n_keys=3, max_dets=2))
     assert [(d.tolist(), lab.tolist()) for d, lab in chunks] == [([1, 4], [2]), ([3], [0]), ([0, 2], [1])]
@@ -164,8 +161,6 @@ def test_key_chunks_hand_case_whole_keys_in_stable_order():
 
 
 def test_key_chunks_cover_everything_once_in_key_order():
-    from stages.boxes import key_chunks
-
     rng = np.random.default_rng(9)
     dk, lk = rng.integers(0, 50, 800), rng.integers(0, 50, 120)
     for max_dets in (1, 16, 100, 10_000):
@@ -178,3 +173,9 @@ def test_key_chunks_cover_everything_once_in_key_order():
             assert max(dk[d1].tolist() + lk[l1].tolist(), default=-1) < min(dk[d2].tolist() + lk[l2].tolist(),
                                                                             default=99)
         assert all(len(c[0]) <= max_dets or len(set(dk[c[0]].tolist())) == 1 for c in chunks)
+
+
+@pytest.mark.parametrize("dk,lk", [([0, 3], [0]), ([0], [-1])])
+def test_key_chunks_rejects_keys_outside_the_range(dk, lk):
+    with pytest.raises(ValueError, match=r"must lie in \[0, 3\)"):
+        list(key_chunks(np.array(dk), np.array(lk), n_keys=3, max_dets=2))

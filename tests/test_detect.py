@@ -65,9 +65,9 @@ def test_perturbation_below_precision_changes_nothing():
     assert round_candidates(boxes + 0.002, scores, classes, floor=0.05) != base
     # -0.0 never appears
     assert round_candidates(np.array([[-0.0001, 0, 1, 1]]), np.array([0.5]), np.array([0]),
-                                   floor=0.05)[0][0] == 0.0
+                            floor=0.05)[0][0] == 0.0
     assert str(round_candidates(np.array([[-0.0001, 0, 1, 1]]), np.array([0.5]), np.array([0]),
-                                       floor=0.05)[0][0]) == "0.0"
+                                floor=0.05)[0][0]) == "0.0"
 
 
 def test_hash_checked_before_onnxruntime_loads(repo, monkeypatch, capsys):

@@ -194,7 +194,8 @@ def test_report_and_forest_png_are_deterministic(tmp_path):
     (tmp_path / "p.yaml").write_text("stats: {}\n")
     stats = tmp_path / "stats.json"
     stats_stage.main(["run", "--outcomes", str(DATA / "outcomes"), "--metrics", str(DATA / "metrics" / "detection"),
-          "--metrics-root", str(DATA / "metrics"), "--params", str(tmp_path / "p.yaml"), "--out", str(stats)])
+                      "--metrics-root", str(DATA / "metrics"), "--params", str(tmp_path / "p.yaml"),
+                      "--out", str(stats)])
     main(write_gate_inputs(tmp_path, cand_wrong=1))
     args = ["--stats", str(stats), "--gate", str(tmp_path / "gate.json"),
             "--out", str(tmp_path / "r" / "report.md"), "--forest", str(tmp_path / "r" / "forest.png")]
@@ -209,3 +210,10 @@ def test_report_and_forest_png_are_deterministic(tmp_path):
     assert "| identification.hit | prompt-a | prompt-b | 0.500 [0.150, 0.850] | 0.750 [0.301, 0.954] | 4 | 1 | 2 | 1 |" in text
     assert "**PASSED**" in text
     assert "**Not measured** (input absent)" in text
+
+
+def test_the_gate_reads_the_documented_defaults_of_sections_it_does_not_own():
+    from stages.gate import MatchView, StatsView
+
+    assert MatchView().min_support == 10 and MatchView().critical == []    # match: as score reads it
+    assert StatsView().confidence == 0.95

@@ -326,6 +326,18 @@ def test_array_pieces_are_arrays_of_consecutive_entries():
         json.loads(pieces[0])
 
 
+def test_a_valid_file_whose_piece_cut_falls_inside_a_string_is_still_read_typed(tmp_path, monkeypatch):
+    import stages.labels as labels
+
+    gt, img_map, cat_map = read_coco(DATA / "coco_gt.json")
+    good = {"image_id": 1, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 0.5}
+    p = tmp_path / "dt.json"
+    p.write_text(json.dumps([{**good, "note": "x},{y"}, good], separators=(",", ":")))
+    monkeypatch.setattr(labels, "RESULTS_PIECE", 1)       # the first cut lands inside "x},{y"
+    ok = labels._coco_results_typed(p, image_map=img_map, category_map=cat_map, classes=gt.classes)
+    assert ok is not None and ok.boxes.tolist() == [[0.0, 0.0, 1.0, 1.0]] * 2
+
+
 def test_results_read_in_pieces_equal_the_checking_loop(tmp_path, monkeypatch):
     import stages.labels as labels
 

@@ -9,6 +9,7 @@ import pytest
 
 from stages import latency
 from stages.errors import run_main
+from stages.letterbox import Letterboxer
 from stages.onnx_model import open_model
 from tests.test_detect_support import tiny_repo
 
@@ -35,6 +36,7 @@ def test_serve_applies_thresholds_then_same_class_nms(repo):
     thresholds = np.array([0.25, 0.35, 0.35])   # deer, sheep, relic
     ticks = count()
     served, model_s = latency.serve(model, Image.new("RGB", (128, 64)), thresholds=thresholds, nms_iou=0.5,
+                                    letterbox=Letterboxer(input_w=model.input_w, input_h=model.input_h),
                                     clock=lambda: float(next(ticks)))
     assert model_s == 1.0                      # exactly the span around session.run
     assert sorted(served.scores.tolist()) == pytest.approx([0.3, 0.9])

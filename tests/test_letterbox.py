@@ -81,23 +81,25 @@ def reference_tensor(image: Image.Image, lb) -> np.ndarray:
     return canvas.transpose(2, 0, 1)[None].astype(np.float32) / np.float32(255.0)
 
 
-@pytest.mark.parametrize("size, mode, inp", [
-    ((640, 416), "RGB", (320, 320)),     # the demo: an exact halving (fast path)
-    ((128, 256), "RGB", (64, 128)),      # halving at H = 2 W, padded in x
-    ((64, 200), "RGB", (32, 100)),       # taller than 2 W: Pillow path
-    ((333, 217), "RGB", (320, 320)),     # not a halving: Pillow path
-    ((640, 416), "L", (320, 320)),       # converted to RGB first
-    ((640, 416), "RGBA", (320, 320)),
-    ((160, 104), "RGB", (160, 160)),     # no resize at all
+@pytest.mark.parametrize("size, mode, inp, fast", [
+    ((640, 416), "RGB", (320, 320), True),      # the demo: an exact halving (fast path)
+    ((128, 256), "RGB", (64, 128), True),       # halving at H = 2 W, padded in x
+    ((64, 200), "RGB", (32, 100), False),       # taller than 2 W: Pillow path
+    ((333, 217), "RGB", (320, 320), False),     # not a halving: Pillow path
+    ((640, 416), "L", (320, 320), True),        # converted to RGB first
+    ((640, 416), "RGBA", (320, 320), True),
+    ((160, 104), "RGB", (160, 160), False),     # no resize at all
 ])
-def test_letterboxer_is_bit_identical_to_the_definition(size, mode, inp):
+def test_letterboxer_is_bit_identical_to_the_definition(size, mode, inp, fast):
     rng = np.random.default_rng(7)
     w, h = size
     img = Image.fromarray(rng.integers(0, 256, (h, w, 4), dtype=np.uint8), "RGBA").convert(mode)
     lb = plan(w, h, input_w=inp[0], input_h=inp[1])
     ref = reference_tensor(img, lb)
     assert np.array_equal(letterbox_image(img, lb), ref)
-    assert np.array_equal(Letterboxer(input_w=inp[0], input_h=inp[1])(img, lb), ref)
+    lbx = Letterboxer(input_w=inp[0], input_h=inp[1])
+    assert np.array_equal(lbx(img, lb), ref)
+    assert (lbx._halver is not None) is fast       # the path taken is the one documented
 
 
 def test_letterboxer_reuses_its_tensor_and_repaints_the_border():

@@ -148,5 +148,7 @@ def test_without_params_the_coco_mode_imports_neither_pydantic_nor_yaml(tmp_path
     from stages.detection_config import MatchParams
     from stages.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 
+    documented = (0.5, 10, [16.0, 48.0])          # docs/detector.md, params.yaml: match
+    assert (MATCH_IOU, MIN_SUPPORT, list(BAND_EDGES)) == documented
     m = MatchParams()
-    assert (m.iou, m.min_support, m.bands) == (MATCH_IOU, MIN_SUPPORT, list(BAND_EDGES))
+    assert (m.iou, m.min_support, m.bands) == documented
