@@ -37,10 +37,8 @@ def _per_frame_ms(total_s: float, n: int) -> float:
 
 
 def bench_model(name: str, *, repeats: int, data: Path, models: Path, providers: list[str], floor: float) -> dict:
-    import numpy as np
-
     from stages.decode import decode
-    from stages.detect import candidate_rows, iter_lines, json_line, rounded_candidates
+    from stages.detect import frame_json, iter_lines, rounded_candidates
     from stages.images import load_frame
     from stages.labels import find_images, read_frames
     from stages.letterbox import Letterboxer, letterbox_image, plan, to_original
@@ -86,8 +84,7 @@ def bench_model(name: str, *, repeats: int, data: Path, models: Path, providers:
             cand = decode(out, layout=model.layout, num_classes=len(model.classes), floor=floor)
             kept = rounded_candidates(to_original(cand.boxes, lb), cand.scores, cand.classes, floor=floor)
             t4 = time.perf_counter()
-            json_line({"frame": f, "width": w, "height": h, "boxes": candidate_rows(*kept)},
-                      floats=np.concatenate([kept[0].ravel(), kept[1]]))
+            frame_json(f, w, h, *kept)
             t5 = time.perf_counter()
             for k, a, b in (("image_decode_ms", t0, t1), ("letterbox_ms", t1, t2), ("run_ms", t2, t3),
                             ("decode_boxes_ms", t3, t4), ("json_ms", t4, t5)):

@@ -113,7 +113,12 @@ def frame_line(model: LoadedModel, image: Image.Image, *, frame: str, floor: flo
         raise fail(f"model {model.name}", "output has an unexpected shape at run time", got=list(out.shape))
     cand = decode(out, layout=model.layout, num_classes=len(model.classes), floor=floor)
     b, s, c = rounded_candidates(to_original(cand.boxes, lb), cand.scores, cand.classes, floor=floor)
-    return json_line({"frame": frame, "width": w, "height": h, "boxes": candidate_rows(b, s, c)},
+    return frame_json(frame, w, h, b, s, c)
+
+
+def frame_json(frame: str, width: int, height: int, b: np.ndarray, s: np.ndarray, c: np.ndarray) -> str:
+    """One frame's output line from its rounded, sorted candidate columns (:func:`rounded_candidates`)."""
+    return json_line({"frame": frame, "width": width, "height": height, "boxes": candidate_rows(b, s, c)},
                      floats=np.concatenate([b.ravel(), s]))
 
 

@@ -565,7 +565,15 @@ def _coco_results_typed(path: Path, *, image_map: dict[int, int], category_map: 
             return None
     del raw
     img, cat, score, box = (np.concatenate(c) for c in zip(*columns))
-    box = box.reshape(-1, 4)
+    return _results_table(img, cat, score, box.reshape(-1, 4), image_map=image_map, category_map=category_map,
+                          classes=classes)
+
+
+def _results_table(img: np.ndarray, cat: np.ndarray, score: np.ndarray, box: np.ndarray, *,
+                   image_map: dict[int, int], category_map: dict[int, int],
+                   classes: tuple[str, ...]) -> DetectionTable | None:
+    """The table of typed result columns (ids, scores, ``(N, 4)`` xywh boxes) once their values
+    pass (finite, ``w, h >= 0``, known ids); None otherwise, for the checking loop to name the entry."""
     if not (np.isfinite(box).all() and np.isfinite(score).all() and (box[:, 2:] >= 0).all()):
         return None
     frame = _lookup(img, image_map)
@@ -718,16 +726,8 @@ def _coco_results_fast(doc: list, *, image_map: dict[int, int], category_map: di
     del img, cat, sc, bb
     if img_a is None or cat_a is None or score is None or box is None:
         return None
-    box = box.astype(np.float64, copy=False)
-    score = score.astype(np.float64, copy=False)
-    if not (np.isfinite(box).all() and np.isfinite(score).all() and (box[:, 2:] >= 0).all()):
-        return None
-    frame = _lookup(img_a, image_map)
-    cls = _lookup(cat_a, category_map)
-    if frame is None or cls is None:
-        return None
-    xyxy = np.concatenate([box[:, :2], box[:, :2] + box[:, 2:]], axis=1)
-    return DetectionTable(classes=tuple(classes), frame=frame, cls=cls, boxes=xyxy, score=score)
+    return _results_table(img_a, cat_a, score.astype(np.float64, copy=False), box.astype(np.float64, copy=False),
+                          image_map=image_map, category_map=category_map, classes=classes)
 
 
 def coco_results(det: DetectionTable, *, frame_ids: list[int] | np.ndarray,
