@@ -8,6 +8,9 @@
 - ``match``: ``iou`` (match when IoU >= it), ``min_support`` (classes with fewer
   labels are unqualified), ``critical`` (action-target class names),
   ``bands`` (ascending object-size band edges, px at model input).
+- ``reinference``: the tolerance of the re-inference check (:mod:`stages.reinference`):
+  ``box_px`` per coordinate in original px, ``score``; no defaults, ``params.yaml`` is the
+  one place they are declared.
 
 The detect stage reads only ``detector.floor`` and ``detector.providers``; the
 score stage reads the rest, so a threshold or NMS change never reruns inference.
@@ -47,6 +50,13 @@ class MatchParams(BaseModel):
         if any(b <= a for a, b in zip(v, v[1:])) or any(x <= 0 for x in v):
             raise ValueError("band edges must be positive and strictly ascending")
         return v
+
+
+class ReinferenceParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    box_px: float = Field(gt=0.0, allow_inf_nan=False)
+    score: float = Field(gt=0.0, lt=1.0, allow_inf_nan=False)
 
 
 def threshold_vector(thresholds: dict[str, float], *, classes: tuple[str, ...] | list[str], floor: float,

@@ -1,0 +1,141 @@
+"""verify-inference: rerun every detector and check the canonical raw detections within tolerance.
+
+    python -m stages.verify_inference [--params params.yaml] [--models models]
+        [--data data/detector] [--verified build/verified] [--canonical build/detections]
+        [--report build/reinference.json]
+
+The committed ``build/detections/<model>.jsonl`` are the canonical inference outputs:
+everything downstream is computed from them, so it is byte-identical on every machine.
+This command reruns inference for every model of ``detector.models`` (exactly as the
+detect stage does, into a temporary folder), then for each model:
+
+1. pairs the fresh boxes with the canonical ones within ``reinference.box_px`` and
+   ``reinference.score`` (:mod:`stages.reinference`) and prints the largest differences;
+2. scores both with the current ``thresholds``, ``match`` and ``detector.nms_iou`` and
+   compares the metrics and outcome tables; a difference there is reported with the frames
+   and labels that changed and the paired boxes that crossed a class threshold.
+
+Exit 0 when every box is paired or explained (a score that crossed the floor or a class
+tie by less than the tolerance), even if a crossing changed a scored outcome (that is
+reported); exit 1 on a real disagreement (a box without a twin, another header or frame
+list); exit 2 on bad input. Nothing under ``build/detections`` or ``metrics/`` is touched.
+Needs the fetch stage's records: ``dvc repro fetch`` (``make verify-inference`` does it).
+"""
+from __future__ import annotations
+
+import argparse
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from types import SimpleNamespace
+
+from stages.atomic import write_json, write_lines
+from stages.detect import iter_lines, open_inputs
+from stages.detection_config import DetectorParams, ReinferenceParams, threshold_vector
+from stages.detection_metrics import flatten
+from stages.errors import EXIT_CALLS_FAILED, EXIT_OK, run_main
+from stages.params import DEFAULT_PARAMS, section
+from stages.reinference import Comparison, Tolerance, changed_rows, compare_boxes, threshold_crossings
+from stages.score import read_params, read_raw, score_model
+
+SHOWN = 10  # lines of each list printed; the JSON report has them all
+
+
+def scored_differences(canonical: dict, fresh: dict) -> dict:
+    """Metrics keys and outcome rows that differ between two :func:`stages.score.score_model` results."""
+    a, b = flatten(canonical["metrics"]), flatten(fresh["metrics"])
+    return {"metrics": [{"key": k, "canonical": a.get(k), "fresh": b.get(k)}
+                        for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)],
+            "frames": [{"canonical": x, "fresh": y} for x, y in changed_rows(canonical["frames"], fresh["frames"], key=5)],
+            "labels": [{"canonical": x, "fresh": y} for x, y in changed_rows(canonical["labels"], fresh["labels"], key=5)]}
+
+
+def model_report(cmp: Comparison, *, crossings: list, scored: dict) -> dict:
+    """The JSON record of one model's check."""
+    return {"model": cmp.model, "ok": cmp.ok, "canonical_boxes": cmp.canonical_boxes, "fresh_boxes": cmp.fresh_boxes,
+            "paired": len(cmp.pairs), "identical_pairs": cmp.identical_pairs,
+            "max_box_px": cmp.max_box_px, "max_score": cmp.max_score,
+            "explained": [vars(u) for u in cmp.unpaired if u.why is not None],
+            "disagreements": cmp.disagreements,
+            "threshold_crossings": [dict(zip(("frame", "class", "threshold", "canonical", "fresh"), c))
+                                    for c in crossings],
+            "scored_identical": not any(scored.values()), "scored_differences": scored}
+
+
+def print_report(rep: dict, *, tol: Tolerance) -> None:
+    """The console summary of one model (the deliberate print of this command)."""
+    print(f"{rep['model']}: {rep['canonical_boxes']} canonical boxes, {rep['fresh_boxes']} fresh, "
+          f"{rep['paired']} paired ({rep['identical_pairs']} bit-identical); largest differences: "
+          f"box {rep['max_box_px']:.6g} px (tolerance {tol.box_px:g}), score {rep['max_score']:.6g} "
+          f"(tolerance {tol.score:g})")
+    for u in rep["explained"][:SHOWN]:
+        print(f"  explained ({u['why']}): {u['side']} {u['frame']} {u['cls']} score {u['score']}")
+    for line in rep["disagreements"][:SHOWN]:
+        print(f"  DISAGREES: {line}")
+    for c in rep["threshold_crossings"][:SHOWN]:
+        print(f"  crossed a threshold: {c['frame']} {c['class']} at {c['threshold']}: "
+              f"{c['canonical']} -> {c['fresh']}")
+    diff = rep["scored_differences"]
+    if rep["scored_identical"]:
+        print("  scored results (metrics, frame and label outcomes): identical")
+        return
+    print(f"  scored results changed: {len(diff['metrics'])} metrics, {len(diff['frames'])} frames, "
+          f"{len(diff['labels'])} labels")
+    for m in diff["metrics"][:SHOWN]:
+        print(f"    {m['key']}: {m['canonical']} -> {m['fresh']}")
+    for r in (diff["frames"] + diff["labels"])[:SHOWN]:
+        print(f"    {r['canonical']} -> {r['fresh']}")
+
+
+def verify_model(model: str, *, args: argparse.Namespace, work: Path, tol: Tolerance) -> dict:
+    """Rerun one model into ``work``, compare boxes and scored results with the canonical file."""
+    det_params = section(DetectorParams, "detector", path=args.params)
+    info, images, loaded = open_inputs(SimpleNamespace(model=model, models=args.models, data=args.data,
+                                                       verified=args.verified), det_params)
+    write_lines(work / f"{model}.jsonl", iter_lines(loaded, info.frames, images, floor=det_params.floor))
+    canonical = read_raw(Path(args.canonical) / f"{model}.jsonl")
+    fresh = read_raw(work / f"{model}.jsonl")
+    cmp = compare_boxes(canonical, fresh, tol=tol)
+    if not cmp.ok:
+        return model_report(cmp, crossings=[], scored={"metrics": [], "frames": [], "labels": []})
+    det, match, thresholds = read_params(args.params)
+    runs = {name: score_model(model, args=SimpleNamespace(data=args.data, models=args.models, detections=folder,
+                                                          png=False),
+                              det_params=det, match=match, thresholds=thresholds)
+            for name, folder in (("canonical", args.canonical), ("fresh", work))}
+    thr = threshold_vector(thresholds, classes=canonical.header["classes"], floor=det.floor)
+    return model_report(cmp, crossings=threshold_crossings(canonical, fresh, cmp.pairs, thresholds=thr),
+                        scored=scored_differences(runs["canonical"], runs["fresh"]))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m stages.verify_inference", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (default: params.yaml)")
+    p.add_argument("--models", default="models", help="folder of model cards (default: models)")
+    p.add_argument("--data", default="data/detector", help="data set folder (default: data/detector)")
+    p.add_argument("--verified", default="build/verified", help="the fetch stage's records")
+    p.add_argument("--canonical", default="build/detections", help="the canonical raw detections")
+    p.add_argument("--report", help="also write the full comparison as JSON here")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    r = section(ReinferenceParams, "reinference", path=args.params)
+    tol = Tolerance(box_px=r.box_px, score=r.score)
+    models = section(DetectorParams, "detector", path=args.params).models
+    with tempfile.TemporaryDirectory(prefix="candor-reinference-") as tmp:
+        reports = [verify_model(m, args=args, work=Path(tmp), tol=tol) for m in models]
+    for rep in reports:
+        print_report(rep, tol=tol)
+    if args.report:
+        write_json(args.report, {"tolerance": {"box_px": tol.box_px, "score": tol.score}, "models": reports})
+    ok = all(rep["ok"] for rep in reports)
+    print("re-inference agrees with the canonical detections" if ok else
+          "re-inference DISAGREES with the canonical detections (see above)")
+    return EXIT_OK if ok else EXIT_CALLS_FAILED
+
+
+if __name__ == "__main__":
+    raise SystemExit(run_main(main))
