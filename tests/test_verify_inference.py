@@ -1,0 +1,130 @@
+"""Tests for stages/verify_inference.py: real onnxruntime on the committed demo models and frames.
+
+Nothing here depends on the bits this CPU produces: a rerun must agree with the committed
+canonical detections within the declared tolerance, whatever the kernels.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import onnxruntime as ort
+import pytest
+import yaml
+
+from stages import fetch, verify_inference
+from stages.errors import run_main
+from tests.conftest import ROOT
+
+MODEL = "demo-v1"
+
+
+@pytest.fixture(scope="module")
+def verified(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("verified")
+    assert run_main(fetch.main, ["verify", "--data", str(ROOT / "data"), "--models", str(ROOT / "models"),
+                                 "--out", str(out)]) == 0
+    return out
+
+
+@pytest.fixture()
+def work(tmp_path, verified):
+    """One model's params (the committed ones otherwise), a copy of its canonical file, the command's argv."""
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["detector"]["models"] = [MODEL]
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    (tmp_path / "canonical").mkdir()
+    shutil.copy(ROOT / "build" / "detections" / f"{MODEL}.jsonl", tmp_path / "canonical")
+    argv = ["--params", str(tmp_path / "params.yaml"), "--models", str(ROOT / "models"),
+            "--data", str(ROOT / "data" / "detector"), "--verified", str(verified),
+            "--canonical", str(tmp_path / "canonical"), "--report", str(tmp_path / "report.json")]
+    return tmp_path, params, argv
+
+
+def edit_canonical(folder: Path, edit) -> None:
+    """Apply ``edit(frame_record)`` to the canonical file's frame lines (it returns True once done)."""
+    path = folder / "canonical" / f"{MODEL}.jsonl"
+    lines = path.read_text().splitlines()
+    for i in range(1, len(lines)):
+        rec = json.loads(lines[i])
+        if edit(rec):
+            lines[i] = json.dumps(rec, separators=(",", ":"))
+            break
+    path.write_text("\n".join(lines) + "\n")
+
+
+def report(folder: Path) -> dict:
+    return json.loads((folder / "report.json").read_text())["models"][0]
+
+
+def test_committed_detections_agree_with_a_rerun_under_other_kernels(work, monkeypatch, capsys):
+    """Another kernel choice (no graph optimisation) stands in for another CPU: within tolerance."""
+    folder, params, argv = work
+
+    class NoGraphOptimisation(ort.SessionOptions):
+        def __init__(self):
+            super().__init__()
+            self.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+
+    monkeypatch.setattr(ort, "SessionOptions", NoGraphOptimisation)
+    assert run_main(verify_inference.main, argv) == 0
+    rep = report(folder)
+    assert rep["ok"] and rep["disagreements"] == [] and rep["paired"] > 10_000
+    assert rep["max_box_px"] <= params["reinference"]["box_px"] and rep["max_score"] <= params["reinference"]["score"]
+    out = capsys.readouterr().out
+    assert "largest differences: box" in out and "re-inference agrees" in out
+
+
+def test_a_box_moved_beyond_tolerance_is_a_disagreement_naming_its_frame(work, capsys):
+    folder, _, argv = work
+    moved = {}
+
+    def move(rec):
+        if rec["boxes"]:
+            rec["boxes"][0][0] += 0.5
+            moved["frame"] = rec["frame"]
+            return True
+        return False
+
+    edit_canonical(folder, move)
+    assert run_main(verify_inference.main, argv) == 1
+    rep = report(folder)
+    assert not rep["ok"] and all(line.startswith(f"{moved['frame']}: ") for line in rep["disagreements"])
+    assert len(rep["disagreements"]) == 2            # the moved canonical box and its fresh twin
+    assert "DISAGREES" in capsys.readouterr().out
+
+
+def test_a_threshold_crossing_within_tolerance_is_reported_not_failed(work):
+    """A canonical score 8e-5 below the fresh one, with the class threshold between the two."""
+    folder, params, argv = work
+    crossed = {}
+
+    def lower(rec):
+        for b in rec["boxes"]:
+            if 0.5 <= b[4] <= 0.9:
+                crossed.update(frame=rec["frame"], cls=int(b[5]), score=b[4])
+                b[4] = round(b[4] - 8e-5, 5)
+                return True
+        return False
+
+    edit_canonical(folder, lower)
+    classes = yaml.safe_load((ROOT / "models" / f"{MODEL}.yaml").read_text())["classes"]
+    name = classes[crossed["cls"]]
+    params["thresholds"][name] = round(crossed["score"] - 4e-5, 5)
+    (folder / "params.yaml").write_text(yaml.safe_dump(params))
+    assert run_main(verify_inference.main, argv) == 0
+    rep = report(folder)
+    assert rep["ok"] and rep["max_score"] >= 7e-5
+    assert [(c["frame"], c["class"]) for c in rep["threshold_crossings"]] == [(crossed["frame"], name)]
+    assert not rep["scored_identical"]
+    changed_frames = {r["canonical"][0] for r in rep["scored_differences"]["frames"]}
+    assert changed_frames == {crossed["frame"]}
+
+
+def test_bad_tolerance_is_a_config_error(work, capsys):
+    folder, params, argv = work
+    params["reinference"]["score"] = float("nan")
+    (folder / "params.yaml").write_text(yaml.safe_dump(params))
+    assert run_main(verify_inference.main, argv) == 2
+    assert "reinference.score" in capsys.readouterr().err
