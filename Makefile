@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 export DVC_NO_ANALYTICS := 1
 
-.PHONY: repro test gate bench latency clean-venv
+.PHONY: repro test gate bench latency verify-inference clean-venv
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,12 @@ clean-venv:
 latency: $(VENV)/.runtime
 	$(BIN)/dvc repro diagnostics/dvc.yaml
 	rm -f diagnostics/dvc.lock
+
+# Rerun every model and check the committed (canonical) raw detections within the declared
+# tolerance (params.yaml: reinference; README "Reproducibility"). Exits 1 on a real disagreement.
+verify-inference: $(VENV)/.runtime
+	$(BIN)/dvc repro fetch
+	$(BIN)/python -m stages.verify_inference
 
 # Benchmarks against peers (bench/; peers are bench-only requirements). Writes bench/RESULTS.md.
 bench: $(VENV)/.test
