@@ -1,5 +1,5 @@
 # candor: two commands on a fresh machine (Python 3.11, pip, git):
-#   make repro   create .venv, install requirements.txt, run the whole pipeline (dvc repro)
+#   make repro   create .venv, install requirements.txt, run the whole pipeline (dvc repro), render the PNGs
 #   make test    install the test requirements into the same venv and run pytest
 PYTHON ?= python3
 VENV   := .venv
@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 export DVC_NO_ANALYTICS := 1
 
-.PHONY: repro test gate bench latency verify-inference clean-venv
+.PHONY: repro test gate bench latency verify-inference figures clean-venv
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,11 @@ $(VENV)/.test: requirements-test.txt $(VENV)/.runtime
 
 repro: $(VENV)/.runtime
 	$(BIN)/dvc repro
+	$(BIN)/python -m stages.figures
+
+# PNG figures for people (plots/figures/, git-ignored: PNG bytes depend on the matplotlib build)
+figures: $(VENV)/.runtime
+	$(BIN)/python -m stages.figures
 
 test: $(VENV)/.test
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

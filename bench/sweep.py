@@ -14,7 +14,7 @@ types them (no stage targets):
 - the same kind of change as an edit of ``params.yaml`` plus ``dvc repro`` (what ``dvc exp``
   adds on top of the stages).
 
-Also times the scoring command alone with and without its PNG figures (``--no-png``).
+Also times the scoring command alone (it draws no PNGs: those are ``make figures``).
 """
 from __future__ import annotations
 
@@ -95,16 +95,14 @@ def bench_sweep(repeats: int) -> dict:
                      "--detections", "build/detections", "--models", "models", "--data", "data/detector",
                      "--metrics", str(tmp / "m"), "--outcomes", str(tmp / "o"), "--plots", str(tmp / "p"),
                      "--coco-out", str(tmp / "c")]
-        with_png = [measure(score_cmd, cwd=str(clone), env=_env()).wall_s for _ in range(repeats)]
-        no_png = [measure(score_cmd + ["--no-png"], cwd=str(clone), env=_env()).wall_s for _ in range(repeats)]
+        score_s = [measure(score_cmd, cwd=str(clone), env=_env()).wall_s for _ in range(repeats)]
         n_med, lit_med, e_med, p_med = median(noop), median(literal), median(exp), median(plain)
         return {"setup_repro_s": round(setup_s, 2), "noop_repro_s": round(n_med, 3),
                 "literal_exp_run_s": round(lit_med, 3), "ratio_literal": round(lit_med / n_med, 2),
                 "exp_run_s": round(e_med, 3), "ratio": round(e_med / n_med, 2), "values": values[:repeats],
                 "edit_params_repro_s": round(p_med, 3), "ratio_edit_params_repro": round(p_med / n_med, 2),
                 "stages_rerun": reran, "inference_rerun": any(reran_detect),
-                "score_stage_s": round(median(with_png), 3), "score_stage_no_png_s": round(median(no_png), 3),
-                "png_s": round(median(with_png) - median(no_png), 3)}
+                "score_stage_s": round(median(score_s), 3)}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

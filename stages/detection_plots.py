@@ -9,28 +9,44 @@ recomputed. Files, for a model ``M`` under the plots folder (``plots/detection``
 - ``confusion/M.csv`` ``actual,predicted``, one row per counted box (``confusion``
   template; ``background`` is the no-box row/column);
 - ``per_class/M.csv`` ``class,f1,support`` (``bar_horizontal``, x f1, y class);
-- ``png/M-pr.png``, ``png/M-f1.png``, ``png/M-confusion.png``, ``png/M-per_class.png``.
+- PNGs ``M-pr.png``, ``M-f1.png``, ``M-confusion.png``, ``M-per_class.png`` (rendered by
+  :mod:`stages.figures` into ``plots/figures/``, not by the pipeline: PNG bytes depend on the
+  matplotlib build, so they are outside the byte-identical contract).
 
 Points with an undefined rate (e.g. precision with no detection left) are
-omitted from a curve. PNGs are byte-deterministic: fixed size and DPI, the
-bundled DejaVu font, and no ``Software``/date metadata. A model's four PNGs are
-independent, so :func:`png_figures` renders them on every core
+omitted from a curve. PNGs are byte-deterministic for one matplotlib build (:mod:`stages.png`).
+Figures are independent, so :func:`render` draws them on every core
 (:func:`stages.parallel.fork_map`); each figure's bytes do not depend on where it
 was drawn.
 """
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from stages.detection_metrics import Curve
 from stages.parallel import fork_map
+from stages.png import PNG_DPI, png_bytes, pyplot
 
 BACKGROUND = "background"
-PNG_DPI = 100
+
+
+@dataclass(frozen=True)
+class FigureInputs:
+    """What one model's four PNGs show: its curves per class (``all`` = micro), confusion
+    ``matrix`` (rows true, columns predicted, last index background) over ``classes``, the
+    ``per_class`` metrics block, the ``thresholds`` in use by class name, and ``min_support``."""
+
+    model: str
+    curves: dict[str, Curve]
+    matrix: np.ndarray
+    classes: tuple[str, ...]
+    per_class: dict[str, dict]
+    thresholds: dict[str, float]
+    min_support: int
 
 
 def safe_name(name: str) -> str:
@@ -74,27 +90,9 @@ def per_class_csv(per_class: dict[str, dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _pyplot():
-    """matplotlib's pyplot on the Agg backend, with the fixed settings of every figure."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    plt.rcParams.update({"font.family": "DejaVu Sans", "svg.hashsalt": "candor", "path.simplify": False})
-    return plt
-
-
 def _figure(width: float, height: float):
-    plt = _pyplot()
+    plt = pyplot()
     return plt, plt.figure(figsize=(width, height), dpi=PNG_DPI)
-
-
-def _png(plt, fig) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=PNG_DPI, metadata={"Software": None})
-    plt.close(fig)
-    return buf.getvalue()
 
 
 def png_curves(curves: dict[str, Curve], *, model: str, kind: str, thresholds: dict[str, float]) -> bytes:
@@ -132,7 +130,7 @@ def png_curves(curves: dict[str, Curve], *, model: str, kind: str, thresholds: d
     ax.grid(True, linewidth=0.3)
     ax.legend(fontsize=7, loc="upper right", ncol=2)
     fig.tight_layout()
-    return _png(plt, fig)
+    return png_bytes(plt, fig)
 
 
 def png_confusion(matrix: np.ndarray, classes: tuple[str, ...] | list[str], *, model: str) -> bytes:
@@ -150,7 +148,7 @@ def png_confusion(matrix: np.ndarray, classes: tuple[str, ...] | list[str], *, m
     ax.set_ylabel("actual")
     ax.set_title(f"{model}: confusion at the operating point (all frames)")
     fig.tight_layout()
-    return _png(plt, fig)
+    return png_bytes(plt, fig)
 
 
 def png_per_class(per_class: dict[str, dict], *, model: str, min_support: int) -> bytes:
@@ -169,7 +167,7 @@ def png_per_class(per_class: dict[str, dict], *, model: str, min_support: int) -
     ax.set_xlabel("F1 at the operating point")
     ax.set_title(f"{model}: per-class F1 with support (grey: support < {min_support}, unqualified)")
     fig.tight_layout()
-    return _png(plt, fig)
+    return png_bytes(plt, fig)
 
 
 Job = tuple[Callable[..., bytes], tuple, dict]
@@ -186,18 +184,16 @@ def render(jobs: dict[str, Job], *, workers: int | None = None) -> dict[str, byt
     matplotlib is imported here, before :func:`stages.parallel.fork_map` forks its
     workers (default: one per core), so no worker imports it again.
     """
-    _pyplot()
+    pyplot()
     return dict(zip(jobs, fork_map(_call, list(jobs.values()), workers=workers)))
 
 
-def png_figures(curves: dict[str, Curve], matrix: np.ndarray, classes: tuple[str, ...] | list[str],
-                per_class: dict[str, dict], *, model: str, thresholds: dict[str, float],
-                min_support: int, workers: int | None = None) -> dict[str, bytes]:
-    """One model's four PNGs, keyed by their path under the plots folder (``png/M-<kind>.png``)."""
-    m = safe_name(model)
-    return render({
-        f"png/{m}-pr.png": (png_curves, (curves,), {"model": model, "kind": "pr", "thresholds": thresholds}),
-        f"png/{m}-f1.png": (png_curves, (curves,), {"model": model, "kind": "f1", "thresholds": thresholds}),
-        f"png/{m}-confusion.png": (png_confusion, (matrix, classes), {"model": model}),
-        f"png/{m}-per_class.png": (png_per_class, (per_class,), {"model": model, "min_support": min_support}),
-    }, workers=workers)
+def figure_jobs(fig: FigureInputs) -> dict[str, Job]:
+    """One model's four PNG jobs for :func:`render`, keyed by file name (``M-<kind>.png``)."""
+    m = safe_name(fig.model)
+    return {
+        f"{m}-pr.png": (png_curves, (fig.curves,), {"model": fig.model, "kind": "pr", "thresholds": fig.thresholds}),
+        f"{m}-f1.png": (png_curves, (fig.curves,), {"model": fig.model, "kind": "f1", "thresholds": fig.thresholds}),
+        f"{m}-confusion.png": (png_confusion, (fig.matrix, fig.classes), {"model": fig.model}),
+        f"{m}-per_class.png": (png_per_class, (fig.per_class,), {"model": fig.model, "min_support": fig.min_support}),
+    }

@@ -1,15 +1,16 @@
-"""report stage: the human report of the stats and the gate (Markdown) and a forest plot (PNG).
+"""report stage: the human report of the stats and the gate (Markdown).
 
     python -m stages.report [--stats metrics/stats.json] [--gate metrics/gate.json]
-                            [--out plots/report/report.md] [--forest plots/report/forest.png]
+                            [--out plots/report/report.md] [--forest plots/figures/forest.png]
 
 Reads the stats stage's ``metrics/stats.json`` and the gate's ``metrics/gate.json``
 (optional) and writes, for people rather than machines: every paired comparison with
 both rates, their Wilson intervals, the discordant counts, the exact McNemar p and the
 verdict in words; the gate's criteria with the numbers behind them and its per-class
-table; every rate with its interval; and a forest plot of the paired rates per
-candidate. Never a bare leaderboard: on a small bench, differences inside each other's
-intervals are not rankings. The PNG is byte-deterministic (Agg, no software metadata).
+table; every rate with its interval; and a link to the forest plot of the paired rates
+per candidate (``--forest``), which ``make figures`` renders (:mod:`stages.figures`; PNG
+bytes depend on the matplotlib build, so they are not pipeline outputs). Never a bare
+leaderboard: on a small bench, differences inside each other's intervals are not rankings.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from stages.atomic import atomic_path, write_text
+from stages.atomic import write_text
 from stages.errors import fail, run_main
 
 log = logging.getLogger("candor.report")
@@ -61,7 +62,9 @@ def render_report(stats: Mapping[str, Any], gate: Mapping[str, Any] | None, *, f
     if absent:
         out += ["**Not measured** (input absent): " + ", ".join(f"`{p}`" for p in absent), ""]
     if forest:
-        out += [f"![rates with intervals per candidate]({forest})", ""]
+        out += [f"![rates with intervals per candidate]({forest})", "",
+                "(The figure is rendered locally by `make figures`; PNGs are not committed because their bytes "
+                "depend on the matplotlib build.)", ""]
     out += ["## Paired comparisons (reference A vs candidate B)", "",
             "| metric | A | B | rate A [interval] | rate B [interval] | n | A only | B only | p | verdict |",
             "|---|---|---|---|---|---:|---:|---:|---:|---|"]
@@ -105,51 +108,6 @@ def render_report(stats: Mapping[str, Any], gate: Mapping[str, Any] | None, *, f
     return "\n".join(out) + "\n"
 
 
-def forest_rows(stats: Mapping[str, Any]) -> list[tuple[str, str, float, float, float]]:
-    """``(metric, side, rate, lo, hi)`` for the forest plot: reference once, then each candidate."""
-    rows = []
-    for metric, by_cand in stats["paired"].items():
-        ref_done = False
-        for cand, c in by_cand.items():
-            if not ref_done and c["reference_rate"] is not None:
-                rows.append((metric, c["reference"], c["reference_rate"], c["reference_lo"], c["reference_hi"]))
-                ref_done = True
-            if c["rate"] is not None:
-                rows.append((metric, f"{cand} (p={c['p']:.3g})", c["rate"], c["lo"], c["hi"]))
-    return rows
-
-
-def write_forest_png(path: Path, rows: Sequence[tuple[str, str, float, float, float]], *, confidence: float) -> None:
-    """A forest plot (rate and interval per metric and candidate), byte-deterministic PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    height = 1.2 + 0.28 * max(len(rows), 1)
-    fig, ax = plt.subplots(figsize=(9, height), dpi=100)
-    try:
-        ys = list(range(len(rows)))[::-1]
-        colors = {}
-        for y, (metric, side, rate, lo, hi) in zip(ys, rows):
-            name = side.split(" ")[0]
-            color = colors.setdefault(name, f"C{len(colors) % 10}")
-            ax.plot([lo, hi], [y, y], color=color, lw=2)
-            ax.plot([rate], [y], "o", color=color, ms=5)
-        ax.set_yticks(ys)
-        ax.set_yticklabels([f"{m}  {s}" for m, s, *_ in rows], fontsize=7)
-        ax.set_xlim(-0.02, 1.02)
-        ax.set_xlabel(f"rate with Wilson {confidence:.0%} interval (paired cases)")
-        ax.grid(axis="x", alpha=0.3)
-        if not rows:
-            ax.text(0.5, 0.5, "no paired comparisons (outcome tables absent)", ha="center", va="center")
-        fig.tight_layout()
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, format="png", metadata={"Software": None})
-    finally:
-        plt.close(fig)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     stats_path = Path(args.stats)
@@ -159,14 +117,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     gate_path = Path(args.gate) if args.gate else None
     gate = json.loads(gate_path.read_text(encoding="utf-8")) if gate_path and gate_path.is_file() else None
     out = Path(args.out)
-    forest = Path(args.forest) if args.forest else None
-    if forest is not None:
-        write_forest_png(forest, forest_rows(stats), confidence=stats["confidence"])
-    rel = None
-    if forest is not None:
-        rel = os.path.relpath(forest, out.parent).replace(os.sep, "/")
+    rel = os.path.relpath(args.forest, out.parent).replace(os.sep, "/") if args.forest else None
     write_text(out, render_report(stats, gate, forest=rel))
-    log.info("report -> %s%s", out, f", {forest}" if forest else "")
+    log.info("report -> %s", out)
     return 0
 
 
@@ -176,7 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stats", default="metrics/stats.json", help="the stats stage's output")
     p.add_argument("--gate", default="metrics/gate.json", help="the gate stage's output (optional)")
     p.add_argument("--out", default="plots/report/report.md", help="the Markdown report")
-    p.add_argument("--forest", default="plots/report/forest.png", help="the forest plot (PNG)")
+    p.add_argument("--forest", default="plots/figures/forest.png",
+                   help="where `make figures` renders the forest plot (linked from the report, not written here)")
     return p
 
 

@@ -10,8 +10,8 @@ For every model of ``detector.models``: per-class thresholds (``thresholds``),
 same-class NMS (``detector.nms_iou``), greedy matching (``match``), then
 ``metrics/detection/<model>.json`` (blocks ``all``, ``dev``, ``test``, and
 ``frozen`` when the card has a frozen evaluation), the per-frame and per-label
-outcome tables of all models, plot data and PNGs, and the served detections as
-COCO results JSON. Definitions: :mod:`stages.detection_metrics`; user guide:
+outcome tables of all models, plot data (rendered as PNGs by :mod:`stages.figures`,
+outside the pipeline), and the served detections as COCO results JSON. Definitions: :mod:`stages.detection_metrics`; user guide:
 ``docs/detector.md``.
 
 Standalone COCO mode (any ground truth / results pair, outside the pipeline)::
@@ -62,7 +62,7 @@ from stages.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 if TYPE_CHECKING:
     from stages.detection_config import DetectorParams, MatchParams
 
-# pydantic and YAML (params, model cards), and the plot module (multiprocessing, matplotlib) are
+# pydantic and YAML (params, model cards), and the plot module are
 # imported by the functions that use them: the standalone COCO mode without --params starts
 # without them (about 0.25 s of a 1 s run)
 
@@ -233,7 +233,8 @@ def coco_ids(data: Path, frames: tuple[str, ...] | np.ndarray, classes: tuple[st
 
 def score_model(model: str, *, args, det_params: DetectorParams, match: MatchParams,
                 thresholds: dict[str, float]) -> dict:
-    """Everything one model contributes: metrics, outcome rows, plot files, COCO results."""
+    """Everything one model contributes: metrics, outcome rows, plot data files, COCO results, and
+    the inputs of its PNG figures (:class:`stages.detection_plots.FigureInputs`)."""
     from stages import detection_plots as dp
     from stages.detection_config import check_critical, threshold_vector
     from stages.manifest import load_manifest
@@ -279,9 +280,6 @@ def score_model(model: str, *, args, det_params: DetectorParams, match: MatchPar
         plots[f"f1/{m}/{dp.safe_name(name)}.csv"] = dp.f1_csv(curve).encode()
     plots[f"confusion/{m}.csv"] = dp.confusion_csv(mat, scene.classes).encode()
     plots[f"per_class/{m}.csv"] = dp.per_class_csv(metrics["all"]["per_class"]).encode()
-    if args.png:
-        plots.update(dp.png_figures(cv, mat, scene.classes, metrics["all"]["per_class"], model=model,
-                                    thresholds=thr_by_name, min_support=match.min_support))
 
     served = np.flatnonzero(op.kept)
     image_ids, cat_ids = coco_ids(data, tuple(scene.frames.tolist()), scene.classes)
@@ -291,8 +289,11 @@ def score_model(model: str, *, args, det_params: DetectorParams, match: MatchPar
     log.info("%s: micro P %s R %s F1 %s over %d frames (test F1 %s)", model, metrics["all"]["micro"]["precision"],
              metrics["all"]["micro"]["recall"], metrics["all"]["micro"]["f1"], len(scene.frames),
              metrics["test"]["micro"]["f1"])
+    figure = dp.FigureInputs(model=model, curves=cv, matrix=mat, classes=scene.classes,
+                             per_class=metrics["all"]["per_class"], thresholds=thr_by_name,
+                             min_support=match.min_support)
     return {"metrics": metrics, "frames": frames_rows(model, scene, s, op), "labels": labels_rows(model, scene, op),
-            "plots": plots, "coco": coco}
+            "plots": plots, "coco": coco, "figure": figure}
 
 
 def replace_dir_files(root: Path, files: dict[str, bytes], *, clean: bool) -> None:
@@ -444,7 +445,6 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--outcomes", default="metrics/outcomes", help="outcome tables folder")
     d.add_argument("--plots", default="plots/detection", help="plots folder (owned: stale files removed)")
     d.add_argument("--coco-out", default="build/coco-results", help="COCO results JSON of the served detections")
-    d.add_argument("--no-png", dest="png", action="store_false", help="skip the matplotlib PNGs (quicker)")
     d.add_argument("--coco-gt", help="standalone mode: COCO ground truth JSON")
     d.add_argument("--coco-results", help="standalone mode: COCO results JSON")
     d.add_argument("--out", help="standalone mode: output metrics JSON")

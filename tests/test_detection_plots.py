@@ -46,9 +46,11 @@ def test_a_figure_failing_in_a_worker_fails_the_render():
         dp.render({"x": ok, "y": (_boom, (), {})}, workers=2)     # the second group runs in a worker
 
 
-def test_png_figures_names_the_four_figures_of_a_model():
+def test_figure_jobs_names_the_four_figures_of_a_model():
     curve = Curve(thresholds=np.array([0.1, 0.5]), tp=np.array([2, 1]), fp=np.array([2, 0]), fn=np.array([0, 1]))
-    figs = dp.png_figures({"all": curve, "cat": curve}, np.zeros((2, 2), int), ("cat",),
-                          {"cat": _per_class()["cat"]}, model="m/1", thresholds={"cat": 0.5}, min_support=3,
-                          workers=1)
-    assert sorted(figs) == ["png/m_1-confusion.png", "png/m_1-f1.png", "png/m_1-per_class.png", "png/m_1-pr.png"]
+    fig = dp.FigureInputs(model="m/1", curves={"all": curve, "cat": curve}, matrix=np.zeros((2, 2), int),
+                          classes=("cat",), per_class={"cat": _per_class()["cat"]}, thresholds={"cat": 0.5},
+                          min_support=3)
+    figs = dp.render(dp.figure_jobs(fig), workers=1)
+    assert sorted(figs) == ["m_1-confusion.png", "m_1-f1.png", "m_1-per_class.png", "m_1-pr.png"]
+    assert all(b.startswith(b"\x89PNG") for b in figs.values())

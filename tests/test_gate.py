@@ -190,7 +190,7 @@ def test_gate_names_a_malformed_latency_file(tmp_path, capsys):
     assert not (tmp_path / "gate.json").exists()
 
 
-def test_report_and_forest_png_are_deterministic(tmp_path):
+def test_report_is_deterministic_and_links_the_forest_figure(tmp_path):
     (tmp_path / "p.yaml").write_text("stats: {}\n")
     stats = tmp_path / "stats.json"
     stats_stage.main(["run", "--outcomes", str(DATA / "outcomes"), "--metrics", str(DATA / "metrics" / "detection"),
@@ -198,15 +198,14 @@ def test_report_and_forest_png_are_deterministic(tmp_path):
                       "--out", str(stats)])
     main(write_gate_inputs(tmp_path, cand_wrong=1))
     args = ["--stats", str(stats), "--gate", str(tmp_path / "gate.json"),
-            "--out", str(tmp_path / "r" / "report.md"), "--forest", str(tmp_path / "r" / "forest.png")]
+            "--out", str(tmp_path / "r" / "report.md"), "--forest", str(tmp_path / "figures" / "forest.png")]
     report.main(args)
-    md, png = (tmp_path / "r" / "report.md").read_bytes(), (tmp_path / "r" / "forest.png").read_bytes()
-    assert png.startswith(b"\x89PNG") and b"Software" not in png
+    md = (tmp_path / "r" / "report.md").read_bytes()
     report.main(args)
     assert (tmp_path / "r" / "report.md").read_bytes() == md
-    assert (tmp_path / "r" / "forest.png").read_bytes() == png
+    assert sorted(p.name for p in tmp_path.rglob("*.png")) == []        # the report stage draws nothing
     text = md.decode()
-    assert "![rates with intervals per candidate](forest.png)" in text
+    assert "![rates with intervals per candidate](../figures/forest.png)" in text
     assert "| identification.hit | prompt-a | prompt-b | 0.500 [0.150, 0.850] | 0.750 [0.301, 0.954] | 4 | 1 | 2 | 1 |" in text
     assert "**PASSED**" in text
     assert "**Not measured** (input absent)" in text

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from stages import detect, fetch, score
+from stages import detect, fetch, figures, score
 from stages.errors import run_main
 from tests.test_detect_support import constant_model, make_dataset, ultralytics_output, write_card
 
@@ -52,8 +52,8 @@ def repo(tmp_path, monkeypatch):
     return tmp_path
 
 
-def run_score(*extra, png=False):
-    return run_main(score.main, ["detections", "--params", "params.yaml", *([] if png else ["--no-png"]), *extra])
+def run_score(*extra):
+    return run_main(score.main, ["detections", "--params", "params.yaml", *extra])
 
 
 def test_pipeline_metrics_hand_computed(repo):
@@ -91,18 +91,32 @@ def test_threshold_change_moves_the_operating_point(repo):
     assert m["all"]["critical"]["deer"]["wrong"] == 0
 
 
-def test_outputs_are_byte_deterministic_including_pngs(repo):
+def test_outputs_are_byte_deterministic_and_hold_no_png(repo):
     def snapshot():
         return {p: p.read_bytes() for root in ("plots", "metrics") for p in sorted(Path(root).rglob("*"))
                 if p.is_file()}
 
-    assert run_score(png=True) == 0
+    assert run_score() == 0
     first = snapshot()
-    assert sum(p.suffix == ".png" for p in first) == 4 and len(first) > 10
-    assert run_score(png=True) == 0
+    assert len(first) > 10 and not any(p.suffix == ".png" for p in first)   # PNGs: stages.figures
+    assert run_score() == 0
     assert snapshot() == first
-    png = Path("plots/detection/png/tiny-pr.png").read_bytes()
-    assert png.startswith(b"\x89PNG") and b"Software" not in png and b"matplotlib" not in png
+
+
+def test_figures_renders_every_model_and_the_forest_outside_the_pipeline(repo):
+    stats = {"confidence": 0.95, "paired": {"m": {"b": {"reference": "a", "reference_rate": 0.5, "reference_lo": 0.2,
+                                                         "reference_hi": 0.8, "rate": 0.6, "lo": 0.3, "hi": 0.9,
+                                                         "p": 0.5}}}}
+    Path("stats.json").write_text(json.dumps(stats))
+    Path("plots/figures").mkdir(parents=True)
+    Path("plots/figures/stale.png").write_bytes(b"old")
+    argv = ["--params", "params.yaml", "--stats", "stats.json", "--out", "plots/figures"]
+    assert run_main(figures.main, argv) == 0
+    first = {p.name: p.read_bytes() for p in Path("plots/figures").iterdir()}
+    assert sorted(first) == ["forest.png", "tiny-confusion.png", "tiny-f1.png", "tiny-per_class.png", "tiny-pr.png"]
+    assert all(b.startswith(b"\x89PNG") and b"Software" not in b and b"matplotlib" not in b for b in first.values())
+    assert run_main(figures.main, argv) == 0
+    assert {p.name: p.read_bytes() for p in Path("plots/figures").iterdir()} == first   # same build: same bytes
 
 
 def test_plot_data_files(repo):

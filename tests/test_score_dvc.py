@@ -103,10 +103,11 @@ def test_floor_change_does_rerun_inference(repo):
 def test_plots_and_metrics_are_readable_by_dvc(repo):
     import json
 
-    plots = json.loads(sh(["dvc", "plots", "show", "--json"], repo).split("\n", 0)[0])
+    plots = json.loads(sh(["dvc", "plots", "show", "--json"], repo))
+    assert not plots.get("errors"), plots.get("errors")
     ids = set(plots.get("data", plots))
     assert "plots/detection/pr/demo-v1/deer.csv" in ids
     assert "plots/detection/confusion/demo-v2.csv" in ids
-    assert "plots/detection/png/demo-v1-per_class.png" in ids
+    assert not any(i.endswith(".png") for i in ids)          # PNGs are drawn by `make figures`, not dvc
     shown = sh(["dvc", "metrics", "show", "--json"], repo)
     assert '"micro"' in shown and "demo-v2.json" in shown

@@ -9,12 +9,14 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import onnxruntime as ort
 import pytest
 import yaml
 
-from stages import fetch, verify_inference
+from stages import detect, fetch, verify_inference
 from stages.errors import run_main
+from stages.score import read_raw
 from tests.conftest import ROOT
 
 MODEL = "demo-v1"
@@ -95,31 +97,43 @@ def test_a_box_moved_beyond_tolerance_is_a_disagreement_naming_its_frame(work, c
     assert "DISAGREES" in capsys.readouterr().out
 
 
-def test_a_threshold_crossing_within_tolerance_is_reported_not_failed(work):
-    """A canonical score 8e-5 below the fresh one, with the class threshold between the two."""
+@pytest.fixture(scope="module")
+def same_machine(tmp_path_factory, verified) -> Path:
+    """demo-v1's raw detections made on this machine: what the check's rerun gives here, bit for bit."""
+    out = tmp_path_factory.mktemp("same") / f"{MODEL}.jsonl"
+    assert run_main(detect.main, ["--model", MODEL, "--models", str(ROOT / "models"), "--data",
+                                  str(ROOT / "data" / "detector"), "--verified", str(verified),
+                                  "--params", str(ROOT / "params.yaml"), "--out", str(out)]) == 0
+    return out
+
+
+def test_a_threshold_crossing_within_tolerance_is_reported_not_failed(work, same_machine):
+    """A canonical score 8e-5 below this machine's, with the class threshold half-way: one crossing."""
     folder, params, argv = work
-    crossed = {}
+    shutil.copy(same_machine, folder / "canonical" / f"{MODEL}.jsonl")
+    raw = read_raw(same_machine)
+    # a box whose class has no other box within 2e-4 of the new threshold: exactly one crossing
+    pick = next(i for i in np.argsort(-raw.score, kind="stable") if 0.5 <= raw.score[i] <= 0.9
+                and np.sum((raw.cls == raw.cls[i]) & (np.abs(raw.score - raw.score[i]) < 2e-4)) == 1)
+    frame, cls, score = raw.frames[raw.frame[pick]], int(raw.cls[pick]), float(raw.score[pick])
 
     def lower(rec):
-        for b in rec["boxes"]:
-            if 0.5 <= b[4] <= 0.9:
-                crossed.update(frame=rec["frame"], cls=int(b[5]), score=b[4])
-                b[4] = round(b[4] - 8e-5, 5)
-                return True
-        return False
+        if rec["frame"] != frame:
+            return False
+        row = next(b for b in rec["boxes"] if b[5] == cls and b[4] == score)
+        row[4] = round(score - 8e-5, 5)
+        return True
 
     edit_canonical(folder, lower)
-    classes = yaml.safe_load((ROOT / "models" / f"{MODEL}.yaml").read_text())["classes"]
-    name = classes[crossed["cls"]]
-    params["thresholds"][name] = round(crossed["score"] - 4e-5, 5)
+    name = raw.header["classes"][cls]
+    params["thresholds"][name] = round(score - 4e-5, 5)
     (folder / "params.yaml").write_text(yaml.safe_dump(params))
     assert run_main(verify_inference.main, argv) == 0
     rep = report(folder)
-    assert rep["ok"] and rep["max_score"] >= 7e-5
-    assert [(c["frame"], c["class"]) for c in rep["threshold_crossings"]] == [(crossed["frame"], name)]
+    assert rep["ok"] and rep["max_score"] == pytest.approx(8e-5)
+    assert [(c["frame"], c["class"]) for c in rep["threshold_crossings"]] == [(frame, name)]
     assert not rep["scored_identical"]
-    changed_frames = {r["canonical"][0] for r in rep["scored_differences"]["frames"]}
-    assert changed_frames == {crossed["frame"]}
+    assert {r["canonical"][0] for r in rep["scored_differences"]["frames"]} == {frame}
 
 
 def test_bad_tolerance_is_a_config_error(work, capsys):

@@ -91,7 +91,7 @@ STAGES: dict[str, list[str]] = {
     "fetch": ["stages.fetch", "verify", "--data", "data", "--models", "models", "--out", "build/verified"],
     "detect": ["stages.detect", "--model", "tiny", "--models", "models", "--data", "data/detector",
                "--verified", "build/verified", "--out", "build/detections/tiny.jsonl"],
-    "score-detection": ["stages.score", "detections", "--params", "params.yaml", "--no-png",
+    "score-detection": ["stages.score", "detections", "--params", "params.yaml",
                         "--detections", "build/detections", "--models", "models", "--data", "data/detector",
                         "--metrics", "metrics/detection", "--outcomes", "metrics/outcomes",
                         "--plots", "plots/detection", "--coco-out", "build/coco-results"],

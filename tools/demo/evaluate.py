@@ -24,14 +24,14 @@ from stages.detect import iter_lines
 from stages.detection_metrics import operating_point, score_detections, summarize
 from stages.labels import find_images, read_frames
 from stages.onnx_model import open_model
-from stages.score import build_scene, read_raw
+from stages.score import RawDetections, build_scene, read_raw
 
 NMS_IOU = 0.5
 MATCH_IOU = 0.5
 
 
 def evaluate(card: Path, data: Path, *, threshold: float) -> dict:
-    """``{split: {micro, per_class}}`` for ``all`` and each split of ``frames.csv``."""
+    """Run the model on every frame (boxes at ``threshold``), then :func:`evaluate_raw`."""
     model = open_model(card, providers=["CPUExecutionProvider"])
     info = read_frames(data / "frames.csv")
     with tempfile.TemporaryDirectory() as tmp:
@@ -39,7 +39,14 @@ def evaluate(card: Path, data: Path, *, threshold: float) -> dict:
         raw_path.write_text("".join(line + "\n" for line in iter_lines(
             model, info.frames, find_images(data / "images"), floor=threshold)))
         raw = read_raw(raw_path)
-    scene, frame, cls = build_scene(data=data, raw=raw, input_hw=(model.input_h, model.input_w))
+    return evaluate_raw(raw, data, threshold=threshold)
+
+
+def evaluate_raw(raw: RawDetections, data: Path, *, threshold: float) -> dict:
+    """``{split: {micro, per_class}}`` for ``all`` and each split of ``frames.csv``, from raw boxes
+    (any floor <= ``threshold``: NMS and matching are greedy by score, so boxes under the threshold
+    change nothing)."""
+    scene, frame, cls = build_scene(data=data, raw=raw, input_hw=tuple(raw.header["input_size"]))
     s = score_detections(scene, frame=frame, cls=cls, boxes=raw.boxes, score=raw.score,
                          nms_iou=NMS_IOU, match_iou=MATCH_IOU)
     op = operating_point(s, thresholds=np.full(len(scene.classes), threshold))

@@ -1,0 +1,64 @@
+"""figures: render the PNG figures people look at, outside the pipeline (``make figures``).
+
+    python -m stages.figures [--params params.yaml] [--detections build/detections]
+        [--models models] [--data data/detector] [--stats metrics/stats.json]
+        [--out plots/figures]
+
+Writes into ``--out`` (a git-ignored folder it owns; stale files are removed):
+``<model>-pr.png``, ``<model>-f1.png``, ``<model>-confusion.png``, ``<model>-per_class.png``
+for every model of ``detector.models`` (scored exactly as the score-detection stage does,
+:func:`stages.score.score_model`, from the canonical raw detections), and ``forest.png`` from
+the stats stage's paired comparisons (linked from ``plots/report/report.md``).
+
+Why not a DVC stage: PNG bytes depend on the matplotlib build (font rasterisation and
+antialiasing change between releases), so hashing them into ``dvc.lock`` would make a fresh
+clone on another machine differ. The pipeline's plot *data* (``plots/detection/``, what
+``dvc plots show`` renders) is byte-identical everywhere; these PNGs are views of it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from types import SimpleNamespace
+
+from stages.detection_plots import figure_jobs, render
+from stages.errors import fail, run_main
+from stages.forest import forest_png, forest_rows
+from stages.params import DEFAULT_PARAMS
+from stages.score import read_params, replace_dir_files, score_model
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m stages.figures", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (default: params.yaml)")
+    p.add_argument("--detections", default="build/detections", help="folder of <model>.jsonl raw boxes")
+    p.add_argument("--models", default="models", help="folder of model cards")
+    p.add_argument("--data", default="data/detector", help="data set folder")
+    p.add_argument("--stats", default="metrics/stats.json", help="the stats stage's output")
+    p.add_argument("--out", default="plots/figures", help="output folder (owned: stale files removed)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    stats_path = Path(args.stats)
+    if not stats_path.is_file():
+        raise fail(str(stats_path), "file not found", hint="run the pipeline first: dvc repro")
+    stats = json.loads(stats_path.read_text(encoding="utf-8"))
+    det, match, thresholds = read_params(args.params)
+    scoring = SimpleNamespace(data=args.data, models=args.models, detections=args.detections)
+    jobs = {}
+    for model in det.models:
+        fig = score_model(model, args=scoring, det_params=det, match=match, thresholds=thresholds)["figure"]
+        jobs.update(figure_jobs(fig))
+    jobs["forest.png"] = (forest_png, (forest_rows(stats),), {"confidence": stats["confidence"]})
+    replace_dir_files(Path(args.out), render(jobs), clean=True)
+    print(f"{len(jobs)} figures -> {args.out}/")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(run_main(main))
