@@ -8,11 +8,11 @@ For each demo model (``detector.models`` in params.yaml) on the demo frames
 - ``bare_run_ms``: ``session.run`` alone on tensors letterboxed beforehand, mean per frame;
 - the stage split per frame, the same calls as the stage in the same order:
   ``image_decode_ms`` (file -> RGB image), ``letterbox_ms`` (the stage's reused
-  :class:`~stages.letterbox.Letterboxer`), ``run_ms``, ``decode_boxes_ms`` (decode + map
+  :class:`~candor.detection.inference.letterbox.Letterboxer`), ``run_ms``, ``decode_boxes_ms`` (decode + map
   back + round), ``json_ms`` (:func:`~stages.detect.json_line`).
 
 The bare loop and the stage use the same session (same options and threads); the bare
-loop's tensors are made beforehand with :func:`~stages.letterbox.letterbox_image`, one
+loop's tensors are made beforehand with :func:`~candor.detection.inference.letterbox.letterbox_image`, one
 array per frame.
 
 Figures are medians over the repeats. ``overhead`` = stage / bare - 1;
@@ -37,12 +37,12 @@ def _per_frame_ms(total_s: float, n: int) -> float:
 
 
 def bench_model(name: str, *, repeats: int, data: Path, models: Path, providers: list[str], floor: float) -> dict:
-    from stages.decode import decode
+    from candor.detection.inference.decode import decode
     from stages.detect import frame_json, iter_lines, rounded_candidates
-    from stages.images import load_frame
-    from stages.labels import find_images, read_frames
-    from stages.letterbox import Letterboxer, letterbox_image, plan, to_original
-    from stages.onnx_model import open_model
+    from candor.common.images import load_frame
+    from candor.detection.frames import find_images, read_frames
+    from candor.detection.inference.letterbox import Letterboxer, letterbox_image, plan, to_original
+    from candor.detection.inference.onnx_model import open_model
 
     model = open_model(models / f"{name}.yaml", providers=providers)
     frames = list(read_frames(data / "frames.csv").frames)
@@ -101,8 +101,8 @@ def bench_model(name: str, *, repeats: int, data: Path, models: Path, providers:
 
 
 def bench_inference(repeats: int) -> dict:
-    from stages.detection_config import DetectorParams
-    from stages.params import section
+    from candor.detection.config import DetectorParams
+    from candor.common.params import section
 
     params = section(DetectorParams, "detector", path=ROOT / "params.yaml")
     return {m: bench_model(m, repeats=repeats, data=ROOT / "data" / "detector", models=ROOT / "models",

@@ -46,7 +46,7 @@ def _scaling(r: dict) -> list[str]:
                  f"{_met(ratio <= 1.2)}); scoring core alone: {core:.2f}x ({_met(core <= 1.2)}). "
                  "The end-to-end wall time includes a fixed interpreter and import start-up, which "
                  "favours the larger sets. The core groups boxes by frame with a linear sort and scores "
-                 "chunks of whole frames (`stages/detection_metrics.py`), so every sort and gather works "
+                 "chunks of whole frames (`candor/detection/scoring/metrics.py`), so every sort and gather works "
                  "on arrays of about the same size whatever the set size."]
     return rows
 

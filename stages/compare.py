@@ -7,7 +7,7 @@ experiment names (resolved through the git refs DVC keeps, ``refs/exps/.../<name
 ``REV_B`` defaults to the workspace (the files on disk). Nothing is rerun: the
 committed per-case outcome tables under ``--outcomes`` (default ``metrics/outcomes``)
 of both sides are read (``git show REV:path``), validated, reduced to the paired units
-of :mod:`stages.rates`, and for every paired metric and candidate present on both sides
+of :mod:`candor.stats.rates`, and for every paired metric and candidate present on both sides
 the cases common to both are compared with the exact McNemar test (A = ``REV_A``,
 B = ``REV_B``). Verdicts: ``B better``, ``B worse`` (p <= alpha, from params
 ``stats.alpha`` unless ``--alpha``), or ``no detectable difference (could not have seen
@@ -29,11 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stages.atomic import dumps_json, write_text
-from stages.errors import InputError, Problem, fail, run_main
-from stages.params import section
-from stages.rates import Case, Paired, Units, compare_paired
-from stages.outcomes import TABLES, parse_table
+from candor.common.atomic import dumps_json, write_text
+from candor.common.errors import InputError, Problem, fail, run_main
+from candor.common.params import section
+from candor.stats.rates import Case, Paired, Units, compare_paired
+from candor.stats.outcomes import TABLES, parse_table
 from stages.stats import StatsParams, p6, r6, units_from_tables
 
 log = logging.getLogger("candor.compare")

@@ -6,8 +6,8 @@
 Reads ``detector.floor`` and ``detector.providers`` from ``params.yaml`` (and
 nothing else, so threshold and NMS changes never rerun inference). For each
 frame of ``<data>/frames.csv`` (sorted by frame id), streamed one at a time:
-letterbox to the model's static input (:mod:`stages.letterbox`, one reused
-tensor), run, decode (:mod:`stages.decode`), keep candidates with score >= floor,
+letterbox to the model's static input (:mod:`candor.detection.inference.letterbox`, one reused
+tensor), run, decode (:mod:`candor.detection.inference.decode`), keep candidates with score >= floor,
 map them back to original-image pixels. No per-class threshold and no NMS: those
 are scoring's. Lines are the bytes of ``json.dumps(..., separators=(",", ":"))``
 (written by msgspec where that is byte-identical, see :func:`json_line`).
@@ -41,16 +41,16 @@ import numpy as np
 from PIL import Image
 from tqdm import tqdm
 
-from stages.atomic import atomic_open
-from stages.decode import decode
-from stages.detection_config import DetectorParams
-from stages.errors import fail, run_main
-from stages.images import load_frame
-from stages.labels import FrameInfo, find_images, read_frames
-from stages.letterbox import Letterboxer, plan, to_original
-from stages.manifest import load_manifest
-from stages.onnx_model import LoadedModel, open_model
-from stages.params import DEFAULT_PARAMS, section
+from candor.common.atomic import atomic_open
+from candor.detection.inference.decode import decode
+from candor.detection.config import DetectorParams
+from candor.common.errors import fail, run_main
+from candor.common.images import load_frame
+from candor.detection.frames import FrameInfo, find_images, read_frames
+from candor.detection.inference.letterbox import Letterboxer, plan, to_original
+from candor.common.manifest import load_manifest
+from candor.detection.inference.onnx_model import LoadedModel, open_model
+from candor.common.params import DEFAULT_PARAMS, section
 
 log = logging.getLogger("candor.detect")
 

@@ -31,13 +31,13 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from stages.atomic import write_json, write_text
-from stages.errors import InputError, Problem, fail, run_main
-from stages.manifest import (
+from candor.common.atomic import write_json, write_text
+from candor.common.errors import InputError, Problem, fail, run_main
+from candor.common.manifest import (
     MANIFEST_NAME, REQUIRED_COLUMNS, Action, Entry, Manifest, build_manifest_rows, decide, format_manifest,
     load_manifest, mismatch, sha256_file,
 )
-from stages.model_card import load_card, onnx_path
+from candor.detection.model_card import load_card, onnx_path
 
 log = logging.getLogger("candor.fetch")
 

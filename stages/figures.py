@@ -23,10 +23,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
 
-from stages.detection_plots import figure_jobs, render
-from stages.errors import fail, run_main
-from stages.forest import forest_png, forest_rows
-from stages.params import DEFAULT_PARAMS
+from candor.detection.scoring.plots import figure_jobs, render
+from candor.common.errors import fail, run_main
+from candor.stats.forest import forest_png, forest_rows
+from candor.common.params import DEFAULT_PARAMS
 from stages.score import read_params, replace_dir_files, score_model
 
 

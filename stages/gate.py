@@ -1,4 +1,4 @@
-"""gate stage: evaluate the predeclared release gate (criteria: :mod:`stages.gate_criteria`).
+"""gate stage: evaluate the predeclared release gate (criteria: :mod:`candor.stats.gate`).
 
     python -m stages.gate run --outcomes metrics/outcomes --detection metrics/detection \\
         --out metrics/gate.json [--latency metrics/latency]
@@ -24,14 +24,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from stages.atomic import write_json
-from stages.errors import fail, run_main
-from stages.gate_criteria import GateParams, evaluate_gate, find_wrong_targets, latency_p95
-from stages.match_defaults import MIN_SUPPORT
-from stages.model_card import load_card
-from stages.outcomes import TABLES, parse_table
-from stages.params import section
-from stages.rates import CONFIDENCE
+from candor.common.atomic import write_json
+from candor.common.errors import fail, run_main
+from candor.stats.gate import GateParams, evaluate_gate, find_wrong_targets, latency_p95
+from candor.detection.match_defaults import MIN_SUPPORT
+from candor.detection.model_card import load_card
+from candor.stats.outcomes import TABLES, parse_table
+from candor.common.params import section
+from candor.stats.rates import CONFIDENCE
 
 log = logging.getLogger("candor.gate")
 

@@ -7,7 +7,7 @@
 Inputs: the golden set (``--lots``: ``lots.csv``, ``cases/*.json``, photos),
 the candidate's prompt ``<lots>/prompts/<candidate>.txt`` (its SHA-256 goes
 with every answer) and, in replay mode, its recording
-``<lots>/recordings/<candidate>.jsonl`` (:mod:`stages.recording`).
+``<lots>/recordings/<candidate>.jsonl`` (:mod:`candor.lots.recording`).
 
 Params (``identify`` in params.yaml): ``mode`` replay|live, ``runs`` per lot
 or case, ``gallery`` first|all (one photo or the whole gallery per lot),
@@ -20,7 +20,7 @@ is never read from a file, printed or recorded).
   1..runs of every lot and case, made with this prompt (same SHA-256) and this
   gallery setting; otherwise exit 2 naming what is missing or stale.
 * **live**: calls the endpoint for every (lot/case, run) in order, sequentially,
-  pausing ``pause_s`` between calls, with retries (:mod:`stages.chat`). Each
+  pausing ``pause_s`` between calls, with retries (:mod:`candor.lots.chat`). Each
   finished run is appended at once to the live recording (``--record``, default
   ``build/live/<label>.jsonl``); a rerun after an interruption skips the pairs
   already answered and retries those whose call failed. A failed run is
@@ -30,7 +30,7 @@ is never read from a file, printed or recorded).
   (and rewrite the manifest) to make replay use it.
 
 Output (``--answers``, DVC-cached): one normalised answer per (lot/case, run),
-sorted by (id, run), as JSON lines (:func:`stages.recording.normalise`).
+sorted by (id, run), as JSON lines (:func:`candor.lots.recording.normalise`).
 
 By hand (seed 001's CLI): ``--case GLOB`` (repeatable) keeps matching lot ids
 and case names, ``--runs N`` overrides ``runs``, ``--label NAME`` names the
@@ -54,14 +54,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from stages.atomic import write_json, write_lines
-from stages.chat import ChatConfig, ChatError, complete
-from stages.errors import EXIT_CALLS_FAILED, EXIT_OK, InputError, Problem, fail, run_main
-from stages.fields import RunAnswer, format_case_table, score_case
-from stages.golden import Golden, load_golden, render_prompt
-from stages.images import data_url
-from stages.params import DEFAULT_PARAMS, section
-from stages.recording import RecordLine, append_line, load_recording, normalise, parse_answer, parse_recording
+from candor.common.atomic import write_json, write_lines
+from candor.lots.chat import ChatConfig, ChatError, complete
+from candor.common.errors import EXIT_CALLS_FAILED, EXIT_OK, InputError, Problem, fail, run_main
+from candor.lots.fields import RunAnswer, format_case_table, score_case
+from candor.lots.golden import Golden, load_golden, render_prompt
+from candor.common.images import data_url
+from candor.common.params import DEFAULT_PARAMS, section
+from candor.lots.recording import RecordLine, append_line, load_recording, normalise, parse_answer, parse_recording
 
 log = logging.getLogger("candor.identify")
 

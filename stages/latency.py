@@ -38,16 +38,16 @@ import numpy as np
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field
 
-from stages.atomic import write_json
-from stages.boxes import nms
-from stages.decode import decode
-from stages.detection_config import DetectorParams, load_thresholds, threshold_vector
+from candor.common.atomic import write_json
+from candor.detection.scoring.boxes import nms
+from candor.detection.inference.decode import decode
+from candor.detection.config import DetectorParams, load_thresholds, threshold_vector
 from stages.detect import model_parser, open_inputs
-from stages.errors import fail, run_main
-from stages.images import load_frame
-from stages.letterbox import Letterboxer, plan, to_original
-from stages.onnx_model import LoadedModel
-from stages.params import section
+from candor.common.errors import fail, run_main
+from candor.common.images import load_frame
+from candor.detection.inference.letterbox import Letterboxer, plan, to_original
+from candor.detection.inference.onnx_model import LoadedModel
+from candor.common.params import section
 
 log = logging.getLogger("candor.latency")
 
@@ -75,7 +75,7 @@ def serve(model: LoadedModel, image: Image.Image, *, thresholds: np.ndarray, nms
           letterbox: Letterboxer, clock=time.perf_counter) -> tuple[Served, float]:
     """The served path on one decoded image; returns the boxes and the model-call seconds.
 
-    Letterbox (with ``letterbox``, the detect stage's reused :class:`~stages.letterbox.Letterboxer`),
+    Letterbox (with ``letterbox``, the detect stage's reused :class:`~candor.detection.inference.letterbox.Letterboxer`),
     run, decode, map to original pixels, keep ``score >= thresholds[class]``, then same-class
     NMS at ``nms_iou`` (suppress when IoU > nms_iou).
     """

@@ -22,8 +22,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from stages.atomic import write_text
-from stages.errors import fail, run_main
+from candor.common.atomic import write_text
+from candor.common.errors import fail, run_main
 
 log = logging.getLogger("candor.report")
 

@@ -11,7 +11,7 @@ same-class NMS (``detector.nms_iou``), greedy matching (``match``), then
 ``metrics/detection/<model>.json`` (blocks ``all``, ``dev``, ``test``, and
 ``frozen`` when the card has a frozen evaluation), the per-frame and per-label
 outcome tables of all models, plot data (rendered as PNGs by :mod:`stages.figures`,
-outside the pipeline), and the served detections as COCO results JSON. Definitions: :mod:`stages.detection_metrics`; user guide:
+outside the pipeline), and the served detections as COCO results JSON. Definitions: :mod:`candor.detection.scoring.metrics`; user guide:
 ``docs/detector.md``.
 
 Standalone COCO mode (any ground truth / results pair, outside the pipeline)::
@@ -48,19 +48,18 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from stages.atomic import atomic_path, write_json, write_text
-from stages.detection_metrics import (
+from candor.common.atomic import atomic_path, write_json, write_text
+from candor.detection.scoring.metrics import (
     Scene, best_thresholds, compare_frozen, confusion, curves, operating_point,
     score_detections, summarize, threshold_grid, wrong_targets,
 )
-from stages.errors import fail, run_main
-from stages.labels import (
-    SPLITS, DetectionTable, coco_results, read_coco, read_coco_results, read_frames, read_yolo,
-)
-from stages.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
+from candor.common.errors import fail, run_main
+from candor.detection.frames import SPLITS, read_frames
+from candor.detection.scoring.labels import DetectionTable, coco_results, read_coco, read_coco_results, read_yolo
+from candor.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 
 if TYPE_CHECKING:
-    from stages.detection_config import DetectorParams, MatchParams
+    from candor.detection.config import DetectorParams, MatchParams
 
 # pydantic and YAML (params, model cards), and the plot module are
 # imported by the functions that use them: the standalone COCO mode without --params starts
@@ -234,11 +233,11 @@ def coco_ids(data: Path, frames: tuple[str, ...] | np.ndarray, classes: tuple[st
 def score_model(model: str, *, args, det_params: DetectorParams, match: MatchParams,
                 thresholds: dict[str, float]) -> dict:
     """Everything one model contributes: metrics, outcome rows, plot data files, COCO results, and
-    the inputs of its PNG figures (:class:`stages.detection_plots.FigureInputs`)."""
-    from stages import detection_plots as dp
-    from stages.detection_config import check_critical, threshold_vector
-    from stages.manifest import load_manifest
-    from stages.model_card import load_card
+    the inputs of its PNG figures (:class:`candor.detection.scoring.plots.FigureInputs`)."""
+    from candor.detection.scoring import plots as dp
+    from candor.detection.config import check_critical, threshold_vector
+    from candor.common.manifest import load_manifest
+    from candor.detection.model_card import load_card
 
     data = Path(args.data)
     card_file = Path(args.models) / f"{model}.yaml"
@@ -323,8 +322,8 @@ def print_summary(results: dict[str, dict]) -> None:
 
 def read_params(path: str) -> tuple[DetectorParams, MatchParams, dict[str, float]]:
     """The score stage's sections of a params file: ``detector``, ``match`` and the raw ``thresholds``."""
-    from stages.detection_config import DetectorParams, MatchParams, load_thresholds
-    from stages.params import section
+    from candor.detection.config import DetectorParams, MatchParams, load_thresholds
+    from candor.common.params import section
 
     return section(DetectorParams, "detector", path=path), section(MatchParams, "match", path=path), \
         load_thresholds(path)
@@ -362,7 +361,7 @@ def cmd_coco(args: argparse.Namespace) -> int:
     det = read_coco_results(Path(args.coco_results), image_map=img_map, category_map=cat_map, classes=gt.classes)
     t1 = time.perf_counter()
     if args.params is not None:
-        from stages.detection_config import check_critical, threshold_vector
+        from candor.detection.config import check_critical, threshold_vector
 
         det_params, match, thresholds = read_params(args.params)
         thr = threshold_vector(thresholds, classes=gt.classes, floor=det_params.floor)
@@ -401,7 +400,7 @@ def cmd_suggest(args: argparse.Namespace) -> int:
     if args.split != "dev":
         raise fail("--split", "thresholds are tuned on dev frames only (seed 002: never tune on the final-test "
                               "sessions)", expected="dev", got=args.split)
-    from stages.detection_config import threshold_vector
+    from candor.detection.config import threshold_vector
 
     det_params, match, current = read_params(args.params)
     data = Path(args.data)
@@ -465,7 +464,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.params is None and not getattr(args, "coco_gt", None):  # the COCO mode reads params only when given
-        from stages.params import DEFAULT_PARAMS
+        from candor.common.params import DEFAULT_PARAMS
 
         args.params = str(DEFAULT_PARAMS)
     return args.func(args)

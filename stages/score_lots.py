@@ -4,7 +4,7 @@
 
 Reads the golden set and ``<answers>/<candidate>.jsonl`` for every candidate in
 ``identify.candidates``; the token rules come from params ``lots``
-(:class:`LotsParams`, see :mod:`stages.tokens`). Writes:
+(:class:`LotsParams`, see :mod:`candor.lots.tokens`). Writes:
 
 * ``<metrics>/identification.json``: per candidate and per tier (``all``,
   ``held``, ``photo``): ``n`` scored runs, ``hit``/``abstain``/``wrong`` counts
@@ -34,14 +34,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from stages.atomic import write_json, write_text
-from stages.errors import EXIT_OK, InputError, Problem, fail, run_main
-from stages.fields import CaseScore, RunAnswer, format_case_table, overall_score, score_case
-from stages.golden import Golden, load_golden
-from stages.identification import OUTCOMES, count_exact, identification_outcome, label_tokens
-from stages.params import DEFAULT_PARAMS, CandidatesView, section
-from stages.recording import parse_case_runs
-from stages.tokens import LotsParams, TokenRules
+from candor.common.atomic import write_json, write_text
+from candor.common.errors import EXIT_OK, InputError, Problem, fail, run_main
+from candor.lots.fields import CaseScore, RunAnswer, format_case_table, overall_score, score_case
+from candor.lots.golden import Golden, load_golden
+from candor.lots.identification import OUTCOMES, count_exact, identification_outcome, label_tokens
+from candor.common.params import DEFAULT_PARAMS, CandidatesView, section
+from candor.lots.recording import parse_case_runs
+from candor.lots.tokens import LotsParams, TokenRules
 
 log = logging.getLogger("candor.score_lots")
 TIERS = ("all", "held", "photo")

@@ -19,11 +19,11 @@ Inputs
 Outputs (deterministic: sorted rows, floats rounded to 6 decimals, no timestamps)
     ``metrics/valuation.json``  per candidate: lots, estimated, no_estimate, hedged, in_band,
         in_band_rate, median_ratio, worst_error, worst_lot, and ``comps`` {tp, fp, fn,
-        precision, recall} (definitions in :mod:`stages.valuation`).
+        precision, recall} (definitions in :mod:`candor.lots.valuation`).
     ``metrics/outcomes/valuation.csv``  ``lot,candidate,estimate,ratio,in_band,hedged,
         comps_precision,comps_recall`` (docs/CONVENTIONS.md): in_band/hedged 1/0 (no
         estimate: in_band 0, estimate and ratio empty); an undefined precision/recall is empty.
-    ``metrics/audit.json``  :class:`stages.audit.AuditSummary` and the guard of every root cause.
+    ``metrics/audit.json``  :class:`candor.lots.audit.AuditSummary` and the guard of every root cause.
 """
 from __future__ import annotations
 
@@ -36,12 +36,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from stages.atomic import write_json, write_text
-from stages.audit import AuditLot, AuditSummary, summarize_audit
-from stages.ceiling import VERDICTS
-from stages.errors import InputError, Problem, fail, run_main
-from stages.params import DEFAULT_PARAMS, CandidatesView, section
-from stages.valuation import LotScore, Summary, score_lot, summarize
+from candor.common.atomic import write_json, write_text
+from candor.lots.audit import AuditLot, AuditSummary, summarize_audit
+from candor.lots.ceiling import VERDICTS
+from candor.common.errors import InputError, Problem, fail, run_main
+from candor.common.params import DEFAULT_PARAMS, CandidatesView, section
+from candor.lots.valuation import LotScore, Summary, score_lot, summarize
 from stages.value import AMOUNT, OUTPUT_COLUMNS, CompsParams, load_lots, read_text
 
 log = logging.getLogger("candor.score_valuation")

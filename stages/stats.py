@@ -20,7 +20,7 @@ metrics files are never modified: two DVC stages cannot own one file):
   :func:`find_rates` for how a rate's counts are found.
 - ``no_interval``: rate-like keys with no interval (counts not found, or a mean of
   scores rather than a proportion of cases), listed with the reason, not dropped.
-- ``paired``: for each paired metric (units documented in :mod:`stages.rates`) and each
+- ``paired``: for each paired metric (units documented in :mod:`candor.stats.rates`) and each
   candidate other than the reference of its track, the exact McNemar comparison
   reference (A) vs candidate (B): both rates with intervals over the paired cases,
   ``a_only``, ``b_only``, ``p``, ``min_k0`` (smallest k-0 split reaching ``alpha`` at
@@ -41,11 +41,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from stages.atomic import dumps_json, write_json
-from stages.errors import InputError, Problem, fail, run_main
-from stages.outcomes import TABLES, parse_table
-from stages.params import section
-from stages.rates import (
+from candor.common.atomic import dumps_json, write_json
+from candor.common.errors import InputError, Problem, fail, run_main
+from candor.stats.outcomes import TABLES, parse_table
+from candor.common.params import section
+from candor.stats.rates import (
     CONFIDENCE, Paired, Rate, Units, compare_paired, detection_units, fields_units, identification_units,
     mcnemar_p, min_k0, min_split, valuation_units, wilson,
 )

@@ -7,7 +7,7 @@ Inputs
     ``--answers``  the identify stage's normalised answers (JSONL, one line per (case, run):
                    ``case, run, status, make, model, hedged, count, ...``). Replayed answers
                    are frozen, so this stage is deterministic end to end.
-    ``--lots``     the golden set's ``lots.csv`` (validated by :mod:`stages.golden`); only
+    ``--lots``     the golden set's ``lots.csv`` (validated by :mod:`candor.lots.golden`); only
                    valuation lots (``valuation=1``) are valued, against their ``current_price``.
     ``--comps``    a folder with ``listings.csv``: ``id,title,price,sold_date,quantity,category``
                    (price: positive USD for the whole listing; quantity: units, integer >= 1;
@@ -17,8 +17,8 @@ Inputs
                    section ``lots``: the token rules (spec words, form factors...) shared with
                    identification scoring, so "distinctive" means the same thing in both.
 
-Every run of a lot is valued on its own (:func:`stages.comps.value_lot`); the lot's valuation
-is the *representative run*: the median run by lot value (:func:`stages.comps.representative_run`:
+Every run of a lot is valued on its own (:func:`candor.lots.comps.value_lot`); the lot's valuation
+is the *representative run*: the median run by lot value (:func:`candor.lots.comps.representative_run`:
 the middle of three estimates, the lower of two, the only one; the first run when none has an
 estimate). One valuation per lot, always an actual run, so candidates pair lot for lot.
 
@@ -44,13 +44,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from stages.atomic import write_text
-from stages.ceiling import CeilingRules, bid_ceiling, verdict
-from stages.comps import DEFAULT_TOKENS, Estimate, Listing, Query, Rules, RunSet, value_lot
-from stages.errors import InputError, Problem, fail, run_main
-from stages.golden import Lot, parse_lots
-from stages.params import DEFAULT_PARAMS, section, validation_problems
-from stages.tokens import LotsParams, TokenRules
+from candor.common.atomic import write_text
+from candor.lots.ceiling import CeilingRules, bid_ceiling, verdict
+from candor.lots.comps import DEFAULT_TOKENS, Estimate, Listing, Query, Rules, RunSet, value_lot
+from candor.common.errors import InputError, Problem, fail, run_main
+from candor.lots.golden import Lot, parse_lots
+from candor.common.params import DEFAULT_PARAMS, section, validation_problems
+from candor.lots.tokens import LotsParams, TokenRules
 
 log = logging.getLogger("candor.value")
 

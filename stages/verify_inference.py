@@ -10,7 +10,7 @@ This command reruns inference for every model of ``detector.models`` (exactly as
 detect stage does, into a temporary folder), then for each model:
 
 1. pairs the fresh boxes with the canonical ones within ``reinference.box_px`` and
-   ``reinference.score`` (:mod:`stages.reinference`) and prints the largest differences;
+   ``reinference.score`` (:mod:`candor.detection.scoring.reinference`) and prints the largest differences;
 2. scores both with the current ``thresholds``, ``match`` and ``detector.nms_iou`` and
    compares the metrics and outcome tables; a difference there is reported with the frames
    and labels that changed and the paired boxes that crossed a class threshold.
@@ -29,13 +29,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
 
-from stages.atomic import write_json, write_lines
+from candor.common.atomic import write_json, write_lines
 from stages.detect import iter_lines, open_inputs
-from stages.detection_config import DetectorParams, ReinferenceParams, threshold_vector
-from stages.detection_metrics import flatten
-from stages.errors import EXIT_CALLS_FAILED, EXIT_OK, run_main
-from stages.params import DEFAULT_PARAMS, section
-from stages.reinference import Comparison, Tolerance, changed_rows, compare_boxes, threshold_crossings
+from candor.detection.config import DetectorParams, ReinferenceParams, threshold_vector
+from candor.detection.scoring.metrics import flatten
+from candor.common.errors import EXIT_CALLS_FAILED, EXIT_OK, run_main
+from candor.common.params import DEFAULT_PARAMS, section
+from candor.detection.scoring.reinference import Comparison, Tolerance, changed_rows, compare_boxes, threshold_crossings
 from stages.score import read_params, read_raw, score_model
 
 SHOWN = 10  # lines of each list printed; the JSON report has them all

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from stages.audit import AuditLot, percent_change, summarize_audit
+from candor.lots.audit import AuditLot, percent_change, summarize_audit
 
 
 def A(lot, pv, pc, av, ac, cause=""):

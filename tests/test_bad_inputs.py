@@ -37,8 +37,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from stages import fetch
-from stages.errors import run_main
-from stages.manifest import sha256_file
+from candor.common.errors import run_main
+from candor.common.manifest import sha256_file
 from tests.bad_inputs import workspace as W
 
 CORPUS = Path(__file__).parent / "bad_inputs"

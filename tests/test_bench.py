@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from stages import score
-from stages.errors import run_main
+from candor.common.errors import run_main
 from tests.conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))

@@ -1,10 +1,10 @@
-"""Tests for stages/boxes.py: IoU, group pairs, NMS (ties, duplicates, groups)."""
+"""Tests for candor/detection/scoring/boxes.py: IoU, group pairs, NMS (ties, duplicates, groups)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from stages.boxes import (
+from candor.detection.scoring.boxes import (
     box_area, box_iou, iter_group_pairs, key_chunks, nms, paired_crowd_iou, paired_iou, rank_order, stable_key_order,
     within_group_ranks,
 )

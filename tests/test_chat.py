@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from stages.chat import ChatConfig, ChatError, build_body, complete, reply_text
+from candor.lots.chat import ChatConfig, ChatError, build_body, complete, reply_text
 from tests.chat_server import chat_server
 
 KEY = "sk-SENTINEL-do-not-leak-4242"

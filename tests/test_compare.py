@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from stages.compare import compare_units, main, resolve_revision
-from stages.errors import InputError
-from stages.rates import mcnemar_p
+from candor.common.errors import InputError
+from candor.stats.rates import mcnemar_p
 
 HEADER = "lot,tier,candidate,run,outcome,count_exact\n"
 

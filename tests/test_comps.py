@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from stages.comps import (
+from candor.lots.comps import (
     Estimate, Listing, Query, Rules, brand_matches, family_tokens, match_listing, median_price,
     model_keys, model_phrase, representative_run, value_lot,
 )

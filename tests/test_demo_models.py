@@ -8,8 +8,8 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from stages.manifest import load_manifest, sha256_file
-from stages.model_card import load_card, onnx_path
+from candor.common.manifest import load_manifest, sha256_file
+from candor.detection.model_card import load_card, onnx_path
 from tools.demo.scenes import CLASSES
 
 ROOT = Path(__file__).resolve().parents[1]

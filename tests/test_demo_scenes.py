@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from stages.fetch import verify_manifest
-from stages.manifest import load_manifest
+from candor.common.manifest import load_manifest
 from tools.demo import dataset
 from tools.demo.scenes import (
     CLASSES, ZOOMS, Box, letterbox, letterbox_geometry, make_session, render, yolo_lines,

@@ -1,4 +1,4 @@
-"""Tests for the detect stage and stages/onnx_model.py on a tiny constant ONNX model."""
+"""Tests for the detect stage and candor/detection/inference/onnx_model.py on a tiny constant ONNX model."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from stages import detect, fetch
-from stages.errors import run_main
+from candor.common.errors import run_main
 from tests.test_detect_support import constant_model, tiny_repo, ultralytics_output, write_card
 
 PARAMS = "detector:\n  models: [tiny]\n  floor: 0.05\n  nms_iou: 0.5\n  providers: [CPUExecutionProvider]\n"

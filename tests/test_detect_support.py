@@ -9,7 +9,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 from PIL import Image
 
-from stages.manifest import build_manifest_rows, format_manifest
+from candor.common.manifest import build_manifest_rows, format_manifest
 
 CLASSES = ["deer", "sheep", "relic"]
 
@@ -74,7 +74,7 @@ def tiny_repo(root: Path, *, frames: dict[str, dict], rows: list[list[float]], p
     """A verified workspace in ``root``: data set ``frames``, model ``tiny`` (64x64 input) whose
     output holds ``rows``, and ``params.yaml``; the fetch stage has run."""
     from stages import fetch
-    from stages.errors import run_main
+    from candor.common.errors import run_main
 
     make_dataset(root, frames)
     (root / "models").mkdir()

@@ -1,10 +1,10 @@
-"""Tests for stages/detection_metrics.py on a tiny hand-computed scene."""
+"""Tests for candor/detection/scoring/metrics.py on a tiny hand-computed scene."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from stages.detection_metrics import (
+from candor.detection.scoring.metrics import (
     Counts, Scene, band_names, best_thresholds, confusion, curves, operating_point, score_detections, summarize,
     threshold_grid, zoom_key,
 )

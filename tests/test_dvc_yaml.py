@@ -1,5 +1,6 @@
-"""An honest dvc.yaml: every stage lists its own module and every stages.* module it imports
-(transitively) as deps, so a change to any of them reruns that stage."""
+"""An honest dvc.yaml: every stage lists its own module and every ``stages.*`` / ``candor.*``
+module it imports (transitively) as deps, by the file or by a folder that holds it, so a
+change to any of them reruns that stage; and scoring code is never a dep of inference."""
 from __future__ import annotations
 
 import ast
@@ -15,7 +16,7 @@ PIPELINES = [ROOT / "dvc.yaml", ROOT / "diagnostics" / "dvc.yaml"]
 
 
 def imports_of(module: str, seen: set[str] | None = None) -> set[str]:
-    """``stages.*`` modules imported by ``module``, transitively (including itself)."""
+    """``stages.*`` and ``candor.*`` modules imported by ``module``, transitively (including itself)."""
     seen = set() if seen is None else seen
     if module in seen:
         return seen
@@ -30,7 +31,7 @@ def imports_of(module: str, seen: set[str] | None = None) -> set[str]:
         elif isinstance(node, ast.Import):
             names = [a.name for a in node.names]
         for name in names:
-            if name.startswith("stages."):
+            if name.startswith(("stages.", "candor.")):
                 imports_of(name, seen)
     return seen
 
@@ -50,4 +51,26 @@ def test_stage_deps_cover_every_imported_module(stage):
     module = re.search(r"python -m (stages\.\w+)", stage["cmd"]).group(1)
     needed = {m.replace(".", "/") + ".py" for m in imports_of(module)}
     deps = {d if isinstance(d, str) else next(iter(d)) for d in stage.get("deps", [])}
-    assert needed - deps == set(), f"{module}: add to deps: {sorted(needed - deps)}"
+    missing = {f for f in needed if not any(f == d or f.startswith(d.rstrip("/") + "/") for d in deps)}
+    assert missing == set(), f"{module}: add to deps: {sorted(missing)}"
+
+
+def detect_stage() -> dict:
+    return dict(stages_of(ROOT / "dvc.yaml"))["dvc.yaml:detect"]
+
+
+def test_inference_never_depends_on_scoring_code():
+    """A change to scoring code or params reruns scoring, never inference (docs/ARCHITECTURE.md)."""
+    deps = {d if isinstance(d, str) else next(iter(d)) for d in detect_stage()["deps"]}
+    code = {d for d in deps if d.startswith(("candor", "stages"))}
+    assert not any(d in ("candor", "candor/detection") or d.startswith("candor/detection/scoring") or
+                   d.startswith(("candor/lots", "candor/stats")) for d in code), sorted(code)
+    assert {"candor/detection/inference", "stages/detect.py"} <= code      # the inference path does rerun it
+    assert set(detect_stage()["params"]) == {"detector.floor", "detector.providers"}
+
+
+def test_package_inits_hold_no_code():
+    """Deps name modules and folders; a package ``__init__`` that ran code would be a hidden dep."""
+    for init in (ROOT / "candor").rglob("__init__.py"):
+        body = ast.parse(init.read_text()).body
+        assert all(isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) for n in body), init

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from stages.recording import load_recording
+from candor.lots.recording import load_recording
 from tests.bad_inputs import workspace as W
 from tests.chat_server import chat_server
 
@@ -205,7 +205,7 @@ def test_stage_failing_mid_write_leaves_no_temp_file_and_whole_outputs(tmp_path:
     before, after = outputs(ws), outputs(new)
     script = """
 import runpy, sys
-import stages.atomic as atomic
+import candor.common.atomic as atomic
 real, calls = atomic.os.replace, [0]
 def replace(a, b):
     calls[0] += 1

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from stages import fetch
-from stages.errors import run_main
-from stages.manifest import Entry, format_manifest
+from candor.common.errors import run_main
+from candor.common.manifest import Entry, format_manifest
 
 
 def sha(b: bytes) -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from stages.fields import (
+from candor.lots.fields import (
     Expectation, RunAnswer, field_matches, field_values, format_case_table, get_field, normalize,
     overall_score, parse_path, score_case,
 )

@@ -1,4 +1,4 @@
-"""stages/gate_criteria.py (criteria, by hand), the gate stage (run / check) and the report of a gate."""
+"""candor/stats/gate.py (criteria, by hand), the gate stage (run / check) and the report of a gate."""
 from __future__ import annotations
 
 import json
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from stages.errors import InputError, run_main
-from stages.gate_criteria import GateParams, evaluate_gate, find_wrong_targets, latency_p95
+from candor.common.errors import InputError, run_main
+from candor.stats.gate import GateParams, evaluate_gate, find_wrong_targets, latency_p95
 from stages import report
 from stages import stats as stats_stage
 from stages.gate import main

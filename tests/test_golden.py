@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from stages.errors import InputError
-from stages.golden import LOT_COLUMNS, load_golden, parse_lots, render_library, render_prompt, CategoryLibrary
+from candor.common.errors import InputError
+from candor.lots.golden import LOT_COLUMNS, load_golden, parse_lots, render_library, render_prompt, CategoryLibrary
 
 FIXTURE = Path(__file__).parent / "data" / "lots"
 HEADER = ",".join(LOT_COLUMNS)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from stages.identification import count_exact, identification_outcome, label_tokens
-from stages.tokens import TokenRules
+from candor.lots.identification import count_exact, identification_outcome, label_tokens
+from candor.lots.tokens import TokenRules
 
 R = TokenRules()
 

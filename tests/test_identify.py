@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import stages.identify as identify
-from stages.errors import run_main
-from stages.recording import RecordLine, load_recording, parse_answer
+from candor.common.errors import run_main
+from candor.lots.recording import RecordLine, load_recording, parse_answer
 from tests.chat_server import chat_server
 
 FIXTURE = Path(__file__).parent / "data" / "lots"

@@ -7,8 +7,8 @@ import io
 import pytest
 from PIL import Image
 
-from stages.errors import InputError
-from stages.images import MAX_BYTES, data_url, encode_data_url, sniff_mime
+from candor.common.errors import InputError
+from candor.common.images import MAX_BYTES, data_url, encode_data_url, sniff_mime
 
 
 def image_bytes(fmt: str) -> bytes:

@@ -1,4 +1,4 @@
-"""Tests for stages/labels.py: YOLO, COCO, COCO results and frames.csv readers with validation."""
+"""Tests for candor/detection/scoring/labels.py: YOLO, COCO, COCO results and frames.csv readers with validation."""
 from __future__ import annotations
 
 import json
@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from stages.errors import InputError
-from stages.labels import (
-    DetectionTable, coco_results, read_coco, read_coco_results, read_frames, read_yolo,
-)
+from candor.common.errors import InputError
+from candor.detection.frames import read_frames
+from candor.detection.scoring.labels import DetectionTable, coco_results, read_coco, read_coco_results, read_yolo
 
 DATA = Path(__file__).parent / "data" / "detector"
 
@@ -117,7 +116,7 @@ def test_read_frames_validation(tmp_path):
 
 
 def test_coco_results_fast_path_equals_checking_loop(tmp_path, monkeypatch):
-    import stages.labels as labels
+    import candor.detection.scoring.labels as labels
 
     gt, img_map, cat_map = read_coco(DATA / "coco_gt.json")
     rng = np.random.default_rng(5)
@@ -165,7 +164,7 @@ def test_coco_results_bad_entries_are_named(tmp_path, bad, field):
     ("0 0.5 0.01 0.2 0.1", False),          # y1 = -0.04: past the top
 ])
 def test_yolo_box_must_lie_inside_the_image(line, ok):
-    from stages.labels import parse_yolo_lines
+    from candor.detection.scoring.labels import parse_yolo_lines
 
     classes, boxes, problems = parse_yolo_lines(line, where="labels/a.txt", n_classes=1, width=100, height=50)
     assert (problems == []) is ok
@@ -179,7 +178,7 @@ def _gt_fields(gt):
 
 
 def test_coco_annotations_fast_path_equals_checking_loop(tmp_path, monkeypatch):
-    import stages.labels as labels
+    import candor.detection.scoring.labels as labels
 
     doc = json.loads((DATA / "coco_gt.json").read_text())
     doc["annotations"] = doc["annotations"][::-1]  # label index follows the listed order within each frame
@@ -242,14 +241,14 @@ def test_coco_results_fast_path_rejects_what_the_loop_rejects(tmp_path, bad):
 def test_stem_is_purepath_stem(name):
     from pathlib import PurePosixPath
 
-    from stages.labels import _stem
+    from candor.detection.scoring.labels import _stem
     assert _stem(name) == PurePosixPath(name).stem
 
 
 def test_coco_box_must_lie_inside_its_image(tmp_path):
     import json
 
-    from stages.labels import read_coco
+    from candor.detection.scoring.labels import read_coco
 
     doc = {"images": [{"id": 1, "file_name": "a.jpg", "width": 100, "height": 50}],
            "categories": [{"id": 1, "name": "deer"}],
@@ -270,7 +269,7 @@ def test_coco_box_must_lie_inside_its_image(tmp_path):
                                  {"bbox": [0, 0, 1, 1, 1]}, {"bbox": [0, 0, 1, "1"]}, {"score": 1e400},
                                  {"category_id": None}])
 def test_typed_decoder_refuses_what_the_loop_refuses(tmp_path, bad):
-    from stages.labels import _coco_results_typed
+    from candor.detection.scoring.labels import _coco_results_typed
 
     gt, img_map, cat_map = read_coco(DATA / "coco_gt.json")
     good = {"image_id": 1, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 0.5, "extra": "ignored"}
@@ -289,7 +288,7 @@ def test_typed_decoder_refuses_what_the_loop_refuses(tmp_path, bad):
 ])
 def test_typed_ground_truth_decoder_leaves_doubt_to_the_checking_path(tmp_path, where, bad):
     """Booleans, floats, unknown ids, boxes outside, duplicate frames: None, and the checking path decides."""
-    from stages.labels import _coco_gt_typed
+    from candor.detection.scoring.labels import _coco_gt_typed
 
     doc = json.loads((DATA / "coco_gt.json").read_text())
     doc["info"] = {"note": "ignored, as by the loop"}
@@ -308,7 +307,7 @@ def _random_results(rng, n):
 
 
 def test_array_pieces_are_arrays_of_consecutive_entries():
-    from stages.labels import _array_pieces
+    from candor.detection.scoring.labels import _array_pieces
 
     rng = np.random.default_rng(2)
     dets = _random_results(rng, 50)
@@ -327,7 +326,7 @@ def test_array_pieces_are_arrays_of_consecutive_entries():
 
 
 def test_a_valid_file_whose_piece_cut_falls_inside_a_string_is_still_read_typed(tmp_path, monkeypatch):
-    import stages.labels as labels
+    import candor.detection.scoring.labels as labels
 
     gt, img_map, cat_map = read_coco(DATA / "coco_gt.json")
     good = {"image_id": 1, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 0.5}
@@ -339,7 +338,7 @@ def test_a_valid_file_whose_piece_cut_falls_inside_a_string_is_still_read_typed(
 
 
 def test_results_read_in_pieces_equal_the_checking_loop(tmp_path, monkeypatch):
-    import stages.labels as labels
+    import candor.detection.scoring.labels as labels
 
     gt, img_map, cat_map = read_coco(DATA / "coco_gt.json")
     rng = np.random.default_rng(3)

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from stages import latency
-from stages.errors import run_main
-from stages.letterbox import Letterboxer
-from stages.onnx_model import open_model
+from candor.common.errors import run_main
+from candor.detection.inference.letterbox import Letterboxer
+from candor.detection.inference.onnx_model import open_model
 from tests.test_detect_support import tiny_repo
 
 PARAMS = ("detector:\n  models: [tiny]\n  floor: 0.05\n  nms_iou: 0.5\n  providers: [CPUExecutionProvider]\n"

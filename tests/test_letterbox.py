@@ -1,11 +1,11 @@
-"""Tests for stages/letterbox.py: geometry, tensor content, and the round trip."""
+"""Tests for candor/detection/inference/letterbox.py: geometry, tensor content, and the round trip."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from stages.letterbox import (PAD_VALUE, Letterboxer, input_size_px, letterbox_image, plan, to_input,
+from candor.detection.inference.letterbox import (PAD_VALUE, Letterboxer, input_size_px, letterbox_image, plan, to_input,
                               to_original)
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from stages.errors import InputError
-from stages.manifest import (
+from candor.common.errors import InputError
+from candor.common.manifest import (
     Action, Entry, build_manifest_rows, decide, format_manifest, manifest_sha256, parse_manifest,
 )
 

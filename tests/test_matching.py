@@ -1,10 +1,10 @@
-"""Tests for stages/matching.py: the one greedy matcher (hand-computed cases)."""
+"""Tests for candor/detection/scoring/matching.py: the one greedy matcher (hand-computed cases)."""
 from __future__ import annotations
 
 import numpy as np
 
-from stages.boxes import paired_iou
-from stages.matching import match_detections
+from candor.detection.scoring.boxes import paired_iou
+from candor.detection.scoring.matching import match_detections
 
 B = np.array
 

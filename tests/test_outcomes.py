@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from stages.errors import InputError
-from stages.outcomes import TABLES, parse_table
+from candor.common.errors import InputError
+from candor.stats.outcomes import TABLES, parse_table
 
 
 ID_HEADER = "lot,tier,candidate,run,outcome,count_exact\n"

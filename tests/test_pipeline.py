@@ -4,7 +4,6 @@ remote round trip between two clones (one pushes, a fresh clone of the commit pu
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path

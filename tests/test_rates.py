@@ -1,4 +1,4 @@
-"""stages/rates.py against independent values: statsmodels and hand computation."""
+"""candor/stats/rates.py against independent values: statsmodels and hand computation."""
 from __future__ import annotations
 
 import math
@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from stages.rates import (
+from candor.stats.rates import (
     compare_paired, detection_units, fields_units, identification_units, mcnemar_p, min_k0,
     min_split, valuation_units, verdict, wilson,
 )

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from stages.errors import InputError
-from stages.recording import RecordLine, append_line, load_recording, normalise, parse_answer, parse_recording
+from candor.common.errors import InputError
+from candor.lots.recording import RecordLine, append_line, load_recording, normalise, parse_answer, parse_recording
 
 SHA = "a" * 64
 

@@ -1,10 +1,10 @@
-"""Tests for stages/reinference.py: pairing fresh boxes with canonical ones, by hand-built files."""
+"""Tests for candor/detection/scoring/reinference.py: pairing fresh boxes with canonical ones, by hand-built files."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from stages.reinference import Pair, Tolerance, changed_rows, compare_boxes, threshold_crossings
+from candor.detection.scoring.reinference import Pair, Tolerance, changed_rows, compare_boxes, threshold_crossings
 from stages.score import RawDetections
 
 TOL = Tolerance(box_px=0.01, score=1e-4)

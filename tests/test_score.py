@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from stages import detect, fetch, figures, score
-from stages.errors import run_main
+from candor.common.errors import run_main
 from tests.test_detect_support import constant_model, make_dataset, ultralytics_output, write_card
 
 # input 64x64, frames 128x64: scale 0.5, pad_y 16
@@ -195,7 +195,7 @@ def test_suggest_thresholds_refuses_test_split(repo, capsys):
 
 
 def test_frozen_evaluation_reproduced_and_differences(repo):
-    from stages.manifest import load_manifest
+    from candor.common.manifest import load_manifest
     import yaml
 
     card_path = Path("models/tiny.yaml")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from stages import score
-from stages.errors import run_main
+from candor.common.errors import run_main
 
 DATA = Path(__file__).parent / "data" / "detector"
 
@@ -145,8 +145,8 @@ def test_without_params_the_coco_mode_imports_neither_pydantic_nor_yaml(tmp_path
                           str(tmp_path / "o.json")], cwd=root, capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[] 0"
     # the match section's defaults are the pydantic model's (one source for both modes)
-    from stages.detection_config import MatchParams
-    from stages.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
+    from candor.detection.config import MatchParams
+    from candor.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 
     documented = (0.5, 10, [16.0, 48.0])          # docs/detector.md, params.yaml: match
     assert (MATCH_IOU, MIN_SUPPORT, list(BAND_EDGES)) == documented

@@ -12,8 +12,8 @@ import pytest
 
 import stages.identify as identify
 import stages.score_lots as score_lots
-from stages.errors import run_main
-from stages.golden import load_golden
+from candor.common.errors import run_main
+from candor.lots.golden import load_golden
 
 FIXTURE = Path(__file__).parent / "data" / "lots"
 REPO = Path(__file__).resolve().parents[1]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from stages.errors import run_main
+from candor.common.errors import run_main
 from stages.score_valuation import main
 from tests.conftest import ROOT
 

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stages.chat import ChatConfig, ChatError, complete
-from stages.errors import run_main
+from candor.lots.chat import ChatConfig, ChatError, complete
+from candor.common.errors import run_main
 from tests.bad_inputs import workspace as W
 from tests.chat_server import chat_server
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from stages.errors import InputError
-from stages.outcomes import TABLES, parse_table
+from candor.common.errors import InputError
+from candor.stats.outcomes import TABLES, parse_table
 from stages.stats import (
     Reference, StatsParams, counts_for, find_rates, main, metrics_prefix, paired_stats, units_from_tables,
 )

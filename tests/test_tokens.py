@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from stages.tokens import TokenRules, candidate_tokens, contains_phrase, distinctive_tokens, is_hedged, tokenize
+from candor.lots.tokens import TokenRules, candidate_tokens, contains_phrase, distinctive_tokens, is_hedged, tokenize
 
 R = TokenRules()
 

@@ -5,7 +5,7 @@ from decimal import Decimal
 
 import pytest
 
-from stages.valuation import comps_fit, in_band, lot_error, score_lot, summarize, value_ratio
+from candor.lots.valuation import comps_fit, in_band, lot_error, score_lot, summarize, value_ratio
 
 BAND = (0.5, 1.5)
 

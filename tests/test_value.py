@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from stages.comps import Listing, Query, match_listing
-from stages.errors import InputError, run_main
-from stages.params import section
-from stages.recording import load_recording, normalise
-from stages.tokens import LotsParams
-from stages.valuation import score_lot, summarize
+from candor.lots.comps import Listing, Query, match_listing
+from candor.common.errors import InputError, run_main
+from candor.common.params import section
+from candor.lots.recording import load_recording, normalise
+from candor.lots.tokens import LotsParams
+from candor.lots.valuation import score_lot, summarize
 from stages.value import CompsParams, load_lots, main, parse_answers, parse_listings, value_lots
 from tests.conftest import ROOT
 

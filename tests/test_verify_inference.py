@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from stages import detect, fetch, verify_inference
-from stages.errors import run_main
+from candor.common.errors import run_main
 from stages.score import read_raw
 from tests.conftest import ROOT
 

@@ -27,8 +27,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from stages.manifest import build_manifest_rows, format_manifest
-from stages.recording import RecordLine, parse_answer
+from candor.common.manifest import build_manifest_rows, format_manifest
+from candor.lots.recording import RecordLine, parse_answer
 from tests.test_detect_support import constant_model, make_dataset, ultralytics_output, write_card
 
 ROOT = Path(__file__).resolve().parents[2]

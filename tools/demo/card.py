@@ -6,8 +6,8 @@ The card names the ONNX file and its SHA-256, the class names in output order, t
 static input size [h, w], the output layout, the served thresholds (default 0.35 with
 the per-class overrides of seed 002), the training facts from the training record,
 and ``eval_manifest_sha256``: the manifest SHA-256 of the evaluation set
-(``stages.manifest.load_manifest(data/detector/manifest.csv).sha256``). It is checked
-with :func:`stages.model_card.load_card` before it is kept.
+(``candor.common.manifest.load_manifest(data/detector/manifest.csv).sha256``). It is checked
+with :func:`candor.detection.model_card.load_card` before it is kept.
 """
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from pathlib import Path
 import onnxruntime as ort
 import yaml
 
-from stages.atomic import write_text
-from stages.manifest import MANIFEST_NAME, load_manifest, sha256_file
-from stages.model_card import load_card
+from candor.common.atomic import write_text
+from candor.common.manifest import MANIFEST_NAME, load_manifest, sha256_file
+from candor.detection.model_card import load_card
 from tools.demo.scenes import CLASSES
 
 # Served confidence thresholds in the spirit of seed 002 (rare, small or food targets

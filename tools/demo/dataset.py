@@ -29,7 +29,7 @@ from pathlib import Path
 from PIL import Image
 
 from stages import fetch
-from stages.atomic import write_json, write_text
+from candor.common.atomic import write_json, write_text
 from tools.demo.scenes import CLASSES, FRAME_H, FRAME_W, Frame, make_session, render, yolo_lines
 
 log = logging.getLogger("demo.dataset")

@@ -7,7 +7,7 @@ Used right after training (``tools/demo/README.md``) to report how good a model 
 before any served per-class thresholds exist. It composes the pipeline's pieces, so it
 has no definitions of its own: the model is hash-checked and run as the detect stage
 runs it (:mod:`stages.detect`: letterbox, decode, raw boxes at the threshold), then
-scored as the score stage scores (:mod:`stages.score`, :mod:`stages.detection_metrics`:
+scored as the score stage scores (:mod:`stages.score`, :mod:`candor.detection.scoring.metrics`:
 same-class NMS at IoU 0.5 (suppress when IoU > 0.5), greedy one-to-one matching at
 IoU >= 0.5, micro and per-class P/R/F1), per split and over all frames.
 """
@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from stages.detect import iter_lines
-from stages.detection_metrics import operating_point, score_detections, summarize
-from stages.labels import find_images, read_frames
-from stages.onnx_model import open_model
+from candor.detection.scoring.metrics import operating_point, score_detections, summarize
+from candor.detection.frames import find_images, read_frames
+from candor.detection.inference.onnx_model import open_model
 from stages.score import RawDetections, build_scene, read_raw
 
 NMS_IOU = 0.5

@@ -4,7 +4,7 @@ Definitions (truth first, prediction second):
 
 * **hit**: the predicted model shares a distinctive token with the label. The
   label's tokens are its pinned ``model_tokens`` phrases when given, otherwise
-  the distinctive tokens of its ``model`` (:mod:`stages.tokens`).
+  the distinctive tokens of its ``model`` (:mod:`candor.lots.tokens`).
   ``"Dell OptiPlex 7090 SFF"`` vs label ``"OptiPlex 7090"`` is a hit (``7090``).
 * **abstain**: the prediction names no model: empty/None, only a category, only
   spec words or a series name (``"8-channel pipette"``, ``"SFF 16GB"``,
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from stages.tokens import TokenRules, candidate_tokens, contains_phrase, distinctive_tokens
+from candor.lots.tokens import TokenRules, candidate_tokens, contains_phrase, distinctive_tokens
 
 Outcome = Literal["hit", "abstain", "wrong"]
 OUTCOMES: tuple[Outcome, ...] = ("hit", "abstain", "wrong")

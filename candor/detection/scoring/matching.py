@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stages.boxes import as_boxes, iter_group_pairs, paired_crowd_iou, paired_iou, rank_order, within_group_ranks
+from candor.detection.scoring.boxes import as_boxes, iter_group_pairs, paired_crowd_iou, paired_iou, rank_order, within_group_ranks
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from typing import Literal, get_args
 
 import numpy as np
 
-from stages.errors import fail
+from candor.common.errors import fail
 
 Layout = Literal["ultralytics", "ultralytics-t", "yolov5"]
 LAYOUTS: tuple[str, ...] = get_args(Layout)

@@ -14,7 +14,7 @@ import io
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from stages.errors import InputError, Problem, fail
+from candor.common.errors import InputError, Problem, fail
 
 @dataclass(frozen=True)
 class TableSpec:

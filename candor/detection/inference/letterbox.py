@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from stages.halve import Halver, fits
+from candor.detection.inference.halve import Halver, fits
 
 PAD_VALUE = 114
 PAD_FLOAT = np.float32(PAD_VALUE) / np.float32(255.0)
@@ -86,8 +86,8 @@ class Letterboxer:
     """:func:`letterbox_image` into one reused tensor, bit-identical, faster for exact halvings.
 
     A frame whose letterbox halves it exactly (``new_w = w / 2``, ``new_h = h / 2``, see
-    :func:`stages.halve.fits`) is converted to planar RGB and halved by
-    :class:`stages.halve.Halver`; any other geometry goes through Pillow as in
+    :func:`candor.detection.inference.halve.fits`) is converted to planar RGB and halved by
+    :class:`candor.detection.inference.halve.Halver`; any other geometry goes through Pillow as in
     :func:`letterbox_image`. The returned tensor is owned by the letterboxer and
     overwritten by the next call (use it, e.g. run the model, before letterboxing the
     next frame); one letterboxer per thread. It keeps the buffers of the last frame size.

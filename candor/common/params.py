@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from stages.errors import InputError, Problem, fail
+from candor.common.errors import InputError, Problem, fail
 
 M = TypeVar("M", bound=BaseModel)
 

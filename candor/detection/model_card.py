@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from stages.params import load_yaml, validate
+from candor.common.params import load_yaml, validate
 
 SHA256_PATTERN = r"^[0-9a-f]{64}$"
 

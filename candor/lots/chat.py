@@ -2,7 +2,7 @@
 
 ``POST <base_url>/chat/completions`` with ``Authorization: Bearer <key>`` and one
 user message: the prompt text followed by the images as ``image_url`` parts
-(data URLs, :mod:`stages.images`). The reply text is
+(data URLs, :mod:`candor.common.images`). The reply text is
 ``choices[0].message.content`` (a string, or a list of parts whose ``text`` are
 joined).
 

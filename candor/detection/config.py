@@ -8,7 +8,7 @@
 - ``match``: ``iou`` (match when IoU >= it), ``min_support`` (classes with fewer
   labels are unqualified), ``critical`` (action-target class names),
   ``bands`` (ascending object-size band edges, px at model input).
-- ``reinference``: the tolerance of the re-inference check (:mod:`stages.reinference`):
+- ``reinference``: the tolerance of the re-inference check (:mod:`candor.detection.scoring.reinference`):
   ``box_px`` per coordinate in original px, ``score``; no defaults, ``params.yaml`` is the
   one place they are declared.
 
@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from stages.errors import InputError, Problem, fail
-from stages.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
-from stages.params import load_yaml
+from candor.common.errors import InputError, Problem, fail
+from candor.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
+from candor.common.params import load_yaml
 
 
 class DetectorParams(BaseModel):

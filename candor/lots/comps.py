@@ -5,8 +5,8 @@ when the listing is a multi-unit lot). A *query* is what the identify stage said
 lot: make, model, whether the model number was hedged, and the predicted count.
 
 Tokens
-    Tokenising, spec words and distinctive tokens are those of :mod:`stages.tokens` (one
-    tokenizer for identification and comps, the same :class:`~stages.tokens.TokenRules`,
+    Tokenising, spec words and distinctive tokens are those of :mod:`candor.lots.tokens` (one
+    tokenizer for identification and comps, the same :class:`~candor.lots.tokens.TokenRules`,
     params section ``lots``):
     a *distinctive model token* contains a digit and is not a spec token ("7090", "tds2024c";
     never "8-channel", "16gb", "24"). Comps add two things: tokens are compared in their
@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
-from stages.tokens import TokenRules, candidate_tokens, distinctive_tokens, tokenize
+from candor.lots.tokens import TokenRules, candidate_tokens, distinctive_tokens, tokenize
 
 CENT = Decimal("0.01")
 
@@ -84,7 +84,7 @@ def compact(token: str) -> str:
 
 
 def title_keys(title: str) -> frozenset[str]:
-    """Every candidate token of a title (:func:`stages.tokens.candidate_tokens`), its compact form,
+    """Every candidate token of a title (:func:`candor.lots.tokens.candidate_tokens`), its compact form,
     and the compact leading runs of 2+ hyphen parts ("uap-ac-pro-us" gives "uapac", "uapacpro")."""
     toks = candidate_tokens(title)
     out = set(toks) | {compact(t) for t in toks}
@@ -102,7 +102,7 @@ def is_code(token: str, *, tokens: TokenRules = DEFAULT_TOKENS) -> bool:
 
 HEDGE_WORDS = frozenset({"e.g.", "e.g", "eg", "possibly", "or", "similar", "likely", "probably", "maybe",
                          "perhaps", "approx", "approx.", "such", "as", "to", "unknown"})
-"""Hedge words (:func:`stages.tokens.is_hedged` decides *whether* a model is hedged): never keys."""
+"""Hedge words (:func:`candor.lots.tokens.is_hedged` decides *whether* a model is hedged): never keys."""
 
 
 def model_keys(model: str, *, tokens: TokenRules = DEFAULT_TOKENS) -> tuple[str, ...]:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
-from stages.ceiling import ACTIONABLE, Verdict
+from candor.lots.ceiling import ACTIONABLE, Verdict
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@
   WebP (``RIFF....WEBP``). Anything else is None.
 * :func:`data_url` builds ``data:<mime>;base64,<...>``; an unknown format or more
   than :data:`MAX_BYTES` (5 MB, 5 * 1024 * 1024 bytes) is an
-  :class:`~stages.errors.InputError` naming the file, and so is an image that does
+  :class:`~candor.common.errors.InputError` naming the file, and so is an image that does
   not decode (truncated or corrupt bytes are never sent to a provider).
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import BinaryIO
 
 from PIL import Image, UnidentifiedImageError
 
-from stages.errors import fail
+from candor.common.errors import fail
 
 MAX_BYTES = 5 * 1024 * 1024
 SUPPORTED = ("image/jpeg", "image/png", "image/webp", "image/gif")

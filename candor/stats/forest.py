@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from stages.png import PNG_DPI, png_bytes, pyplot
+from candor.common.png import PNG_DPI, png_bytes, pyplot
 
 
 def forest_rows(stats: Mapping[str, Any]) -> list[tuple[str, str, float, float, float]]:
@@ -22,7 +22,7 @@ def forest_rows(stats: Mapping[str, Any]) -> list[tuple[str, str, float, float, 
 
 
 def forest_png(rows: Sequence[tuple[str, str, float, float, float]], *, confidence: float) -> bytes:
-    """A forest plot (rate and interval per metric and candidate) as PNG bytes (:mod:`stages.png`)."""
+    """A forest plot (rate and interval per metric and candidate) as PNG bytes (:mod:`candor.common.png`)."""
     plt = pyplot()
     height = 1.2 + 0.28 * max(len(rows), 1)
     fig, ax = plt.subplots(figsize=(9, height), dpi=PNG_DPI)

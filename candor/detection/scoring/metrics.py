@@ -3,9 +3,9 @@
 Pipeline (the served path, then the scorer):
 
 1. raw candidates (score >= ``detector.floor``) ->
-2. same-class greedy NMS at ``nms_iou`` (:func:`stages.boxes.nms`, per frame and class) ->
+2. same-class greedy NMS at ``nms_iou`` (:func:`candor.detection.scoring.boxes.nms`, per frame and class) ->
 3. greedy one-to-one matching per frame and class at IoU >= ``match_iou``
-   (:func:`stages.matching.match_detections`) ->
+   (:func:`candor.detection.scoring.matching.match_detections`) ->
 4. the operating point keeps detections with ``score >= threshold[class]``.
 
 Steps 2 and 3 run once, on everything above the floor. Both are greedy in
@@ -53,8 +53,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stages.boxes import iter_group_pairs, key_chunks, nms, paired_iou, rank_order
-from stages.matching import match_detections
+from candor.detection.scoring.boxes import iter_group_pairs, key_chunks, nms, paired_iou, rank_order
+from candor.detection.scoring.matching import match_detections
 
 DECIMALS = 6
 # detections scored at once: whole frames, arrays that fit the CPU caches (score_detections)
@@ -154,7 +154,7 @@ def score_detections(scene: Scene, *, frame: np.ndarray, cls: np.ndarray, boxes:
     ``(D, 4)`` xyxy original px, ``score`` ``(D,)``.
 
     Frames never interact, so the work runs over chunks of whole frames of about
-    ``chunk_dets`` detections each (:func:`stages.boxes.key_chunks`): every sort
+    ``chunk_dets`` detections each (:func:`candor.detection.scoring.boxes.key_chunks`): every sort
     and gather then works on cache-sized arrays and the cost stays linear in the
     number of boxes. The result does not depend on ``chunk_dets``.
     """

@@ -1,4 +1,4 @@
-"""Defaults of ``params.yaml: match`` (:class:`stages.detection_config.MatchParams`), constants only.
+"""Defaults of ``params.yaml: match`` (:class:`candor.detection.config.MatchParams`), constants only.
 
 A leaf module: scoring without a params file (the standalone COCO mode of
 ``stages.score``) reads them without importing YAML or pydantic, and the stages that

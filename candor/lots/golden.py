@@ -7,14 +7,14 @@ Layout of a golden-set folder (``data/lots``)::
     cases/*.json        field-expectation cases in the JSON shape of seed 001
     cases/images/...    their images (a case's ``image`` is relative to the folder)
     prompts/<c>.txt     the prompt of candidate <c>
-    recordings/<c>.jsonl recorded answers of candidate <c> (stages.recording)
+    recordings/<c>.jsonl recorded answers of candidate <c> (candor.lots.recording)
 
 ``lots.csv`` columns: ``id,make,model,model_tokens,count,category,tier,photos,
 valuation,verified_value,current_price``:
 
 * ``id``: unique, ``[A-Za-z0-9._-]+``; ``make``, ``model``, ``category``: non-empty.
 * ``model_tokens``: optional ``;``-separated phrases that identify the model,
-  pinned by the user (they replace the token rule, see :mod:`stages.tokens`).
+  pinned by the user (they replace the token rule, see :mod:`candor.lots.tokens`).
 * ``count``: units in the lot, an integer >= 1, or empty when not labelled.
 * ``tier``: ``held`` (physically verified) or ``photo`` (judged from photos).
 * ``photos``: optional ``;``-separated paths relative to the folder; each must exist.
@@ -46,11 +46,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from stages.errors import InputError, Problem
-from stages.fields import Expectation, parse_path
-from stages.images import MAX_BYTES, sniff_mime
-from stages.manifest import path_problem
-from stages.params import validation_problems
+from candor.common.errors import InputError, Problem
+from candor.lots.fields import Expectation, parse_path
+from candor.common.images import MAX_BYTES, sniff_mime
+from candor.common.manifest import path_problem
+from candor.common.params import validation_problems
 
 LOTS_FILE = "lots.csv"
 CASES_DIR = "cases"

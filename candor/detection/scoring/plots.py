@@ -1,6 +1,6 @@
 """Plot data (for ``dvc plots``) and matching PNGs (matplotlib, Agg) of one model's scores.
 
-Everything here is a view of :mod:`stages.detection_metrics` results; nothing is
+Everything here is a view of :mod:`candor.detection.scoring.metrics` results; nothing is
 recomputed. Files, for a model ``M`` under the plots folder (``plots/detection``):
 
 - ``pr/M/<class>.csv`` ``threshold,precision,recall`` (DVC template ``linear``,
@@ -14,9 +14,9 @@ recomputed. Files, for a model ``M`` under the plots folder (``plots/detection``
   matplotlib build, so they are outside the byte-identical contract).
 
 Points with an undefined rate (e.g. precision with no detection left) are
-omitted from a curve. PNGs are byte-deterministic for one matplotlib build (:mod:`stages.png`).
+omitted from a curve. PNGs are byte-deterministic for one matplotlib build (:mod:`candor.common.png`).
 Figures are independent, so :func:`render` draws them on every core
-(:func:`stages.parallel.fork_map`); each figure's bytes do not depend on where it
+(:func:`candor.common.parallel.fork_map`); each figure's bytes do not depend on where it
 was drawn.
 """
 from __future__ import annotations
@@ -27,9 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stages.detection_metrics import Curve
-from stages.parallel import fork_map
-from stages.png import PNG_DPI, png_bytes, pyplot
+from candor.detection.scoring.metrics import Curve
+from candor.common.parallel import fork_map
+from candor.common.png import PNG_DPI, png_bytes, pyplot
 
 BACKGROUND = "background"
 
@@ -181,7 +181,7 @@ def _call(job: Job) -> bytes:
 def render(jobs: dict[str, Job], *, workers: int | None = None) -> dict[str, bytes]:
     """Run every figure job ``name -> (function, args, kwargs)``; the same bytes as calling each in turn.
 
-    matplotlib is imported here, before :func:`stages.parallel.fork_map` forks its
+    matplotlib is imported here, before :func:`candor.common.parallel.fork_map` forks its
     workers (default: one per core), so no worker imports it again.
     """
     pyplot()

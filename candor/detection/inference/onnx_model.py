@@ -4,7 +4,7 @@
 against the card (and the fetch stage's verified record when given), and only
 then hands *those bytes* to onnxruntime, so the model that runs is exactly the
 model that was checked. It reads the static input shape ``[1, 3, H, W]`` and
-infers the output layout (:mod:`stages.decode`).
+infers the output layout (:mod:`candor.detection.inference.decode`).
 """
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from stages.decode import Layout, infer_layout
-from stages.errors import fail
-from stages.model_card import ModelCard, load_card, onnx_path
+from candor.detection.inference.decode import Layout, infer_layout
+from candor.common.errors import fail
+from candor.detection.model_card import ModelCard, load_card, onnx_path
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path, PurePosixPath
 
-from stages.errors import InputError, Problem
+from candor.common.errors import InputError, Problem
 
 MANIFEST_NAME = "manifest.csv"
 REQUIRED_COLUMNS = ("path", "sha256", "bytes")

@@ -42,8 +42,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from stages.errors import fail
-from stages.rates import Case, Paired, compare_paired, wilson
+from candor.common.errors import fail
+from candor.stats.rates import Case, Paired, compare_paired, wilson
 
 
 class GateParams(BaseModel):

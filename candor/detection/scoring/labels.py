@@ -21,7 +21,7 @@ COCO (``read_coco``): ``images`` (id, file_name, width, height),
 ``[x, y, w, h]`` inside its image (same tolerance as YOLO), optional ``iscrowd``).
 A frame's id is its ``file_name`` stem.
 Annotation order within an image (as listed) gives the label index.
-``iscrowd: 1`` marks a crowd region (see :mod:`stages.matching`: never FN,
+``iscrowd: 1`` marks a crowd region (see :mod:`candor.detection.scoring.matching`: never FN,
 absorbs detections). A non-standard ``ignore`` key has no effect, exactly as
 in pycocotools (whose loader overwrites it with ``iscrowd``).
 
@@ -45,9 +45,9 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from stages.errors import InputError, Problem, fail
+from candor.common.errors import InputError, Problem, fail
+from candor.detection.frames import find_images, image_size
 
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
 # A label box may overhang the image by this much (normalised) for rounding; more is an error.
 EDGE_TOLERANCE = 1e-3
 
@@ -90,32 +90,6 @@ def read_classes(path: Path) -> tuple[str, ...]:
     if dup:
         raise fail(str(path), "duplicate class names", got=dup)
     return tuple(names)
-
-
-def image_size(path: Path) -> tuple[int, int]:
-    """(width, height) from an image file's header (the pixels are not decoded)."""
-    from PIL import Image, UnidentifiedImageError
-
-    try:
-        with Image.open(path) as im:
-            return int(im.size[0]), int(im.size[1])
-    except FileNotFoundError:
-        raise fail(str(path), "image not found") from None
-    except (UnidentifiedImageError, OSError) as err:
-        raise fail(str(path), f"not a readable image ({err})") from None
-
-
-def find_images(folder: Path) -> dict[str, Path]:
-    """Frame id (file stem) -> image path for every image in ``folder``; duplicate stems are an error."""
-    out: dict[str, Path] = {}
-    if not folder.is_dir():
-        raise fail(str(folder), "folder not found", expected="a folder of frame images")
-    for p in sorted(folder.iterdir()):
-        if p.suffix.lower() in IMAGE_SUFFIXES:
-            if p.stem in out:
-                raise fail(str(p), "two images share the frame id", got=[out[p.stem].name, p.name])
-            out[p.stem] = p
-    return out
 
 
 def parse_yolo_lines(text: str, *, where: str, n_classes: int, width: int,
@@ -743,51 +717,3 @@ def coco_results(det: DetectionTable, *, frame_ids: list[int] | np.ndarray,
     return [{"image_id": int(frame_ids[f]), "category_id": int(category_ids[c]),
              "bbox": [float(v) for v in xywh[i]], "score": float(sc[i])}
             for i, (f, c) in enumerate(zip(det.frame.tolist(), det.cls.tolist()))]
-
-
-SPLITS = ("dev", "test")
-
-
-@dataclass(frozen=True)
-class FrameInfo:
-    """``frames.csv``: per frame its capture ``session``, ``zoom`` and ``split`` (dev/test), sorted by frame."""
-
-    frames: tuple[str, ...]
-    session: tuple[str, ...]
-    zoom: tuple[str, ...]
-    split: tuple[str, ...]
-
-
-def read_frames(path: Path) -> FrameInfo:
-    """Read and validate ``frames.csv`` (columns ``frame,session,zoom,split``; split in dev/test)."""
-    import csv
-
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise fail(str(path), "file not found", expected="a CSV with columns frame,session,zoom,split") from None
-    reader = csv.DictReader(text.splitlines())
-    cols = reader.fieldnames or []
-    missing = [c for c in ("frame", "session", "zoom", "split") if c not in cols]
-    if missing:
-        raise fail(str(path), "missing column(s) " + ", ".join(missing),
-                   expected="header frame,session,zoom,split", got=",".join(cols))
-    problems: list[Problem] = []
-    rows: dict[str, tuple[str, str, str]] = {}
-    for rowno, row in enumerate(reader, start=2):
-        frame = (row["frame"] or "").strip()
-        split = (row["split"] or "").strip()
-        if not frame:
-            problems.append(Problem(f"{path}:row {rowno}.frame", "empty frame id"))
-        elif frame in rows:
-            problems.append(Problem(f"{path}:row {rowno}.frame", "duplicate frame id", got=repr(frame)))
-        if split not in SPLITS:
-            problems.append(Problem(f"{path}:row {rowno}.split", "unknown split", expected=" or ".join(SPLITS),
-                                    got=repr(split)))
-        if frame and frame not in rows:
-            rows[frame] = ((row["session"] or "").strip(), (row["zoom"] or "").strip(), split)
-    if problems:
-        raise InputError(problems)
-    order = sorted(rows)
-    return FrameInfo(frames=tuple(order), session=tuple(rows[f][0] for f in order),
-                     zoom=tuple(rows[f][1] for f in order), split=tuple(rows[f][2] for f in order))

@@ -31,7 +31,7 @@ make, model, hedged, count, category``)::
   model (else the first item); count is the **sum** of the items' quantities,
   which is exactly how accessories end up counted as units;
 * ``count`` is an integer or None (``"4"`` and ``4.0`` become 4; ``"several"`` None);
-* ``hedged`` is :func:`stages.tokens.is_hedged` of the model text; the model
+* ``hedged`` is :func:`candor.lots.tokens.is_hedged` of the model text; the model
   text itself is kept as given (trimmed) so downstream can decide;
 * ``fields`` is the parsed object (for field scoring), None unless ok;
 * ``error`` is the provider error (status error) or the parse error (unparseable).
@@ -46,9 +46,9 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from stages.errors import InputError, Problem
-from stages.params import validation_problems
-from stages.tokens import is_hedged
+from candor.common.errors import InputError, Problem
+from candor.common.params import validation_problems
+from candor.lots.tokens import is_hedged
 
 R = TypeVar("R", bound=BaseModel)
 

@@ -1,0 +1,1 @@
+"""candor: a reproducible evaluation pipeline for vision systems (library; stages/ holds the DVC entry points)."""

@@ -1,0 +1,84 @@
+"""A detector data set's frames: ``frames.csv`` (session, zoom, split per frame) and ``images/``.
+
+Both inference (which frames to run, where their images are) and scoring (splits, sessions,
+zooms) read these, so they live beside, not inside, either sub-package.
+"""
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+from candor.common.errors import InputError, Problem, fail
+
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
+SPLITS = ("dev", "test")
+
+
+@dataclass(frozen=True)
+class FrameInfo:
+    """``frames.csv``: per frame its capture ``session``, ``zoom`` and ``split`` (dev/test), sorted by frame."""
+
+    frames: tuple[str, ...]
+    session: tuple[str, ...]
+    zoom: tuple[str, ...]
+    split: tuple[str, ...]
+
+
+def read_frames(path: Path) -> FrameInfo:
+    """Read and validate ``frames.csv`` (columns ``frame,session,zoom,split``; split in dev/test)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise fail(str(path), "file not found", expected="a CSV with columns frame,session,zoom,split") from None
+    reader = csv.DictReader(text.splitlines())
+    cols = reader.fieldnames or []
+    missing = [c for c in ("frame", "session", "zoom", "split") if c not in cols]
+    if missing:
+        raise fail(str(path), "missing column(s) " + ", ".join(missing),
+                   expected="header frame,session,zoom,split", got=",".join(cols))
+    problems: list[Problem] = []
+    rows: dict[str, tuple[str, str, str]] = {}
+    for rowno, row in enumerate(reader, start=2):
+        frame = (row["frame"] or "").strip()
+        split = (row["split"] or "").strip()
+        if not frame:
+            problems.append(Problem(f"{path}:row {rowno}.frame", "empty frame id"))
+        elif frame in rows:
+            problems.append(Problem(f"{path}:row {rowno}.frame", "duplicate frame id", got=repr(frame)))
+        if split not in SPLITS:
+            problems.append(Problem(f"{path}:row {rowno}.split", "unknown split", expected=" or ".join(SPLITS),
+                                    got=repr(split)))
+        if frame and frame not in rows:
+            rows[frame] = ((row["session"] or "").strip(), (row["zoom"] or "").strip(), split)
+    if problems:
+        raise InputError(problems)
+    order = sorted(rows)
+    return FrameInfo(frames=tuple(order), session=tuple(rows[f][0] for f in order),
+                     zoom=tuple(rows[f][1] for f in order), split=tuple(rows[f][2] for f in order))
+
+
+def image_size(path: Path) -> tuple[int, int]:
+    """(width, height) from an image file's header (the pixels are not decoded)."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as im:
+            return int(im.size[0]), int(im.size[1])
+    except FileNotFoundError:
+        raise fail(str(path), "image not found") from None
+    except (UnidentifiedImageError, OSError) as err:
+        raise fail(str(path), f"not a readable image ({err})") from None
+
+
+def find_images(folder: Path) -> dict[str, Path]:
+    """Frame id (file stem) -> image path for every image in ``folder``; duplicate stems are an error."""
+    out: dict[str, Path] = {}
+    if not folder.is_dir():
+        raise fail(str(folder), "folder not found", expected="a folder of frame images")
+    for p in sorted(folder.iterdir()):
+        if p.suffix.lower() in IMAGE_SUFFIXES:
+            if p.stem in out:
+                raise fail(str(p), "two images share the frame id", got=[out[p.stem].name, p.name])
+            out[p.stem] = p
+    return out

@@ -1,0 +1,1 @@
+"""ONNX inference: letterbox, run, decode, and the raw-detections file."""

@@ -1,0 +1,1 @@
+"""Scoring detections: labels, NMS, matching, metrics, plots."""
