@@ -1,6 +1,6 @@
 """DVC's own output proves that thresholds / NMS changes rerun scoring and never inference.
 
-A temporary copy of the checkout's dvc.yaml, params.yaml and stages/, with a tiny data set and
+A temporary copy of the checkout's dvc.yaml, params.yaml, candor/ and stages/, with a tiny data set and
 two tiny constant ONNX models named like the demo ones, in a fresh git + DVC repo.
 """
 from __future__ import annotations
@@ -36,7 +36,8 @@ def repo(tmp_path_factory) -> Path:
     import tests.test_detect_support as support
 
     root = tmp_path_factory.mktemp("dvcrepo")
-    shutil.copytree(ROOT / "stages", root / "stages", ignore=shutil.ignore_patterns("__pycache__"))
+    for code in ("candor", "stages"):
+        shutil.copytree(ROOT / code, root / code, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("dvc.yaml", "params.yaml"):
         shutil.copy(ROOT / name, root / name)
     old = support.CLASSES
@@ -56,6 +57,7 @@ def repo(tmp_path_factory) -> Path:
     (root / ".gitignore").write_text("/build\n__pycache__/\n")
     sh(["git", "init", "-q"], root)
     sh(["dvc", "init", "-q"], root)
+    shutil.copy(ROOT / ".dvcignore", root / ".dvcignore")     # __pycache__ is not part of a code dep
     sh(["dvc", "repro", "score-detection"], root)
     sh(["git", "add", "-A"], root)
     sh(["git", "commit", "-qm", "base"], root)

@@ -4,7 +4,7 @@
   provider that echoes the key back in its error bodies: the key appears in no file of
   the workspace (recordings, answers, metrics, plots, logs), in no stdout or stderr, and
   in no exception raised by the client.
-- Static: every Python file under stages/ and tools/ is parsed; no pickle-family import,
+- Static: every Python file under candor/, stages/ and tools/ is parsed; no pickle-family import,
   no ``yaml.load``/``unsafe_load``/``full_load``, no ``allow_pickle=True``, no
   ``eval``/``exec``. The checker is run on a bad snippet too, so it can fail.
 - ONNX: with a wrong card SHA-256 or changed model bytes, ``onnxruntime.InferenceSession``
@@ -128,7 +128,7 @@ def test_checker_flags_every_unsafe_construct():
         "allow_pickle=flag", ".read_pickle", "eval()"]
 
 
-@pytest.mark.parametrize("folder", ["stages", "tools"])
+@pytest.mark.parametrize("folder", ["candor", "stages", "tools"])
 def test_no_unsafe_loading_in_the_code(folder: str):
     files = sorted((ROOT / folder).rglob("*.py"))
     assert files
@@ -136,8 +136,8 @@ def test_no_unsafe_loading_in_the_code(folder: str):
     assert found == []
 
 
-def test_every_yaml_read_in_stages_goes_through_safe_load():
-    uses = [(p.name, n.func.attr) for p in sorted((ROOT / "stages").glob("*.py"))
+def test_every_yaml_read_in_the_code_goes_through_safe_load():
+    uses = [(p.name, n.func.attr) for folder in ("candor", "stages") for p in sorted((ROOT / folder).rglob("*.py"))
             for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
             and isinstance(n.func.value, ast.Name) and n.func.value.id == "yaml"]
