@@ -1,0 +1,102 @@
+"""CSV tables: one reader and one writer for every CSV the project reads or writes.
+
+Reading (:func:`read_rows`): UTF-8 text (a UTF-8 byte-order mark is dropped, so it never
+renames the first column; any other encoding is an error naming the file), a header row,
+then data rows. ``columns`` must all be in the header (``exact=True``: the header must be
+exactly ``columns``, in order); extra columns are kept unless ``exact``. A row with more
+fields than the header, or fewer, is an error naming the file and row. Row numbers count
+the header as row 1, as a spreadsheet shows them. Values are the raw strings; each reader
+converts and validates its own fields.
+
+Writing (:func:`csv_text`, :func:`write_csv`): ``csv.writer`` with ``\\n`` line endings and
+minimal quoting (a field is quoted only when it holds a comma, a quote or a line break), so
+equal rows give equal bytes on every machine.
+
+Example: ``csv_text(["a", "b"], [(1, "x,y")])`` is ``'a,b\\n1,"x,y"\\n'``.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from candor.common.atomic import write_text
+from candor.common.errors import InputError, Problem, fail
+
+BOM = "\ufeff"
+
+
+@dataclass(frozen=True)
+class Table:
+    """A read CSV: its ``header`` and ``rows`` as ``(row number, {column: value})``."""
+
+    where: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[int, dict[str, str]], ...]
+
+
+def read_text(path: str | os.PathLike[str], *, expected: str = "a UTF-8 text file") -> str:
+    """A file's text as UTF-8 (BOM dropped); a missing file, a folder or another encoding is an InputError."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise fail(str(p), "file not found", expected=expected) from None
+    except IsADirectoryError:
+        raise fail(str(p), "is a folder", expected=expected) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise fail(str(p), f"not UTF-8 text (byte {err.start})", expected=expected,
+                   hint="save the file as UTF-8") from None
+    return text[1:] if text.startswith(BOM) else text
+
+
+def parse_rows(text: str, *, where: str, columns: Sequence[str] = (), exact: bool = False) -> Table:
+    """Parse CSV ``text`` (see the module docstring); ``where`` names the file in errors."""
+    text = text[1:] if text.startswith(BOM) else text
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = tuple(next(reader, ()))
+    if exact and header != tuple(columns):
+        raise fail(f"{where}:row 1", "wrong header", expected=",".join(columns),
+                   got=",".join(header) or "an empty file")
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise fail(f"{where}:row 1", "missing column(s) " + ", ".join(missing),
+                   expected="a header with " + ",".join(columns), got=",".join(header) or "an empty file")
+    problems: list[Problem] = []
+    rows = []
+    for rowno, fields in enumerate(reader, start=2):
+        if not fields:
+            continue
+        if len(fields) != len(header):
+            what = "more fields than columns" if len(fields) > len(header) else "fewer fields than columns"
+            problems.append(Problem(f"{where}:row {rowno}", what, expected=f"{len(header)} fields",
+                                    got=str(len(fields))))
+            continue
+        rows.append((rowno, dict(zip(header, fields))))
+    if problems:
+        raise InputError(problems)
+    return Table(where=where, header=header, rows=tuple(rows))
+
+
+def read_rows(path: str | os.PathLike[str], *, columns: Sequence[str] = (), exact: bool = False) -> Table:
+    """Read and parse a CSV file (see the module docstring)."""
+    return parse_rows(read_text(path, expected="a CSV file"), where=str(path), columns=columns, exact=exact)
+
+
+def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """CSV text of ``header`` then ``rows`` (values by ``str``; minimal quoting; ``\\n`` line ends)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def write_csv(path: str | os.PathLike[str], header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
+    """Write :func:`csv_text` to ``path`` atomically."""
+    write_text(path, csv_text(header, rows))

@@ -1,0 +1,53 @@
+"""Tests for candor/common/tables.py: the one CSV reader and writer."""
+from __future__ import annotations
+
+import pytest
+
+from candor.common.errors import InputError
+from candor.common.tables import csv_text, parse_rows, read_rows, read_text, write_csv
+
+
+def test_rows_carry_spreadsheet_row_numbers_and_extra_columns():
+    t = parse_rows("a,b,c\n1,2,3\n\n4,5,6\n", where="t.csv", columns=("a", "b"))
+    assert t.header == ("a", "b", "c")
+    assert t.rows == ((2, {"a": "1", "b": "2", "c": "3"}), (4, {"a": "4", "b": "5", "c": "6"}))
+
+
+def test_a_byte_order_mark_never_renames_the_first_column(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_bytes("\ufeffframe,split\nf1,dev\n".encode())
+    assert read_rows(p, columns=("frame",)).rows == ((2, {"frame": "f1", "split": "dev"}),)
+
+
+@pytest.mark.parametrize("text, kw, message", [
+    ("a,c\n1,2\n", {"columns": ("a", "b")}, "t.csv:row 1: missing column(s) b"),
+    ("b,a\n1,2\n", {"columns": ("a", "b"), "exact": True}, "t.csv:row 1: wrong header (expected a,b, got 'b,a')"),
+    ("", {"columns": ("a",)}, "got 'an empty file'"),
+    ("a,b\n1,2,3\n", {}, "t.csv:row 2: more fields than columns (expected 2 fields, got 3)"),
+    ("a,b\n1\n", {}, "t.csv:row 2: fewer fields than columns"),
+])
+def test_bad_tables_name_file_row_and_expectation(text, kw, message):
+    with pytest.raises(InputError) as err:
+        parse_rows(text, where="t.csv", **kw)
+    assert message in err.value.message
+
+
+def test_files_that_are_not_utf8_text_are_named(tmp_path):
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("name\ncaf\xe9\n".encode("latin-1"))
+    with pytest.raises(InputError, match="latin.csv: not UTF-8 text"):
+        read_rows(latin)
+    with pytest.raises(InputError, match="is a folder"):
+        read_text(tmp_path)
+    with pytest.raises(InputError, match="nope.csv: file not found"):
+        read_rows(tmp_path / "nope.csv")
+
+
+def test_writer_quotes_minimally_and_round_trips(tmp_path):
+    rows = [(1, "x,y"), ("say \"hi\"", ""), ("two\nlines", 0.5)]
+    text = csv_text(["a", "b"], rows)
+    assert text == 'a,b\n1,"x,y"\n"say ""hi""",\n"two\nlines",0.5\n'
+    write_csv(tmp_path / "o.csv", ["a", "b"], rows)
+    assert (tmp_path / "o.csv").read_text() == text
+    back = read_rows(tmp_path / "o.csv", columns=("a", "b"), exact=True).rows
+    assert [r["a"] for _, r in back] == ["1", 'say "hi"', "two\nlines"]
