@@ -36,3 +36,16 @@ def test_parse_table_types_and_extra_columns():
                        "L1,a,100,1.0,1,0,1.0,1.0,z\nL2,a,,,,0,,,z\n", where="v.csv")
     assert [r["in_band"] for r in rows] == [True, None]
     assert "extra" not in rows[0]
+
+
+def test_outcome_text_writes_the_spec_columns_and_checks_rows():
+    from candor.stats.outcomes import outcome_text
+
+    text = outcome_text("fields.csv", [{"case": "c,1", "candidate": "a", "field": "f", "hits": 1, "total": 2},
+                                       ("c2", "a", "f", 0, 2)])
+    assert text == 'case,candidate,field,hits,total\n"c,1",a,f,1,2\nc2,a,f,0,2\n'
+    assert parse_table(TABLES["fields.csv"], text, where="fields.csv")[0]["case"] == "c,1"
+    with pytest.raises(ValueError, match="are not"):
+        outcome_text("fields.csv", [{"case": "c", "field": "f", "candidate": "a", "hits": 1, "total": 2}])
+    with pytest.raises(ValueError, match="does not have the 5 columns"):
+        outcome_text("fields.csv", [("c", "a", "f", 1)])

@@ -6,6 +6,8 @@ Each table is a CSV under ``metrics/outcomes/`` with the columns of its :class:`
 (not applicable), ``outcome`` ``hit``/``abstain``/``wrong``; anything else is text.
 :func:`parse_table` is the one validating reader (stats, gate and compare use it); every
 problem it finds names the file, the row (the header is row 1) and the column.
+:func:`outcome_text` is the one writer (every scorer uses it): the spec's columns, in order,
+then the rows as given (each scorer sorts its rows by case).
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from candor.common.errors import InputError, Problem, fail
+from candor.common.tables import csv_text
 
 @dataclass(frozen=True)
 class TableSpec:
@@ -43,6 +46,22 @@ TABLES: dict[str, TableSpec] = {s.name: s for s in (
 )}
 
 OUTCOMES = ("hit", "abstain", "wrong")
+
+
+def outcome_text(name: str, rows: list[Mapping[str, object]] | list[tuple]) -> str:
+    """CSV text of outcome table ``name`` (a key of :data:`TABLES`): its columns, then ``rows``
+    (mappings with exactly those keys, or tuples in column order), in the order given."""
+    spec = TABLES[name]
+    cells = []
+    for row in rows:
+        if isinstance(row, Mapping):
+            if tuple(row) != spec.columns:
+                raise ValueError(f"{name}: row columns {tuple(row)} are not {spec.columns}")
+            row = tuple(row.values())
+        elif len(row) != len(spec.columns):
+            raise ValueError(f"{name}: row {row!r} does not have the {len(spec.columns)} columns {spec.columns}")
+        cells.append(tuple(row))
+    return csv_text(spec.columns, cells)
 
 
 def _convert(kind: str, raw: str) -> object:
