@@ -36,13 +36,12 @@ import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-import msgspec
-import numpy as np
 from PIL import Image
 from tqdm import tqdm
 
 from candor.common.atomic import atomic_open
 from candor.detection.inference.decode import decode
+from candor.detection.inference.detections_file import frame_json, header, rounded_candidates
 from candor.detection.config import DetectorParams
 from candor.common.errors import fail, run_main
 from candor.common.images import load_frame
@@ -54,52 +53,6 @@ from candor.common.params import DEFAULT_PARAMS, section
 
 log = logging.getLogger("candor.detect")
 
-FORMAT = "candor-detections/1"
-BOX_DECIMALS = 3
-SCORE_DECIMALS = 5
-
-
-def rounded_candidates(boxes: np.ndarray, scores: np.ndarray, classes: np.ndarray, *,
-                       floor: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Boxes ``(K, 4)``, scores ``(K,)`` rounded (float64) and classes ``(K,)`` (int64), filtered
-    and sorted as documented (pure); :func:`candidate_rows` makes them the output's rows.
-
-    ``+ 0.0`` turns ``-0.0`` into ``0.0`` so the text never depends on a sign bit.
-    """
-    b = np.round(np.asarray(boxes, dtype=np.float64).reshape(-1, 4), BOX_DECIMALS) + 0.0
-    s = np.round(np.asarray(scores, dtype=np.float64), SCORE_DECIMALS) + 0.0
-    c = np.asarray(classes, dtype=np.int64)
-    keep = s >= floor
-    b, s, c = b[keep], s[keep], c[keep]
-    order = np.lexsort((b[:, 3], b[:, 2], b[:, 1], b[:, 0], -s, c))
-    return b[order], s[order], c[order]
-
-
-def candidate_rows(b: np.ndarray, s: np.ndarray, c: np.ndarray) -> list[list[float | int]]:
-    """The columns of :func:`rounded_candidates` as rows ``[x1, y1, x2, y2, score, class]``."""
-    return [[*row, k] for row, k in zip(np.column_stack([b, s]).tolist(), c.tolist())]
-
-
-_ENCODER = msgspec.json.Encoder()
-
-
-def json_line(obj: dict, *, floats: np.ndarray) -> str:
-    """``json.dumps(obj, separators=(",", ":"))``, byte for byte, faster when it can be.
-
-    ``floats`` are all the float values in ``obj``. msgspec writes the same shortest
-    round-trip digits as Python's ``repr``, but its exponent form differs (``1e-5`` and
-    ``1e16`` where Python writes ``1e-05`` and ``1e+16``) and it starts at other magnitudes
-    (Python: below 1e-4, msgspec: below 1e-5). So msgspec is used only where both write
-    plain decimals: every float is 0 or has ``1e-4 <= |x| < 1e16`` (which also excludes
-    NaN and infinities), and every string is printable ASCII (``json.dumps`` escapes
-    non-ASCII); otherwise ``json.dumps`` writes the line.
-    """
-    a = np.abs(np.asarray(floats, dtype=np.float64))
-    plain = bool(np.all((a == 0) | ((a >= 1e-4) & (a < 1e16))))
-    strings = all(v.isascii() and v.isprintable() for v in obj.values() if isinstance(v, str))
-    if plain and strings:
-        return _ENCODER.encode(obj).decode("ascii")
-    return json.dumps(obj, separators=(",", ":"))
 
 
 def frame_line(model: LoadedModel, image: Image.Image, *, frame: str, floor: float,
@@ -114,18 +67,6 @@ def frame_line(model: LoadedModel, image: Image.Image, *, frame: str, floor: flo
     cand = decode(out, layout=model.layout, num_classes=len(model.classes), floor=floor)
     b, s, c = rounded_candidates(to_original(cand.boxes, lb), cand.scores, cand.classes, floor=floor)
     return frame_json(frame, w, h, b, s, c)
-
-
-def frame_json(frame: str, width: int, height: int, b: np.ndarray, s: np.ndarray, c: np.ndarray) -> str:
-    """One frame's output line from its rounded, sorted candidate columns (:func:`rounded_candidates`)."""
-    return json_line({"frame": frame, "width": width, "height": height, "boxes": candidate_rows(b, s, c)},
-                     floats=np.concatenate([b.ravel(), s]))
-
-
-def header(model: LoadedModel, *, floor: float) -> dict:
-    return {"format": FORMAT, "model": model.name, "onnx_sha256": model.sha256, "classes": list(model.classes),
-            "input_size": [model.input_h, model.input_w], "layout": model.layout, "floor": floor,
-            "precision": {"box_px": 10.0 ** -BOX_DECIMALS, "score": 10.0 ** -SCORE_DECIMALS}}
 
 
 def iter_lines(model: LoadedModel, frames: Sequence[str], images: dict[str, Path], *,

@@ -38,11 +38,9 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import re
 import shlex
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -55,6 +53,7 @@ from candor.detection.scoring.metrics import (
 )
 from candor.common.errors import fail, run_main
 from candor.detection.frames import SPLITS, read_frames
+from candor.detection.inference.detections_file import RawDetections, read_raw
 from candor.detection.scoring.labels import DetectionTable, coco_results, read_coco, read_coco_results, read_yolo
 from candor.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 
@@ -67,69 +66,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("candor.score")
 
-DETECTIONS_FORMAT = "candor-detections/1"
-FRAME_PREFIX = re.compile(r'^\{"frame":"((?:[^"\\]|\\.)*)"')
-
-
-@dataclass(frozen=True)
-class RawDetections:
-    """The detect stage's file: header and aligned arrays (frame index into ``frames``)."""
-
-    header: dict
-    frames: tuple[str, ...]
-    sizes: dict[str, tuple[int, int]]
-    frame: np.ndarray
-    cls: np.ndarray
-    boxes: np.ndarray
-    score: np.ndarray
-
-
-def read_raw(path: Path, *, keep_frames: set[str] | None = None) -> RawDetections:
-    """Read ``build/detections/<model>.jsonl``; frames not in ``keep_frames`` are skipped unread."""
-    try:
-        fh = open(path, encoding="utf-8")
-    except FileNotFoundError:
-        raise fail(str(path), "detections not found", hint="run inference first: dvc repro detect") from None
-    frames: list[str] = []
-    sizes: dict[str, tuple[int, int]] = {}
-    rows: list[list] = []
-    fidx: list[np.ndarray] = []
-    with fh:
-        try:
-            header = json.loads(fh.readline())
-        except json.JSONDecodeError:
-            header = None
-        if not isinstance(header, dict) or header.get("format") != DETECTIONS_FORMAT:
-            raise fail(f"{path}:1", "not a candor detections file", expected=f"a header with format {DETECTIONS_FORMAT}")
-        n_cls = len(header.get("classes", []))
-        for lineno, line in enumerate(fh, start=2):
-            if keep_frames is not None:
-                # the frame id is read from the line's fixed prefix; other frames are never parsed
-                head = FRAME_PREFIX.match(line)
-                if head is None:
-                    raise fail(f"{path}:{lineno}", "bad frame line", expected='a line starting {"frame":"<id>"')
-                if json.loads(f'"{head.group(1)}"') not in keep_frames:
-                    continue
-            try:
-                rec = json.loads(line)
-                frame = rec["frame"]
-                sizes[frame] = (int(rec["width"]), int(rec["height"]))
-                boxes = rec["boxes"]
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-                raise fail(f"{path}:{lineno}", "bad frame line",
-                           expected='{"frame", "width", "height", "boxes": [[x1, y1, x2, y2, score, class]]}') from None
-            frames.append(frame)
-            if boxes:
-                rows.extend(boxes)
-                fidx.append(np.full(len(boxes), len(frames) - 1, dtype=np.int64))
-    arr = np.array(rows, dtype=np.float64).reshape(-1, 6) if rows else np.zeros((0, 6))
-    cls = arr[:, 5].astype(np.int64)
-    if len(cls) and (cls.min() < 0 or cls.max() >= n_cls):
-        raise fail(str(path), "class index out of range of the header's classes", expected=f"0..{n_cls - 1}",
-                   got=int(cls.max()))
-    return RawDetections(header=header, frames=tuple(frames), sizes=sizes,
-                         frame=np.concatenate(fidx) if fidx else np.zeros(0, dtype=np.int64),
-                         cls=cls, boxes=arr[:, :4], score=arr[:, 4])
 
 
 def union_classes(truth: tuple[str, ...], model: tuple[str, ...] | list[str]) -> tuple[str, ...]:

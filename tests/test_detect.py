@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from candor.detection.inference import detections_file
 from stages import detect, fetch
 from candor.common.errors import run_main
 from tests.test_detect_support import constant_model, tiny_repo, ultralytics_output, write_card
@@ -27,7 +28,7 @@ def repo(tmp_path, monkeypatch):
 
 def round_candidates(boxes, scores, classes, *, floor):
     """The output rows of one frame's candidates, as the stage writes them."""
-    return detect.candidate_rows(*detect.rounded_candidates(boxes, scores, classes, floor=floor))
+    return detections_file.candidate_rows(*detections_file.rounded_candidates(boxes, scores, classes, floor=floor))
 
 
 def run_detect(out="build/detections/tiny.jsonl"):
@@ -124,9 +125,9 @@ def naive_round_candidates(boxes, scores, classes, *, floor):
     """The rounding and sort order row by row (the reference for the vectorised version)."""
     rows = []
     for b, s, c in zip(np.asarray(boxes, float), np.asarray(scores, float), classes):
-        s = round(float(s), detect.SCORE_DECIMALS) + 0.0
+        s = round(float(s), detections_file.SCORE_DECIMALS) + 0.0
         if s >= floor:
-            rows.append([*(round(float(v), detect.BOX_DECIMALS) + 0.0 for v in b), s, int(c)])
+            rows.append([*(round(float(v), detections_file.BOX_DECIMALS) + 0.0 for v in b), s, int(c)])
     return sorted(rows, key=lambda r: (r[5], -r[4], r[0], r[1], r[2], r[3]))
 
 
@@ -158,5 +159,5 @@ def test_json_line_is_byte_identical_to_json_dumps(frame, extra):
     s[: len(extra)] = extra
     rows = [[*r, int(k)] for r, k in zip(np.column_stack([b, s]).tolist(), rng.integers(0, 60, 200))]
     obj = {"frame": frame, "width": 640, "height": 416, "boxes": rows}
-    line = detect.json_line(obj, floats=np.concatenate([b.ravel(), s]))
+    line = detections_file.json_line(obj, floats=np.concatenate([b.ravel(), s]))
     assert line == json.dumps(obj, separators=(",", ":"))

@@ -24,7 +24,8 @@ from stages.detect import iter_lines
 from candor.detection.scoring.metrics import operating_point, score_detections, summarize
 from candor.detection.frames import find_images, read_frames
 from candor.detection.inference.onnx_model import open_model
-from stages.score import RawDetections, build_scene, read_raw
+from candor.detection.inference.detections_file import RawDetections, read_raw
+from stages.score import build_scene
 
 NMS_IOU = 0.5
 MATCH_IOU = 0.5

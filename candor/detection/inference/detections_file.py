@@ -1,0 +1,154 @@
+"""The raw-detections file (``build/detections/<model>.jsonl``): written by the detect stage,
+read by scoring, re-inference and the demo tools; this module is its one home.
+
+JSON Lines, deterministic bytes:
+
+- line 1, a header: ``format`` (``candor-detections/1``), ``model``, ``onnx_sha256``,
+  ``classes``, ``input_size`` ``[H, W]``, ``layout``, ``floor``, ``precision`` (``box_px``
+  0.001, ``score`` 0.00001);
+- one line per frame, in frame order: ``frame``, ``width``, ``height``, ``boxes``: a list of
+  ``[x1, y1, x2, y2, score, class_index]`` in original-image pixels; coordinates rounded to
+  1e-3 px, scores to 1e-5, rows sorted by class, score descending, then coordinates; a box is
+  kept when its *rounded* score is >= floor. Lines are the bytes of
+  ``json.dumps(..., separators=(",", ":"))``.
+
+Rounding does not make inference bit-stable across CPUs (see ``docs/detector.md``,
+"Canonical inference outputs"): it makes the file's bytes a function of the rounded values.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+import numpy as np
+
+from candor.common.errors import fail
+
+if TYPE_CHECKING:  # onnxruntime is not imported by the readers of this file
+    from candor.detection.inference.onnx_model import LoadedModel
+
+FORMAT = "candor-detections/1"
+BOX_DECIMALS = 3
+SCORE_DECIMALS = 5
+FRAME_PREFIX = re.compile(r'^\{"frame":"((?:[^"\\]|\\.)*)"')
+
+
+def rounded_candidates(boxes: np.ndarray, scores: np.ndarray, classes: np.ndarray, *,
+                       floor: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Boxes ``(K, 4)``, scores ``(K,)`` rounded (float64) and classes ``(K,)`` (int64), filtered
+    and sorted as documented (pure); :func:`candidate_rows` makes them the output's rows.
+
+    ``+ 0.0`` turns ``-0.0`` into ``0.0`` so the text never depends on a sign bit.
+    """
+    b = np.round(np.asarray(boxes, dtype=np.float64).reshape(-1, 4), BOX_DECIMALS) + 0.0
+    s = np.round(np.asarray(scores, dtype=np.float64), SCORE_DECIMALS) + 0.0
+    c = np.asarray(classes, dtype=np.int64)
+    keep = s >= floor
+    b, s, c = b[keep], s[keep], c[keep]
+    order = np.lexsort((b[:, 3], b[:, 2], b[:, 1], b[:, 0], -s, c))
+    return b[order], s[order], c[order]
+
+
+def candidate_rows(b: np.ndarray, s: np.ndarray, c: np.ndarray) -> list[list[float | int]]:
+    """The columns of :func:`rounded_candidates` as rows ``[x1, y1, x2, y2, score, class]``."""
+    return [[*row, k] for row, k in zip(np.column_stack([b, s]).tolist(), c.tolist())]
+
+
+_ENCODER = msgspec.json.Encoder()
+
+
+def json_line(obj: dict, *, floats: np.ndarray) -> str:
+    """``json.dumps(obj, separators=(",", ":"))``, byte for byte, faster when it can be.
+
+    ``floats`` are all the float values in ``obj``. msgspec writes the same shortest
+    round-trip digits as Python's ``repr``, but its exponent form differs (``1e-5`` and
+    ``1e16`` where Python writes ``1e-05`` and ``1e+16``) and it starts at other magnitudes
+    (Python: below 1e-4, msgspec: below 1e-5). So msgspec is used only where both write
+    plain decimals: every float is 0 or has ``1e-4 <= |x| < 1e16`` (which also excludes
+    NaN and infinities), and every string is printable ASCII (``json.dumps`` escapes
+    non-ASCII); otherwise ``json.dumps`` writes the line.
+    """
+    a = np.abs(np.asarray(floats, dtype=np.float64))
+    plain = bool(np.all((a == 0) | ((a >= 1e-4) & (a < 1e16))))
+    strings = all(v.isascii() and v.isprintable() for v in obj.values() if isinstance(v, str))
+    if plain and strings:
+        return _ENCODER.encode(obj).decode("ascii")
+    return json.dumps(obj, separators=(",", ":"))
+
+
+def frame_json(frame: str, width: int, height: int, b: np.ndarray, s: np.ndarray, c: np.ndarray) -> str:
+    """One frame's output line from its rounded, sorted candidate columns (:func:`rounded_candidates`)."""
+    return json_line({"frame": frame, "width": width, "height": height, "boxes": candidate_rows(b, s, c)},
+                     floats=np.concatenate([b.ravel(), s]))
+
+
+def header(model: LoadedModel, *, floor: float) -> dict:
+    """The file's first line (as a dict) for ``model`` at ``floor``."""
+    return {"format": FORMAT, "model": model.name, "onnx_sha256": model.sha256, "classes": list(model.classes),
+            "input_size": [model.input_h, model.input_w], "layout": model.layout, "floor": floor,
+            "precision": {"box_px": 10.0 ** -BOX_DECIMALS, "score": 10.0 ** -SCORE_DECIMALS}}
+
+
+@dataclass(frozen=True)
+class RawDetections:
+    """The detect stage's file: header and aligned arrays (frame index into ``frames``)."""
+
+    header: dict
+    frames: tuple[str, ...]
+    sizes: dict[str, tuple[int, int]]
+    frame: np.ndarray
+    cls: np.ndarray
+    boxes: np.ndarray
+    score: np.ndarray
+
+
+def read_raw(path: Path, *, keep_frames: set[str] | None = None) -> RawDetections:
+    """Read ``build/detections/<model>.jsonl``; frames not in ``keep_frames`` are skipped unread."""
+    try:
+        fh = open(path, encoding="utf-8")
+    except FileNotFoundError:
+        raise fail(str(path), "detections not found", hint="run inference first: dvc repro detect") from None
+    frames: list[str] = []
+    sizes: dict[str, tuple[int, int]] = {}
+    rows: list[list] = []
+    fidx: list[np.ndarray] = []
+    with fh:
+        try:
+            header = json.loads(fh.readline())
+        except json.JSONDecodeError:
+            header = None
+        if not isinstance(header, dict) or header.get("format") != FORMAT:
+            raise fail(f"{path}:1", "not a candor detections file", expected=f"a header with format {FORMAT}")
+        n_cls = len(header.get("classes", []))
+        for lineno, line in enumerate(fh, start=2):
+            if keep_frames is not None:
+                # the frame id is read from the line's fixed prefix; other frames are never parsed
+                head = FRAME_PREFIX.match(line)
+                if head is None:
+                    raise fail(f"{path}:{lineno}", "bad frame line", expected='a line starting {"frame":"<id>"')
+                if json.loads(f'"{head.group(1)}"') not in keep_frames:
+                    continue
+            try:
+                rec = json.loads(line)
+                frame = rec["frame"]
+                sizes[frame] = (int(rec["width"]), int(rec["height"]))
+                boxes = rec["boxes"]
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                raise fail(f"{path}:{lineno}", "bad frame line",
+                           expected='{"frame", "width", "height", "boxes": [[x1, y1, x2, y2, score, class]]}') from None
+            frames.append(frame)
+            if boxes:
+                rows.extend(boxes)
+                fidx.append(np.full(len(boxes), len(frames) - 1, dtype=np.int64))
+    arr = np.array(rows, dtype=np.float64).reshape(-1, 6) if rows else np.zeros((0, 6))
+    cls = arr[:, 5].astype(np.int64)
+    if len(cls) and (cls.min() < 0 or cls.max() >= n_cls):
+        raise fail(str(path), "class index out of range of the header's classes", expected=f"0..{n_cls - 1}",
+                   got=int(cls.max()))
+    return RawDetections(header=header, frames=tuple(frames), sizes=sizes,
+                         frame=np.concatenate(fidx) if fidx else np.zeros(0, dtype=np.int64),
+                         cls=cls, boxes=arr[:, :4], score=arr[:, 4])
