@@ -7,8 +7,10 @@ the rate in the same file (a list item is named by its name, e.g. ``cases.drill.
 detection). The stats stage reads these blocks and nothing else to find a rate's ``k`` and
 ``n`` (``docs/stats.md``); it never infers them from key names.
 
-Example: ``counts_block({"all.micro.recall": Count(k=3, n=4, unit="label")})`` is
-``{"all.micro.recall": {"k": 3, "n": 4, "unit": "label"}}``.
+Example:
+
+>>> counts_block({"all.micro.recall": Count(k=3, n=4, unit="label")})
+{'all.micro.recall': {'k': 3, 'n': 4, 'unit': 'label'}}
 """
 from __future__ import annotations
 

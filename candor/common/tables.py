@@ -12,7 +12,12 @@ Writing (:func:`csv_text`, :func:`write_csv`): ``csv.writer`` with ``\\n`` line 
 minimal quoting (a field is quoted only when it holds a comma, a quote or a line break), so
 equal rows give equal bytes on every machine.
 
-Example: ``csv_text(["a", "b"], [(1, "x,y")])`` is ``'a,b\\n1,"x,y"\\n'``.
+Example:
+
+>>> csv_text(["a", "b"], [(1, "x,y")])
+'a,b\\n1,"x,y"\\n'
+>>> parse_rows('a,b\\n1,2\\n', where="t.csv", columns=("a",)).rows
+((2, {'a': '1', 'b': '2'}),)
 """
 from __future__ import annotations
 
