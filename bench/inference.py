@@ -3,7 +3,7 @@
 For each demo model (``detector.models`` in params.yaml) on the demo frames
 (``data/detector``), in this process, ``repeats`` times each:
 
-- ``stage_ms``: the detect stage's own per-frame code path (``stages.detect.iter_lines``:
+- ``stage_ms``: the detect stage's own per-frame code path (:func:`candor.detection.inference.runner.iter_lines`:
   decode the image file, letterbox, run, decode boxes, round, JSON line), mean per frame;
 - ``bare_run_ms``: ``session.run`` alone on tensors letterboxed beforehand, mean per frame;
 - the stage split per frame, the same calls as the stage in the same order:
@@ -37,13 +37,13 @@ def _per_frame_ms(total_s: float, n: int) -> float:
 
 
 def bench_model(name: str, *, repeats: int, data: Path, models: Path, providers: list[str], floor: float) -> dict:
-    from candor.detection.inference.decode import decode
-    from candor.detection.inference.detections_file import frame_json, rounded_candidates
-    from stages.detect import iter_lines
     from candor.common.images import load_frame
     from candor.detection.frames import find_images, read_frames
+    from candor.detection.inference.decode import decode
+    from candor.detection.inference.detections_file import frame_json, rounded_candidates
     from candor.detection.inference.letterbox import Letterboxer, letterbox_image, plan, to_original
     from candor.detection.inference.onnx_model import open_model
+    from candor.detection.inference.runner import iter_lines
 
     model = open_model(models / f"{name}.yaml", providers=providers)
     frames = list(read_frames(data / "frames.csv").frames)

@@ -2,7 +2,7 @@
 
     python bench/run.py [--repeats 3] [--frames 5000] [--scaling 1000,5000,20000] [--only scoring,...]
 
-1. scoring: candor's ``python -m stages.score detections`` from the same COCO JSON
+1. scoring: candor's ``python -m stages.coco_eval`` from the same COCO JSON
    files as pycocotools and faster-coco-eval (both at IoU 0.5), each a separate
    process, ``--repeats`` interleaved rounds, medians of wall time, load/score split and peak RSS,
    and the ratios; plus TP agreement with pycocotools' own per-image matches.
@@ -40,7 +40,7 @@ def dataset(frames: int) -> Path:
 
 
 def candor_cmd(d: Path, out: Path) -> list[str]:
-    return [PY, "-m", "stages.score", "detections", "--coco-gt", str(d / "gt.json"),
+    return [PY, "-m", "stages.coco_eval", "--coco-gt", str(d / "gt.json"),
             "--coco-results", str(d / "dt.json"), "--out", str(out), "--timings"]
 
 

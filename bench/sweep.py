@@ -91,7 +91,7 @@ def bench_sweep(repeats: int) -> dict:
                 raise RuntimeError(f"the edited-params repro did not score only:\n{out[-2000:]}")
             plain.append(wall)
         reran = sorted(set(re.findall(r"Running stage '([^']+)'", out)))
-        score_cmd = [sys.executable, "-m", "stages.score", "detections", "--params", "params.yaml",
+        score_cmd = [sys.executable, "-m", "stages.score_detection", "--params", "params.yaml",
                      "--detections", "build/detections", "--models", "models", "--data", "data/detector",
                      "--metrics", str(tmp / "m"), "--outcomes", str(tmp / "o"), "--plots", str(tmp / "p"),
                      "--coco-out", str(tmp / "c")]

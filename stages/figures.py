@@ -7,7 +7,7 @@
 Writes into ``--out`` (a git-ignored folder it owns; stale files are removed):
 ``<model>-pr.png``, ``<model>-f1.png``, ``<model>-confusion.png``, ``<model>-per_class.png``
 for every model of ``detector.models`` (scored exactly as the score-detection stage does,
-:func:`stages.score.score_model`, from the canonical raw detections), and ``forest.png`` from
+:func:`candor.detection.scoring.evaluation.score_model`, from the canonical raw detections), and ``forest.png`` from
 the stats stage's paired comparisons (linked from ``plots/report/report.md``).
 
 Why not a DVC stage: PNG bytes depend on the matplotlib build (font rasterisation and
@@ -21,13 +21,13 @@ import argparse
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from types import SimpleNamespace
 
-from candor.detection.scoring.plots import figure_jobs, render
+from candor.common.atomic import replace_dir_files
 from candor.common.errors import fail, run_main
-from candor.stats.forest import forest_png, forest_rows
 from candor.common.params import DEFAULT_PARAMS
-from stages.score import read_params, replace_dir_files, score_model
+from candor.detection.scoring.evaluation import read_params, score_model
+from candor.detection.scoring.plots import figure_jobs, render
+from candor.stats.forest import forest_png, forest_rows
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,12 +48,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not stats_path.is_file():
         raise fail(str(stats_path), "file not found", hint="run the pipeline first: dvc repro")
     stats = json.loads(stats_path.read_text(encoding="utf-8"))
-    det, match, thresholds = read_params(args.params)
-    scoring = SimpleNamespace(data=args.data, models=args.models, detections=args.detections)
+    params = read_params(args.params)
     jobs = {}
-    for model in det.models:
-        fig = score_model(model, args=scoring, det_params=det, match=match, thresholds=thresholds)["figure"]
-        jobs.update(figure_jobs(fig))
+    for model in params.detector.models:
+        scored = score_model(model, data=Path(args.data), models=Path(args.models), detections=Path(args.detections),
+                             detector=params.detector, match=params.match, thresholds=params.thresholds)
+        jobs.update(figure_jobs(scored.figure))
     jobs["forest.png"] = (forest_png, (forest_rows(stats),), {"confidence": stats["confidence"]})
     replace_dir_files(Path(args.out), render(jobs), clean=True)
     print(f"{len(jobs)} figures -> {args.out}/")

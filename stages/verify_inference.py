@@ -7,7 +7,7 @@
 The committed ``build/detections/<model>.jsonl`` are the canonical inference outputs:
 everything downstream is computed from them, so it is byte-identical on every machine.
 This command reruns inference for every model of ``detector.models`` (exactly as the
-detect stage does, into a temporary folder), then for each model:
+detect stage does: :mod:`candor.detection.inference.runner`), then for each model:
 
 1. pairs the fresh boxes with the canonical ones within ``reinference.box_px`` and
    ``reinference.score`` (:mod:`candor.detection.scoring.reinference`) and prints the largest differences;
@@ -27,27 +27,27 @@ import argparse
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from types import SimpleNamespace
 
 from candor.common.atomic import write_json, write_lines
-from stages.detect import iter_lines, open_inputs
-from candor.detection.config import DetectorParams, ReinferenceParams, threshold_vector
-from candor.detection.scoring.metrics import flatten
 from candor.common.errors import EXIT_CALLS_FAILED, EXIT_OK, run_main
 from candor.common.params import DEFAULT_PARAMS, section
+from candor.detection.config import DetectorParams, ReinferenceParams, threshold_vector
+from candor.detection.inference.detections_file import collect, file_lines, header, read_raw
+from candor.detection.inference.runner import iter_frames, open_inputs
+from candor.detection.scoring.evaluation import ModelScore, read_params, score_model
+from candor.detection.scoring.metrics import flatten
 from candor.detection.scoring.reinference import Comparison, Tolerance, changed_rows, compare_boxes, threshold_crossings
-from stages.score import read_params, read_raw, score_model
 
 SHOWN = 10  # lines of each list printed; the JSON report has them all
 
 
-def scored_differences(canonical: dict, fresh: dict) -> dict:
-    """Metrics keys and outcome rows that differ between two :func:`stages.score.score_model` results."""
-    a, b = flatten(canonical["metrics"]), flatten(fresh["metrics"])
+def scored_differences(canonical: ModelScore, fresh: ModelScore) -> dict:
+    """Metrics keys and outcome rows that differ between two scored results of one model."""
+    a, b = flatten(canonical.metrics), flatten(fresh.metrics)
     return {"metrics": [{"key": k, "canonical": a.get(k), "fresh": b.get(k)}
                         for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)],
-            "frames": [{"canonical": x, "fresh": y} for x, y in changed_rows(canonical["frames"], fresh["frames"], key=5)],
-            "labels": [{"canonical": x, "fresh": y} for x, y in changed_rows(canonical["labels"], fresh["labels"], key=5)]}
+            "frames": [{"canonical": x, "fresh": y} for x, y in changed_rows(canonical.frames, fresh.frames, key=5)],
+            "labels": [{"canonical": x, "fresh": y} for x, y in changed_rows(canonical.labels, fresh.labels, key=5)]}
 
 
 def model_report(cmp: Comparison, *, crossings: list, scored: dict) -> dict:
@@ -88,20 +88,20 @@ def print_report(rep: dict, *, tol: Tolerance) -> None:
 
 
 def verify_model(model: str, *, args: argparse.Namespace, work: Path, tol: Tolerance) -> dict:
-    """Rerun one model into ``work``, compare boxes and scored results with the canonical file."""
-    det_params = section(DetectorParams, "detector", path=args.params)
-    info, images, loaded = open_inputs(SimpleNamespace(model=model, models=args.models, data=args.data,
-                                                       verified=args.verified), det_params)
-    write_lines(work / f"{model}.jsonl", iter_lines(loaded, info.frames, images, floor=det_params.floor))
+    """Rerun one model, compare its boxes and scored results with the canonical file; the fresh
+    file is written into ``work`` only because scoring reads detections from a folder."""
+    det, match, thresholds = read_params(args.params)
+    info, images, loaded = open_inputs(model=model, models=args.models, data=args.data, verified=args.verified,
+                                       providers=det.providers)
+    head, boxes = header(loaded, floor=det.floor), list(iter_frames(loaded, info.frames, images, floor=det.floor))
     canonical = read_raw(Path(args.canonical) / f"{model}.jsonl")
-    fresh = read_raw(work / f"{model}.jsonl")
+    fresh = collect(head, boxes)
     cmp = compare_boxes(canonical, fresh, tol=tol)
     if not cmp.ok:
         return model_report(cmp, crossings=[], scored={"metrics": [], "frames": [], "labels": []})
-    det, match, thresholds = read_params(args.params)
-    runs = {name: score_model(model, args=SimpleNamespace(data=args.data, models=args.models, detections=folder,
-                                                          png=False),
-                              det_params=det, match=match, thresholds=thresholds)
+    write_lines(work / f"{model}.jsonl", file_lines(head, boxes))
+    runs = {name: score_model(model, data=args.data, models=args.models, detections=folder, detector=det,
+                              match=match, thresholds=thresholds)
             for name, folder in (("canonical", args.canonical), ("fresh", work))}
     thr = threshold_vector(thresholds, classes=canonical.header["classes"], floor=det.floor)
     return model_report(cmp, crossings=threshold_crossings(canonical, fresh, cmp.pairs, thresholds=thr),

@@ -69,7 +69,7 @@ class Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     what: str = Field(min_length=1)
-    stage: Literal["fetch", "detect", "score-detection", "identify", "score-lots", "value", "stats"]
+    stage: Literal["fetch", "detect", "score-detection", "coco-eval", "identify", "score-lots", "value", "stats"]
     args: list[str] | None = None                     # replaces the stage's default arguments
     remove: list[str] = Field(default_factory=list)   # files deleted from the workspace
     append: dict[str, str] = Field(default_factory=dict)   # path -> hex bytes appended
@@ -207,7 +207,8 @@ def test_pending_cases_that_fail_still_write_nothing(outcomes: dict[str, Outcome
 
 def test_corpus_is_large_enough_and_covers_every_stage():
     assert len(SPECS) >= 30
-    assert {s.stage for s in SPECS.values()} == {"fetch", "detect", "score-detection", "identify", "score-lots", "value", "stats"}
+    assert {s.stage for s in SPECS.values()} == {"fetch", "detect", "score-detection", "coco-eval", "identify",
+                                                 "score-lots", "value", "stats"}
     # every case names at least one file in its expected message, or documents that it works
     for name, spec in SPECS.items():
         assert spec.expect.exit == 0 or any("/" in m or m.endswith((".yaml", ".csv", ".json")) or "params" in m

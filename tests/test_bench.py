@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from stages import score
 from candor.common.errors import run_main
+from stages import coco_eval
 from tests.conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -32,8 +32,8 @@ def test_candor_tp_equals_pycocotools_on_a_generated_set(tmp_path):
     gt, dt = make_coco.make(20, seed=1)
     (tmp_path / "gt.json").write_text(json.dumps(gt))
     (tmp_path / "dt.json").write_text(json.dumps(dt))
-    assert run_main(score.main, ["detections", "--coco-gt", str(tmp_path / "gt.json"), "--coco-results",
-                                 str(tmp_path / "dt.json"), "--out", str(tmp_path / "c.json")]) == 0
+    assert run_main(coco_eval.main, ["--coco-gt", str(tmp_path / "gt.json"), "--coco-results",
+                                     str(tmp_path / "dt.json"), "--out", str(tmp_path / "c.json")]) == 0
     mine = json.loads((tmp_path / "c.json").read_text())["all"]["per_class"]
     _, _, ev = peers.run_pycocotools(str(tmp_path / "gt.json"), str(tmp_path / "dt.json"))
     ref = peers.pycocotools_counts(ev)

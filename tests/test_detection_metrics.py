@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from candor.detection.scoring.metrics import (
-    Counts, Scene, band_names, best_thresholds, confusion, curves, operating_point, score_detections, summarize,
-    threshold_grid, zoom_key,
+    Counts, Scene, band_names, best_thresholds, confusion, curves, operating_point, rate_counts, score_detections,
+    size_at_input, summarize, threshold_grid, zoom_key,
 )
 
 CLASSES = ("deer", "sheep", "tree", "relic")   # relic: never labelled
@@ -236,3 +236,33 @@ def test_chunked_scoring_equals_the_naive_definition(seed, nms_iou):
         assert s.label.tolist() == label
         assert s.ignored.tolist() == ignored
         assert s.label_score.tolist() == label_score
+
+
+@pytest.mark.parametrize("box, scale, size", [
+    ([0, 0, 8, 2], 1.0, 4.0),          # sqrt(8 * 2)
+    ([10, 10, 40, 40], 0.5, 15.0),     # 30 px at half scale
+    ([0, 0, 16, 16], 3.0, 48.0),       # exactly on a band edge
+    ([5, 5, 5, 9], 2.0, 0.0),          # zero width: size 0
+    ([5, 5, 3, 9], 2.0, 0.0),          # negative width: size 0, never NaN
+])
+def test_size_at_input(box, scale, size):
+    assert size_at_input(np.array([box], dtype=float), np.array([scale])).tolist() == [size]
+
+
+def test_size_at_input_decides_the_band():
+    """A box on an edge falls in the upper band (``[e0, e1)``)."""
+    sizes = size_at_input(np.array([[0, 0, 15.9, 16], [0, 0, 16, 16], [0, 0, 48, 48]], dtype=float), np.ones(3))
+    assert np.searchsorted(np.array([16.0, 48.0]), sizes, side="right").tolist() == [0, 1, 2]
+
+
+def test_rate_counts_are_the_counts_behind_every_rate():
+    s = scored()
+    op = operating_point(s, thresholds=np.zeros(4))
+    block = summarize(s, op, frame_mask=np.ones(3, bool), min_support=1, critical=[], band_edges=[16.0])
+    counts = rate_counts({"all": block})
+    # kept after NMS: deer TP, deer FP, sheep TP, relic FP, tree FP; the tree label is missed
+    assert (counts["all.micro.precision"].k, counts["all.micro.precision"].n) == (2, 5)
+    assert (counts["all.micro.recall"].k, counts["all.micro.recall"].n) == (2, 3)
+    assert counts["all.per_class.relic.recall"].n == 0 and block["per_class"]["relic"]["recall"] is None
+    assert {c.unit for k, c in counts.items() if k.endswith("precision")} == {"detection"}
+    assert {c.unit for k, c in counts.items() if k.endswith("recall")} == {"label"}

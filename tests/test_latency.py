@@ -1,4 +1,5 @@
-"""latency stage: served postprocess, summaries, and the diagnostic record on a tiny ONNX model."""
+"""candor/detection/latency.py and the latency stage: served postprocess, summaries, and the diagnostic
+record on a tiny ONNX model."""
 from __future__ import annotations
 
 import json
@@ -7,11 +8,12 @@ from itertools import count
 import numpy as np
 import pytest
 
-from stages import latency
 from candor.common.errors import run_main
+from candor.detection import latency
 from candor.detection.inference.letterbox import Letterboxer
 from candor.detection.inference.onnx_model import open_model
-from tests.test_detect_support import tiny_repo
+from stages import latency as latency_stage
+from tests.support_detect import tiny_repo
 
 PARAMS = ("detector:\n  models: [tiny]\n  floor: 0.05\n  nms_iou: 0.5\n  providers: [CPUExecutionProvider]\n"
           "thresholds:\n  default: 0.35\n  deer: 0.25\nlatency:\n  warmup: 2\n")
@@ -51,7 +53,7 @@ def test_summary_median_and_p95():
 
 
 def test_stage_writes_labelled_diagnostic(repo, capsys):
-    assert run_main(latency.main, ["--model", "tiny", "--out", "metrics/latency/tiny.json"]) == 0
+    assert run_main(latency_stage.main, ["--model", "tiny", "--out", "metrics/latency/tiny.json"]) == 0
     doc = json.loads((repo / "metrics" / "latency" / "tiny.json").read_text())
     assert doc["diagnostic"].startswith("diagnostic: machine-specific")
     assert doc["end_to_end"]["n"] == 3 and doc["model_call"]["n"] == 3 and doc["warmup"] == 2
@@ -64,6 +66,6 @@ def test_stage_writes_labelled_diagnostic(repo, capsys):
 
 def test_unknown_threshold_class_is_a_config_error(repo, capsys):
     (repo / "params.yaml").write_text(PARAMS.replace("deer: 0.25", "dear: 0.25"))
-    assert run_main(latency.main, ["--model", "tiny", "--out", "x.json"]) == 2
+    assert run_main(latency_stage.main, ["--model", "tiny", "--out", "x.json"]) == 2
     assert "thresholds.dear" in capsys.readouterr().err
     assert not (repo / "x.json").exists()

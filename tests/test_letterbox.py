@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from candor.detection.inference.letterbox import (PAD_VALUE, Letterboxer, input_size_px, letterbox_image, plan, to_input,
-                              to_original)
+from candor.detection.inference.letterbox import (PAD_VALUE, Letterboxer, letterbox_image, plan, to_input,
+                                                  to_original)
 
 
 @pytest.mark.parametrize("w, h, iw, ih, scale, new, pad", [
@@ -65,10 +65,6 @@ def test_round_trip_random_boxes_within_half_pixel():
 def test_to_original_clips_to_frame():
     lb = plan(200, 100, input_w=400, input_h=400)
     assert to_original(np.array([[-10, 50, 500, 390]]), lb).tolist() == [[0.0, 0.0, 200.0, 100.0]]
-
-
-def test_input_size_px():
-    assert input_size_px(np.array([[0, 0, 4, 9]]), 2.0).tolist() == [12.0]
 
 
 def reference_tensor(image: Image.Image, lb) -> np.ndarray:

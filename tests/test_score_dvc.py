@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT
-from tests.test_detect_support import constant_model, make_dataset, ultralytics_output, write_card
+from tests.support_detect import constant_model, make_dataset, ultralytics_output, write_card
 
 pytestmark = pytest.mark.slow
 
@@ -33,7 +33,7 @@ def sh(args: list[str], cwd: Path) -> str:
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory) -> Path:
-    import tests.test_detect_support as support
+    import tests.support_detect as support
 
     root = tmp_path_factory.mktemp("dvcrepo")
     for code in ("candor", "stages"):

@@ -68,3 +68,22 @@ def write_lines(path: str | os.PathLike[str], lines: Iterable[str]) -> None:
         for line in lines:
             fh.write(line)
             fh.write("\n")
+
+
+def replace_dir_files(root: str | os.PathLike[str], files: dict[str, bytes], *, clean: bool) -> None:
+    """Write ``files`` (path relative to ``root`` -> bytes) under ``root``, each atomically.
+
+    With ``clean``, every other file under ``root`` is then removed, and so are the folders
+    left empty: ``root`` holds exactly ``files`` (for an output folder a stage owns).
+    """
+    root = Path(root)
+    for rel, blob in files.items():
+        with atomic_path(root / rel) as tmp:
+            tmp.write_bytes(blob)
+    if clean and root.is_dir():
+        wanted = {(root / r).resolve() for r in files}
+        for p in sorted(root.rglob("*"), reverse=True):
+            if p.is_file() and p.resolve() not in wanted:
+                p.unlink()
+            elif p.is_dir() and not any(p.iterdir()):
+                p.rmdir()

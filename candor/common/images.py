@@ -1,4 +1,4 @@
-"""Images as data URLs: MIME type sniffed from the bytes, size capped (seed 001).
+"""Images as data URLs: MIME type sniffed from the bytes, size capped (``docs/lots.md``, live mode).
 
 * :func:`sniff_mime` reads the magic bytes, never the file name: JPEG
   (``FF D8 FF``), PNG (``89 50 4E 47 0D 0A 1A 0A``), GIF (``GIF87a``/``GIF89a``),

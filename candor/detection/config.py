@@ -13,7 +13,7 @@
   one place they are declared.
 
 The detect stage reads only ``detector.floor`` and ``detector.providers``; the
-score stage reads the rest, so a threshold or NMS change never reruns inference.
+score-detection stage reads the rest, so a threshold or NMS change never reruns inference.
 """
 from __future__ import annotations
 

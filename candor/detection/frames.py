@@ -5,14 +5,15 @@ zooms) read these, so they live beside, not inside, either sub-package.
 """
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from pathlib import Path
 
 from candor.common.errors import InputError, Problem, fail
+from candor.common.tables import read_rows
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
 SPLITS = ("dev", "test")
+COLUMNS = ("frame", "session", "zoom", "split")
 
 
 @dataclass(frozen=True)
@@ -26,22 +27,14 @@ class FrameInfo:
 
 
 def read_frames(path: Path) -> FrameInfo:
-    """Read and validate ``frames.csv`` (columns ``frame,session,zoom,split``; split in dev/test)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise fail(str(path), "file not found", expected="a CSV with columns frame,session,zoom,split") from None
-    reader = csv.DictReader(text.splitlines())
-    cols = reader.fieldnames or []
-    missing = [c for c in ("frame", "session", "zoom", "split") if c not in cols]
-    if missing:
-        raise fail(str(path), "missing column(s) " + ", ".join(missing),
-                   expected="header frame,session,zoom,split", got=",".join(cols))
+    """Read and validate ``frames.csv`` (:func:`~candor.common.tables.read_rows`; columns
+    ``frame,session,zoom,split``, values stripped; frame ids non-empty and unique; split in
+    dev/test). Every problem is reported at once, naming its row and column."""
     problems: list[Problem] = []
     rows: dict[str, tuple[str, str, str]] = {}
-    for rowno, row in enumerate(reader, start=2):
-        frame = (row["frame"] or "").strip()
-        split = (row["split"] or "").strip()
+    for rowno, row in read_rows(path, columns=COLUMNS).rows:
+        frame = row["frame"].strip()
+        split = row["split"].strip()
         if not frame:
             problems.append(Problem(f"{path}:row {rowno}.frame", "empty frame id"))
         elif frame in rows:
@@ -50,7 +43,7 @@ def read_frames(path: Path) -> FrameInfo:
             problems.append(Problem(f"{path}:row {rowno}.split", "unknown split", expected=" or ".join(SPLITS),
                                     got=repr(split)))
         if frame and frame not in rows:
-            rows[frame] = ((row["session"] or "").strip(), (row["zoom"] or "").strip(), split)
+            rows[frame] = (row["session"].strip(), row["zoom"].strip(), split)
     if problems:
         raise InputError(problems)
     order = sorted(rows)

@@ -1,8 +1,8 @@
 """Defaults of ``params.yaml: match`` (:class:`candor.detection.config.MatchParams`), constants only.
 
-A leaf module: scoring without a params file (the standalone COCO mode of
-``stages.score``) reads them without importing YAML or pydantic, and the stages that
-read ``detector`` params (detect, latency) do not come to depend on scoring code.
+The one place these numbers are written: :class:`~candor.detection.config.MatchParams` takes
+them as its defaults, and scoring without a params file (the standalone COCO mode,
+:mod:`candor.detection.scoring.coco_pair`) reads them without importing YAML or pydantic.
 """
 from __future__ import annotations
 

@@ -16,9 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from candor.common.manifest import HEX64
 from candor.common.params import load_yaml, validate
 
-SHA256_PATTERN = r"^[0-9a-f]{64}$"
+SHA256_PATTERN = HEX64.pattern
 
 
 class ModelCard(BaseModel):

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from candor.common.manifest import build_manifest_rows, format_manifest
 from candor.lots.recording import RecordLine, parse_answer
-from tests.test_detect_support import constant_model, make_dataset, ultralytics_output, write_card
+from tests.support_detect import constant_model, make_dataset, ultralytics_output, write_card
 
 ROOT = Path(__file__).resolve().parents[2]
 CANDIDATE = "p"
@@ -91,10 +91,12 @@ STAGES: dict[str, list[str]] = {
     "fetch": ["stages.fetch", "verify", "--data", "data", "--models", "models", "--out", "build/verified"],
     "detect": ["stages.detect", "--model", "tiny", "--models", "models", "--data", "data/detector",
                "--verified", "build/verified", "--out", "build/detections/tiny.jsonl"],
-    "score-detection": ["stages.score", "detections", "--params", "params.yaml",
+    "score-detection": ["stages.score_detection", "--params", "params.yaml",
                         "--detections", "build/detections", "--models", "models", "--data", "data/detector",
                         "--metrics", "metrics/detection", "--outcomes", "metrics/outcomes",
                         "--plots", "plots/detection", "--coco-out", "build/coco-results"],
+    "coco-eval": ["stages.coco_eval", "--coco-gt", "coco/gt.json", "--coco-results", "coco/results.json",
+                  "--out", "metrics/detection/coco.json"],   # standalone COCO mode, outside the pipeline
     "identify": ["stages.identify", "--candidate", CANDIDATE, "--lots", "data/lots",
                  "--answers", f"build/answers/{CANDIDATE}.jsonl"],
     "score-lots": ["stages.score_lots", "--lots", "data/lots", "--answers", "build/answers", "--metrics", "metrics"],

@@ -21,7 +21,7 @@ import sys
 import traceback
 
 PRELOAD = ("numpy", "PIL.Image", "PIL.PngImagePlugin", "PIL.JpegImagePlugin", "onnxruntime", "pydantic", "yaml",
-           "tqdm", "fsspec", "stages.fetch", "stages.detect", "stages.score", "stages.identify",
+           "tqdm", "fsspec", "stages.fetch", "stages.detect", "stages.score_detection", "stages.coco_eval", "stages.identify",
            "stages.score_lots", "stages.value", "stages.stats")
 
 

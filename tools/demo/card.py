@@ -3,8 +3,8 @@
     python -m tools.demo.card --onnx models/demo-v1.onnx --record tools/demo/records/demo-v1.train.json
 
 The card names the ONNX file and its SHA-256, the class names in output order, the
-static input size [h, w], the output layout, the served thresholds (default 0.35 with
-the per-class overrides of seed 002), the training facts from the training record,
+static input size [h, w], the output layout, the served thresholds (:data:`THRESHOLDS`, the
+values ``params.yaml: thresholds`` serves), the training facts from the training record,
 and ``eval_manifest_sha256``: the manifest SHA-256 of the evaluation set
 (``candor.common.manifest.load_manifest(data/detector/manifest.csv).sha256``). It is checked
 with :func:`candor.detection.model_card.load_card` before it is kept.
@@ -23,8 +23,8 @@ from candor.common.manifest import MANIFEST_NAME, load_manifest, sha256_file
 from candor.detection.model_card import load_card
 from tools.demo.scenes import CLASSES
 
-# Served confidence thresholds in the spirit of seed 002 (rare, small or food targets
-# lower; the mill, which is easily confused with clutter, higher).
+# Served confidence thresholds: default 0.35; rare, small or food targets lower; the mill,
+# which is easily confused with clutter, higher.
 THRESHOLDS = {"default": 0.35, "berry_bush": 0.25, "villager": 0.25, "deer": 0.20, "relic": 0.20,
               "sheep": 0.20, "mill": 0.55}
 

@@ -24,11 +24,12 @@ import argparse
 import csv
 import io
 import logging
+import subprocess
+import sys
 from pathlib import Path
 
 from PIL import Image
 
-from stages import fetch
 from candor.common.atomic import write_json, write_text
 from tools.demo.scenes import CLASSES, FRAME_H, FRAME_W, Frame, make_session, render, yolo_lines
 
@@ -116,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     out, cols = Path(args.out), Path(args.columns)
     frames = write_set(out, columns_csv=cols)
-    fetch.main(["manifest", str(out), "--columns", str(cols)])
+    # the manifest is the fetch stage's to write; run as a command (a tool never imports a stage)
+    subprocess.run([sys.executable, "-m", "stages.fetch", "manifest", str(out), "--columns", str(cols)], check=True)
     log.info("wrote %d frames, %d boxes to %s", len(frames), sum(len(f.boxes) for f in frames), out)
     return 0
 

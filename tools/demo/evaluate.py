@@ -6,8 +6,9 @@
 Used right after training (``tools/demo/README.md``) to report how good a model is
 before any served per-class thresholds exist. It composes the pipeline's pieces, so it
 has no definitions of its own: the model is hash-checked and run as the detect stage
-runs it (:mod:`stages.detect`: letterbox, decode, raw boxes at the threshold), then
-scored as the score stage scores (:mod:`stages.score`, :mod:`candor.detection.scoring.metrics`:
+runs it (:func:`candor.detection.inference.runner.run_model`: letterbox, decode, raw boxes
+at the threshold, as arrays), then scored as the score stage scores
+(:mod:`candor.detection.scoring.scene`, :mod:`candor.detection.scoring.metrics`:
 same-class NMS at IoU 0.5 (suppress when IoU > 0.5), greedy one-to-one matching at
 IoU >= 0.5, micro and per-class P/R/F1), per split and over all frames.
 """
@@ -15,31 +16,26 @@ from __future__ import annotations
 
 import argparse
 import json
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from stages.detect import iter_lines
-from candor.detection.scoring.metrics import operating_point, score_detections, summarize
+from candor.detection.config import DetectorParams
 from candor.detection.frames import find_images, read_frames
+from candor.detection.inference.detections_file import RawDetections
 from candor.detection.inference.onnx_model import open_model
-from candor.detection.inference.detections_file import RawDetections, read_raw
-from stages.score import build_scene
+from candor.detection.inference.runner import run_model
+from candor.detection.match_defaults import MATCH_IOU
+from candor.detection.scoring.metrics import operating_point, score_detections, summarize
+from candor.detection.scoring.scene import build_scene
 
-NMS_IOU = 0.5
-MATCH_IOU = 0.5
+NMS_IOU = DetectorParams().nms_iou     # the pipeline's defaults, not the served params.yaml
 
 
 def evaluate(card: Path, data: Path, *, threshold: float) -> dict:
     """Run the model on every frame (boxes at ``threshold``), then :func:`evaluate_raw`."""
     model = open_model(card, providers=["CPUExecutionProvider"])
-    info = read_frames(data / "frames.csv")
-    with tempfile.TemporaryDirectory() as tmp:
-        raw_path = Path(tmp) / "raw.jsonl"
-        raw_path.write_text("".join(line + "\n" for line in iter_lines(
-            model, info.frames, find_images(data / "images"), floor=threshold)))
-        raw = read_raw(raw_path)
+    raw = run_model(model, read_frames(data / "frames.csv").frames, find_images(data / "images"), floor=threshold)
     return evaluate_raw(raw, data, threshold=threshold)
 
 

@@ -11,8 +11,8 @@ Definitions
   as one capture session of a real game would.
 - A *frame* of a session has a *zoom* from :data:`ZOOMS`; object sizes in pixels
   scale with it (zoom 2.0 draws everything twice as large as zoom 1.0).
-- Frames are :data:`FRAME_W` x :data:`FRAME_H` = 640 x 416 RGB (the seed's
-  1280 x 831 halved, aspect 1.538 vs 1.540).
+- Frames are :data:`FRAME_W` x :data:`FRAME_H` = 640 x 416 RGB (a game
+  screen of 1280 x 831 halved, aspect 1.538 vs 1.540).
 - A *box* is ``(class_id, x0, y0, x1, y1)`` in frame pixels (floats, x1/y1
   exclusive edges): the full drawn extent of one labelled object, clipped to the
   visible game view (inside the frame and outside the UI bars). An object is

@@ -1,5 +1,7 @@
 """The raw-detections file (``build/detections/<model>.jsonl``): written by the detect stage,
-read by scoring, re-inference and the demo tools; this module is its one home.
+read by scoring, re-inference and the demo tools; this module is its one home. Its lines are
+made by :func:`file_lines` from :class:`FrameBoxes`, read back by :func:`read_raw`; the same
+values without a file are :func:`collect`'s.
 
 JSON Lines, deterministic bytes:
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -86,6 +89,24 @@ def frame_json(frame: str, width: int, height: int, b: np.ndarray, s: np.ndarray
                      floats=np.concatenate([b.ravel(), s]))
 
 
+@dataclass(frozen=True)
+class FrameBoxes:
+    """One frame line's values: the frame id, its size in pixels and its candidates as
+    :func:`rounded_candidates` returns them (``boxes`` (K, 4) float64 xyxy original px,
+    ``scores`` (K,) float64, ``classes`` (K,) int64; rounded, filtered at the floor, sorted)."""
+
+    frame: str
+    width: int
+    height: int
+    boxes: np.ndarray
+    scores: np.ndarray
+    classes: np.ndarray
+
+    def line(self) -> str:
+        """The frame's line of the file (:func:`frame_json`)."""
+        return frame_json(self.frame, self.width, self.height, self.boxes, self.scores, self.classes)
+
+
 def header(model: LoadedModel, *, floor: float) -> dict:
     """The file's first line (as a dict) for ``model`` at ``floor``."""
     return {"format": FORMAT, "model": model.name, "onnx_sha256": model.sha256, "classes": list(model.classes),
@@ -104,6 +125,34 @@ class RawDetections:
     cls: np.ndarray
     boxes: np.ndarray
     score: np.ndarray
+
+
+def file_lines(header: dict, frames: Iterable[FrameBoxes]) -> Iterator[str]:
+    """The file's lines, without ``\\n``: the header, then one line per frame (lazy: streams
+    ``frames``)."""
+    yield json.dumps(header, separators=(",", ":"))
+    for boxes in frames:
+        yield boxes.line()
+
+
+def collect(header: dict, frames: Iterable[FrameBoxes]) -> RawDetections:
+    """The :class:`RawDetections` of a header and its frame lines, without the file: equal, array
+    for array, to :func:`read_raw` of the file those lines make (JSON floats round-trip exactly).
+
+    >>> one = FrameBoxes("a", 4, 3, np.array([[0.0, 0.0, 1.0, 1.0]]), np.array([0.5]), np.array([2]))
+    >>> none = FrameBoxes("b", 4, 3, np.zeros((0, 4)), np.zeros(0), np.zeros(0, dtype=np.int64))
+    >>> raw = collect({"format": FORMAT}, [one, none])
+    >>> raw.frames, raw.sizes["b"], raw.frame.tolist(), raw.cls.tolist(), raw.score.tolist()
+    (('a', 'b'), (4, 3), [0], [2], [0.5])
+    """
+    kept = list(frames)
+    counts = [len(f.scores) for f in kept]
+    return RawDetections(
+        header=header, frames=tuple(f.frame for f in kept), sizes={f.frame: (f.width, f.height) for f in kept},
+        frame=np.repeat(np.arange(len(kept), dtype=np.int64), counts),
+        cls=np.concatenate([np.zeros(0, dtype=np.int64), *(f.classes for f in kept)]).astype(np.int64),
+        boxes=np.concatenate([np.zeros((0, 4)), *(f.boxes for f in kept)]).astype(np.float64),
+        score=np.concatenate([np.zeros(0), *(f.scores for f in kept)]).astype(np.float64))
 
 
 def read_raw(path: Path, *, keep_frames: set[str] | None = None) -> RawDetections:

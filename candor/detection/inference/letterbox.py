@@ -131,14 +131,3 @@ def to_original(boxes: np.ndarray, lb: Letterbox) -> np.ndarray:
     out[:, [1, 3]] = np.clip(out[:, [1, 3]], 0, lb.orig_h)
     return out
 
-
-def input_size_px(boxes: np.ndarray, lb_scale: float | np.ndarray) -> np.ndarray:
-    """Object size at model input: ``sqrt(w * h) * scale`` for boxes in original pixels.
-
-    This is the size the model sees (``sqrt`` of the box area after letterboxing);
-    it decides a box's size band.
-    """
-    b = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
-    w = np.clip(b[:, 2] - b[:, 0], 0, None)
-    h = np.clip(b[:, 3] - b[:, 1], 0, None)
-    return np.sqrt(w * h) * lb_scale

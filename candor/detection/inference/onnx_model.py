@@ -23,7 +23,8 @@ from candor.detection.model_card import ModelCard, load_card, onnx_path
 
 @dataclass(frozen=True)
 class LoadedModel:
-    """A checked, loaded model: its card, session, input name and size, layout."""
+    """A checked, loaded model: its card, the SHA-256 of the bytes loaded (equal to the card's),
+    the onnxruntime session, its input name and static input size, and the output layout."""
 
     name: str
     card: ModelCard
@@ -33,7 +34,11 @@ class LoadedModel:
     input_h: int
     input_w: int
     layout: Layout
-    classes: tuple[str, ...]
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        """The card's class names, in output order (a loaded model's card always lists them)."""
+        return tuple(self.card.classes or ())
 
     def run(self, tensor: np.ndarray) -> np.ndarray:
         """The first output of the model for one ``[1, 3, H, W]`` float32 tensor."""
@@ -97,4 +102,4 @@ def open_model(card_file: Path, *, providers: list[str], verified: Path | None =
     layout = infer_layout(out_shape, num_classes=len(card.classes), declared=card.output_layout,
                           where=f"{path}: output {session.get_outputs()[0].name}")
     return LoadedModel(name=name, card=card, sha256=digest, session=session, input_name=inp.name,
-                       input_h=h, input_w=w, layout=layout, classes=tuple(card.classes))
+                       input_h=h, input_w=w, layout=layout)

@@ -1,4 +1,4 @@
-"""Seed-002 detection metrics: one matching, many views. Higher is better for P, R, F1.
+"""Detection metrics (docs/detector.md): one matching, many views. Higher is better for P, R, F1.
 
 Pipeline (the served path, then the scorer):
 
@@ -45,6 +45,11 @@ Definitions, on a set of frames:
   pair counts as (true class, predicted class); the remaining FP count as
   (background, predicted) and FN as (true, background). Row sums are label
   counts, column sums kept detection counts (ignored ones excluded).
+
+Counts behind the rates (:func:`rate_counts`, the metrics file's ``counts`` block,
+:mod:`candor.common.counts`): every precision is ``k = TP`` of ``n = TP + FP`` kept
+detections (unit ``detection``), every recall ``k = TP`` of ``n = TP + FN`` labels (unit
+``label``), for ``micro``, each class, band and zoom of each split block.
 """
 from __future__ import annotations
 
@@ -53,6 +58,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from candor.common.counts import Count
 from candor.detection.scoring.boxes import iter_group_pairs, key_chunks, nms, paired_iou, rank_order
 from candor.detection.scoring.matching import match_detections
 
@@ -239,7 +245,14 @@ def zoom_key(value: str) -> str:
 
 
 def size_at_input(boxes: np.ndarray, scale: np.ndarray) -> np.ndarray:
-    """``sqrt(w * h) * scale`` per box (``scale`` per box)."""
+    """Object size at model input: ``sqrt(w * h) * scale`` per box.
+
+    ``boxes``: ``(N, 4)`` xyxy in original pixels; ``scale``: ``(N,)`` (or a scalar), the
+    letterbox scale of each box's frame. A box with ``w`` or ``h <= 0`` has size 0.
+
+    >>> size_at_input(np.array([[0.0, 0.0, 8.0, 2.0], [5, 5, 5, 9]]), np.array([0.5, 2.0])).tolist()
+    [2.0, 0.0]
+    """
     w = np.maximum(boxes[:, 2] - boxes[:, 0], 0.0)
     h = np.maximum(boxes[:, 3] - boxes[:, 1], 0.0)
     return np.sqrt(w * h) * scale
@@ -342,6 +355,30 @@ def summarize(s: Scored, op: OperatingPoint, *, frame_mask: np.ndarray, min_supp
     crit["total"] = {"missed": tot_missed, "wrong": tot_wrong}
     return {"micro": micro.as_dict(), "per_class": per_class, "by_band": by_band, "by_zoom": by_zoom,
             "critical": crit}
+
+
+RATE_GROUPS = ("per_class", "by_band", "by_zoom")
+
+
+def rate_counts(blocks: dict[str, dict]) -> dict[str, Count]:
+    """The counts behind every precision and recall of :func:`summarize` blocks (``{split: block}``).
+
+    Keys are the rates' dotted paths (``all.micro.precision``, ``dev.per_class.deer.recall``);
+    precision counts ``tp`` of ``tp + fp`` detections, recall ``tp`` of ``tp + fn`` labels.
+    A rate that is None (``n == 0``) still has its count.
+
+    >>> block = {"micro": {"tp": 3, "fp": 1, "fn": 2}, "per_class": {}, "by_band": {}, "by_zoom": {}}
+    >>> {k: (c.k, c.n, c.unit) for k, c in rate_counts({"all": block}).items()}
+    {'all.micro.precision': (3, 4, 'detection'), 'all.micro.recall': (3, 5, 'label')}
+    """
+    out: dict[str, Count] = {}
+    for split, block in blocks.items():
+        entries = [("micro", block["micro"])]
+        entries += [(f"{group}.{name}", m) for group in RATE_GROUPS for name, m in block[group].items()]
+        for path, m in entries:
+            out[f"{split}.{path}.precision"] = Count(k=m["tp"], n=m["tp"] + m["fp"], unit="detection")
+            out[f"{split}.{path}.recall"] = Count(k=m["tp"], n=m["tp"] + m["fn"], unit="label")
+    return out
 
 
 def threshold_grid(floor: float, *, step: float = 0.01) -> np.ndarray:

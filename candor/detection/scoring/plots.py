@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from candor.common.tables import csv_text
 from candor.detection.scoring.metrics import Curve
 from candor.common.parallel import fork_map
 from candor.common.png import PNG_DPI, png_bytes, pyplot
@@ -59,35 +60,41 @@ def _fmt(v: float | None) -> str:
 
 
 def pr_csv(curve: Curve) -> str:
-    lines = ["threshold,precision,recall"]
-    for t, p, r, _ in curve.rows():
-        if p is not None and r is not None:
-            lines.append(f"{_fmt(t)},{_fmt(p)},{_fmt(r)}")
-    return "\n".join(lines) + "\n"
+    """``threshold,precision,recall``: the curve's points where both rates are defined."""
+    return csv_text(("threshold", "precision", "recall"),
+                    [(_fmt(t), _fmt(p), _fmt(r)) for t, p, r, _ in curve.rows() if p is not None and r is not None])
 
 
 def f1_csv(curve: Curve) -> str:
-    lines = ["threshold,f1,precision,recall"]
-    for t, p, r, f in curve.rows():
-        if f is not None:
-            lines.append(f"{_fmt(t)},{_fmt(f)},{_fmt(p)},{_fmt(r)}")
-    return "\n".join(lines) + "\n"
+    """``threshold,f1,precision,recall``: the curve's points where F1 is defined."""
+    return csv_text(("threshold", "f1", "precision", "recall"),
+                    [(_fmt(t), _fmt(f), _fmt(p), _fmt(r)) for t, p, r, f in curve.rows() if f is not None])
 
 
 def confusion_csv(matrix: np.ndarray, classes: tuple[str, ...] | list[str]) -> str:
+    """``actual,predicted``: one row per counted box (``matrix[i, j]`` rows of names ``i``, ``j``)."""
     names = [*classes, BACKGROUND]
-    lines = ["actual,predicted"]
-    for i, a in enumerate(names):
-        for j, p in enumerate(names):
-            lines.extend([f"{a},{p}"] * int(matrix[i, j]))
-    return "\n".join(lines) + "\n"
+    return csv_text(("actual", "predicted"),
+                    [(a, p) for i, a in enumerate(names) for j, p in enumerate(names) for _ in range(int(matrix[i, j]))])
 
 
 def per_class_csv(per_class: dict[str, dict]) -> str:
-    lines = ["class,f1,support"]
-    for name, m in per_class.items():
-        lines.append(f"{name},{_fmt(m['f1']) if m['f1'] is not None else ''},{m['support']}")
-    return "\n".join(lines) + "\n"
+    """``class,f1,support`` per class (F1 empty when undefined)."""
+    return csv_text(("class", "f1", "support"),
+                    [(name, _fmt(m["f1"]), m["support"]) for name, m in per_class.items()])
+
+
+def plot_files(model: str, *, curves: dict[str, Curve], matrix: np.ndarray, classes: tuple[str, ...],
+               per_class: dict[str, dict]) -> dict[str, bytes]:
+    """One model's plot data files (relative path under the plots folder -> bytes), as listed above."""
+    m = safe_name(model)
+    files: dict[str, bytes] = {}
+    for name, curve in curves.items():
+        files[f"pr/{m}/{safe_name(name)}.csv"] = pr_csv(curve).encode()
+        files[f"f1/{m}/{safe_name(name)}.csv"] = f1_csv(curve).encode()
+    files[f"confusion/{m}.csv"] = confusion_csv(matrix, classes).encode()
+    files[f"per_class/{m}.csv"] = per_class_csv(per_class).encode()
+    return files
 
 
 def _figure(width: float, height: float):

@@ -1,4 +1,5 @@
-"""Standalone COCO mode: hand counts and agreement with pycocotools' matching at IoU 0.5."""
+"""Standalone COCO mode (stages/coco_eval.py, candor/detection/scoring/coco_pair.py): hand counts and
+agreement with pycocotools' matching at IoU 0.5."""
 from __future__ import annotations
 
 import contextlib
@@ -9,15 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from stages import score
+from stages import coco_eval
 from candor.common.errors import run_main
 
 DATA = Path(__file__).parent / "data" / "detector"
 
 
 def ours(gt: Path, dt: Path, out: Path, *extra) -> dict:
-    assert run_main(score.main, ["detections", "--coco-gt", str(gt), "--coco-results", str(dt),
-                                 "--out", str(out), *extra]) == 0
+    assert run_main(coco_eval.main, ["--coco-gt", str(gt), "--coco-results", str(dt), "--out", str(out), *extra]) == 0
     return json.loads(out.read_text())["all"]
 
 
@@ -116,8 +116,8 @@ def test_unknown_ids_are_input_errors(tmp_path, capsys):
     bad = tmp_path / "dt.json"
     bad.write_text(json.dumps([{"image_id": 99, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 0.5},
                                {"image_id": 1, "category_id": 1, "bbox": [0, 0, -1, 1], "score": 0.5}]))
-    assert run_main(score.main, ["detections", "--coco-gt", str(DATA / "coco_gt.json"), "--coco-results", str(bad),
-                                 "--out", str(tmp_path / "o.json")]) == 2
+    assert run_main(coco_eval.main, ["--coco-gt", str(DATA / "coco_gt.json"), "--coco-results", str(bad),
+                                     "--out", str(tmp_path / "o.json")]) == 2
     err = capsys.readouterr().err
     assert "[0].image_id" in err and "[1].bbox" in err
     assert not (tmp_path / "o.json").exists()
@@ -137,7 +137,7 @@ def test_without_params_the_coco_mode_imports_neither_pydantic_nor_yaml(tmp_path
     import subprocess
     import sys
 
-    probe = ("import sys; from stages import score; code = score.main(['detections', '--coco-gt', sys.argv[1], "
+    probe = ("import sys; from stages import coco_eval; code = coco_eval.main(['--coco-gt', sys.argv[1], "
              "'--coco-results', sys.argv[2], '--out', sys.argv[3]]); "
              "print(sorted(m for m in ('pydantic', 'yaml', 'matplotlib', 'PIL', 'scipy', 'multiprocessing') if m in sys.modules), code)")
     root = Path(__file__).resolve().parent.parent
@@ -152,3 +152,11 @@ def test_without_params_the_coco_mode_imports_neither_pydantic_nor_yaml(tmp_path
     assert (MATCH_IOU, MIN_SUPPORT, list(BAND_EDGES)) == documented
     m = MatchParams()
     assert (m.iou, m.min_support, m.bands) == documented
+
+
+def test_output_carries_the_counts_of_its_rates(tmp_path):
+    ours(DATA / "coco_gt.json", DATA / "coco_results.json", tmp_path / "o.json")
+    doc = json.loads((tmp_path / "o.json").read_text())
+    assert list(doc) == ["all", "counts"]
+    assert doc["counts"]["all.micro.precision"] == {"k": 4, "n": 8, "unit": "detection"}
+    assert doc["counts"]["all.per_class.relic.recall"] == {"k": 0, "n": 0, "unit": "label"}

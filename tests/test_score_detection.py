@@ -1,4 +1,5 @@
-"""Tests for the score stage (pipeline, standalone COCO, suggest-thresholds) on a tiny ONNX model."""
+"""Tests for the score-detection stage (stages/score_detection.py, candor/detection/scoring/evaluation.py)
+and the figures stage on a tiny ONNX model."""
 from __future__ import annotations
 
 import csv
@@ -7,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from stages import detect, fetch, figures, score
+from stages import detect, fetch, figures, score_detection
 from candor.common.errors import run_main
-from tests.test_detect_support import constant_model, make_dataset, ultralytics_output, write_card
+from tests.support_detect import constant_model, make_dataset, ultralytics_output, write_card
 
 # input 64x64, frames 128x64: scale 0.5, pad_y 16
 ROWS = [[32, 32, 16, 8, 0.0, 0.9, 0.0],      # sheep 0.9 -> [48, 24, 80, 40]
@@ -53,13 +54,13 @@ def repo(tmp_path, monkeypatch):
 
 
 def run_score(*extra):
-    return run_main(score.main, ["detections", "--params", "params.yaml", *extra])
+    return run_main(score_detection.main, ["--params", "params.yaml", *extra])
 
 
 def test_pipeline_metrics_hand_computed(repo):
     assert run_score() == 0
     m = json.loads(Path("metrics/detection/tiny.json").read_text())
-    assert list(m) == ["all", "dev", "test"]
+    assert list(m) == ["all", "dev", "test", "counts"]
     assert m["all"]["micro"] == {"precision": 0.25, "recall": 0.666667, "f1": 0.363636, "tp": 2, "fp": 6, "fn": 1,
                                  "fp_per_frame": 3.0, "frames": 2}
     assert (m["dev"]["micro"]["tp"], m["dev"]["micro"]["fp"], m["dev"]["micro"]["fn"]) == (2, 2, 0)
@@ -172,28 +173,6 @@ def test_stale_detections_are_refused(repo, capsys):
     assert "another detector.floor" in capsys.readouterr().err
 
 
-def test_suggest_thresholds_reads_dev_only_and_prints_exp_line(repo, capsys):
-    # corrupt the test frame's line: suggest-thresholds never parses it, the pipeline would fail
-    p = Path("build/detections/tiny.jsonl")
-    lines = p.read_text().splitlines()
-    assert lines[2].startswith('{"frame":"b"')
-    lines[2] = lines[2][:-5] + "BROKEN"
-    p.write_text("\n".join(lines) + "\n")
-    assert run_score() == 2
-    capsys.readouterr()
-    Path("params.yaml").write_text(PARAMS.replace("min_support: 2", "min_support: 1"))
-    assert run_main(score.main, ["suggest-thresholds", "--model", "tiny", "--params", "params.yaml"]) == 0
-    out = capsys.readouterr().out
-    # dev frame a: deer 0.3 is a FP on the sheep, deer 0.5 is a TP -> best deer threshold 0.5
-    assert "dvc exp run" in out and "-S thresholds.deer=0.5" in out
-    assert "from 1 dev frames" in out
-
-
-def test_suggest_thresholds_refuses_test_split(repo, capsys):
-    assert run_main(score.main, ["suggest-thresholds", "--model", "tiny", "--split", "test"]) == 2
-    assert "dev frames only" in capsys.readouterr().err
-
-
 def test_frozen_evaluation_reproduced_and_differences(repo):
     from candor.common.manifest import load_manifest
     import yaml
@@ -219,3 +198,36 @@ def test_frozen_evaluation_reproduced_and_differences(repo):
     assert run_score() == 0
     fz = json.loads(Path("metrics/detection/tiny.json").read_text())["frozen"]
     assert fz["manifest_sha256_matches"] is False and fz["comparable"] is False and fz["reproduced"] is False
+
+
+def test_counts_block_holds_k_and_n_of_every_rate(repo):
+    """precision: TP of TP + FP detections; recall: TP of TP + FN labels; one entry per rate, None rates too."""
+    assert run_score() == 0
+    m = json.loads(Path("metrics/detection/tiny.json").read_text())
+    counts = m["counts"]
+    assert counts["all.micro.precision"] == {"k": 2, "n": 8, "unit": "detection"}     # TP 2, FP 6
+    assert counts["all.micro.recall"] == {"k": 2, "n": 3, "unit": "label"}             # TP 2, FN 1
+    assert counts["test.per_class.relic.recall"] == {"k": 0, "n": 0, "unit": "label"}  # recall null: n 0
+    assert counts["dev.by_zoom.zoom_1.precision"] == {"k": 2, "n": 4, "unit": "detection"}
+    for key, c in counts.items():
+        split, group, *name, rate = key.split(".")
+        block = m[split][group] if group == "micro" else m[split][group][".".join(name)]
+        assert block[rate] == (None if c["n"] == 0 else round(c["k"] / c["n"], 6)), key
+    rates = {f"{split}.{g}.{r}" for split in ("all", "dev", "test") for g in ["micro"]
+             + [f"{grp}.{n}" for grp in ("per_class", "by_band", "by_zoom") for n in m[split][grp]]
+             for r in ("precision", "recall")}
+    assert set(counts) == rates
+
+
+def test_params_defaults_agree_with_params_yaml():
+    """The pydantic models are the one source of defaults; the committed params.yaml must not contradict them."""
+    from candor.common.params import load_yaml
+    from candor.detection.config import DetectorParams, MatchParams
+
+    doc = load_yaml(Path(__file__).resolve().parents[1] / "params.yaml")
+    for model, name in ((DetectorParams, "detector"), (MatchParams, "match")):
+        defaults = model().model_dump()
+        given = model.model_validate(doc[name]).model_dump()
+        differ = {k: (defaults[k], given[k]) for k in doc[name] if defaults[k] != given[k]
+                  and k not in ("models", "critical")}   # lists of names: no meaningful default
+        assert differ == {}, f"{name}: code default vs params.yaml: {differ}"

@@ -1,0 +1,115 @@
+"""One model over the frames of a data set: checked inputs, then raw boxes per frame.
+
+- :func:`open_inputs`: the data set's manifest must be the one the fetch stage verified
+  (``<verified>/data-<set>.json``), every frame of ``frames.csv`` must have an image, and the
+  model is opened hash-checked (:func:`~candor.detection.inference.onnx_model.open_model`).
+- :func:`detect_frame`: one decoded frame -> its :class:`FrameBoxes`: letterbox to the
+  model's static input (:mod:`~candor.detection.inference.letterbox`), run, decode
+  (:mod:`~candor.detection.inference.decode`) keeping candidates with score >= ``floor``, map
+  back to original-image pixels, round and sort
+  (:func:`~candor.detection.inference.detections_file.rounded_candidates`). No per-class
+  threshold and no NMS: those are scoring's.
+- :func:`iter_frames` streams that over frames in the given order (one image in memory at a
+  time, one reused letterbox tensor); :func:`iter_lines` makes the raw-detections file's
+  lines of it, :func:`run_model` its arrays (:class:`RawDetections`, equal to what
+  :func:`~candor.detection.inference.detections_file.read_raw` reads back from those lines).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from PIL import Image
+from tqdm import tqdm
+
+from candor.common.errors import fail
+from candor.common.images import load_frame
+from candor.common.manifest import load_manifest
+from candor.common.params import DEFAULT_PARAMS
+from candor.detection.frames import FrameInfo, find_images, read_frames
+from candor.detection.inference.decode import decode
+from candor.detection.inference.detections_file import (FrameBoxes, RawDetections, collect, file_lines, header,
+                                                         rounded_candidates)
+from candor.detection.inference.letterbox import Letterboxer, plan, to_original
+from candor.detection.inference.onnx_model import LoadedModel, open_model
+
+OUTPUT_RANK = 3  # every supported layout is [1, A, B]
+
+
+def check_data(data: Path, verified: Path) -> None:
+    """The data set's manifest must be the one the fetch stage verified (``<verified>/data-<set>.json``)."""
+    record_path = verified / f"data-{data.name}.json"
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise fail(str(record_path), "verified record not found", hint="run the fetch stage: dvc repro fetch") from None
+    actual = load_manifest(data / "manifest.csv").sha256
+    if record.get("sha256") != actual:
+        raise fail(str(data / "manifest.csv"), "manifest changed since it was verified",
+                   expected=record.get("sha256"), got=actual, hint="dvc repro fetch")
+
+
+def open_inputs(*, model: str, models: str | Path, data: str | Path, verified: str | Path,
+                providers: Sequence[str]) -> tuple[FrameInfo, dict[str, Path], LoadedModel]:
+    """The frames of ``data``, their images, and the model ``<models>/<model>.yaml`` opened with
+    ``providers``, after checking the data set and the model against the fetch stage's records in
+    ``verified``. Every frame of ``frames.csv`` must have an image."""
+    data, verified = Path(data), Path(verified)
+    check_data(data, verified)
+    info = read_frames(data / "frames.csv")
+    images = find_images(data / "images")
+    missing = [f for f in info.frames if f not in images]
+    if missing:
+        raise fail(str(data / "images"), f"{len(missing)} frame(s) of frames.csv have no image", got=missing[:10])
+    loaded = open_model(Path(models) / f"{model}.yaml", providers=list(providers),
+                        verified=verified / f"model-{model}.json")
+    return info, images, loaded
+
+
+def detect_frame(model: LoadedModel, image: Image.Image, *, frame: str, floor: float,
+                 letterbox: Letterboxer) -> FrameBoxes:
+    """The raw boxes of one decoded frame (see the module docstring); ``letterbox`` is reused."""
+    w, h = image.size
+    lb = plan(w, h, input_w=model.input_w, input_h=model.input_h)
+    out = model.run(letterbox(image, lb))
+    if out.ndim != OUTPUT_RANK or out.shape[0] != 1:
+        raise fail(f"model {model.name}", "output has an unexpected shape at run time", got=list(out.shape))
+    cand = decode(out, layout=model.layout, num_classes=len(model.classes), floor=floor)
+    b, s, c = rounded_candidates(to_original(cand.boxes, lb), cand.scores, cand.classes, floor=floor)
+    return FrameBoxes(frame, w, h, b, s, c)
+
+
+def iter_frames(model: LoadedModel, frames: Sequence[str], images: dict[str, Path], *,
+                floor: float) -> Iterator[FrameBoxes]:
+    """:func:`detect_frame` of each of ``frames`` in order, streaming (with a progress bar on stderr)."""
+    letterbox = Letterboxer(input_w=model.input_w, input_h=model.input_h)
+    for frame in tqdm(frames, desc=f"detect {model.name}", unit="frame"):
+        yield detect_frame(model, load_frame(images[frame]), frame=frame, floor=floor, letterbox=letterbox)
+
+
+def iter_lines(model: LoadedModel, frames: Sequence[str], images: dict[str, Path], *,
+               floor: float) -> Iterator[str]:
+    """The raw-detections file's lines (without ``\\n``, streaming): the header, then one line per frame."""
+    return file_lines(header(model, floor=floor), iter_frames(model, frames, images, floor=floor))
+
+
+def run_model(model: LoadedModel, frames: Sequence[str], images: dict[str, Path], *,
+              floor: float) -> RawDetections:
+    """The raw detections of ``model`` over ``frames`` as arrays: the values the file of
+    :func:`iter_lines` holds, rounded the same way, with no file written or read."""
+    return collect(header(model, floor=floor), iter_frames(model, frames, images, floor=floor))
+
+
+def model_parser(prog: str, description: str | None, *, out_help: str) -> argparse.ArgumentParser:
+    """The argv of a command that runs one model over the frames of a data set (detect, latency)."""
+    p = argparse.ArgumentParser(prog=prog, description=description,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", required=True, help="model card name: <models>/<name>.yaml")
+    p.add_argument("--models", default="models", help="folder of model cards (default: models)")
+    p.add_argument("--data", default="data/detector", help="data set folder (frames.csv, images/)")
+    p.add_argument("--verified", default="build/verified", help="the fetch stage's records")
+    p.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (default: params.yaml)")
+    p.add_argument("--out", required=True, help=out_help)
+    return p

@@ -1,0 +1,34 @@
+"""Standalone COCO mode: score any COCO ground-truth / results pair with the pipeline's kernel.
+
+The scene is :func:`candor.detection.scoring.scene.coco_scene` (one split ``all``, size
+bands in original pixels). Without thresholds every detection counts (no threshold, no
+NMS) and ``match`` takes its defaults (:mod:`candor.detection.match_defaults`); the
+result is ``{"all": <summarize block>, "counts": <the k of n behind every rate>}``.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from candor.common.counts import KEY as COUNTS_KEY
+from candor.common.counts import counts_block
+from candor.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
+from candor.detection.scoring.columns import DetectionTable, GroundTruth
+from candor.detection.scoring.metrics import operating_point, rate_counts, score_detections, summarize
+from candor.detection.scoring.scene import coco_scene
+
+
+def score_coco_pair(gt: GroundTruth, det: DetectionTable, *, thresholds: np.ndarray | None = None,
+                    nms_iou: float | None = None, iou: float = MATCH_IOU, min_support: int = MIN_SUPPORT,
+                    critical: Sequence[str] = (), bands: Sequence[float] = BAND_EDGES) -> dict:
+    """Metrics of ``det`` against ``gt``; ``thresholds`` ``(C,)`` per class of ``gt.classes``
+    (None: every detection counts), ``nms_iou`` None: no NMS."""
+    scene = coco_scene(gt)
+    thr = np.full(len(gt.classes), -np.inf) if thresholds is None else thresholds
+    s = score_detections(scene, frame=det.frame, cls=det.cls, boxes=det.boxes, score=det.score,
+                         nms_iou=nms_iou, match_iou=iou)
+    op = operating_point(s, thresholds=thr)
+    block = summarize(s, op, frame_mask=np.ones(len(gt.frames), bool), min_support=min_support,
+                      critical=list(critical), band_edges=list(bands))
+    return {"all": block, COUNTS_KEY: counts_block(rate_counts({"all": block}))}

@@ -1,0 +1,80 @@
+"""score-detection stage: score the detect stage's raw boxes of every model (docs/detector.md).
+
+    python -m stages.score_detection [--params params.yaml] [--detections build/detections]
+        [--models models] [--data data/detector] [--metrics metrics/detection]
+        [--outcomes metrics/outcomes] [--plots plots/detection] [--coco-out build/coco-results]
+
+For every model of ``detector.models``: per-class thresholds (``thresholds``),
+same-class NMS (``detector.nms_iou``), greedy matching (``match``), then
+``metrics/detection/<model>.json`` (blocks ``all``, ``dev``, ``test``, ``frozen`` when
+the card has a frozen evaluation, and ``counts``: the k of n behind every rate), the
+per-frame and per-label outcome tables of all models, plot data (rendered as PNGs by
+:mod:`stages.figures`, outside the pipeline), and the served detections as COCO results
+JSON. Nothing is written unless every model scored. Definitions:
+:mod:`candor.detection.scoring.evaluation`, :mod:`candor.detection.scoring.metrics`.
+"""
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from candor.common.atomic import replace_dir_files, write_json, write_text
+from candor.common.errors import fail, run_main
+from candor.common.params import DEFAULT_PARAMS
+from candor.detection.frames import SPLITS
+from candor.detection.scoring.evaluation import ModelScore, read_params, score_model
+from candor.stats.outcomes import outcome_text
+
+
+def print_summary(results: dict[str, ModelScore]) -> None:
+    """The one deliberate print: micro P/R/F1 per model and split."""
+    print(f"{'model':<14}{'split':<6}{'frames':>7}{'P':>9}{'R':>9}{'F1':>9}{'TP':>7}{'FP':>7}{'FN':>7}{'FP/fr':>8}")
+    for model, res in results.items():
+        for split in ("all", *SPLITS):
+            m = res.metrics[split]["micro"]
+            f = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+            print(f"{model:<14}{split:<6}{m['frames']:>7}{f(m['precision']):>9}{f(m['recall']):>9}{f(m['f1']):>9}"
+                  f"{m['tp']:>7}{m['fp']:>7}{m['fn']:>7}{f(m['fp_per_frame']):>8}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m stages.score_detection", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (sections detector, thresholds, match)")
+    p.add_argument("--detections", default="build/detections", help="folder of <model>.jsonl raw boxes")
+    p.add_argument("--models", default="models", help="folder of model cards")
+    p.add_argument("--data", default="data/detector", help="data set folder")
+    p.add_argument("--metrics", default="metrics/detection", help="metrics folder (<model>.json)")
+    p.add_argument("--outcomes", default="metrics/outcomes", help="outcome tables folder")
+    p.add_argument("--plots", default="plots/detection", help="plots folder (owned: stale files removed)")
+    p.add_argument("--coco-out", default="build/coco-results", help="COCO results JSON of the served detections")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    params = read_params(args.params)
+    if not params.detector.models:
+        raise fail(f"{args.params}:detector.models", "no models to score", expected="a list of model card names")
+    results = {m: score_model(m, data=Path(args.data), models=Path(args.models), detections=Path(args.detections),
+                              detector=params.detector, match=params.match, thresholds=params.thresholds)
+               for m in params.detector.models}
+    # everything is computed: now write (nothing is written when anything above failed)
+    for model, res in results.items():
+        write_json(Path(args.metrics) / f"{model}.json", res.metrics)
+    outcomes = Path(args.outcomes)
+    write_text(outcomes / "detection-frames.csv",
+               outcome_text("detection-frames.csv", sorted(r for res in results.values() for r in res.frames)))
+    write_text(outcomes / "detection-labels.csv",
+               outcome_text("detection-labels.csv", sorted(r for res in results.values() for r in res.labels)))
+    replace_dir_files(Path(args.plots), {rel: blob for res in results.values() for rel, blob in res.plots.items()},
+                      clean=True)
+    for model, res in results.items():
+        write_json(Path(args.coco_out) / f"{model}.json", res.coco)
+    print_summary(results)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(run_main(main))
