@@ -28,6 +28,7 @@ from candor.common.params import DEFAULT_PARAMS
 from candor.detection.scoring.evaluation import read_params, score_model
 from candor.detection.scoring.plots import figure_jobs, render
 from candor.stats.forest import forest_png, forest_rows
+from candor.stats.stats_file import StatsFile
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,14 +48,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     stats_path = Path(args.stats)
     if not stats_path.is_file():
         raise fail(str(stats_path), "file not found", hint="run the pipeline first: dvc repro")
-    stats = json.loads(stats_path.read_text(encoding="utf-8"))
+    stats = StatsFile.from_json(json.loads(stats_path.read_text(encoding="utf-8")), where=str(stats_path))
     params = read_params(args.params)
     jobs = {}
     for model in params.detector.models:
         scored = score_model(model, data=Path(args.data), models=Path(args.models), detections=Path(args.detections),
                              detector=params.detector, match=params.match, thresholds=params.thresholds)
         jobs.update(figure_jobs(scored.figure))
-    jobs["forest.png"] = (forest_png, (forest_rows(stats),), {"confidence": stats["confidence"]})
+    jobs["forest.png"] = (forest_png, (forest_rows(stats),), {"confidence": stats.confidence})
     replace_dir_files(Path(args.out), render(jobs), clean=True)
     print(f"{len(jobs)} figures -> {args.out}/")
     return 0

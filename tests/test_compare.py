@@ -1,4 +1,4 @@
-"""stages/compare.py between revisions of a temporary git repository."""
+"""stages/compare.py (over candor/stats/compare.py and revisions.py) between revisions of a temporary git repository."""
 from __future__ import annotations
 
 import json
@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from stages.compare import compare_units, main, resolve_revision
 from candor.common.errors import InputError
+from candor.stats.compare import compare_units
 from candor.stats.rates import mcnemar_p
+from candor.stats.revisions import resolve_revision
+from candor.stats.units import PairedMetric
+from stages.compare import main
 
 HEADER = "lot,tier,candidate,run,outcome,count_exact\n"
 
@@ -50,14 +53,16 @@ def test_compare_two_commits_json(repo, capsys):
     assert main(["HEAD~1", "HEAD", "--repo", str(repo), "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     rows = {(r["metric"], r["candidate"]): r for r in got["rows"]}
-    hit = rows[("identification.hit", "prompt-a")]
+    hit = rows[("identification.hit", "prompt-a")]["paired"]
     # by hand: common lots L1..L8; A hits L1 L2, B hits L1 L3..L8
-    assert (hit["n"], hit["a"]["k"], hit["b"]["k"], hit["a_only"], hit["b_only"]) == (8, 2, 7, 1, 6)
+    assert (hit["a"]["n"], hit["a"]["k"], hit["b"]["k"], hit["a_only"], hit["b_only"]) == (8, 2, 7, 1, 6)
+    assert hit["a"]["unit"] == "lot"
     assert hit["p"] == pytest.approx(0.125, abs=1e-6)  # 2 * (1 + 7) / 128
     assert hit["verdict"] == "no detectable difference"
     assert hit["explanation"].startswith("no detectable difference (could not have seen less than a 6-0 split")
     assert hit["only_in_a"] == ["L9"] and hit["only_in_b"] == ["L10"]
-    assert rows[("detection.test.frame_error_free", "demo-v1")]["status"] == "only in B"
+    only_b = rows[("detection.test.frame_error_free", "demo-v1")]
+    assert (only_b["status"], only_b["paired"]) == ("only in B", None)
     assert any("detection-frames.csv is absent in A" in note for note in got["absent"])
     assert any("valuation.csv is absent in B" in note for note in got["absent"])
 
@@ -69,12 +74,12 @@ def test_compare_verdict_b_better_against_workspace(repo, capsys):
     assert main(["HEAD~1", "--repo", str(repo), "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["b"] == "workspace"
-    hit = next(r for r in got["rows"] if r["metric"] == "identification.hit")
+    hit = next(r for r in got["rows"] if r["metric"] == "identification.hit")["paired"]
     assert (hit["a_only"], hit["b_only"], hit["verdict"]) == (0, 6, "B better")
     assert hit["p"] == pytest.approx(mcnemar_p(0, 6))
     assert main(["HEAD", "HEAD~1", "--repo", str(repo), "--json"]) == 0
     back = json.loads(capsys.readouterr().out)
-    hit = next(r for r in back["rows"] if r["metric"] == "identification.hit")
+    hit = next(r for r in back["rows"] if r["metric"] == "identification.hit")["paired"]
     assert (hit["a_only"], hit["b_only"]) == (6, 1)
     assert hit["p"] == pytest.approx(0.125, abs=1e-6)  # 6-1 is not enough on this bench
     assert hit["verdict"] == "no detectable difference"
@@ -115,9 +120,9 @@ def test_compare_bad_table_names_revision_and_row(repo):
 
 
 def test_compare_units_only_in_one_side():
-    a = {"t": {"m1": {"x": {("c",): True}}, "m2": {"x": {("c",): True}}}}
-    b = {"t": {"m1": {"x": {("c",): False}, "y": {("c",): True}}}}
+    a = {"t": {"m1": PairedMetric("lot", {"x": {("c",): True}}), "m2": PairedMetric("lot", {"x": {("c",): True}})}}
+    b = {"t": {"m1": PairedMetric("lot", {"x": {("c",): False}, "y": {("c",): True}})}}
     rows = compare_units(a, b, alpha=0.05, confidence=0.95)
     assert [(r.metric, r.candidate, r.status) for r in rows] == [
         ("m1", "x", "compared"), ("m1", "y", "only in B"), ("m2", "x", "only in A")]
-    assert rows[0].result.a_only == 1
+    assert rows[0].paired.a_only == 1 and rows[1].paired is None

@@ -7,14 +7,16 @@ from decimal import Decimal
 import pytest
 
 from candor.lots.comps import (
-    Estimate, Listing, Query, Rules, brand_matches, family_tokens, match_listing, median_price,
+    Estimate, Listing, Query, brand_matches, family_tokens, match_listing, median_price,
     model_keys, model_phrase, representative_run, value_lot,
 )
+from candor.lots.params import CompsParams, LotsParams
 
+TOKENS = LotsParams().rules()
 ACC = ("power supply", "for parts", "trading card", "case", "probe", "parts only", "not working")
-ON = Rules(accessory_words=ACC)
-OFF = Rules(require_brand=False, require_model_token=False, hedged_fallback=False,
-            exclude_accessories=False, per_unit_price=False, accessory_words=ACC)
+ON = replace(CompsParams().rules(tokens=TOKENS), accessory_words=ACC)
+OFF = replace(ON, require_brand=False, require_model_token=False, hedged_fallback=False,
+            exclude_accessories=False, per_unit_price=False)
 
 
 def L(id: str, title: str, price: str, quantity: int = 1) -> Listing:  # noqa: A002 - mirrors the CSV
@@ -94,12 +96,12 @@ def test_brand_matches(make, title, expected):
 
 
 def test_model_keys_phrase_and_family():
-    assert model_keys("OptiPlex 7090 SFF 16GB") == ("7090",)
-    assert model_keys("Research plus 8-channel") == ()
-    assert model_phrase("Research plus 8-channel", make="Eppendorf") == ("research", "plus")
-    assert model_phrase("Fluke 87V", make="Fluke") == ("87v",)  # only a spec-looking token: it is the key
-    assert family_tokens("TDS2024C", make="Tektronix") == ("tds",)
-    assert family_tokens("OptiPlex 7090 SFF", make="Dell") == ("optiplex",)
+    assert model_keys("OptiPlex 7090 SFF 16GB", tokens=TOKENS) == ("7090",)
+    assert model_keys("Research plus 8-channel", tokens=TOKENS) == ()
+    assert model_phrase("Research plus 8-channel", make="Eppendorf", tokens=TOKENS) == ("research", "plus")
+    assert model_phrase("Fluke 87V", make="Fluke", tokens=TOKENS) == ("87v",)  # only a spec-looking token: the key
+    assert family_tokens("TDS2024C", make="Tektronix", tokens=TOKENS) == ("tds",)
+    assert family_tokens("OptiPlex 7090 SFF", make="Dell", tokens=TOKENS) == ("optiplex",)
 
 
 def test_model_without_distinctive_token_matches_by_phrase():

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from stages.fetch import verify_manifest
+from candor.common.verify import verify_manifest
 from candor.common.manifest import load_manifest
 from tools.demo import dataset
 from tools.demo.scenes import (

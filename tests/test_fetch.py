@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from candor.common import verify
 from stages import fetch
 from candor.common.errors import run_main
 from candor.common.manifest import Entry, format_manifest
@@ -130,7 +131,7 @@ def test_interrupted_fetch_leaves_no_partial_file(tmp_path, monkeypatch):
     monkeypatch.setattr(fsspec, "open", lambda *a, **k: Broken())
     final = tmp_path / "set" / "a.jpg"
     with pytest.raises(KeyboardInterrupt):
-        fetch.fetch_to("http://127.0.0.1:9/a.jpg", final)
+        verify.fetch_to("http://127.0.0.1:9/a.jpg", final)
     assert not final.exists()
     assert list((tmp_path / "set").iterdir()) == []
 

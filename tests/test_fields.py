@@ -1,4 +1,4 @@
-"""Seed 001's field matching and scoring, with its own examples."""
+"""Field matching and scoring (docs/lots.md, "Scoring"), with the examples of its definition."""
 from __future__ import annotations
 
 import pytest

@@ -1,16 +1,16 @@
-"""Hit / abstain / wrong (seed 000) and the exact-count check."""
+"""Hit / abstain / wrong (docs/lots.md) and the exact-count check."""
 from __future__ import annotations
 
 import pytest
 
 from candor.lots.identification import count_exact, identification_outcome, label_tokens
-from candor.lots.tokens import TokenRules
+from candor.lots.params import LotsParams
 
-R = TokenRules()
+R = LotsParams().rules()
 
 
 @pytest.mark.parametrize("label, pinned, predicted, expected", [
-    ("OptiPlex 7090", (), "Dell OptiPlex 7090 SFF", "hit"),       # seed 000's example
+    ("OptiPlex 7090", (), "Dell OptiPlex 7090 SFF", "hit"),       # the docs/lots.md example
     ("OptiPlex 7090 SFF", (), "OptiPlex 7090", "hit"),
     ("OptiPlex 7090 SFF", (), "e.g. OptiPlex 7090", "hit"),       # hedged is still scored on tokens
     ("OptiPlex 7090 SFF", (), "OptiPlex 3080", "wrong"),

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import candor.lots.live as live
 import stages.identify as identify
 from candor.common.errors import run_main
 from candor.lots.recording import RecordLine, load_recording, parse_answer
@@ -163,7 +164,7 @@ def test_live_failures_are_recorded_others_kept_exit_1_and_retried_on_rerun(work
 
 def test_resume_after_interruption_skips_recorded_pairs(work: Path, monkeypatch):
     monkeypatch.setenv(ENV, KEY)
-    real = identify.complete
+    real = live.complete
     calls = {"n": 0}
 
     def flaky(*args, **kw):
@@ -174,14 +175,14 @@ def test_resume_after_interruption_skips_recorded_pairs(work: Path, monkeypatch)
 
     with chat_server([("ok", ANSWER)]) as srv:
         write_params(work, base_url=srv.url, mode="live")
-        monkeypatch.setattr(identify, "complete", flaky)
+        monkeypatch.setattr(live, "complete", flaky)
         with pytest.raises(KeyboardInterrupt):
             run()
         assert len(load_recording(work / "build/live/p.jsonl")) == 2
         assert not (work / "build/answers/p.jsonl").exists()
         with open(work / "build/live/p.jsonl", "a") as fh:      # a line cut off mid-write
             fh.write('{"case": "T002", "run"')
-        monkeypatch.setattr(identify, "complete", real)
+        monkeypatch.setattr(live, "complete", real)
         assert run() == 0
     assert len(srv.requests) == 2 + 4
     assert len(load_recording(work / "build/live/p.jsonl")) == 6
@@ -216,7 +217,7 @@ def test_by_hand_flags_need_out_outside_the_repo(work: Path, tmp_path: Path, cap
 def test_live_pauses_between_calls_not_before_the_first(work: Path, monkeypatch):
     monkeypatch.setenv(ENV, KEY)
     pauses: list[float] = []
-    monkeypatch.setattr(identify.time, "sleep", pauses.append)
+    monkeypatch.setattr(live.time, "sleep", pauses.append)
     with chat_server([("ok", ANSWER)]) as srv:
         write_params(work, base_url=srv.url, mode="live", runs=1, pause_s=1.5)
         assert run() == 0

@@ -9,14 +9,12 @@ from hypothesis import strategies as st
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from candor.stats.rates import (
-    compare_paired, detection_units, fields_units, identification_units, mcnemar_p, min_k0,
-    min_split, valuation_units, verdict, wilson,
-)
+from candor.common.errors import InputError
+from candor.stats.rates import Rate, mcnemar_p, min_k0, min_split, wilson
 
 
 def hand_mcnemar(b: int, c: int) -> float:
-    """Seed 000's few lines, written out independently of SciPy."""
+    """The exact McNemar p written out from its definition, independently of SciPy."""
     d = b + c
     if d == 0:
         return 1.0
@@ -45,7 +43,7 @@ def test_wilson_by_hand_and_edges():
     lo, hi = hand_wilson(15, 17, 1.959963984540054)
     r = wilson(15, 17)
     assert (r.lo, r.hi) == (pytest.approx(lo, abs=1e-9), pytest.approx(hi, abs=1e-9))
-    # seed 000: 15/17 is compatible with "two thirds to nearly all"
+    # 15/17 is compatible with "two thirds to nearly all"
     assert round(r.lo, 2) == 0.66 and round(r.hi, 2) == 0.97
     zero, full = wilson(0, 5), wilson(5, 5)
     assert zero.lo == 0.0 and zero.hi == pytest.approx(hand_wilson(0, 5, 1.959963984540054)[1])
@@ -84,7 +82,7 @@ def test_wilson_invariants(kn, conf):
 
 @pytest.mark.parametrize("b,c,expected", [(3, 0, 0.25), (5, 1, 0.21875), (6, 0, 0.03125),
                                           (5, 0, 0.0625), (0, 0, 1.0), (4, 4, 1.0), (1, 0, 1.0)])
-def test_mcnemar_seed_figures(b, c, expected):
+def test_mcnemar_worked_figures(b, c, expected):
     assert mcnemar_p(b, c) == pytest.approx(expected, abs=1e-12)
     assert mcnemar_p(c, b) == pytest.approx(expected, abs=1e-12)
 
@@ -128,71 +126,21 @@ def test_min_split(d, expected):
         assert expected[1] + 1 > d // 2 or hand_mcnemar(expected[0] - 1, expected[1] + 1) > 0.05
 
 
-@pytest.mark.parametrize("a_only,b_only,expected", [
-    (0, 6, "B better"), (6, 0, "B worse"), (0, 3, "no detectable difference"),
-    (1, 5, "no detectable difference"), (0, 0, "no detectable difference"), (2, 12, "B better"),
-])
-def test_verdict(a_only, b_only, expected):
-    assert verdict(a_only, b_only, alpha=0.05) == expected
+def test_mcnemar_by_hand():
+    # 5-1: d = 6, min = 1: 2 * (C(6,0) + C(6,1)) / 2**6 = 2 * 7 / 64; 3-0: 2 * 1 / 8; 6-0: 2 / 64
+    assert mcnemar_p(5, 1) == pytest.approx(2 * (1 + 6) / 64, abs=1e-15)
+    assert mcnemar_p(3, 0) == pytest.approx(2 / 8, abs=1e-15)
+    assert mcnemar_p(6, 0) == pytest.approx(2 / 64, abs=1e-15)
+    assert mcnemar_p(8, 2) == pytest.approx(2 * (1 + 10 + 45) / 1024)   # 0.109375
 
 
-def test_compare_paired_counts_and_only_in():
-    a = {("l1",): True, ("l2",): True, ("l3",): False, ("l4",): False, ("l5",): True}
-    b = {("l1",): True, ("l2",): False, ("l3",): True, ("l4",): False, ("l6",): True}
-    r = compare_paired(a, b, alpha=0.05, confidence=0.95)
-    assert (r.n, r.both, r.a_only, r.b_only, r.neither) == (4, 1, 1, 1, 1)
-    assert (r.a.k, r.b.k) == (2, 2)
-    assert r.p == 1.0
-    assert r.only_in_a == (("l5",),) and r.only_in_b == (("l6",),)
-    assert r.min_k0 is None  # 4 cases can never reach 0.05
-    assert "even a 4-0 split" in r.explanation
-
-
-def test_compare_paired_explanation_names_what_could_be_seen():
-    a = {(f"l{i}",): True for i in range(17)}
-    b = dict(a) | {("l0",): False, ("l1",): False, ("l2",): False}
-    r = compare_paired(a, b, alpha=0.05, confidence=0.95)
-    assert (r.a_only, r.b_only, r.p) == (3, 0, 0.25)
-    assert r.explanation == ("no detectable difference (could not have seen less than a "
-                             "6-0 split: 6 of 17 cases, 35 percentage points)")
-
-
-def test_identification_units_majority_per_lot():
-    rows = []
-    for cand, outs in (("a", ["hit", "hit", "wrong"]), ("b", ["hit", "abstain", "wrong"])):
-        for run, o in enumerate(outs):
-            rows.append(dict(lot="L1", tier="held", candidate=cand, run=run, outcome=o,
-                             count_exact=True if run else None))
-    u = identification_units(rows)
-    assert u["identification.hit"] == {"a": {("L1",): True}, "b": {("L1",): False}}
-    assert u["identification.held.hit"]["a"] == {("L1",): True}
-    assert u["identification.not_wrong"] == {"a": {("L1",): True}, "b": {("L1",): True}}
-    # count: runs 1 and 2 labelled, both exact -> majority of labelled runs
-    assert u["identification.count_exact"]["a"] == {("L1",): True}
-
-
-def test_identification_units_even_runs_tie_is_not_majority():
-    rows = [dict(lot="L", tier="photo", candidate="a", run=i, outcome=o, count_exact=None)
-            for i, o in enumerate(["hit", "wrong"])]
-    u = identification_units(rows)
-    assert u["identification.hit"]["a"][("L",)] is False
-    assert "identification.count_exact" not in u
-
-
-def test_fields_valuation_detection_units():
-    f = fields_units([dict(case="c", candidate="a", field="x", hits=2, total=3),
-                      dict(case="c", candidate="a", field="y", hits=1, total=2),
-                      dict(case="c", candidate="a", field="z", hits=0, total=0)])
-    assert f["fields.majority"]["a"] == {("c", "x"): True, ("c", "y"): False}
-    v = valuation_units([dict(lot="L1", candidate="a", in_band=True),
-                         dict(lot="L2", candidate="a", in_band=None),
-                         dict(lot="L3", candidate="a", in_band=False)])
-    assert v["valuation.in_band"]["a"] == {("L1",): True, ("L2",): False, ("L3",): False}
-    d = detection_units(
-        [dict(frame="f1", split="test", model="m", tp=2, fp=0, fn=0),
-         dict(frame="f2", split="test", model="m", tp=1, fp=1, fn=0)],
-        [dict(frame="f1", split="test", label="0", **{"class": "deer"}, model="m", found=True),
-         dict(frame="f2", split="test", label="0", **{"class": "tree"}, model="m", found=False)])
-    assert d["detection.test.frame_error_free"]["m"] == {("f1",): True, ("f2",): False}
-    assert d["detection.test.label_found"]["m"] == {("f1", "0"): True, ("f2", "0"): False}
-    assert d["detection.test.class.deer.label_found"]["m"] == {("f1", "0"): True}
+def test_rate_json_round_trip_and_unit():
+    r = wilson(2, 3, unit="lot")
+    doc = r.as_json()
+    assert list(doc) == ["k", "n", "unit", "rate", "lo", "hi"]
+    assert (doc["k"], doc["n"], doc["unit"], doc["rate"]) == (2, 3, "lot", 0.666667)
+    back = Rate.from_json(doc, where="x.json")
+    assert (back.k, back.n, back.unit, back.rate, back.lo, back.hi) == (2, 3, "lot", 0.666667, doc["lo"], doc["hi"])
+    assert wilson(0, 0).as_json() == {"k": 0, "n": 0, "unit": "case", "rate": None, "lo": 0.0, "hi": 1.0}
+    with pytest.raises(InputError, match="x.json: not a rate"):
+        Rate.from_json({"k": 1, "n": 2}, where="x.json")

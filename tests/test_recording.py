@@ -1,4 +1,4 @@
-"""Recording lines: shapes, parsing of raw text, duplicates, normalisation."""
+"""Recording lines: shapes, parsing of raw text, duplicates, a cut-off last line."""
 from __future__ import annotations
 
 import json
@@ -6,7 +6,7 @@ import json
 import pytest
 
 from candor.common.errors import InputError
-from candor.lots.recording import RecordLine, append_line, load_recording, normalise, parse_answer, parse_recording
+from candor.lots.recording import RecordLine, append_line, load_recording, parse_answer, parse_recording
 
 SHA = "a" * 64
 
@@ -63,31 +63,3 @@ def test_partial_tail_dropped_only_when_allowed(tmp_path):
     with pytest.raises(InputError, match="recording not found"):
         load_recording(tmp_path / "none.jsonl")
 
-
-ITEM = {"type": "item", "item": {"itemManufacturer": " Dell ", "itemModel": "e.g. OptiPlex 7090",
-                                 "itemType": "", "categorySpecific": "Desktop Computers", "quantity": "10"}}
-CONTAINER = {"type": "container", "container": {"containerItems": [
-    {"itemType": "Battery", "quantity": 2},
-    {"itemManufacturer": "DeWalt", "itemModel": "DCD791", "itemType": "Drill", "quantity": 2},
-    {"itemType": "Charger", "quantity": 1.0}]}}
-
-
-def test_normalise_item_container_unparseable_error():
-    a = normalise(line(raw=json.dumps(ITEM)))
-    assert (a["status"], a["make"], a["model"], a["hedged"], a["count"], a["category"]) == \
-        ("ok", "Dell", "e.g. OptiPlex 7090", True, 10, "Desktop Computers")
-    assert a["fields"] == ITEM and a["error"] is None
-    c = normalise(line(raw=json.dumps(CONTAINER)))
-    assert (c["make"], c["model"], c["count"], c["category"], c["hedged"]) == ("DeWalt", "DCD791", 5, "Drill", False)
-    u = normalise(line(raw="Sorry, I cannot tell."))
-    assert u["status"] == "unparseable" and u["error"].startswith("not JSON") and u["fields"] is None
-    e = normalise(line(error="HTTP 500"))
-    assert e["status"] == "error" and e["error"] == "HTTP 500" and e["model"] is None
-    assert list(a) == ["case", "run", "status", "make", "model", "hedged", "count", "category", "fields", "error"]
-
-
-@pytest.mark.parametrize("quantity, count", [(4, 4), ("4", 4), (4.0, 4), (4.5, None), ("several", None),
-                                             (None, None), (True, None)])
-def test_count_coercion(quantity, count):
-    raw = json.dumps({"type": "item", "item": {"itemModel": "X100", "quantity": quantity}})
-    assert normalise(line(raw=raw))["count"] == count

@@ -8,6 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from candor.stats.forest import forest_rows
+from candor.stats.paired import compare_paired
+from candor.stats.params import StatsParams
+from candor.stats.stats_file import Comparisons, StatsFile
 from stages import detect, fetch, figures, score_detection
 from candor.common.errors import run_main
 from tests.support_detect import constant_model, make_dataset, ultralytics_output, write_card
@@ -105,10 +109,13 @@ def test_outputs_are_byte_deterministic_and_hold_no_png(repo):
 
 
 def test_figures_renders_every_model_and_the_forest_outside_the_pipeline(repo):
-    stats = {"confidence": 0.95, "paired": {"m": {"b": {"reference": "a", "reference_rate": 0.5, "reference_lo": 0.2,
-                                                         "reference_hi": 0.8, "rate": 0.6, "lo": 0.3, "hi": 0.9,
-                                                         "p": 0.5}}}}
-    Path("stats.json").write_text(json.dumps(stats))
+    paired = compare_paired({("c1",): True, ("c2",): False}, {("c1",): True, ("c2",): True}, unit="lot",
+                            alpha=0.05, confidence=0.95)
+    stats = StatsFile(confidence=0.95, alpha=0.05, min_k0=6, reference=StatsParams().reference, inputs={}, rates={},
+                      paired={"m": Comparisons("a", {"b": paired})})
+    assert forest_rows(stats) == [("m", "a", 0.5, paired.a.lo, paired.a.hi),
+                                  ("m", "b (p=1)", 1.0, paired.b.lo, paired.b.hi)]
+    Path("stats.json").write_text(json.dumps(stats.as_json()))
     Path("plots/figures").mkdir(parents=True)
     Path("plots/figures/stale.png").write_bytes(b"old")
     argv = ["--params", "params.yaml", "--stats", "stats.json", "--out", "plots/figures"]

@@ -105,7 +105,7 @@ def test_stale_field_reports_are_removed(work: Path):
 
 
 @pytest.mark.parametrize("edit, needle", [
-    (lambda w: (w / "build/answers/b.jsonl").unlink(), "answers not found"),
+    (lambda w: (w / "build/answers/b.jsonl").unlink(), "file not found"),
     (lambda w: (w / "build/answers/b.jsonl").write_text(json.dumps(ans("T001", 1, "maybe")) + "\n"),
      "b.jsonl:line 1.status"),
     (lambda w: (w / "build/answers/b.jsonl").write_text(2 * (json.dumps(ans("T001", 1)) + "\n")),

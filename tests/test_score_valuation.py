@@ -38,7 +38,10 @@ def test_hand_computed_metrics_and_outcomes(tmp_path):
     m = json.loads(Path(args["--metrics"]).read_text())
     assert m == {"tiny": {"lots": 2, "estimated": 1, "no_estimate": 1, "hedged": 0, "in_band": 1,
                           "in_band_rate": 0.5, "median_ratio": 0.95, "worst_error": 1.052632, "worst_lot": "T1",
-                          "comps": {"tp": 4, "fp": 1, "fn": 0, "precision": 0.8, "recall": 1.0}}}
+                          "comps": {"tp": 4, "fp": 1, "fn": 0, "precision": 0.8, "recall": 1.0}},
+                 "counts": {"tiny.in_band_rate": {"k": 1, "n": 2, "unit": "lot"},
+                            "tiny.comps.precision": {"k": 4, "n": 5, "unit": "(lot, listing)"},
+                            "tiny.comps.recall": {"k": 4, "n": 4, "unit": "(lot, listing)"}}}
     assert Path(args["--outcomes"]).read_text() == (
         "lot,candidate,estimate,ratio,in_band,hedged,comps_precision,comps_recall\n"
         "T1,tiny,760.00,0.950000,1,0,0.666667,1.000000\n"
@@ -103,3 +106,13 @@ def test_every_demo_root_cause_has_a_live_guard():
 def test_demo_audit_has_twenty_lots():
     rows = list(csv.DictReader((ROOT / "data" / "audit" / "audit.csv").open()))
     assert len(rows) >= 20
+
+
+def test_a_candidate_named_counts_is_refused(tmp_path, capsys):
+    """``counts`` is the counts block of metrics/valuation.json, so no candidate may take that name."""
+    args = setup(tmp_path)
+    shutil.copy(DATA / "expected-values.csv", Path(args["--values"]) / "counts.csv")
+    params = tmp_path / "params.yaml"
+    params.write_text((DATA / "params.yaml").read_text().replace("[tiny]", "[tiny, counts]"))
+    assert go(args | {"--params": str(params)}) == 2
+    assert "identify.candidates" in capsys.readouterr().err and not Path(args["--metrics"]).exists()

@@ -1,11 +1,14 @@
 """Distinctive model tokens, spec tokens, pinned phrases and hedges."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from candor.lots.tokens import TokenRules, candidate_tokens, contains_phrase, distinctive_tokens, is_hedged, tokenize
+from candor.lots.params import LotsParams
+from candor.lots.tokens import candidate_tokens, contains_phrase, distinctive_tokens, is_hedged, tokenize
 
-R = TokenRules()
+R = LotsParams().rules()
 
 
 def test_tokenize_keeps_hyphens_and_turns_inch_marks_into_a_size():
@@ -38,8 +41,8 @@ def test_distinctive_tokens(text, expected):
 
 def test_rules_are_configurable():
     assert distinctive_tokens("DCD791 4-bay", rules=R) == {"dcd791"}
-    assert distinctive_tokens("4-bay", rules=TokenRules(spec_words=("gb",))) == {"4-bay"}
-    assert distinctive_tokens("XS 205", rules=TokenRules(min_number_digits=4)) == set()
+    assert distinctive_tokens("4-bay", rules=replace(R, spec_words=("gb",))) == {"4-bay"}
+    assert distinctive_tokens("XS 205", rules=replace(R, min_number_digits=4)) == set()
     assert distinctive_tokens("XS 205", rules=R) == {"205"}
 
 

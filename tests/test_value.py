@@ -1,5 +1,5 @@
-"""value stage: hand-computed end to end, bad input (exit 2, nothing written), and seed 000's
-story on the demo data (comps fixes off: bad; on: good; same replayed answers)."""
+"""value stage and lot values: hand-computed end to end, bad input (exit 2, nothing written), and
+the comps fixes on the demo data (docs/valuation.md: fixes off: bad; on: good; same replayed answers)."""
 from __future__ import annotations
 
 import json
@@ -10,13 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from candor.lots.comps import Listing, Query, match_listing
 from candor.common.errors import InputError, run_main
 from candor.common.params import section
-from candor.lots.recording import load_recording, normalise
-from candor.lots.tokens import LotsParams
+from candor.lots.answers import normalise
+from candor.lots.comps import Listing, Query, match_listing
+from candor.lots.golden import read_lots
+from candor.lots.listings import parse_listings, read_listings
+from candor.lots.params import CompsParams, LotsParams
+from candor.lots.recording import load_recording
 from candor.lots.valuation import score_lot, summarize
-from stages.value import CompsParams, load_lots, main, parse_answers, parse_listings, value_lots
+from candor.lots.values import value_lots
+from stages.value import main
 from tests.conftest import ROOT
 
 DATA = ROOT / "tests" / "data" / "comps"
@@ -57,7 +61,7 @@ def test_rerun_is_byte_identical(tmp_path):
     ("X1,Dell OptiPlex 7090,10.00,July 1,1,Computers", "row 2.sold_date", "not a date"),
     (",Dell OptiPlex 7090,10.00,2025-07-01,1,Computers", "row 2.id", "empty id"),
     ("X1,,10.00,2025-07-01,1,Computers", "row 2.title", "empty title"),
-    ("X1,Dell,10.00,2025-07-01,1", "row 2", "wrong number of fields"),
+    ("X1,Dell,10.00,2025-07-01,1", "row 2", "fewer fields than columns"),
 ])
 def test_bad_listing_exits_2_naming_file_row_field(tmp_path, capsys, row, where, what):
     comps = tmp_path / "comps"
@@ -83,24 +87,9 @@ def test_all_listing_problems_reported_at_once():
     assert [p.where for p in info.value.problems] == ["f.csv:row 2.price", "f.csv:row 3.quantity"]
 
 
-@pytest.mark.parametrize(("line", "where"), [
-    ("{not json", "a.jsonl:line 1"),
-    ('{"case": "T1", "run": 0, "status": "ok"}', "a.jsonl:line 1.run"),
-    ('{"case": "T1", "run": 1, "status": "maybe"}', "a.jsonl:line 1.status"),
-    ('{"case": "T1", "run": 1, "status": "ok", "count": "many"}', "a.jsonl:line 1.count"),
-])
-def test_bad_answers(line, where):
-    with pytest.raises(InputError) as info:
-        parse_answers(line + "\n", file="a.jsonl")
-    assert info.value.problems[0].where == where
-
-
-def test_duplicate_answer_and_missing_lot(tmp_path, capsys):
-    line = '{"case": "T1", "run": 1, "status": "ok"}\n'
-    with pytest.raises(InputError, match="duplicate answer"):
-        parse_answers(line + line, file="a.jsonl")
+def test_missing_lot(tmp_path, capsys):
     answers = tmp_path / "a.jsonl"
-    answers.write_text(line)
+    answers.write_text((DATA / "answers.jsonl").read_text().splitlines()[0] + "\n")
     code, out = run(tmp_path, **{"--answers": str(answers)})
     assert code == 2 and not out.exists()
     assert "no answer for valuation lot(s) T2" in capsys.readouterr().err
@@ -123,9 +112,10 @@ def test_float_params_stay_exact():
 
 
 def test_configured_system_modules_are_not_comps():
-    """Seed 000's "configured system counted as several instruments": module listings of the
+    """A configured system is not several instruments (docs/valuation.md): module listings of the
     system (pump, autosampler...) are parts, not comps for the system."""
-    rules = section(CompsParams, "comps", path=ROOT / "params.yaml").rules()
+    tokens = section(LotsParams, "lots", path=ROOT / "params.yaml").rules()
+    rules = section(CompsParams, "comps", path=ROOT / "params.yaml").rules(tokens=tokens)
     q = Query(make="Agilent", model="1260 Infinity HPLC System")
     system = Listing("s", "Agilent 1260 Infinity HPLC system quaternary pump DAD autosampler", Decimal("8000"))
     module = Listing("m", "Agilent 1260 Infinity G1311B quaternary pump module", Decimal("2000"))
@@ -133,7 +123,7 @@ def test_configured_system_modules_are_not_comps():
     assert match_listing(module, q, rules=rules).excluded_by == "accessory"
 
 
-# ------------------------------------------------------------------ seed 000 on the demo data
+# ------------------------------------------------------------------ the comps fixes on the demo data
 
 FIXES_OFF = {"require_brand": False, "require_model_token": False, "hedged_fallback": False,
              "exclude_accessories": False, "per_unit_price": False}
@@ -141,19 +131,18 @@ FIXES_OFF = {"require_brand": False, "require_model_token": False, "hedged_fallb
 
 def demo_summary(candidate: str, params: CompsParams):
     """Valuation summary of the demo candidate from its replayed (recorded, normalised) answers."""
-    lots = load_lots(ROOT / "data" / "lots" / "lots.csv")
-    lines = [normalise(x) for x in load_recording(ROOT / "data" / "lots" / "recordings" / f"{candidate}.jsonl")]
-    answers = parse_answers("".join(json.dumps(x) + "\n" for x in lines), file=candidate)
-    listings = parse_listings((ROOT / "data" / "comps" / "listings.csv").read_text(), file="listings.csv")
+    lots = read_lots(ROOT / "data" / "lots" / "lots.csv")
+    answers = [normalise(x) for x in load_recording(ROOT / "data" / "lots" / "recordings" / f"{candidate}.jsonl")]
+    listings = read_listings(ROOT / "data" / "comps" / "listings.csv")
     tokens = section(LotsParams, "lots", path=ROOT / "params.yaml").rules()
-    values = value_lots(lots, answers, listings, params=params, tokens=tokens)
+    values = value_lots(lots, answers, listings, rules=params.rules(tokens=tokens), ceiling=params.ceiling_rules())
     verified = {x.id: x.verified_value for x in lots}
     return summarize([score_lot(v.lot, verified[v.lot], v.estimate.lot_value, relevant=(), chosen=(),
                                 hedged=v.estimate.hedged, band=params.band) for v in values]), answers
 
 
 @pytest.mark.parametrize("candidate", ["prompt-a", "prompt-b"])
-def test_seed_000_story_on_the_demo(candidate):
+def test_comps_fixes_on_the_demo(candidate):
     """Same replayed answers; the comps fixes off make the median ratio and worst error bad."""
     on_params = section(CompsParams, "comps", path=ROOT / "params.yaml")
     off_params = on_params.model_copy(update=FIXES_OFF)

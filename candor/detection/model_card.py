@@ -16,8 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from candor.common.manifest import HEX64
+from candor.common.errors import InputError, Problem
+from candor.common.manifest import HEX64, Entry
 from candor.common.params import load_yaml, validate
+from candor.common.verify import verify_entry
 
 SHA256_PATTERN = HEX64.pattern
 
@@ -48,3 +50,22 @@ def load_card(path: str | Path) -> ModelCard:
 def onnx_path(card_path: str | Path, card: ModelCard) -> Path:
     """Where the card's ONNX file lives: relative to the card's folder."""
     return Path(card_path).parent / card.onnx
+
+
+def verify_cards(models: Path) -> tuple[dict[str, dict], list[Problem]]:
+    """Verify (and fetch) the ONNX file of every card ``<models>/*.yaml``: its record per model
+    (card, ONNX path, SHA-256), and every Problem (a bad card, a missing or changed file)."""
+    problems: list[Problem] = []
+    cards: dict[str, dict] = {}
+    for card_file in sorted(models.glob("*.yaml")):
+        try:
+            card = load_card(card_file)
+        except InputError as err:
+            problems.extend(err.problems)
+            continue
+        entry = Entry(path=card.onnx, sha256=card.sha256, bytes=0, source=card.source)
+        onnx = onnx_path(card_file, card)
+        if (p := verify_entry(entry, root=card_file.parent, where=onnx.as_posix())) is not None:
+            problems.append(Problem(p.where, p.what + f" (declared by {card_file})", p.expected, p.got))
+        cards[card_file.stem] = {"card": card_file.as_posix(), "onnx": onnx.as_posix(), "sha256": card.sha256}
+    return cards, problems

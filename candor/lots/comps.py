@@ -75,8 +75,6 @@ Reason = Literal["ok", "failed_answer", "no_model", "no_brand", "no_count", "too
 Exclusion = Literal["brand", "model", "accessory"]
 
 
-DEFAULT_TOKENS = TokenRules()
-
 
 def compact(token: str) -> str:
     """``token`` without hyphens ("2960-x" -> "2960x")."""
@@ -94,7 +92,7 @@ def title_keys(title: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def is_code(token: str, *, tokens: TokenRules = DEFAULT_TOKENS) -> bool:
+def is_code(token: str, *, tokens: TokenRules) -> bool:
     """A hyphenated product code of 3+ parts without spec parts ("uap-ac-pro"): a model token."""
     parts = [p for p in token.split("-") if p]
     return len(parts) >= 3 and not any(tokens.is_spec(p) for p in parts)
@@ -105,14 +103,14 @@ HEDGE_WORDS = frozenset({"e.g.", "e.g", "eg", "possibly", "or", "similar", "like
 """Hedge words (:func:`candor.lots.tokens.is_hedged` decides *whether* a model is hedged): never keys."""
 
 
-def model_keys(model: str, *, tokens: TokenRules = DEFAULT_TOKENS) -> tuple[str, ...]:
+def model_keys(model: str, *, tokens: TokenRules) -> tuple[str, ...]:
     """Compact distinctive tokens and product codes of ``model``, sorted (empty when it has none)."""
     keys = {compact(t) for t in distinctive_tokens(model, rules=tokens)}
     keys.update(compact(t) for t in tokenize(model) if is_code(t, tokens=tokens))
     return tuple(sorted(keys))
 
 
-def model_phrase(model: str, *, make: str | None = None, tokens: TokenRules = DEFAULT_TOKENS) -> tuple[str, ...]:
+def model_phrase(model: str, *, make: str | None = None, tokens: TokenRules) -> tuple[str, ...]:
     """The phrase key of a model without distinctive tokens (module docstring), in order.
 
     "Research plus 8-channel" -> ("research", "plus"); "87V" (make Fluke) -> ("87v",).
@@ -123,7 +121,7 @@ def model_phrase(model: str, *, make: str | None = None, tokens: TokenRules = DE
     return tuple(plain or [t for t in kept if t not in CATEGORY_WORDS])
 
 
-def family_tokens(model: str, *, make: str | None = None, tokens: TokenRules = DEFAULT_TOKENS) -> tuple[str, ...]:
+def family_tokens(model: str, *, make: str | None = None, tokens: TokenRules) -> tuple[str, ...]:
     """Product-line tokens: letter-only phrase words of 3+ letters, letter prefixes (2+) of model tokens."""
     skip = HEDGE_WORDS | frozenset(tokenize(make)) | GENERIC_WORDS | frozenset(tokens.form_factors)
     out: list[str] = []
@@ -200,16 +198,17 @@ class Query:
 
 @dataclass(frozen=True)
 class Rules:
-    """The ``comps`` matching switches (module docstring) and the abstention threshold."""
+    """The ``comps`` matching switches (module docstring) and the abstention threshold; built by
+    :meth:`candor.lots.params.CompsParams.rules` (the one home of the defaults)."""
 
-    require_brand: bool = True
-    require_model_token: bool = True
-    hedged_fallback: bool = True
-    exclude_accessories: bool = True
-    per_unit_price: bool = True
-    min_comps: int = 3
-    accessory_words: tuple[str, ...] = ()
-    tokens: TokenRules = DEFAULT_TOKENS
+    require_brand: bool
+    require_model_token: bool
+    hedged_fallback: bool
+    exclude_accessories: bool
+    per_unit_price: bool
+    min_comps: int
+    accessory_words: tuple[str, ...]
+    tokens: TokenRules
 
 
 @dataclass(frozen=True)

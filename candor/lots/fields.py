@@ -1,4 +1,4 @@
-"""Field expectations, exactly as seed 001 defines them. Higher scores are better.
+"""Field expectations (docs/lots.md, "Scoring"). Higher scores are better.
 
 A *case* lists expectations ``{field, expected: [...]}``; ``field`` is a dot path
 into the answer object (``item.itemType``, ``container.containerItems[0].itemType``,
@@ -206,7 +206,7 @@ def _fmt(score: float | None) -> str:
 
 
 def format_case_table(case: CaseScore) -> str:
-    """The console table of one case, like seed 001's (field, expected, hits, score), then notes and errors."""
+    """The console table of one case (field, expected, hits, score), then notes and errors."""
     header = ("field", "expected", "hits", "score")
     rows = [(f.field, " | ".join(f.expected) or "(none)", f"{f.hits}/{f.total}", _fmt(f.score)) for f in case.fields]
     widths = [max(len(r[i]) for r in (header, *rows)) for i in range(4)]

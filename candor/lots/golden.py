@@ -4,7 +4,7 @@ Layout of a golden-set folder (``data/lots``)::
 
     lots.csv            one row per lot (columns below)
     photos/...          lot photos (paths in lots.csv are relative to the folder)
-    cases/*.json        field-expectation cases in the JSON shape of seed 001
+    cases/*.json        field-expectation cases (shape below)
     cases/images/...    their images (a case's ``image`` is relative to the folder)
     prompts/<c>.txt     the prompt of candidate <c>
     recordings/<c>.jsonl recorded answers of candidate <c> (candor.lots.recording)
@@ -35,8 +35,6 @@ was expected and what was got; all problems are reported at once.
 """
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
 from dataclasses import dataclass
@@ -51,6 +49,7 @@ from candor.lots.fields import Expectation, parse_path
 from candor.common.images import MAX_BYTES, sniff_mime
 from candor.common.manifest import path_problem
 from candor.common.params import validation_problems
+from candor.common.tables import parse_rows, read_text
 
 LOTS_FILE = "lots.csv"
 CASES_DIR = "cases"
@@ -122,13 +121,13 @@ class Lot(BaseModel):
 
 
 class CategoryLibrary(BaseModel):
-    """Categories already in the inventory (seed 001's reuse-first ladder); each tier optional."""
+    """Categories already in the inventory (the reuse-first ladder of docs/lots.md); each tier optional."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     functional: tuple[str, ...] | None = None
     specific: tuple[str, ...] | None = None
-    itemType: tuple[str, ...] | None = None  # noqa: N815 - seed 001's key
+    itemType: tuple[str, ...] | None = None  # noqa: N815 - the prompt's JSON key
 
 
 class ExpectationSpec(BaseModel):
@@ -145,14 +144,14 @@ class ExpectationSpec(BaseModel):
 
 
 class Case(BaseModel):
-    """One field-expectation case (seed 001's JSON shape)."""
+    """One field-expectation case (module docstring)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(pattern=ID_PATTERN)
     description: str = ""
     image: str
-    categoryLibrary: CategoryLibrary | None = None  # noqa: N815 - seed 001's key
+    categoryLibrary: CategoryLibrary | None = None  # noqa: N815 - the prompt's JSON key
     expectations: tuple[ExpectationSpec, ...] = Field(min_length=1)
 
     @field_validator("image")
@@ -181,19 +180,15 @@ class Golden:
 
 def parse_lots(text: str, *, file: str) -> tuple[list[Lot], list[Problem]]:
     """Validate ``lots.csv`` text; return the lots and every problem (file, row, field)."""
-    reader = csv.DictReader(io.StringIO(text))
-    cols = tuple(reader.fieldnames or ())
-    if cols != LOT_COLUMNS:
-        return [], [Problem(f"{file}:row 1", "wrong header", expected=",".join(LOT_COLUMNS),
-                            got=",".join(cols) or "an empty file")]
+    try:
+        table = parse_rows(text, where=file, columns=LOT_COLUMNS, exact=True)
+    except InputError as err:
+        return [], err.problems
     lots: list[Lot] = []
     problems: list[Problem] = []
     seen: dict[str, int] = {}
-    for rowno, row in enumerate(reader, start=2):
+    for rowno, row in table.rows:
         where = f"{file}:row {rowno}"
-        if None in row:
-            problems.append(Problem(where, "more fields than columns", got=repr(row[None])))
-            continue
         try:
             lot = Lot.model_validate(row)
         except ValidationError as err:
@@ -218,6 +213,14 @@ def parse_lots(text: str, *, file: str) -> tuple[list[Lot], list[Problem]]:
     return lots, problems
 
 
+def read_lots(path: str | Path) -> list[Lot]:
+    """Read and validate a ``lots.csv`` file on its own (no photo checks); InputError listing every problem."""
+    lots, problems = parse_lots(read_text(path, expected="the golden set's lots.csv"), file=str(path))
+    if problems:
+        raise InputError(problems)
+    return lots
+
+
 def _image_problem(root: Path, rel: str, where: str) -> Problem | None:
     p = root / rel
     if not p.is_file():
@@ -236,11 +239,8 @@ def load_golden(root: str | Path) -> Golden:
     root = Path(root)
     problems: list[Problem] = []
     lots_file = root / LOTS_FILE
-    try:
-        text = lots_file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(Problem(lots_file.as_posix(), "file not found")) from None
-    lots, lot_problems = parse_lots(text, file=lots_file.as_posix())
+    lots, lot_problems = parse_lots(read_text(lots_file, expected="the golden set's lots.csv"),
+                                    file=lots_file.as_posix())
     problems.extend(lot_problems)
     rows = {lot.id: i for i, lot in enumerate(lots, start=2)}
     for lot in lots:
@@ -287,7 +287,7 @@ DEFAULT_LIBRARY = CategoryLibrary(
 
 
 def render_library(library: CategoryLibrary | None) -> str:
-    """The category block of the prompt (seed 001's reuse-first ladder).
+    """The category block of the prompt (the reuse-first ladder of docs/lots.md).
 
     With a case's ``categoryLibrary``: the tiers it gives, to be reused before
     inventing new names. Without one (a fresh install, and every lot): the

@@ -1,4 +1,4 @@
-"""Identification in three states (seed 000), and the exact-count check.
+"""Identification in three states (docs/lots.md, "Scoring"), and the exact-count check.
 
 Definitions (truth first, prediction second):
 
@@ -46,11 +46,12 @@ def identification_outcome(label_model: str, predicted_model: str | None, *,
                            pinned: tuple[str, ...] = (), rules: TokenRules) -> Outcome:
     """Score one prediction against one label: ``hit``, ``abstain`` or ``wrong``.
 
-    >>> identification_outcome("OptiPlex 7090", "Dell OptiPlex 7090 SFF", rules=TokenRules())
+    >>> rules = TokenRules(spec_words=("gb",), form_factors=("sff",), generation_prefixes=(), min_number_digits=3)
+    >>> identification_outcome("OptiPlex 7090", "Dell OptiPlex 7090 SFF", rules=rules)
     'hit'
-    >>> identification_outcome("OptiPlex 7090", "Desktop Computer", rules=TokenRules())
+    >>> identification_outcome("OptiPlex 7090", "Desktop Computer", rules=rules)
     'abstain'
-    >>> identification_outcome("OptiPlex 7090", "OptiPlex 3080", rules=TokenRules())
+    >>> identification_outcome("OptiPlex 7090", "OptiPlex 3080", rules=rules)
     'wrong'
     """
     if not predicted_model or not predicted_model.strip():

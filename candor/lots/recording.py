@@ -13,28 +13,12 @@ of ``parsed``/``parse_error``, which must agree with :func:`parse_answer` of
 ``raw``). ``(case, run)`` pairs are unique. Lines are validated with pydantic;
 errors name the file, the line number and the field.
 
-The **answer object** is seed 001's analysis ``data``: ``{"type": "item", "item":
+The **answer object** is the analysis ``data`` of the prompt (docs/lots.md): ``{"type": "item", "item":
 {itemManufacturer, itemModel, itemType, categoryFunctional, categorySpecific,
 quantity, itemAttributes: [{name, value}]}, "imageLabel", "imageNotes"}`` or
 ``{"type": "container", "container": {containerType, containerItems: [item...]}}``.
 
-The **normalised answer** (:func:`normalise`, written by the identify stage to
-``build/answers/<candidate>.jsonl``; downstream stages read ``case, run, status,
-make, model, hedged, count, category``)::
-
-    {"case", "run", "status": "ok" | "unparseable" | "error", "make", "model",
-     "hedged", "count", "category", "fields", "error"}
-
-* item answers: make/model/category from ``itemManufacturer``/``itemModel``/
-  ``itemType`` (falling back to ``categorySpecific``), count from ``quantity``;
-* container answers: make/model/category from the first container item naming a
-  model (else the first item); count is the **sum** of the items' quantities,
-  which is exactly how accessories end up counted as units;
-* ``count`` is an integer or None (``"4"`` and ``4.0`` become 4; ``"several"`` None);
-* ``hedged`` is :func:`candor.lots.tokens.is_hedged` of the model text; the model
-  text itself is kept as given (trimmed) so downstream can decide;
-* ``fields`` is the parsed object (for field scoring), None unless ok;
-* ``error`` is the provider error (status error) or the parse error (unparseable).
+The identify stage turns each line into a normalised answer (:mod:`candor.lots.answers`).
 """
 from __future__ import annotations
 
@@ -48,7 +32,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from candor.common.errors import InputError, Problem
 from candor.common.params import validation_problems
-from candor.lots.tokens import is_hedged
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -172,61 +155,3 @@ def append_line(path: str | Path, line: RecordLine) -> None:
         fh.write(line.to_json() + "\n")
         fh.flush()
         os.fsync(fh.fileno())
-
-
-def _text(value: Any) -> str | None:
-    if value is None:
-        return None
-    s = str(value).strip()
-    return s or None
-
-
-def _count(value: Any) -> int | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
-
-
-def _primary(parsed: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
-    """The item that names the lot, and the answer's unit count."""
-    container = parsed.get("container")
-    if parsed.get("type") == "container" or (isinstance(container, dict) and not isinstance(parsed.get("item"), dict)):
-        items = [i for i in (container or {}).get("containerItems") or [] if isinstance(i, dict)]
-        if not items:
-            return {}, None
-        named = [i for i in items if _text(i.get("itemModel"))]
-        counts = [c for c in (_count(i.get("quantity")) for i in items) if c is not None]
-        return (named or items)[0], (sum(counts) if counts else None)
-    item = parsed.get("item")
-    if not isinstance(item, dict):
-        return {}, None
-    return item, _count(item.get("quantity"))
-
-
-def normalise(line: RecordLine) -> dict[str, Any]:
-    """The normalised answer of one recording line (see the module docstring)."""
-    base: dict[str, Any] = {"case": line.case, "run": line.run}
-    if line.error is not None:
-        return base | {"status": "error", "make": None, "model": None, "hedged": False, "count": None,
-                       "category": None, "fields": None, "error": line.error}
-    if line.parsed is None:
-        return base | {"status": "unparseable", "make": None, "model": None, "hedged": False, "count": None,
-                       "category": None, "fields": None, "error": line.parse_error}
-    item, count = _primary(line.parsed)
-    model = _text(item.get("itemModel"))
-    return base | {
-        "status": "ok",
-        "make": _text(item.get("itemManufacturer")),
-        "model": model,
-        "hedged": is_hedged(model),
-        "count": count,
-        "category": _text(item.get("itemType")) or _text(item.get("categorySpecific")),
-        "fields": line.parsed,
-        "error": None,
-    }

@@ -1,7 +1,7 @@
 """Distinctive model tokens: what in a model name identifies the machine.
 
-Seed 000: "Dell OptiPlex 7090 SFF" and "OptiPlex 7090" are the same machine, so
-identification compares *distinctive tokens*, not strings. Definitions:
+"Dell OptiPlex 7090 SFF" and "OptiPlex 7090" are the same machine, so identification
+compares *distinctive tokens*, not strings (docs/lots.md). Definitions:
 
 * **Tokenising** (:func:`tokenize`): lower-case, split on white space and on
   ``, / ( ) [ ] ; : " ' + * | &``; hyphens and dots stay inside a token
@@ -47,21 +47,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ConfigDict, Field
-
-DEFAULT_SPEC_WORDS: tuple[str, ...] = (
-    "channel", "channels", "ch", "port", "ports", "bay", "bays", "slot", "slots", "way", "pc", "pcs",
-    "pack", "piece", "pieces", "unit", "units", "lot",
-    "gb", "tb", "mb", "kb", "ghz", "mhz", "hz", "khz", "w", "kw", "watt", "watts", "v", "vac", "vdc",
-    "volt", "volts", "va", "amp", "amps", "ah", "mah", "ml", "ul", "mm", "cm", "in", "inch", "inches",
-    "ft", "lb", "lbs", "kg", "mg", "rpm", "psi", "bar", "nm", "core", "cores", "bit", "ppm", "dpi", "mp",
-)
-DEFAULT_FORM_FACTORS: tuple[str, ...] = (
-    "sff", "usff", "mt", "dt", "tower", "mini", "micro", "tiny", "desktop", "laptop", "notebook",
-    "rackmount", "rack", "1u", "2u", "3u", "4u", "aio",
-)
-DEFAULT_GENERATION_PREFIXES: tuple[str, ...] = ("g", "gen", "mk", "mkii", "rev", "v", "series")
-
 HEDGES: tuple[str, ...] = (
     r"\be\.?\s?g\.?(?=\s|$|[,:])", r"\bpossibly\b", r"\bor similar\b", r"\blikely\b", r"\bprobably\b",
     r"\bmaybe\b", r"\bperhaps\b", r"\bapprox\.?", r"\bsimilar to\b", r"\bsuch as\b", r"\bunknown\b",
@@ -76,12 +61,13 @@ _INCH_RE = re.compile(r"(\d)\s*(?:\"|''|”|″)")
 
 @dataclass(frozen=True)
 class TokenRules:
-    """What is never distinctive (see the module docstring); params ``lots.*``."""
+    """What is never distinctive (see the module docstring); built from params ``lots``
+    (:class:`candor.lots.params.LotsParams`, the one home of the defaults)."""
 
-    spec_words: tuple[str, ...] = DEFAULT_SPEC_WORDS
-    form_factors: tuple[str, ...] = DEFAULT_FORM_FACTORS
-    generation_prefixes: tuple[str, ...] = DEFAULT_GENERATION_PREFIXES
-    min_number_digits: int = 3
+    spec_words: tuple[str, ...]
+    form_factors: tuple[str, ...]
+    generation_prefixes: tuple[str, ...]
+    min_number_digits: int
     _words: frozenset[str] = field(init=False, repr=False, compare=False)
     _num_unit: re.Pattern[str] = field(init=False, repr=False, compare=False)
     _generation: re.Pattern[str] = field(init=False, repr=False, compare=False)
@@ -138,7 +124,8 @@ def candidate_tokens(text: str | None) -> list[str]:
 def distinctive_tokens(text: str | None, *, rules: TokenRules) -> frozenset[str]:
     """The distinctive candidate tokens of ``text`` under ``rules``.
 
-    >>> sorted(distinctive_tokens("OptiPlex 7090 SFF 16GB", rules=TokenRules()))
+    >>> rules = TokenRules(spec_words=("gb",), form_factors=("sff",), generation_prefixes=(), min_number_digits=3)
+    >>> sorted(distinctive_tokens("OptiPlex 7090 SFF 16GB", rules=rules))
     ['7090']
     """
     out: set[str] = set()
@@ -169,19 +156,3 @@ def contains_phrase(text: str | None, phrase: str) -> bool:
 def is_hedged(text: str | None) -> bool:
     """True when ``text`` hedges its model (``e.g.``, ``possibly``, ``or similar``, ...)."""
     return bool(text) and bool(_HEDGE_RE.search(text))
-
-
-class LotsParams(BaseModel):
-    """``lots`` section of params.yaml: what is never a distinctive model token."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    spec_words: list[str] = Field(default_factory=lambda: list(DEFAULT_SPEC_WORDS))
-    form_factors: list[str] = Field(default_factory=lambda: list(DEFAULT_FORM_FACTORS))
-    generation_prefixes: list[str] = Field(default_factory=lambda: list(DEFAULT_GENERATION_PREFIXES))
-    min_number_digits: int = Field(default=3, ge=1)
-
-    def rules(self) -> TokenRules:
-        return TokenRules(spec_words=tuple(self.spec_words), form_factors=tuple(self.form_factors),
-                          generation_prefixes=tuple(self.generation_prefixes),
-                          min_number_digits=self.min_number_digits)

@@ -6,8 +6,8 @@ Pure, no I/O. Higher is better for ``in_band_rate``, ``comps_precision`` and
 
 Definitions (per lot)
     ratio         estimate / verified value (both > 0, so ratio > 0). None without estimate.
-    in band       ``band[0] <= ratio <= band[1]`` (default 0.5..1.5, seed 000: "roughly
-                  right", a coarse band on purpose). A lot without an estimate is *not* in
+    in band       ``band[0] <= ratio <= band[1]`` (default 0.5..1.5: "roughly right", a
+                  coarse band on purpose; docs/valuation.md). A lot without an estimate is *not* in
                   band: an abstention is not a hit, and every lot stays in the denominator
                   so two candidates pair lot for lot (McNemar).
     error         max(ratio, 1/ratio): 2.0 means off by 2x in either direction.
@@ -23,10 +23,16 @@ Summary (per candidate)
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
+from typing import Any
+
+from candor.common.counts import KEY, Count, counts_block
+from candor.lots.values import ValueRow
+
+DIGITS = 6
 
 
 @dataclass(frozen=True)
@@ -117,3 +123,56 @@ def summarize(scores: Sequence[LotScore]) -> Summary:
         comps_precision=fit / chosen if chosen else None,
         comps_recall=fit / relevant if relevant else None,
     )
+
+
+def score_values(verified: Mapping[str, Decimal], values: Mapping[str, ValueRow], *,
+                 relevance: Mapping[str, set[str]], band: tuple[float, float]) -> list[LotScore]:
+    """Score one candidate's values file against every valuation lot (``verified``: lot ->
+    human-verified value; ``relevance``: lot -> relevant listing ids), sorted by lot."""
+    return [score_lot(lot, verified[lot], values[lot].estimate, relevant=relevance[lot], chosen=values[lot].comps,
+                      hedged=values[lot].hedged, band=band) for lot in sorted(verified)]
+
+
+def r6(x: float | None) -> float | None:
+    return None if x is None else round(x, DIGITS)
+
+
+def fmt(x: float | None) -> str:
+    """A ratio or rate as stored in the outcome table: 6 decimals, empty when undefined."""
+    return "" if x is None else f"{x:.{DIGITS}f}"
+
+
+def summary_json(s: Summary, scores: Sequence[LotScore]) -> tuple[dict[str, Any], dict[str, Count]]:
+    """One candidate's entry of ``metrics/valuation.json`` and the counts of its rates (keys
+    below the candidate: ``in_band_rate`` over lots, ``comps.precision``/``comps.recall`` over
+    (lot, listing) pairs)."""
+    tp = sum(x.fit for x in scores)
+    fp = sum(x.chosen for x in scores) - tp
+    fn = sum(x.relevant for x in scores) - tp
+    doc = {
+        "lots": s.lots, "estimated": s.estimated, "no_estimate": s.no_estimate, "hedged": s.hedged,
+        "in_band": s.in_band, "in_band_rate": r6(s.in_band_rate), "median_ratio": r6(s.median_ratio),
+        "worst_error": r6(s.worst_error), "worst_lot": s.worst_lot,
+        "comps": {"tp": tp, "fp": fp, "fn": fn, "precision": r6(s.comps_precision), "recall": r6(s.comps_recall)},
+    }
+    counts = {"in_band_rate": Count(k=s.in_band, n=s.lots, unit="lot"),
+              "comps.precision": Count(k=tp, n=tp + fp, unit="(lot, listing)"),
+              "comps.recall": Count(k=tp, n=tp + fn, unit="(lot, listing)")}
+    return doc, counts
+
+
+def valuation_json(summaries: Mapping[str, tuple[dict[str, Any], dict[str, Count]]]) -> dict[str, Any]:
+    """``metrics/valuation.json``: one entry per candidate (a candidate may not be named
+    ``counts``), then the counts block (keys ``<candidate>.in_band_rate``, ...)."""
+    if KEY in summaries:
+        raise ValueError(f"a candidate may not be named {KEY!r}")
+    return {**{cand: doc for cand, (doc, _) in summaries.items()},
+            KEY: counts_block({f"{cand}.{key}": c for cand, (_, counts) in summaries.items()
+                               for key, c in counts.items()})}
+
+
+def outcome_rows(candidate: str, scores: Sequence[LotScore]) -> list[tuple[str, ...]]:
+    """``valuation.csv`` rows of one candidate (docs/CONVENTIONS.md): in_band/hedged 1/0 (no
+    estimate: in_band 0, estimate and ratio empty); an undefined precision/recall is empty."""
+    return [(s.lot, candidate, "" if s.estimate is None else str(s.estimate), fmt(s.ratio), str(int(s.in_band)),
+             str(int(s.hedged)), fmt(s.comps_precision), fmt(s.comps_recall)) for s in scores]

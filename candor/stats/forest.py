@@ -1,23 +1,24 @@
 """The forest plot: each paired comparison's rates with their intervals, reference then candidates."""
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from candor.common.png import PNG_DPI, png_bytes, pyplot
+from candor.stats.stats_file import StatsFile
 
 
-def forest_rows(stats: Mapping[str, Any]) -> list[tuple[str, str, float, float, float]]:
-    """``(metric, side, rate, lo, hi)`` for the forest plot: reference once, then each candidate."""
+def forest_rows(stats: StatsFile) -> list[tuple[str, str, float, float, float]]:
+    """``(metric, side, rate, lo, hi)`` of the stats file for the forest plot: each metric's
+    reference once, then each candidate; a side with no paired cases (no rate) is left out."""
     rows = []
-    for metric, by_cand in stats["paired"].items():
+    for metric, comp in stats.paired.items():
         ref_done = False
-        for cand, c in by_cand.items():
-            if not ref_done and c["reference_rate"] is not None:
-                rows.append((metric, c["reference"], c["reference_rate"], c["reference_lo"], c["reference_hi"]))
+        for cand, c in comp.candidates.items():
+            if not ref_done and c.a.rate is not None:
+                rows.append((metric, comp.reference, c.a.rate, c.a.lo, c.a.hi))
                 ref_done = True
-            if c["rate"] is not None:
-                rows.append((metric, f"{cand} (p={c['p']:.3g})", c["rate"], c["lo"], c["hi"]))
+            if c.b.rate is not None:
+                rows.append((metric, f"{cand} (p={c.p:.3g})", c.b.rate, c.b.lo, c.b.hi))
     return rows
 
 

@@ -1,60 +1,164 @@
-"""The predeclared release gate for detectors (seed 002, "Predeclared comparison", 1-4).
+"""The predeclared release gate for detectors: criteria, and ``metrics/gate.json`` (its one writer and reader).
 
 Pure: no I/O. The criteria and their parameters are declared in ``params.yaml: gate``
-*before* a candidate is scored; changing them is a visible diff in review.
+(:class:`candor.stats.params.GateParams`) *before* a candidate is scored; changing them is a
+visible diff in review (docs/stats.md, "The predeclared release gate").
 
-Reference and candidate are compared on the frames of one split (``gate.split``,
-``test`` by default: never tune on it). The candidate passes only when every criterion
-passes:
+Reference and candidate are compared on the frames of one split (``gate.split``, ``test`` by
+default: never tune on it). The candidate passes only when every criterion passes:
 
-1. ``same_frames_and_labels``: both were scored on the same frames with the same labels
-   (same frame set in the per-frame table; same label set per class in the per-label
-   table). Otherwise nothing else is comparable.
-2. ``micro_precision_higher``, ``micro_recall_higher``, ``micro_f1_higher``: the
-   candidate's micro P, R and F1 (from the per-frame TP/FP/FN of the split) are strictly
-   higher than the reference's. Intervals are reported with them (Wilson for P and R).
-3. ``critical_recall_no_regression``: for *each* class in ``match.critical`` on its own
-   (never pooled, so a drop is never masked by gains elsewhere), the paired per-label
-   outcomes (found / not found) are tested with exact McNemar; the class regresses when
-   the reference finds more of its labels than the candidate (``a_only > b_only``) and
-   ``p <= gate.alpha``. A drop McNemar calls noise is allowed; a significant one fails.
-4. ``wrong_targets_no_increase``: the candidate's total wrong action targets (critical-
-   class detections on a label of another class, from the detection metrics) are not
-   more than the reference's.
-5. ``latency_p95``: when a latency diagnostic exists for the candidate and was taken on
-   its current ONNX file, its end-to-end p95 is at most ``gate.latency_p95_ms``; when
-   none exists (or it is stale) the criterion is ``not measured`` and does not fail
-   (seed 002: "when measured").
+1. ``same_frames_and_labels``: both were scored on the same frames with the same labels (same
+   frame set in the per-frame table; same label set per class in the per-label table).
+   Otherwise nothing else is comparable.
+2. ``micro_precision_higher``, ``micro_recall_higher``, ``micro_f1_higher``: the candidate's
+   micro P, R and F1 (from the per-frame TP/FP/FN of the split) are strictly higher than the
+   reference's. P and R carry their Wilson intervals (P over detections, R over labels).
+3. ``critical_recall_no_regression``: for *each* class in ``match.critical`` on its own (never
+   pooled, so a drop is never masked by gains elsewhere), the paired per-label outcomes (found /
+   not found) are tested with exact McNemar; the class regresses when the reference finds more
+   of its labels than the candidate (``a_only > b_only``) and ``p <= gate.alpha``. A drop
+   McNemar calls noise is allowed; a significant one fails.
+4. ``wrong_targets_no_increase``: the candidate's total wrong action targets (critical-class
+   detections on a label of another class: ``<split>.critical.total.wrong`` of the detection
+   metrics) are not more than the reference's.
+5. ``latency_p95``: when a latency diagnostic exists for the candidate and was taken on its
+   current ONNX file, its end-to-end p95 is at most ``gate.latency_p95_ms``; when none exists
+   (or it is stale) the criterion is ``not measured`` and does not fail: latency gates only
+   when measured.
 
 A criterion that cannot be evaluated because its input is missing (other than latency)
 *fails* with the reason: the gate never passes on data it did not see.
 
-Per-class status (every class with labels on the split): ``regressed`` / ``improved``
-(McNemar on its labels reaches alpha), ``no detectable change``, or ``unqualified``
-when its support is below ``match.min_support`` - an unqualified class is never
-called improved (a significant drop is still ``regressed``).
+Per-class status (every class with labels on the split): ``regressed`` / ``improved`` (McNemar
+on its labels reaches alpha), ``no detectable change``, or ``unqualified`` when its support is
+below ``match.min_support``: an unqualified class is never called improved (a significant drop
+is still ``regressed``). A critical class without labels on the split has status ``no labels``.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from candor.common.errors import fail
-from candor.stats.rates import Case, Paired, compare_paired, wilson
+from candor.stats.paired import Case, Paired, compare_paired
+from candor.stats.params import GateParams
+from candor.stats.rates import Rate, wilson
+from candor.stats.records import decoded, r6
+
+PREDECLARED = "params.yaml:gate"
+Row = Mapping[str, object]
 
 
-class GateParams(BaseModel):
-    """``params.yaml: gate`` (predeclared)."""
+@dataclass(frozen=True)
+class ClassResult:
+    """One class on its own labels: ``status`` (module docstring), ``support`` (the reference's
+    labels of the class on the split) and the paired per-label comparison (``None``: no labels)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    reference: str = "demo-v1"
-    candidate: str = "demo-v2"
-    split: str = "test"
-    alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
-    latency_p95_ms: float = Field(default=2000.0, gt=0.0)
+    status: str
+    support: int
+    paired: Paired | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"status": self.status, "support": self.support,
+                "paired": None if self.paired is None else self.paired.as_json()}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], *, where: str) -> ClassResult:
+        return cls(status=str(doc["status"]), support=int(doc["support"]),
+                   paired=None if doc["paired"] is None else Paired.from_json(doc["paired"], where=where))
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One criterion's result; the fields a criterion does not use stay empty.
+
+    ``note``: why it failed without a comparison (an absent input), or a remark (``not
+    measured``, the regressed classes). ``reference``/``candidate``: the two compared values (P,
+    R, F1, wrong targets; latency: the candidate's p95 in ms). ``reference_rate``/
+    ``candidate_rate``: P and R with their counts and Wilson intervals. ``limit``: the
+    latency limit in ms. ``tally``: what ``same_frames_and_labels`` counted. ``classes``: the
+    critical classes, each on its own.
+    """
+
+    passed: bool
+    note: str | None = None
+    reference: float | None = None
+    candidate: float | None = None
+    reference_rate: Rate | None = None
+    candidate_rate: Rate | None = None
+    limit: float | None = None
+    tally: dict[str, int] = field(default_factory=dict)
+    classes: dict[str, ClassResult] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        def rate(r: Rate | None) -> dict[str, Any] | None:
+            return None if r is None else r.as_json()
+        return {"passed": self.passed, "note": self.note, "reference": self.reference, "candidate": self.candidate,
+                "reference_rate": rate(self.reference_rate), "candidate_rate": rate(self.candidate_rate),
+                "limit": self.limit, "tally": dict(self.tally),
+                "classes": {n: c.as_json() for n, c in self.classes.items()}}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], *, where: str) -> Criterion:
+        def rate(key: str) -> Rate | None:
+            return None if doc[key] is None else Rate.from_json(doc[key], where=f"{where}.{key}")
+        if not isinstance(doc["passed"], bool):
+            raise ValueError("passed must be true or false")
+        return cls(passed=doc["passed"], note=doc["note"], reference=doc["reference"], candidate=doc["candidate"],
+                   reference_rate=rate("reference_rate"), candidate_rate=rate("candidate_rate"),
+                   limit=doc["limit"], tally={str(k): int(v) for k, v in doc["tally"].items()},
+                   classes={n: ClassResult.from_json(c, where=f"{where}.classes.{n}")
+                            for n, c in doc["classes"].items()})
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """The content of ``metrics/gate.json``: the declared comparison, every criterion, every class.
+
+    Stored as ``{"predeclared", "reference", "candidate", "split", "alpha", "critical",
+    "min_support", "passed", "failed", "criteria": {name: Criterion}, "per_class": {name:
+    ClassResult}}``; ``passed`` and ``failed`` follow from the criteria.
+    """
+
+    reference: str
+    candidate: str
+    split: str
+    alpha: float
+    critical: tuple[str, ...]
+    min_support: int
+    criteria: dict[str, Criterion]
+    per_class: dict[str, ClassResult]
+
+    @property
+    def failed(self) -> list[str]:
+        """Names of the failed criteria, in criterion order."""
+        return [n for n, c in self.criteria.items() if not c.passed]
+
+    @property
+    def passed(self) -> bool:
+        """Every criterion passed."""
+        return not self.failed
+
+    def as_json(self) -> dict[str, Any]:
+        return {"predeclared": PREDECLARED, "reference": self.reference, "candidate": self.candidate,
+                "split": self.split, "alpha": self.alpha, "critical": list(self.critical),
+                "min_support": self.min_support, "passed": self.passed, "failed": self.failed,
+                "criteria": {n: c.as_json() for n, c in self.criteria.items()},
+                "per_class": {n: c.as_json() for n, c in self.per_class.items()}}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], *, where: str) -> GateResult:
+        """Read :meth:`as_json`'s form back; another shape is an InputError naming ``where``."""
+        def build() -> GateResult:
+            return cls(reference=str(doc["reference"]), candidate=str(doc["candidate"]), split=str(doc["split"]),
+                       alpha=float(doc["alpha"]), critical=tuple(map(str, doc["critical"])),
+                       min_support=int(doc["min_support"]),
+                       criteria={n: Criterion.from_json(c, where=f"{where}:criteria.{n}")
+                                 for n, c in doc["criteria"].items()},
+                       per_class={n: ClassResult.from_json(c, where=f"{where}:per_class.{n}")
+                                  for n, c in doc["per_class"].items()})
+        return decoded(where, "a gate result (written by the gate stage)", build)
 
 
 @dataclass(frozen=True)
@@ -72,26 +176,18 @@ class Micro:
         return None if den == 0 else 2 * self.tp / den
 
 
-def micro_from_frames(frames: Sequence[Mapping[str, object]], *, model: str, split: str) -> Micro:
+def micro_from_frames(frames: Sequence[Row], *, model: str, split: str) -> Micro:
     """Sum TP/FP/FN of ``model`` over the per-frame rows of ``split``."""
     rows = [r for r in frames if r["model"] == model and r["split"] == split]
     return Micro(tp=sum(int(r["tp"]) for r in rows), fp=sum(int(r["fp"]) for r in rows),  # type: ignore[call-overload]
                  fn=sum(int(r["fn"]) for r in rows))  # type: ignore[call-overload]
 
 
-def _r(x: float | None) -> float | None:
-    return None if x is None else round(x, 6)
-
-
-def _rate(k: int, n: int, confidence: float) -> dict[str, Any]:
-    w = wilson(k, n, confidence=confidence)
-    return {"rate": _r(w.rate), "lo": _r(w.lo), "hi": _r(w.hi), "k": k, "n": n}
-
-
-def _higher(name: str, a: float | None, b: float | None, extra: dict[str, Any]) -> dict[str, Any]:
+def _higher(name: str, a: float | None, b: float | None, **rates: Rate) -> Criterion:
+    """Strictly higher for the candidate; an undefined side fails with the reason."""
     if a is None or b is None:
-        return {"passed": False, "reason": f"{name} undefined (no detections or no labels)", **extra}
-    return {"passed": b > a, "reference": _r(a), "candidate": _r(b), **extra}
+        return Criterion(passed=False, note=f"{name} undefined (no detections or no labels)", **rates)
+    return Criterion(passed=b > a, reference=r6(a), candidate=r6(b), **rates)
 
 
 def class_status(res: Paired, *, support: int, min_support: int) -> str:
@@ -105,125 +201,98 @@ def class_status(res: Paired, *, support: int, min_support: int) -> str:
     return "no detectable change"
 
 
-def _paired_json(res: Paired, status: str, support: int) -> dict[str, Any]:
-    return {"status": status, "support": support,
-            "reference_recall": _r(res.a.rate), "candidate_recall": _r(res.b.rate),
-            "reference_lo": _r(res.a.lo), "reference_hi": _r(res.a.hi),
-            "candidate_lo": _r(res.b.lo), "candidate_hi": _r(res.b.hi),
-            "a_only": res.a_only, "b_only": res.b_only, "p": float(f"{res.p:.6g}")}
+def _same_frames_and_labels(frames: Sequence[Row], labels: Sequence[Row], *, ref: str, cand: str,
+                            split: str) -> Criterion:
+    fa, fb = ({str(r["frame"]) for r in frames if r["model"] == m and r["split"] == split} for m in (ref, cand))
+    la, lb = ({(str(r["frame"]), str(r["label"]), str(r["class"])) for r in labels
+               if r["model"] == m and r["split"] == split} for m in (ref, cand))
+    return Criterion(
+        passed=bool(fa) and fa == fb and la == lb,
+        note=None if fa else f"no {split} frames for the reference {ref}",
+        tally={"frames": len(fa | fb), "labels": len(la | lb),
+               "frames_only_in_reference": len(fa - fb), "frames_only_in_candidate": len(fb - fa),
+               "labels_only_in_reference": len(la - lb), "labels_only_in_candidate": len(lb - la)})
 
 
-def evaluate_gate(*, frames: Sequence[Mapping[str, object]] | None,
-                  labels: Sequence[Mapping[str, object]] | None,
-                  wrong_targets: Mapping[str, int | None],
-                  latency_p95_ms: float | None, params: GateParams, critical: Sequence[str],
-                  min_support: int, confidence: float) -> dict[str, Any]:
-    """Evaluate every criterion; returns the content of ``metrics/gate.json``.
-
-    ``frames``/``labels``: parsed per-frame and per-label outcome rows (``None`` when the
-    table is absent); ``wrong_targets``: model -> total wrong targets on the split
-    (``None`` when unknown); ``latency_p95_ms``: the candidate's end-to-end p95 or
-    ``None`` when not measured.
-    """
-    ref, cand, split = params.reference, params.candidate, params.split
-    crit: dict[str, dict[str, Any]] = {}
-    per_class: dict[str, dict[str, Any]] = {}
-
-    # 1. same frames and labels
-    if frames is None or labels is None:
-        crit["same_frames_and_labels"] = {"passed": False, "reason": "per-frame or per-label outcome table absent"}
-    else:
-        fa = {str(r["frame"]) for r in frames if r["model"] == ref and r["split"] == split}
-        fb = {str(r["frame"]) for r in frames if r["model"] == cand and r["split"] == split}
-        la = {(str(r["frame"]), str(r["label"]), str(r["class"])) for r in labels
-              if r["model"] == ref and r["split"] == split}
-        lb = {(str(r["frame"]), str(r["label"]), str(r["class"])) for r in labels
-              if r["model"] == cand and r["split"] == split}
-        ok = bool(fa) and fa == fb and la == lb
-        crit["same_frames_and_labels"] = {
-            "passed": ok, "frames": len(fa | fb), "labels": len(la | lb),
-            "frames_only_in_reference": len(fa - fb), "frames_only_in_candidate": len(fb - fa),
-            "labels_only_in_reference": len(la - lb), "labels_only_in_candidate": len(lb - la),
-            **({} if fa else {"reason": f"no {split} frames for the reference {ref}"}),
-        }
-
-    # 2. micro P, R, F1
-    if frames is None:
-        for name in ("micro_precision_higher", "micro_recall_higher", "micro_f1_higher"):
-            crit[name] = {"passed": False, "reason": "per-frame outcome table absent"}
-    else:
-        ma = micro_from_frames(frames, model=ref, split=split)
-        mb = micro_from_frames(frames, model=cand, split=split)
-        pa, pb = _rate(ma.tp, ma.tp + ma.fp, confidence), _rate(mb.tp, mb.tp + mb.fp, confidence)
-        ra, rb = _rate(ma.tp, ma.tp + ma.fn, confidence), _rate(mb.tp, mb.tp + mb.fn, confidence)
-        crit["micro_precision_higher"] = _higher("precision", pa["rate"], pb["rate"],
-                                                 {"reference_interval": pa, "candidate_interval": pb})
-        crit["micro_recall_higher"] = _higher("recall", ra["rate"], rb["rate"],
-                                              {"reference_interval": ra, "candidate_interval": rb})
-        crit["micro_f1_higher"] = _higher("F1", ma.f1, mb.f1, {})
-
-    # 3. critical classes, each on its own labels
-    if labels is None:
-        crit["critical_recall_no_regression"] = {"passed": False, "reason": "per-label outcome table absent"}
-    else:
-        by_class: dict[str, dict[str, dict[Case, bool]]] = {}
-        for r in labels:
-            if r["split"] != split or r["model"] not in (ref, cand):
-                continue
+def per_class_results(labels: Sequence[Row], *, ref: str, cand: str, split: str, alpha: float,
+                      min_support: int, confidence: float) -> dict[str, ClassResult]:
+    """Every class with labels on ``split``: reference vs candidate on its own labels, sorted."""
+    by_class: dict[str, dict[str, dict[Case, bool]]] = {}
+    for r in labels:
+        if r["split"] == split and r["model"] in (ref, cand):
             by_class.setdefault(str(r["class"]), {}).setdefault(str(r["model"]), {})[
                 (str(r["frame"]), str(r["label"]))] = r["found"] is True
-        for name in sorted(by_class):
-            sides = by_class[name]
-            res = compare_paired(sides.get(ref, {}), sides.get(cand, {}), alpha=params.alpha,
-                                 confidence=confidence)
-            support = len(sides.get(ref, {}))
-            per_class[name] = _paired_json(res, class_status(res, support=support, min_support=min_support),
-                                           support)
-        checked = {}
-        for name in critical:
-            if name not in per_class:
-                checked[name] = {"status": "no labels", "support": 0}
-            else:
-                checked[name] = per_class[name]
-        regressed = sorted(n for n, c in checked.items() if c["status"] == "regressed")
-        crit["critical_recall_no_regression"] = {
-            "passed": not regressed, "regressed": regressed, "classes": checked,
-            **({"note": "no critical classes declared (match.critical)"} if not critical else {}),
-        }
+    out = {}
+    for name in sorted(by_class):
+        sides = by_class[name]
+        res = compare_paired(sides.get(ref, {}), sides.get(cand, {}), unit="label", alpha=alpha,
+                             confidence=confidence)
+        support = len(sides.get(ref, {}))
+        out[name] = ClassResult(class_status(res, support=support, min_support=min_support), support, res)
+    return out
 
-    # 4. wrong targets
+
+def evaluate_gate(*, frames: Sequence[Row] | None, labels: Sequence[Row] | None,
+                  wrong_targets: Mapping[str, int | None], latency_p95_ms: float | None, params: GateParams,
+                  critical: Sequence[str], min_support: int, confidence: float) -> GateResult:
+    """Evaluate every criterion (module docstring).
+
+    ``frames``/``labels``: parsed per-frame and per-label outcome rows (``None`` when the table
+    is absent); ``wrong_targets``: model -> total wrong targets on the split (``None`` when
+    unknown); ``latency_p95_ms``: the candidate's end-to-end p95, ``None`` when not measured.
+    """
+    ref, cand, split = params.reference, params.candidate, params.split
+    crit: dict[str, Criterion] = {}
+    per_class: dict[str, ClassResult] = {}
+
+    if frames is None or labels is None:
+        crit["same_frames_and_labels"] = Criterion(passed=False, note="per-frame or per-label outcome table absent")
+    else:
+        crit["same_frames_and_labels"] = _same_frames_and_labels(frames, labels, ref=ref, cand=cand, split=split)
+
+    if frames is None:
+        for name in ("micro_precision_higher", "micro_recall_higher", "micro_f1_higher"):
+            crit[name] = Criterion(passed=False, note="per-frame outcome table absent")
+    else:
+        ma, mb = (micro_from_frames(frames, model=m, split=split) for m in (ref, cand))
+        pa, pb = (wilson(m.tp, m.tp + m.fp, unit="detection", confidence=confidence) for m in (ma, mb))
+        ra, rb = (wilson(m.tp, m.tp + m.fn, unit="label", confidence=confidence) for m in (ma, mb))
+        crit["micro_precision_higher"] = _higher("precision", pa.rate, pb.rate, reference_rate=pa, candidate_rate=pb)
+        crit["micro_recall_higher"] = _higher("recall", ra.rate, rb.rate, reference_rate=ra, candidate_rate=rb)
+        crit["micro_f1_higher"] = _higher("F1", ma.f1, mb.f1)
+
+    if labels is None:
+        crit["critical_recall_no_regression"] = Criterion(passed=False, note="per-label outcome table absent")
+    else:
+        per_class = per_class_results(labels, ref=ref, cand=cand, split=split, alpha=params.alpha,
+                                      min_support=min_support, confidence=confidence)
+        checked = {n: per_class.get(n, ClassResult("no labels", 0, None)) for n in critical}
+        regressed = sorted(n for n, c in checked.items() if c.status == "regressed")
+        note = ("regressed: " + ", ".join(regressed) if regressed else
+                None if critical else "no critical classes declared (match.critical)")
+        crit["critical_recall_no_regression"] = Criterion(passed=not regressed, note=note, classes=checked)
+
     wa, wb = wrong_targets.get(ref), wrong_targets.get(cand)
-    if wa is None or wb is None:
-        crit["wrong_targets_no_increase"] = {"passed": False, "reason": "wrong targets not found in the detection metrics",
-                                             "reference": wa, "candidate": wb}
-    else:
-        crit["wrong_targets_no_increase"] = {"passed": wb <= wa, "reference": wa, "candidate": wb}
+    crit["wrong_targets_no_increase"] = Criterion(
+        passed=wa is not None and wb is not None and wb <= wa, reference=wa, candidate=wb,
+        note="wrong targets not found in the detection metrics" if wa is None or wb is None else None)
 
-    # 5. latency
-    if latency_p95_ms is None:
-        crit["latency_p95"] = {"passed": True, "status": "not measured", "limit_ms": params.latency_p95_ms}
-    else:
-        crit["latency_p95"] = {"passed": latency_p95_ms <= params.latency_p95_ms, "status": "measured",
-                               "p95_ms": round(latency_p95_ms, 3), "limit_ms": params.latency_p95_ms}
+    measured = latency_p95_ms is not None
+    crit["latency_p95"] = Criterion(
+        passed=not measured or latency_p95_ms <= params.latency_p95_ms,  # type: ignore[operator]
+        note=None if measured else "not measured", limit=params.latency_p95_ms,
+        candidate=round(latency_p95_ms, 3) if measured else None)  # type: ignore[arg-type]
 
-    return {
-        "predeclared": "params.yaml:gate",
-        "reference": ref, "candidate": cand, "split": split, "alpha": params.alpha,
-        "critical": list(critical), "min_support": min_support,
-        "passed": all(c["passed"] for c in crit.values()),
-        "failed": [n for n, c in crit.items() if not c["passed"]],
-        "criteria": crit,
-        "per_class": per_class,
-    }
+    return GateResult(reference=ref, candidate=cand, split=split, alpha=params.alpha, critical=tuple(critical),
+                      min_support=min_support, criteria=crit, per_class=per_class)
 
 
 def latency_p95(doc: Any, *, where: str, onnx_sha256: str | None) -> float | None:
-    """The end-to-end ``p95_ms`` of a latency diagnostic written by :mod:`stages.latency`.
+    """The end-to-end ``p95_ms`` of a latency diagnostic (written by ``make latency``).
 
-    ``None`` (the criterion is then "not measured") when the diagnostic was taken on
-    another model file than ``onnx_sha256`` (or that is unknown): a stale figure must
-    never pass the gate. A document without a numeric ``end_to_end.p95_ms`` is an
-    InputError naming ``where``.
+    ``None`` (the criterion is then "not measured") when the diagnostic was taken on another
+    model file than ``onnx_sha256`` (or that is unknown): a stale figure must never pass the
+    gate. A document without a numeric ``end_to_end.p95_ms`` is an InputError naming ``where``.
     """
     p95 = doc.get("end_to_end", {}).get("p95_ms") if isinstance(doc, Mapping) else None
     if not isinstance(p95, (int, float)) or isinstance(p95, bool):
@@ -235,17 +304,9 @@ def latency_p95(doc: Any, *, where: str, onnx_sha256: str | None) -> float | Non
 
 
 def find_wrong_targets(doc: Any, *, split: str) -> int | None:
-    """Total wrong targets of a detection metrics document on ``split`` (``None`` if absent).
-
-    Reads ``critical.total.wrong`` under the split's section: ``doc[split]``,
-    ``doc['splits'][split]`` or ``doc['by_split'][split]``.
-    """
-    if not isinstance(doc, Mapping):
-        return None
-    for container in (doc, doc.get("splits"), doc.get("by_split")):
-        if isinstance(container, Mapping) and isinstance(container.get(split), Mapping):
-            total = container[split].get("critical", {}).get("total", {})
-            w = total.get("wrong") if isinstance(total, Mapping) else None
-            if isinstance(w, int) and not isinstance(w, bool):
-                return w
-    return None
+    """Total wrong targets on ``split`` of a detection metrics document (``<split>.critical.total.wrong``,
+    as the detection scorer writes it); ``None`` when absent."""
+    node = doc
+    for key in (split, "critical", "total", "wrong"):
+        node = node.get(key) if isinstance(node, Mapping) else None
+    return node if isinstance(node, int) and not isinstance(node, bool) else None

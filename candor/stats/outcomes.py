@@ -11,13 +11,12 @@ then the rows as given (each scorer sorts its rows by case).
 """
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from candor.common.errors import InputError, Problem, fail
-from candor.common.tables import csv_text
+from candor.common.errors import InputError, Problem
+from candor.common.tables import csv_text, parse_rows
+
 
 @dataclass(frozen=True)
 class TableSpec:
@@ -88,48 +87,56 @@ _EXPECTED = {"int": "a non-negative integer", "bool": "1 or 0", "bool?": "1, 0 o
 
 
 def parse_table(spec: TableSpec, text: str, *, where: str) -> list[dict[str, object]]:
-    """Parse and validate one outcome table's text; every problem names file, row, field.
+    """Parse and validate one outcome table's text (read by :func:`candor.common.tables.parse_rows`).
 
-    Extra columns are allowed (and ignored); missing columns, bad values and duplicate
-    cases are errors. Row numbers count the header as row 1.
+    Extra columns are allowed (and ignored); missing columns, rows with too many or too few
+    fields, bad values and duplicate cases are errors, each naming ``where``, the row (the
+    header is row 1) and the column (``<where>:<row>:<column>``).
     """
-    reader = csv.DictReader(io.StringIO(text))
-    header = reader.fieldnames or []
-    missing = [c for c in spec.columns if c not in header]
-    if missing:
-        raise fail(where, "missing columns " + ", ".join(missing),
-                   expected=",".join(spec.columns), got=",".join(header),
-                   hint="the outcome-table contract is in docs/CONVENTIONS.md")
+    table = parse_rows(text, where=where, columns=spec.columns)
     problems: list[Problem] = []
     rows: list[dict[str, object]] = []
     seen: dict[tuple[str, ...], int] = {}
-    for lineno, raw in enumerate(reader, start=2):
+    for lineno, raw in table.rows:
         row: dict[str, object] = {}
         for col in spec.columns:
-            value = raw.get(col)
-            if value is None:
-                problems.append(Problem(f"{where}:{lineno}", f"row has too few fields ({col} missing)"))
-                break
             kind = spec.types.get(col, "str")
             try:
-                row[col] = _convert(kind, value)
+                row[col] = _convert(kind, raw[col])
             except ValueError:
                 problems.append(Problem(f"{where}:{lineno}:{col}", "bad value",
-                                        expected=_EXPECTED[kind], got=repr(value)))
-            if kind == "str" and value == "" and col in spec.key:
+                                        expected=_EXPECTED[kind], got=repr(raw[col])))
+            if kind == "str" and raw[col] == "" and col in spec.key:
                 problems.append(Problem(f"{where}:{lineno}:{col}", "empty case key"))
-        else:
-            if spec.name == "fields.csv" and isinstance(row.get("hits"), int) and \
-                    isinstance(row.get("total"), int) and row["hits"] > row["total"]:  # type: ignore[operator]
-                problems.append(Problem(f"{where}:{lineno}:hits", "hits exceed total",
-                                        expected=f"<= {row['total']}", got=str(row["hits"])))
-            key = tuple(str(row.get(c)) for c in spec.key)
-            if key in seen:
-                problems.append(Problem(f"{where}:{lineno}", f"duplicate case {'/'.join(key)}",
-                                        expected="one row per " + ", ".join(spec.key),
-                                        got=f"also on row {seen[key]}"))
-            seen[key] = lineno
-            rows.append(row)
+        if spec.name == "fields.csv" and isinstance(row.get("hits"), int) and \
+                isinstance(row.get("total"), int) and row["hits"] > row["total"]:  # type: ignore[operator]
+            problems.append(Problem(f"{where}:{lineno}:hits", "hits exceed total",
+                                    expected=f"<= {row['total']}", got=str(row["hits"])))
+        key = tuple(str(row.get(c)) for c in spec.key)
+        if key in seen:
+            problems.append(Problem(f"{where}:{lineno}", f"duplicate case {'/'.join(key)}",
+                                    expected="one row per " + ", ".join(spec.key),
+                                    got=f"also on row {seen[key]}"))
+        seen[key] = lineno
+        rows.append(row)
     if problems:
         raise InputError(problems)
     return rows
+
+
+def parse_tables(texts: Mapping[str, str | None], *, where: Callable[[str], str]) -> dict[str, list[dict[str, object]]]:
+    """Parse the tables whose text is given (table name -> text, ``None`` when absent); absent
+    tables are left out. Every problem of every table is raised at once (one InputError), each
+    located by ``where(name)``."""
+    tables: dict[str, list[dict[str, object]]] = {}
+    problems: list[Problem] = []
+    for name, text in texts.items():
+        if text is None:
+            continue
+        try:
+            tables[name] = parse_table(TABLES[name], text, where=where(name))
+        except InputError as err:
+            problems.extend(err.problems)
+    if problems:
+        raise InputError(problems, hint="the outcome-table contract is in docs/CONVENTIONS.md")
+    return tables

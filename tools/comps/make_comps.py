@@ -5,7 +5,8 @@
 Seeded and deterministic: the same seed writes the same bytes. For every valuation lot of
 ``lots.csv`` it writes realistic sold listings priced around the lot's human-verified unit
 value (``verified_value / count``): genuine sales of the model (single units and multi-unit
-lots, various conditions and configurations) and the decoys seed 000 names:
+lots, various conditions and configurations) and the decoys the comps rules guard against
+(docs/valuation.md):
 
 * ``spec``: titles whose spec words ("8-channel", "16GB", "24 inch") look like model tokens;
 * ``card`` / ``other``: the same model number on an unrelated product (a trading card, an ink
@@ -22,13 +23,15 @@ Rewrite the manifest afterwards: ``python -m stages.fetch manifest data/comps``.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import random
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
+
+from candor.common.tables import write_csv
+from candor.lots.golden import read_lots
+from candor.lots.listings import LISTING_COLUMNS, RELEVANCE_COLUMNS
 
 CENT = Decimal("0.01")
 
@@ -309,10 +312,12 @@ def money(x: float) -> Decimal:
 
 
 def read_valuation_lots(path: Path) -> dict[str, tuple[Decimal, int]]:
-    """lot id -> (verified lot value, count) for rows with valuation == 1."""
-    with open(path, newline="", encoding="utf-8") as fh:
-        return {r["id"]: (Decimal(r["verified_value"]), int(r["count"]))
-                for r in csv.DictReader(fh) if r["valuation"].strip() == "1"}
+    """lot id -> (verified lot value, count) for the valuation lots of a validated ``lots.csv``."""
+    lots = [lot for lot in read_lots(path) if lot.valuation]
+    unlabelled = [lot.id for lot in lots if lot.count is None]
+    if unlabelled:
+        raise SystemExit(f"valuation lot(s) without a count in {path}: {', '.join(unlabelled)}")
+    return {lot.id: (lot.verified_value, lot.count) for lot in lots}  # type: ignore[misc]
 
 
 def build(lots: dict[str, tuple[Decimal, int]], *, seed: int) -> tuple[list[dict[str, str]], list[tuple[str, str]]]:
@@ -346,14 +351,6 @@ def build(lots: dict[str, tuple[Decimal, int]], *, seed: int) -> tuple[list[dict
     return rows, relevance
 
 
-def to_csv(header: list[str], rows: list[list[str]]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(header)
-    w.writerows(rows)
-    return buf.getvalue()
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tools.comps.make_comps", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -364,10 +361,8 @@ def main(argv: list[str] | None = None) -> int:
     rows, relevance = build(read_valuation_lots(Path(args.lots)), seed=args.seed)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    cols = ["id", "title", "price", "sold_date", "quantity", "category"]
-    (out / "listings.csv").write_text(to_csv(cols, [[r[c] for c in cols] for r in rows]), encoding="utf-8")
-    (out / "relevance.csv").write_text(to_csv(["lot", "listing"], [list(p) for p in sorted(relevance)]),
-                                       encoding="utf-8")
+    write_csv(out / "listings.csv", LISTING_COLUMNS, [[r[c] for c in LISTING_COLUMNS] for r in rows])
+    write_csv(out / "relevance.csv", RELEVANCE_COLUMNS, sorted(relevance))
     print(f"wrote {out}/listings.csv ({len(rows)} listings) and relevance.csv ({len(relevance)} pairs)")
     return 0
 

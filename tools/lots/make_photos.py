@@ -1,24 +1,25 @@
 """Generate the synthetic lot photos listed in ``data/lots/lots.csv`` (seeded, tiny).
 
-    python tools/lots/make_photos.py [--lots data/lots/lots.csv] [--seed 0]
+    python -m tools.lots.make_photos [--lots data/lots/lots.csv] [--seed 0]
 
 They are flat illustrations, not photographs: enough for the harness to send
 real image bytes in live mode and for the manifest to hash. Per lot, photo 1 is
 an overview (a box and the lot count, no nameplate), photo 2 a nameplate
 close-up (make and model as text), photo 3 the accessories or a label detail.
 The field-expectation cases get one small PNG each (``cases/images/``).
-That mirrors seed 000: one photo carries less evidence than the full gallery.
+So one photo carries less evidence than the full gallery (``identify.gallery``, docs/lots.md).
 Each file is a small baseline JPEG (160x120, quality 60, a few KB). Reruns with
 the same seed and Pillow version write the same bytes.
 """
 from __future__ import annotations
 
 import argparse
-import csv
 import random
 from pathlib import Path
 
 from PIL import Image, ImageDraw
+
+from candor.common.tables import read_rows
 
 W, H = 160, 120
 
@@ -74,8 +75,7 @@ def main() -> None:
     args = parser.parse_args()
     lots_file = Path(args.lots)
     root = lots_file.parent
-    with open(lots_file, newline="", encoding="utf-8") as fh:
-        lots = list(csv.DictReader(fh))
+    lots = [row for _, row in read_rows(lots_file).rows]
     for lot in lots:
         rng = random.Random(f"{args.seed}:{lot['id']}")
         for i, rel in enumerate(p for p in (lot["photos"] or "").split(";") if p):

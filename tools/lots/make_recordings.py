@@ -9,8 +9,8 @@ without a network. They are not real model output: the provider is recorded as
 ``demo.invalid`` and the model as ``demo-vlm``. Record real answers with
 ``identify.mode: live`` and put them in ``recordings/`` to measure a real model.
 
-What each lot gets is scripted below, run by run, so the failure classes of
-seed 000 appear on purpose:
+What each lot gets is scripted below, run by run, so the failure classes the
+lots track exists to catch (docs/lots.md) appear on purpose:
 
 * identification codes: ``H`` clean hit; ``E`` hedged hit (``e.g.``,
   ``possibly``, ``or similar``); ``P`` hit with spec words in the model field

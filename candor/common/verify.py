@@ -1,0 +1,154 @@
+"""Verifying a data set's files against its manifest, fetching the missing ones first.
+
+Decide, then act (:func:`candor.common.manifest.decide`): a present file is hashed; a
+missing one with a ``source`` is fetched through fsspec into a temporary file beside its
+final path, hashed, and moved into place only when the SHA-256 matches; a missing one
+without a source is a Problem. Every bad file of every manifest is collected, so one
+message can list them all.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+from tqdm import tqdm
+
+from candor.common.errors import InputError, Problem, fail
+from candor.common.manifest import (
+    MANIFEST_NAME, REQUIRED_COLUMNS, Action, Entry, Manifest, build_manifest_rows, decide, format_manifest,
+    load_manifest, mismatch, sha256_file,
+)
+from candor.common.tables import read_rows
+
+log = logging.getLogger("candor.fetch")
+
+
+def resolve_source(source: str, *, root: Path) -> str:
+    """A fetchable URL for ``source``: URLs pass through, plain paths are relative to ``root``."""
+    if "://" in source:
+        return source
+    return str((root / source).resolve())
+
+
+def fetch_to(source: str, final: Path) -> str:
+    """Copy ``source`` (any fsspec URL or local path) to a temp file beside ``final``.
+
+    Returns the temp file's path; the caller verifies it and moves it into place
+    (or deletes it). A failed download leaves no file at ``final``.
+    """
+    import fsspec  # imported here: only needed when something is missing
+
+    final.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".part", dir=final.parent)
+    try:
+        with os.fdopen(fd, "wb") as out, fsspec.open(source, "rb") as src:
+            while chunk := src.read(1 << 20):
+                out.write(chunk)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def verify_entry(entry: Entry, *, root: Path, where: str) -> Problem | None:
+    """Verify (and fetch when missing) one file; return its Problem or None."""
+    final = root / entry.path
+    action = decide(entry, root=root)
+    if action is Action.VERIFY:
+        return mismatch(entry, where=where, actual_sha256=sha256_file(final))
+    if action is Action.MISSING:
+        return mismatch(entry, where=where, actual_sha256=None)
+    url = resolve_source(entry.source or "", root=root)
+    try:
+        tmp = fetch_to(url, final)
+    except Exception as err:  # network, permission, 404...: a problem of this file, keep checking others
+        return Problem(where, f"missing, and fetching it from {entry.source!r} failed: {type(err).__name__}: {err}")
+    problem = mismatch(entry, where=where, actual_sha256=sha256_file(tmp))
+    if problem is None:
+        os.replace(tmp, final)
+        log.info("fetched %s from %s", where, entry.source)
+    else:
+        Path(tmp).unlink(missing_ok=True)
+        problem = Problem(where, f"fetched from {entry.source!r} but SHA-256 mismatch",
+                          expected=entry.sha256, got=problem.got)
+    return problem
+
+
+def verify_manifest(manifest: Manifest) -> list[Problem]:
+    """Every Problem of one manifest's files (empty when all verify)."""
+    problems = []
+    for entry in tqdm(manifest.entries, desc=f"verify {manifest.root}", unit="file", leave=False):
+        where = (manifest.root / entry.path).as_posix()
+        if (p := verify_entry(entry, root=manifest.root, where=where)) is not None:
+            problems.append(p)
+    return problems
+
+
+def find_manifests(data: Path) -> list[Path]:
+    """``<data>/<set>/manifest.csv`` for every data set folder, sorted."""
+    return sorted(p for p in data.glob(f"*/{MANIFEST_NAME}") if p.is_file())
+
+
+def verify_sets(data: Path) -> tuple[dict[str, dict], list[Problem]]:
+    """Verify (and fetch) every data set under ``data``: its record per set, and every Problem."""
+    problems: list[Problem] = []
+    sets: dict[str, dict] = {}
+    for file in find_manifests(data):
+        try:
+            manifest = load_manifest(file)
+        except InputError as err:
+            problems.extend(err.problems)
+            continue
+        problems.extend(verify_manifest(manifest))
+        sets[file.parent.name] = {
+            "manifest": file.as_posix(), "sha256": manifest.sha256,
+            "files": len(manifest.entries), "bytes": manifest.total_bytes,
+        }
+    return sets, problems
+
+
+def read_columns(path: Path) -> tuple[dict[str, dict[str, str]], tuple[str, ...]]:
+    """Extra per-file columns from a CSV with a ``path`` column."""
+    table = read_rows(path, columns=("path",))
+    cols = tuple(c for c in table.header if c != "path")
+    return {row["path"]: {c: row[c] for c in cols} for _, row in table.rows}, cols
+
+
+def carried_columns(file: Path) -> tuple[dict[str, dict[str, str]], tuple[str, ...], dict[str, str]]:
+    """What a rewrite keeps from an existing manifest: extra columns and sources per path.
+
+    Returns (path -> extra values, extra column names, path -> source); all empty when
+    ``file`` does not exist. Rows whose file is gone simply drop out of the new manifest.
+    """
+    if not file.is_file():
+        return {}, (), {}
+    old = load_manifest(file)
+    cols = tuple(c for c in old.columns if c not in (*REQUIRED_COLUMNS, "source"))
+    return ({e.path: dict(e.extra) for e in old.entries}, cols,
+            {e.path: e.source for e in old.entries if e.source})
+
+
+def rewrite_manifest(root: Path, *, columns: Path | None = None,
+                     source_prefix: str | None = None) -> tuple[str, int]:
+    """The text of ``root/manifest.csv`` for the folder's current files, and their number.
+
+    Keeps the extra columns and ``source`` of every file of an existing manifest that is
+    still present; ``columns`` (a CSV with a ``path`` column) adds or overrides extra
+    columns; ``source_prefix`` records ``source=<prefix>/<path>`` for every file.
+    """
+    if not root.is_dir():
+        raise fail(str(root), "not a folder", expected="an existing data set folder")
+    extra, cols, sources = carried_columns(root / MANIFEST_NAME)
+    if columns is not None:
+        given, given_cols = read_columns(columns)
+        for path, values in given.items():
+            extra[path] = {**extra.get(path, {}), **values}
+        cols = (*cols, *(c for c in given_cols if c not in cols))
+    entries = build_manifest_rows(root, extra=extra)
+    if source_prefix:
+        prefix = source_prefix.rstrip("/")
+        sources = {e.path: f"{prefix}/{e.path}" for e in entries}
+    entries = [Entry(e.path, e.sha256, e.bytes, sources.get(e.path), e.extra) for e in entries]
+    return format_manifest(entries, extra_columns=cols, with_source=any(e.source for e in entries)), len(entries)

@@ -1,0 +1,93 @@
+"""Live: call the chat endpoint for every missing (lot or case, run), one at a time, resumable.
+
+Calls run sequentially in (id, run) order, pausing ``pause_s`` between calls (not before
+the first), with the retries of :mod:`candor.lots.chat`. Each finished run is appended at
+once to the live recording (one line, flushed), so an interruption loses at most the call
+in flight: a rerun skips the pairs already answered and retries those whose call failed.
+A failed call is recorded with the provider's error verbatim. A live recording made with
+another prompt, model, gallery setting or provider is refused. Every image is checked
+before the first call (an unsendable photo wastes no call).
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from candor.common.atomic import write_lines
+from candor.common.errors import fail
+from candor.common.images import data_url
+from candor.lots.chat import ChatConfig, ChatError, complete
+from candor.lots.golden import Golden, render_prompt
+from candor.lots.params import IdentifyParams
+from candor.lots.recording import RecordLine, append_line, parse_answer, parse_recording
+
+log = logging.getLogger("candor.identify")
+
+
+def gallery_urls(golden: Golden, ident: str, gallery: str) -> list[str]:
+    """Data URLs of the images sent for ``ident``: a case's image, or the lot's photos (``first``: one)."""
+    cases = {c.name: c for c in golden.cases}
+    if ident in cases:
+        return [data_url(golden.root / cases[ident].image)]
+    lot = next(lot for lot in golden.lots if lot.id == ident)
+    photos = lot.photos[:1] if gallery == "first" else lot.photos
+    if not photos:
+        raise fail(f"{(golden.root / 'lots.csv').as_posix()}: lot {ident}.photos", "no photo to send in live mode",
+                   expected="at least one photo")
+    return [data_url(golden.root / p) for p in photos]
+
+
+def load_live(path: Path, *, sha: str, model: str, gallery: str, provider: str) -> list[RecordLine]:
+    """The finished lines of an existing live recording (failed calls and a cut-off last line
+    are dropped from the file, to be retried)."""
+    if not path.exists():
+        return []
+    text = path.read_text(encoding="utf-8")
+    lines = parse_recording(text, file=path.as_posix(), allow_partial_tail=True)
+    for ln in lines:
+        if (ln.prompt_sha256, ln.model, ln.gallery, ln.provider) != (sha, model, gallery, provider):
+            raise fail(path.as_posix(), "live recording was made with another prompt, model, gallery or provider",
+                       expected=f"{sha[:12]}…/{model}/{gallery}/{provider}",
+                       got=f"{ln.prompt_sha256[:12]}…/{ln.model}/{ln.gallery}/{ln.provider}",
+                       hint="pass a new --record path (or --label), or delete the old recording")
+    kept = [ln for ln in lines if ln.error is None]
+    cut_off = bool(text) and not text.endswith("\n")
+    if len(kept) != len(lines) or cut_off:
+        write_lines(path, [ln.to_json() for ln in kept])
+    return kept
+
+
+def run_live(golden: Golden, *, ids: Sequence[str], runs: int, params: IdentifyParams, template: str, sha: str,
+             record: Path, api_key: str) -> list[RecordLine]:
+    """Call the endpoint for every missing (id, run), appending each finished run to ``record``;
+    every wanted line in (id, run) order."""
+    config = ChatConfig(base_url=params.base_url, model=params.model, timeout_s=params.timeout_s,
+                        retries=params.retries, backoff_s=params.backoff_s)
+    done = {(ln.case, ln.run): ln for ln in load_live(record, sha=sha, model=params.model, gallery=params.gallery,
+                                                     provider=config.provider)}
+    cases = {c.name: c for c in golden.cases}
+    todo = [(i, r) for i in ids for r in range(1, runs + 1) if (i, r) not in done]
+    if done:
+        log.info("resuming %s: %d run(s) already recorded, %d to go", record, len(done), len(todo))
+    urls = {i: gallery_urls(golden, i, params.gallery) for i in sorted({i for i, _ in todo})}
+    for n, (ident, run) in enumerate(todo):
+        if n:
+            time.sleep(params.pause_s)
+        case = cases.get(ident)
+        prompt = render_prompt(template, case.categoryLibrary if case else None)
+        common = dict(case=ident, run=run, provider=config.provider, model=params.model, prompt_sha256=sha,
+                      gallery=params.gallery)
+        try:
+            reply = complete(config, api_key, prompt=prompt, image_urls=urls[ident])
+        except ChatError as err:
+            line = RecordLine(error=str(err), **common)
+            log.warning("%s run %d failed: %s", ident, run, err)
+        else:
+            parsed, why = parse_answer(reply.text)
+            line = RecordLine(raw=reply.text, parsed=parsed, parse_error=why, **common)
+            log.info("%s run %d (%d attempt(s)):\n%s", ident, run, reply.attempts, reply.text)
+        append_line(record, line)
+        done[(ident, run)] = line
+    return [done[(i, r)] for i in ids for r in range(1, runs + 1)]

@@ -1,0 +1,123 @@
+"""The lots track's sections of ``params.yaml``: ``identify``, ``lots`` and ``comps``.
+
+These pydantic models are the one home of every default of these sections (no rule
+object carries a default of its own); ``tests/test_lots_params.py`` fails when the
+committed ``params.yaml`` and these defaults disagree. Each model forbids unknown keys,
+so a misspelled key is an error naming ``params.yaml`` and the key
+(:func:`candor.common.params.section`).
+"""
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from candor.lots.ceiling import CeilingRules
+from candor.lots.comps import Rules
+from candor.lots.tokens import TokenRules
+
+
+class IdentifyParams(BaseModel):
+    """``identify``: the model step (docs/lots.md). ``api_key_env`` names the variable holding the key."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["replay", "live"] = "replay"
+    candidates: list[str] = Field(default_factory=lambda: ["prompt-a", "prompt-b"], min_length=1)
+    runs: int = Field(default=3, ge=1)
+    gallery: Literal["first", "all"] = "all"
+    pause_s: float = Field(default=1.0, ge=0)
+    timeout_s: float = Field(default=60.0, gt=0)
+    retries: int = Field(default=3, ge=0)
+    backoff_s: float = Field(default=2.0, ge=0)
+    base_url: str = "https://api.openai.com/v1"
+    model: str = "gpt-4o-mini"
+    api_key_env: str = Field(default="OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+    @field_validator("candidates")
+    @classmethod
+    def _not_reserved(cls, v: list[str]) -> list[str]:
+        if "counts" in v:
+            raise ValueError("'counts' is reserved (the counts block of metrics/valuation.json); rename the candidate")
+        return v
+
+
+class LotsParams(BaseModel):
+    """``lots``: what is never a distinctive model token (:mod:`candor.lots.tokens`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    spec_words: list[str] = Field(default_factory=lambda: [
+        "channel", "channels", "ch", "port", "ports", "bay", "bays", "slot", "slots", "way", "pc", "pcs",
+        "pack", "piece", "pieces", "unit", "units", "lot", "module", "modules", "well", "place",
+        "gb", "tb", "mb", "kb", "ghz", "mhz", "hz", "khz", "w", "kw", "watt", "watts", "v", "vac", "vdc",
+        "volt", "volts", "va", "amp", "amps", "ah", "mah", "ml", "ul", "mm", "cm", "in", "inch", "inches",
+        "ft", "lb", "lbs", "kg", "mg", "rpm", "psi", "bar", "nm", "core", "cores", "bit", "ppm", "dpi", "mp",
+        "digit", "digits",
+    ])
+    form_factors: list[str] = Field(default_factory=lambda: [
+        "sff", "usff", "mt", "dt", "tower", "mini", "micro", "tiny", "desktop", "laptop", "notebook",
+        "rackmount", "rack", "1u", "2u", "3u", "4u", "aio",
+    ])
+    generation_prefixes: list[str] = Field(default_factory=lambda: ["g", "gen", "mk", "mkii", "rev", "v", "series"])
+    min_number_digits: int = Field(default=3, ge=1)
+
+    def rules(self) -> TokenRules:
+        return TokenRules(spec_words=tuple(self.spec_words), form_factors=tuple(self.form_factors),
+                          generation_prefixes=tuple(self.generation_prefixes),
+                          min_number_digits=self.min_number_digits)
+
+
+class CompsParams(BaseModel):
+    """``comps``: matching switches, abstention, band and ceiling arithmetic (docs/valuation.md).
+
+    Amounts in USD, percentages in %; decimals are kept exact (``0.1`` stays ``0.1``).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    require_brand: bool = True
+    require_model_token: bool = True
+    hedged_fallback: bool = True
+    exclude_accessories: bool = True
+    per_unit_price: bool = True
+    min_comps: int = Field(default=3, ge=1)
+    band: tuple[float, float] = (0.5, 1.5)
+    accessory_words: tuple[str, ...] = (
+        "for parts", "parts only", "not working", "as-is", "power supply", "ac adapter", "adapter", "charger only",
+        "battery", "replacement", "holster", "test leads", "probe", "case only", "stand base only", "mount",
+        "bracket", "rack mount kit", "module", "injector", "shelf", "chuck", "side handle",
+        "tips", "capillary kit", "draft shield", "motherboard", "trading card", "card", "ink cartridge",
+    )
+    buyer_premium_pct: Decimal = Field(default=Decimal("15"), ge=0)
+    sell_fee_pct: Decimal = Field(default=Decimal("13"), ge=0)
+    margin_pct: Decimal = Field(default=Decimal("25"), ge=0)
+    shipping: Decimal = Field(default=Decimal("25.00"), ge=0)
+    buy_headroom_pct: Decimal = Field(default=Decimal("20"), ge=0, le=100)
+
+    @field_validator("buyer_premium_pct", "sell_fee_pct", "margin_pct", "shipping", "buy_headroom_pct",
+                     mode="before")
+    @classmethod
+    def _exact(cls, v: object) -> object:
+        return Decimal(repr(v)) if isinstance(v, float) else v  # 0.1 stays 0.1, not 0.1000000000000000055
+
+    @model_validator(mode="after")
+    def _check(self) -> CompsParams:
+        lo, hi = self.band
+        if not 0 < lo <= 1 <= hi:
+            raise ValueError(f"band must satisfy 0 < low <= 1 <= high, got {list(self.band)}")
+        if self.sell_fee_pct + self.margin_pct >= 100:
+            raise ValueError("sell_fee_pct + margin_pct must be below 100")
+        return self
+
+    def rules(self, *, tokens: TokenRules) -> Rules:
+        return Rules(require_brand=self.require_brand, require_model_token=self.require_model_token,
+                     hedged_fallback=self.hedged_fallback, exclude_accessories=self.exclude_accessories,
+                     per_unit_price=self.per_unit_price, min_comps=self.min_comps,
+                     accessory_words=self.accessory_words, tokens=tokens)
+
+    def ceiling_rules(self) -> CeilingRules:
+        return CeilingRules(buyer_premium_pct=self.buyer_premium_pct, sell_fee_pct=self.sell_fee_pct,
+                            margin_pct=self.margin_pct, shipping=self.shipping,
+                            buy_headroom_pct=self.buy_headroom_pct)

@@ -1,0 +1,125 @@
+"""The stats stage's collection: outcome tables and metrics files in, :class:`StatsFile` out.
+
+*Rates* come only from the ``counts`` block of each metrics file
+(:func:`candor.common.counts.read_counts`): each entry gives ``k``, ``n`` and the ``unit``, and
+gets its Wilson interval. Nothing is inferred from key names; a rate a scorer did not count is
+not in ``stats.json``. A rate's key is ``<file>.<key in its counts block>``, where ``<file>`` is
+the metrics path relative to the metrics root without ``.json``, ``/`` as ``.``
+(``metrics/detection/demo-v1.json`` + ``test.micro.recall`` ->
+``detection.demo-v1.test.micro.recall``); a counts key that begins with the file's own name
+does not repeat it (``metrics/identification.json`` + ``identification.prompt-a.all.hit_rate``
+-> ``identification.prompt-a.all.hit_rate``).
+
+*Paired comparisons* come from the outcome tables (:mod:`candor.stats.units`): for each paired
+metric and each candidate other than its track's reference (:class:`Reference`), the reference
+(A) against the candidate (B). A present table that lacks its reference is an input error.
+
+*Inputs* absent on disk are not errors (a track may not be built yet): they are recorded as
+``absent`` and reported as not measured.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from candor.common.counts import read_counts
+from candor.common.errors import InputError, Problem, fail
+from candor.stats.outcomes import TABLES, parse_tables
+from candor.stats.paired import compare_paired
+from candor.stats.params import Reference, StatsParams
+from candor.stats.rates import Rate, min_k0, wilson
+from candor.stats.stats_file import Comparisons, Presence, StatsFile
+from candor.stats.units import Units, units_from_tables
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What the stats stage read: parsed tables (present ones), metrics documents by file key
+    (with the path each came from), and every given path's presence."""
+
+    tables: dict[str, list[dict[str, object]]]
+    metrics: dict[str, tuple[str, Any]]
+    presence: dict[str, Presence]
+
+
+def metrics_prefix(path: Path, root: Path) -> str:
+    """``metrics/detection/demo-v1.json`` -> ``detection.demo-v1`` (relative to ``root``)."""
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        rel = Path(path.name)
+    return ".".join(rel.with_suffix("").parts)
+
+
+def read_inputs(*, outcomes: Path, metrics: Sequence[Path], root: Path) -> Inputs:
+    """Read every contract table under ``outcomes`` and every metrics JSON file in ``metrics``
+    (a folder means every ``*.json`` under it, sorted); absent ones are recorded, not errors."""
+    presence: dict[str, Presence] = {}
+    texts: dict[str, str | None] = {}
+    for name in TABLES:
+        path = outcomes / name
+        texts[name] = path.read_text(encoding="utf-8") if path.is_file() else None
+        presence[path.as_posix()] = "absent" if texts[name] is None else "present"
+    tables = parse_tables(texts, where=lambda name: (outcomes / name).as_posix())
+    docs: dict[str, tuple[str, Any]] = {}
+    for p in metrics:
+        files = sorted(p.rglob("*.json")) if p.is_dir() else [p] if p.is_file() else []
+        presence[p.as_posix()] = "present" if files else "absent"
+        for f in files:
+            try:
+                docs[metrics_prefix(f, root)] = (f.as_posix(), json.loads(f.read_text(encoding="utf-8")))
+            except json.JSONDecodeError as err:
+                raise fail(f.as_posix(), f"not valid JSON: {err}") from None
+    return Inputs(tables=tables, metrics=docs, presence=presence)
+
+
+def rate_key(prefix: str, key: str) -> str:
+    """A rate's key in ``stats.json`` from its file key and its counts key (module docstring)."""
+    own = prefix.rsplit(".", 1)[-1] + "."
+    return f"{prefix}.{key[len(own):] if key.startswith(own) else key}"
+
+
+def rates_from_counts(metrics: Mapping[str, tuple[str, Any]], *, confidence: float) -> dict[str, Rate]:
+    """Every counted rate of every metrics document with its Wilson interval, sorted by key."""
+    rates = {}
+    for prefix, (where, doc) in metrics.items():
+        for key, c in read_counts(doc, where=where).items():
+            rates[rate_key(prefix, key)] = wilson(c.k, c.n, unit=c.unit, confidence=confidence)
+    return dict(sorted(rates.items()))
+
+
+def paired_stats(units: Mapping[str, Units], ref: Reference, *, alpha: float,
+                 confidence: float) -> dict[str, Comparisons]:
+    """Metric -> the track's reference against each other candidate; the reference must exist."""
+    out: dict[str, Comparisons] = {}
+    problems = []
+    for track, by_metric in sorted(units.items()):
+        reference = ref.for_track(track)
+        candidates = sorted({c for m in by_metric.values() for c in m.outcomes})
+        if candidates and reference not in candidates:
+            problems.append(Problem(f"params.yaml:stats.reference ({track})", "reference not in the outcome table",
+                                    expected=" or ".join(candidates), got=reference))
+            continue
+        for metric, m in by_metric.items():
+            compared = {cand: compare_paired(m.outcomes.get(reference, {}), cases, unit=m.unit, alpha=alpha,
+                                             confidence=confidence)
+                        for cand, cases in sorted(m.outcomes.items()) if cand != reference}
+            if compared:
+                out[metric] = Comparisons(reference, compared)
+    if problems:
+        raise InputError(problems, hint="set stats.reference.lots / stats.reference.detector in params.yaml")
+    return out
+
+
+def build_stats(inputs: Inputs, *, params: StatsParams) -> StatsFile:
+    """The whole of ``stats.json`` from what was read (pure)."""
+    return StatsFile(
+        confidence=params.confidence, alpha=params.alpha, min_k0=min_k0(params.alpha),
+        reference=params.reference, inputs=dict(sorted(inputs.presence.items())),
+        rates=rates_from_counts(inputs.metrics, confidence=params.confidence),
+        paired=paired_stats(units_from_tables(inputs.tables), params.reference, alpha=params.alpha,
+                            confidence=params.confidence),
+    )

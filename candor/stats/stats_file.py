@@ -1,0 +1,82 @@
+"""``metrics/stats.json``: the one writer and reader of the stats stage's output.
+
+Shape (docs/stats.md)::
+
+    {"confidence": 0.95, "alpha": 0.05, "min_k0": 6,
+     "reference": {"lots": "prompt-a", "detector": "demo-v1"},
+     "inputs":  {"<path>": "present" | "absent", ...},
+     "rates":   {"<key>": <Rate>, ...},
+     "paired":  {"<metric>": {"reference": "<name>", "candidates": {"<name>": <Paired>, ...}}, ...}}
+
+``<Rate>`` is :meth:`candor.stats.rates.Rate.as_json`, ``<Paired>`` is
+:meth:`candor.stats.paired.Paired.as_json` (A = the reference, B = the candidate).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from candor.stats.paired import Paired
+from candor.stats.params import Reference
+from candor.stats.rates import Rate
+from candor.stats.records import decoded
+
+Presence = Literal["present", "absent"]
+
+
+@dataclass(frozen=True)
+class Comparisons:
+    """One paired metric: its ``reference`` (A) against each candidate (B), by candidate name."""
+
+    reference: str
+    candidates: dict[str, Paired]
+
+
+@dataclass(frozen=True)
+class StatsFile:
+    """The content of ``metrics/stats.json`` (module docstring)."""
+
+    confidence: float
+    alpha: float
+    min_k0: int | None
+    reference: Reference
+    inputs: dict[str, Presence]
+    rates: dict[str, Rate]
+    paired: dict[str, Comparisons]
+
+    @property
+    def absent(self) -> list[str]:
+        """Inputs that were absent (their track is not measured), sorted."""
+        return [p for p, state in self.inputs.items() if state == "absent"]
+
+    def as_json(self) -> dict[str, Any]:
+        """The stored form, keys sorted within each section."""
+        return {
+            "confidence": self.confidence, "alpha": self.alpha, "min_k0": self.min_k0,
+            "reference": self.reference.model_dump(),
+            "inputs": dict(sorted(self.inputs.items())),
+            "rates": {k: r.as_json() for k, r in sorted(self.rates.items())},
+            "paired": {m: {"reference": c.reference,
+                           "candidates": {n: p.as_json() for n, p in sorted(c.candidates.items())}}
+                       for m, c in sorted(self.paired.items())},
+        }
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], *, where: str) -> StatsFile:
+        """Read :meth:`as_json`'s form back; another shape is an InputError naming ``where``."""
+        def build() -> StatsFile:
+            inputs = {str(p): s for p, s in doc["inputs"].items()}
+            if set(inputs.values()) - {"present", "absent"}:
+                raise ValueError("inputs must be present or absent")
+            return cls(
+                confidence=float(doc["confidence"]), alpha=float(doc["alpha"]),
+                min_k0=None if doc["min_k0"] is None else int(doc["min_k0"]),
+                reference=Reference(**doc["reference"]), inputs=inputs,  # type: ignore[arg-type]
+                rates={k: Rate.from_json(r, where=f"{where}:rates.{k}") for k, r in doc["rates"].items()},
+                paired={m: Comparisons(str(c["reference"]),
+                                       {n: Paired.from_json(p, where=f"{where}:paired.{m}.{n}")
+                                        for n, p in c["candidates"].items()})
+                        for m, c in doc["paired"].items()},
+            )
+        return decoded(where, "a stats file (written by the stats stage)", build)

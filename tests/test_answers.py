@@ -1,0 +1,84 @@
+"""The normalised answer record: normalising recording lines, writing, reading back, bad lines."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from candor.common.errors import InputError
+from candor.lots.answers import Answer, normalise, parse_answers, read_answers, write_answers
+from candor.lots.recording import RecordLine, parse_answer
+
+SHA = "a" * 64
+GOOD = {"case": "T1", "run": 1, "status": "ok", "make": "Dell", "model": "7090", "hedged": False, "count": 1,
+        "category": None, "fields": {}, "error": None}
+
+
+def line(case="L1", run=1, raw='{"a": 1}', error=None) -> RecordLine:
+    if error is not None:
+        return RecordLine(case=case, run=run, error=error, provider="p", model="m", prompt_sha256=SHA, gallery="all")
+    parsed, why = parse_answer(raw)
+    return RecordLine(case=case, run=run, raw=raw, parsed=parsed, parse_error=why, provider="p", model="m",
+                      prompt_sha256=SHA, gallery="all")
+
+
+ITEM = {"type": "item", "item": {"itemManufacturer": " Dell ", "itemModel": "e.g. OptiPlex 7090",
+                                 "itemType": "", "categorySpecific": "Desktop Computers", "quantity": "10"}}
+CONTAINER = {"type": "container", "container": {"containerItems": [
+    {"itemType": "Battery", "quantity": 2},
+    {"itemManufacturer": "DeWalt", "itemModel": "DCD791", "itemType": "Drill", "quantity": 2},
+    {"itemType": "Charger", "quantity": 1.0}]}}
+
+
+def test_normalise_item_container_unparseable_error():
+    a = normalise(line(raw=json.dumps(ITEM)))
+    assert (a.status, a.make, a.model, a.hedged, a.count, a.category) == \
+        ("ok", "Dell", "e.g. OptiPlex 7090", True, 10, "Desktop Computers")
+    assert a.fields == ITEM and a.error is None
+    c = normalise(line(raw=json.dumps(CONTAINER)))
+    assert (c.make, c.model, c.count, c.category, c.hedged) == ("DeWalt", "DCD791", 5, "Drill", False)
+    u = normalise(line(raw="Sorry, I cannot tell."))
+    assert u.status == "unparseable" and u.error.startswith("not JSON") and u.fields is None
+    e = normalise(line(error="HTTP 500"))
+    assert e.status == "error" and e.error == "HTTP 500" and e.model is None
+    assert list(json.loads(a.to_json())) == ["case", "run", "status", "make", "model", "hedged", "count", "category",
+                                            "fields", "error"]
+
+
+@pytest.mark.parametrize("quantity, count", [(4, 4), ("4", 4), (4.0, 4), (4.5, None), ("several", None),
+                                             (None, None), (True, None)])
+def test_count_coercion(quantity, count):
+    raw = json.dumps({"type": "item", "item": {"itemModel": "X100", "quantity": quantity}})
+    assert normalise(line(raw=raw)).count == count
+
+
+def test_written_answers_read_back_sorted(tmp_path):
+    answers = [normalise(line(case="L2")), normalise(line(run=2, error="HTTP 500")), normalise(line())]
+    write_answers(tmp_path / "a.jsonl", answers)
+    back = read_answers(tmp_path / "a.jsonl")
+    assert [(a.case, a.run) for a in back] == [("L1", 1), ("L1", 2), ("L2", 1)]
+    assert back == sorted(answers, key=lambda a: (a.case, a.run))
+
+
+@pytest.mark.parametrize(("line", "where"), [
+    ("{not json", "a.jsonl:line 1"),
+    (json.dumps(GOOD | {"run": 0}), "a.jsonl:line 1.run"),
+    (json.dumps(GOOD | {"status": "maybe"}), "a.jsonl:line 1.status"),
+    (json.dumps(GOOD | {"count": "many"}), "a.jsonl:line 1.count"),
+    (json.dumps({k: v for k, v in GOOD.items() if k != "hedged"}), "a.jsonl:line 1.hedged"),
+    (json.dumps(GOOD | {"raw": "text"}), "a.jsonl:line 1.raw"),
+])
+def test_bad_answers_name_file_line_and_field(line, where):
+    with pytest.raises(InputError) as info:
+        parse_answers(line + "\n", file="a.jsonl")
+    assert [p.where for p in info.value.problems] == [where]
+    assert "dvc repro identify" in info.value.message
+
+
+def test_duplicate_and_missing_answers(tmp_path):
+    text = json.dumps(GOOD) + "\n"
+    with pytest.raises(InputError, match=r"a.jsonl:line 2.run: duplicate \(case, run\) \(first on line 1\)"):
+        parse_answers(text + text, file="a.jsonl")
+    with pytest.raises(InputError, match="file not found.*dvc repro identify"):
+        read_answers(tmp_path / "none.jsonl")
+    assert parse_answers(text, file="a.jsonl") == [Answer.model_validate(GOOD)]

@@ -1,0 +1,83 @@
+"""candor/stats/collect.py: rates only from counts blocks, paired comparisons per track, by hand."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from candor.common.errors import InputError
+from candor.stats.collect import Inputs, build_stats, metrics_prefix, paired_stats, rate_key, rates_from_counts
+from candor.stats.outcomes import TABLES, parse_table
+from candor.stats.params import Reference, StatsParams
+from candor.stats.stats_file import StatsFile
+from candor.stats.units import units_from_tables
+
+
+def test_rates_come_only_from_counts_blocks():
+    doc = {"test": {"micro": {"precision": 0.75, "tp": 3, "fp": 1}, "hit_rate": 0.5, "n": 4},
+           "counts": {"test.micro.precision": {"k": 3, "n": 4, "unit": "detection"}}}
+    rates = rates_from_counts({"detection.m": ("m.json", doc), "x": ("x.json", {"hit_rate": 0.5, "n": 2})},
+                              confidence=0.95)
+    assert list(rates) == ["detection.m.test.micro.precision"]    # hit_rate has no count: not guessed
+    r = rates["detection.m.test.micro.precision"]
+    assert (r.k, r.n, r.unit, r.rate) == (3, 4, "detection", 0.75)
+
+
+def test_a_malformed_count_names_the_file_and_key():
+    doc = {"counts": {"a.rate": {"k": 5, "n": 4, "unit": "lot"}}}
+    with pytest.raises(InputError, match=r"m.json:counts.a.rate: bad count"):
+        rates_from_counts({"m": ("m.json", doc)}, confidence=0.95)
+
+
+@pytest.mark.parametrize("prefix,key,expected", [
+    ("identification", "identification.prompt-a.all.hit_rate", "identification.prompt-a.all.hit_rate"),
+    ("detection.demo-v1", "test.micro.recall", "detection.demo-v1.test.micro.recall"),
+    ("fields.prompt-a", "cases.c.fields.item.x.score", "fields.prompt-a.cases.c.fields.item.x.score"),
+    ("valuation", "prompt-a.in_band_rate", "valuation.prompt-a.in_band_rate"),
+])
+def test_rate_key(prefix, key, expected):
+    assert rate_key(prefix, key) == expected
+
+
+def test_metrics_prefix():
+    root = Path("metrics")
+    assert metrics_prefix(Path("metrics/detection/demo-v1.json"), root) == "detection.demo-v1"
+    assert metrics_prefix(Path("metrics/identification.json"), root) == "identification"
+    assert metrics_prefix(Path("/elsewhere/x.json"), root) == "x"
+
+
+def test_fields_track_and_valuation_track():
+    tables = {
+        "fields.csv": parse_table(TABLES["fields.csv"],
+                                  "case,candidate,field,hits,total\nc,prompt-a,x,3,3\nc,prompt-b,x,1,3\n"
+                                  "c,prompt-a,y,0,0\nc,prompt-b,y,2,2\n", where="f.csv"),
+        "valuation.csv": parse_table(TABLES["valuation.csv"],
+                                     "lot,candidate,estimate,ratio,in_band,hedged,comps_precision,comps_recall\n"
+                                     "L1,prompt-a,1,1,1,0,1,1\nL1,prompt-b,1,1,0,0,1,1\nL2,prompt-b,1,1,1,0,1,1\n",
+                                     where="v.csv"),
+    }
+    paired = paired_stats(units_from_tables(tables), Reference(), alpha=0.05, confidence=0.95)
+    f = paired["fields.majority"].candidates["prompt-b"]
+    assert (f.n, f.a_only, f.b_only, f.only_in_b, f.a.unit) == (1, 1, 0, ("c/y",), "(case, field)")  # A's (c, y) has total 0
+    v = paired["valuation.in_band"].candidates["prompt-b"]
+    assert (v.n, v.a_only, v.only_in_b) == (1, 1, ("L2",))
+    assert paired["valuation.in_band"].reference == "prompt-a"
+
+
+def test_build_stats_round_trips_through_the_stats_file():
+    doc = {"counts": {"all.hit_rate": {"k": 1, "n": 3, "unit": "run"}}}
+    tables = {"identification.csv": parse_table(
+        TABLES["identification.csv"], "lot,tier,candidate,run,outcome,count_exact\n"
+        "L1,held,prompt-a,1,hit,\nL1,held,prompt-b,1,wrong,\n", where="i.csv")}
+    s = build_stats(Inputs(tables=tables, metrics={"identification": ("i.json", doc)},
+                           presence={"i.csv": "present", "v.csv": "absent"}), params=StatsParams())
+    assert s.absent == ["v.csv"]
+    assert StatsFile.from_json(s.as_json(), where="stats.json").as_json() == s.as_json()
+    with pytest.raises(InputError, match="stats.json: not a stats file"):
+        StatsFile.from_json({"rates": {}}, where="stats.json")
+
+
+def test_params_defaults():
+    p = StatsParams()
+    assert (p.confidence, p.alpha, p.reference.lots, p.reference.detector) == (0.95, 0.05, "prompt-a", "demo-v1")
+    assert (p.reference.for_track("detection"), p.reference.for_track("fields")) == ("demo-v1", "prompt-a")
