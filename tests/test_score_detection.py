@@ -224,17 +224,3 @@ def test_counts_block_holds_k_and_n_of_every_rate(repo):
              + [f"{grp}.{n}" for grp in ("per_class", "by_band", "by_zoom") for n in m[split][grp]]
              for r in ("precision", "recall")}
     assert set(counts) == rates
-
-
-def test_params_defaults_agree_with_params_yaml():
-    """The pydantic models are the one source of defaults; the committed params.yaml must not contradict them."""
-    from candor.common.params import load_yaml
-    from candor.detection.config import DetectorParams, MatchParams
-
-    doc = load_yaml(Path(__file__).resolve().parents[1] / "params.yaml")
-    for model, name in ((DetectorParams, "detector"), (MatchParams, "match")):
-        defaults = model().model_dump()
-        given = model.model_validate(doc[name]).model_dump()
-        differ = {k: (defaults[k], given[k]) for k in doc[name] if defaults[k] != given[k]
-                  and k not in ("models", "critical")}   # lists of names: no meaningful default
-        assert differ == {}, f"{name}: code default vs params.yaml: {differ}"

@@ -21,7 +21,6 @@ from PIL import Image, UnidentifiedImageError
 from candor.common.errors import fail
 
 MAX_BYTES = 5 * 1024 * 1024
-SUPPORTED = ("image/jpeg", "image/png", "image/webp", "image/gif")
 
 
 def sniff_mime(head: bytes) -> str | None:

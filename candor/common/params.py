@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from candor.common.errors import InputError, Problem, fail
 
@@ -57,11 +57,3 @@ def section(model: type[M], name: str, *, path: str | Path = DEFAULT_PARAMS) -> 
     if not isinstance(doc, dict):
         raise fail(str(path), "top level must be a mapping", got=type(doc).__name__)
     return validate(model, doc.get(name, {}), where=f"{path}:{name}")
-
-
-class CandidatesView(BaseModel):
-    """The one key of ``identify`` that downstream stages read (the rest belongs to the identify stage)."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    candidates: list[str] = Field(min_length=1)

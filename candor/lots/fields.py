@@ -45,7 +45,6 @@ from typing import Any
 _NON_ALNUM = re.compile(r"[^a-z0-9]+", re.IGNORECASE)
 _HYPHEN_SPACE = re.compile(r"[-\s]+")
 _PATH_PART = re.compile(r"^([^\[\]]+)((?:\[\d+\])*)$")
-_MISSING = object()
 
 
 def slugify(text: str) -> str:

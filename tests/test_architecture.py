@@ -1,0 +1,38 @@
+"""The layers of docs/ARCHITECTURE.md, checked on the import graph: entry points (stages/) are
+leaves that no code imports, and the library (candor/) never reaches up into them."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+
+def imported(path: Path) -> set[str]:
+    """Top-level package-qualified names ``path`` imports (absolute imports only)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module)
+            out.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+    return out
+
+
+@pytest.mark.parametrize("folder", ["candor", "stages", "tools", "bench"])
+def test_no_code_imports_an_entry_point(folder):
+    bad = {str(p.relative_to(ROOT)): sorted(n for n in imported(p) if n == "stages" or n.startswith("stages."))
+           for p in (ROOT / folder).rglob("*.py")}
+    assert {k: v for k, v in bad.items() if v} == {}
+
+
+def test_library_subpackages_keep_their_direction():
+    """common imports no track; a track's inference path imports nothing of its scoring."""
+    rules = {"candor/common": ("candor.detection", "candor.lots", "candor.stats"),
+             "candor/detection/inference": ("candor.detection.scoring", "candor.lots", "candor.stats")}
+    for folder, banned in rules.items():
+        for p in (ROOT / folder).rglob("*.py"):
+            assert not [n for n in imported(p) if n.startswith(banned)], p

@@ -1,0 +1,50 @@
+"""params.yaml and the pydantic models: one home for every default.
+
+Every section of the committed ``params.yaml`` belongs to exactly one model (``thresholds``
+is a free mapping of class names, checked by :func:`candor.detection.config.threshold_vector`);
+it validates, spells out every key, and agrees with the model's default wherever the model
+has one. The read-only views other stages take of a section default to the owner's values.
+"""
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+from candor.common.params import load_yaml, validate
+from candor.detection.config import DetectorParams, MatchParams, ReinferenceParams
+from candor.detection.latency import LatencyParams
+from candor.lots.params import CompsParams, IdentifyParams, LotsParams
+from candor.stats.gate_views import MatchView, StatsView
+from candor.stats.params import GateParams, StatsParams
+from tests.conftest import ROOT
+
+SECTIONS: dict[str, type[BaseModel]] = {
+    "identify": IdentifyParams, "lots": LotsParams, "comps": CompsParams, "stats": StatsParams, "gate": GateParams,
+    "detector": DetectorParams, "reinference": ReinferenceParams, "match": MatchParams, "latency": LatencyParams,
+}
+PARAMS = load_yaml(ROOT / "params.yaml")
+
+
+def test_every_section_has_its_model():
+    assert set(PARAMS) == set(SECTIONS) | {"thresholds"}
+
+
+@pytest.mark.parametrize("name", sorted(SECTIONS))
+def test_committed_section_validates_and_agrees_with_the_defaults(name):
+    model = SECTIONS[name]
+    committed = validate(model, PARAMS[name], where=f"params.yaml:{name}")
+    assert set(PARAMS[name]) == set(model.model_fields), f"params.yaml:{name} must spell out every key"
+    for field, info in model.model_fields.items():
+        if info.default is PydanticUndefined and info.default_factory is None:
+            continue                                   # required: params.yaml is its only home
+        default = info.get_default(call_default_factory=True)
+        if field in ("candidates", "models", "critical") and default == []:
+            continue                                   # lists of names: nothing to default to
+        assert getattr(committed, field) == default, f"params.yaml:{name}.{field} disagrees with the code default"
+
+
+@pytest.mark.parametrize("view, owner", [(StatsView, StatsParams), (MatchView, MatchParams)])
+def test_views_default_to_their_owners(view, owner):
+    for field in view.model_fields:
+        assert getattr(view(), field) == getattr(owner(), field), f"{view.__name__}.{field}"
