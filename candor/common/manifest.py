@@ -13,19 +13,18 @@ canonical listing ``"<sha256>  <path>\\n"`` per row, in order (the format of
 ``sha256sum``): it identifies the ordered set of file contents and does not
 change when a mirror URL or a metadata column changes.
 
-Pure functions here decide; :mod:`stages.fetch` acts.
+Pure functions here decide; :mod:`candor.common.verify` acts.
 """
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import re
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path, PurePosixPath
 
 from candor.common.errors import InputError, Problem
+from candor.common.tables import csv_text, parse_rows
 
 MANIFEST_NAME = "manifest.csv"
 REQUIRED_COLUMNS = ("path", "sha256", "bytes")
@@ -104,22 +103,14 @@ def parse_manifest(text: str, *, file: Path) -> Manifest:
     Every row is checked and all problems are reported at once, each naming the
     file, the row number (the header is row 1) and the field.
     """
-    reader = csv.DictReader(io.StringIO(text))
-    columns = tuple(reader.fieldnames or ())
-    missing = [c for c in REQUIRED_COLUMNS if c not in columns]
-    if missing:
-        raise InputError(Problem(str(file), "missing column(s) " + ", ".join(missing),
-                                 expected="header path,sha256,bytes[,source][,extra...]",
-                                 got=",".join(columns) or "an empty file"))
+    table = parse_rows(text, where=str(file), columns=REQUIRED_COLUMNS)
+    columns = table.header
     extra_cols = [c for c in columns if c not in (*REQUIRED_COLUMNS, "source")]
     problems: list[Problem] = []
     entries: list[Entry] = []
     seen: dict[str, int] = {}
-    for rowno, row in enumerate(reader, start=2):
+    for rowno, row in table.rows:
         where = f"{file}:row {rowno}"
-        if None in row:
-            problems.append(Problem(where, "more fields than columns", got=repr(row[None])))
-            continue
         path = (row["path"] or "").strip()
         digest = (row["sha256"] or "").strip()
         size = (row["bytes"] or "").strip()
@@ -211,14 +202,7 @@ def build_manifest_rows(root: Path, *, extra: dict[str, dict[str, str]] | None =
 def format_manifest(entries: list[Entry] | tuple[Entry, ...], *, extra_columns: tuple[str, ...] = (),
                     with_source: bool = False) -> str:
     """CSV text of a manifest (``\\n`` line endings, columns in a fixed order)."""
-    buf = io.StringIO()
     cols = [*REQUIRED_COLUMNS, *(["source"] if with_source else []), *extra_columns]
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(cols)
-    for e in entries:
-        row = [e.path, e.sha256, str(e.bytes)]
-        if with_source:
-            row.append(e.source or "")
-        row.extend(e.extra.get(c, "") for c in extra_columns)
-        w.writerow(row)
-    return buf.getvalue()
+    rows = [[e.path, e.sha256, str(e.bytes), *([e.source or ""] if with_source else []),
+             *(e.extra.get(c, "") for c in extra_columns)] for e in entries]
+    return csv_text(cols, rows)

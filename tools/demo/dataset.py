@@ -21,7 +21,6 @@ byte-identical for the same arguments (and the same Pillow/libjpeg build).
 from __future__ import annotations
 
 import argparse
-import csv
 import io
 import logging
 import subprocess
@@ -31,6 +30,7 @@ from pathlib import Path
 from PIL import Image
 
 from candor.common.atomic import write_json, write_text
+from candor.common.tables import write_csv
 from tools.demo.scenes import CLASSES, FRAME_H, FRAME_W, Frame, make_session, render, yolo_lines
 
 log = logging.getLogger("demo.dataset")
@@ -94,16 +94,9 @@ def write_set(out: Path, *, seed: int = SEED, sessions: tuple[int, ...] = EVAL_S
                          [f"labels/{f.name}.txt", session.name, zoom, split]]
     write_text(out / "classes.txt", "".join(c + "\n" for c in CLASSES))
     write_json(out / "coco.json", coco_dict(frames))
-    buf = io.StringIO()
-    wr = csv.writer(buf, lineterminator="\n")
-    wr.writerow(["frame", "session", "zoom", "split"])
-    wr.writerows(sorted(rows))
-    write_text(out / "frames.csv", buf.getvalue())
-    buf = io.StringIO()
-    wr = csv.writer(buf, lineterminator="\n")
-    wr.writerow(["path", "session", "zoom", "split"])
-    wr.writerows(sorted(col_rows) + [["classes.txt", "", "", ""], ["coco.json", "", "", ""], ["frames.csv", "", "", ""]])
-    write_text(columns_csv, buf.getvalue())
+    write_csv(out / "frames.csv", ["frame", "session", "zoom", "split"], sorted(rows))
+    write_csv(columns_csv, ["path", "session", "zoom", "split"],
+              sorted(col_rows) + [["classes.txt", "", "", ""], ["coco.json", "", "", ""], ["frames.csv", "", "", ""]])
     return frames
 
 
