@@ -4,8 +4,8 @@
         [--params params.yaml] [--timings]
 
 Without ``--params`` every detection counts (no threshold, no NMS) and ``match`` uses
-its defaults (IoU 0.5); with it, ``thresholds``, ``detector.nms_iou``/``floor`` and
-``match`` apply. Size bands are in original pixels (there is no model input). Output:
+its defaults (IoU 0.5); with it, the shared ``thresholds`` (no model is named, so
+``thresholds_by_model`` does not apply), ``detector.nms_iou``/``floor`` and ``match`` apply. Size bands are in original pixels (there is no model input). Output:
 ``{"all": {...}, "counts": {...}}`` (:mod:`candor.detection.scoring.coco_pair`;
 docs/detector.md, "Standalone COCO mode").
 """
@@ -49,11 +49,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.params is None:
         result = score_coco_pair(gt, det)
     else:
-        from candor.detection.config import check_critical, threshold_vector
+        from candor.detection.config import check_critical
         from candor.detection.scoring.evaluation import read_params
 
         params = read_params(args.params)
-        thr = threshold_vector(params.thresholds, classes=gt.classes, floor=params.detector.floor)
+        thr = params.thresholds.vector(None, classes=gt.classes, floor=params.detector.floor)
         check_critical(params.match.critical, classes=gt.classes)
         result = score_coco_pair(gt, det, thresholds=thr, nms_iou=params.detector.nms_iou, iou=params.match.iou,
                                  min_support=params.match.min_support, critical=params.match.critical,

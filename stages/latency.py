@@ -5,7 +5,8 @@
 
 Every frame of ``<data>/frames.csv`` is decoded into memory, then ``latency.warmup``
 warm-up calls run (default 3), then one timed call per image, in frame order, on the served
-path: thresholds from ``thresholds``, same-class NMS at ``detector.nms_iou``. The method,
+path: the model's served thresholds (``thresholds`` with its ``thresholds_by_model`` keys),
+same-class NMS at ``detector.nms_iou``. The method,
 the two timed spans and the summary fields are defined in :mod:`candor.detection.latency`.
 
 These figures are machine-specific: this stage lives in its own pipeline file
@@ -24,7 +25,7 @@ from candor.common.atomic import write_json
 from candor.common.errors import fail, run_main
 from candor.common.images import load_frame
 from candor.common.params import section
-from candor.detection.config import DetectorParams, load_thresholds, threshold_vector
+from candor.detection.config import DetectorParams, load_thresholds
 from candor.detection.inference.runner import model_parser, open_inputs
 from candor.detection.latency import LABEL, SCOPE, LatencyParams, environment, time_model
 
@@ -38,7 +39,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     lat = section(LatencyParams, "latency", path=args.params)
     info, paths, model = open_inputs(model=args.model, models=args.models, data=args.data,
                                      verified=args.verified, providers=det.providers)
-    thresholds = threshold_vector(load_thresholds(args.params), classes=model.classes, floor=det.floor)
+    # the served thresholds per output class. Without a class_map the card's classes are the data's, so
+    # every name is checked here; with one (renamed outputs, maybe a subset of the data's classes) names
+    # are by data class and score-detection checks them against the data set
+    served, cmap = load_thresholds(args.params), model.card.class_map
+    names = [cmap.get(c, c) for c in model.classes] if cmap else list(model.classes)
+    known = sorted(set(names) | set(served.served(args.model)) - {"default"}) if cmap else names
+    thresholds = served.vector(args.model, classes=names, floor=det.floor, known=known)
     images = [load_frame(paths[frame]).convert("RGB") for frame in info.frames]
     if not images:
         raise fail(str(Path(args.data) / "frames.csv"), "no frames to time")

@@ -4,10 +4,12 @@
         [--models models] [--data data/detector] [--metrics metrics/detection]
         [--outcomes metrics/outcomes] [--plots plots/detection] [--coco-out build/coco-results]
 
-For every model of ``detector.models``: per-class thresholds (``thresholds``),
+For every model of ``detector.models``: its own served per-class thresholds (``thresholds``
+with the model's ``thresholds_by_model`` keys replacing the same keys),
 same-class NMS (``detector.nms_iou``), greedy matching (``match``), then
 ``metrics/detection/<model>.json`` (blocks ``all``, ``dev``, ``test``, ``frozen`` when
-the card has a frozen evaluation, and ``counts``: the k of n behind every rate), the
+the card has a frozen evaluation, and ``counts``: the k of n behind every rate; a split
+block has ``out_of_scope`` when the card maps the model onto a subset of the data's classes), the
 per-frame and per-label outcome tables of all models, plot data (rendered as PNGs by
 :mod:`stages.figures`, outside the pipeline), and the served detections as COCO results
 JSON. Nothing is written unless every model scored. Definitions:
@@ -41,7 +43,7 @@ def print_summary(results: dict[str, ModelScore]) -> None:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m stages.score_detection", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (sections detector, thresholds, match)")
+    p.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (sections detector, thresholds, thresholds_by_model, match)")
     p.add_argument("--detections", default="build/detections", help="folder of <model>.jsonl raw boxes")
     p.add_argument("--models", default="models", help="folder of model cards")
     p.add_argument("--data", default="data/detector", help="data set folder")

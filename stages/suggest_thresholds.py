@@ -6,7 +6,8 @@ Reads only the dev frames' labels and detections (test frames are skipped while
 reading, and ``--split test`` is refused: thresholds are never tuned on the final-test
 sessions), picks per class the threshold of best F1 on the 0.01 grid (classes under
 ``match.min_support`` keep the default) and prints a ``dvc exp run -S ...`` line that
-applies it (:mod:`candor.detection.scoring.suggest`).
+applies it to this model only (``thresholds_by_model.<model>.<class>``;
+:mod:`candor.detection.scoring.suggest`).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from candor.common.errors import fail, run_main
 from candor.common.params import DEFAULT_PARAMS
+from candor.detection.model_card import load_card
 from candor.detection.scoring.evaluation import read_params
 from candor.detection.scoring.suggest import exp_run_line, suggest_thresholds
 
@@ -25,7 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", required=True, help="model card name")
     p.add_argument("--split", default="dev", help="only dev is accepted (test frames are never read)")
-    p.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (sections detector, thresholds, match)")
+    p.add_argument("--params", default=str(DEFAULT_PARAMS),
+                   help="params file (sections detector, thresholds, thresholds_by_model, match)")
+    p.add_argument("--models", default="models", help="folder of model cards")
     p.add_argument("--detections", default="build/detections", help="folder of <model>.jsonl raw boxes")
     p.add_argument("--data", default="data/detector", help="data set folder")
     return p
@@ -37,15 +41,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise fail("--split", "thresholds are tuned on dev frames only (never on the final-test sessions)",
                    expected="dev", got=args.split)
     params = read_params(args.params)
-    s = suggest_thresholds(args.model, data=Path(args.data), detections=Path(args.detections),
-                           detector=params.detector, match=params.match, thresholds=params.thresholds)
+    s = suggest_thresholds(args.model, card=load_card(Path(args.models) / f"{args.model}.yaml"), data=Path(args.data),
+                           detections=Path(args.detections), detector=params.detector, match=params.match,
+                           thresholds=params.thresholds)
     print(f"suggested thresholds for {s.model} from {s.frames} dev frames (best F1 per class; "
-          f"support < {params.match.min_support} keeps the default {params.thresholds['default']}):")
+          f"support < {params.match.min_support} keeps the default {s.default}):")
     print(f"{'class':<16}{'support':>8}{'current':>9}{'suggest':>9}")
     for c in s.classes:
         print(f"{c:<16}{s.support[c]:>8}{s.current[c]:>9.2f}{s.best[c]:>9.2f}")
     changes = s.changes()
-    print(exp_run_line(changes) if changes else "no change: the current thresholds are the suggestion")
+    print(exp_run_line(s.model, changes) if changes else "no change: the current thresholds are the suggestion")
     return 0
 
 

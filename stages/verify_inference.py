@@ -28,10 +28,12 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from candor.common.atomic import write_json, write_lines
 from candor.common.errors import EXIT_CALLS_FAILED, EXIT_OK, run_main
 from candor.common.params import DEFAULT_PARAMS, section
-from candor.detection.config import DetectorParams, ReinferenceParams, threshold_vector
+from candor.detection.config import DetectorParams, ReinferenceParams
 from candor.detection.inference.detections_file import collect, file_lines, header, read_raw
 from candor.detection.inference.runner import iter_frames, open_inputs
 from candor.detection.scoring.evaluation import ModelScore, read_params, score_model
@@ -103,7 +105,8 @@ def verify_model(model: str, *, args: argparse.Namespace, work: Path, tol: Toler
     runs = {name: score_model(model, data=args.data, models=args.models, detections=folder, detector=det,
                               match=match, thresholds=thresholds)
             for name, folder in (("canonical", args.canonical), ("fresh", work))}
-    thr = threshold_vector(thresholds, classes=canonical.header["classes"], floor=det.floor)
+    served, cmap = runs["canonical"].figure.thresholds, loaded.card.class_map or {}   # by scored (data) class
+    thr = np.array([served[cmap.get(c, c)] for c in canonical.header["classes"]])
     return model_report(cmp, crossings=threshold_crossings(canonical, fresh, cmp.pairs, thresholds=thr),
                         scored=scored_differences(runs["canonical"], runs["fresh"]))
 

@@ -1,7 +1,7 @@
 """params.yaml and the pydantic models: one home for every default.
 
-Every section of the committed ``params.yaml`` belongs to exactly one model (``thresholds``
-is a free mapping of class names, checked by :func:`candor.detection.config.threshold_vector`);
+Every section of the committed ``params.yaml`` belongs to exactly one model (``thresholds`` and
+``thresholds_by_model`` map class names, checked by :meth:`candor.detection.config.Thresholds.vector`);
 it validates, spells out every key, and agrees with the model's default wherever the model
 has one. The read-only views other stages take of a section default to the owner's values.
 """
@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 from candor.common.params import load_yaml, validate
-from candor.detection.config import DetectorParams, MatchParams, ReinferenceParams
+from candor.detection.config import DetectorParams, MatchParams, ReinferenceParams, ThresholdsByModel
 from candor.detection.latency import LatencyParams
 from candor.lots.params import CompsParams, IdentifyParams, LotsParams
 from candor.stats.gate_views import MatchView, StatsView
@@ -27,7 +27,7 @@ PARAMS = load_yaml(ROOT / "params.yaml")
 
 
 def test_every_section_has_its_model():
-    assert set(PARAMS) == set(SECTIONS) | {"thresholds"}
+    assert set(PARAMS) == set(SECTIONS) | {"thresholds", "thresholds_by_model"}
 
 
 @pytest.mark.parametrize("name", sorted(SECTIONS))
@@ -48,3 +48,8 @@ def test_committed_section_validates_and_agrees_with_the_defaults(name):
 def test_views_default_to_their_owners(view, owner):
     for field in view.model_fields:
         assert getattr(view(), field) == getattr(owner(), field), f"{view.__name__}.{field}"
+
+
+def test_thresholds_by_model_validates_and_agrees_with_the_default():
+    committed = validate(ThresholdsByModel, PARAMS["thresholds_by_model"], where="params.yaml:thresholds_by_model")
+    assert committed == ThresholdsByModel()

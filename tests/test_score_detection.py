@@ -15,6 +15,7 @@ from candor.stats.stats_file import Comparisons, StatsFile
 from stages import detect, fetch, figures, score_detection
 from candor.common.errors import run_main
 from tests.support_detect import constant_model, make_dataset, ultralytics_output, write_card
+from tests.test_truth import COCO as COCO_GT
 
 # input 64x64, frames 128x64: scale 0.5, pad_y 16
 ROWS = [[32, 32, 16, 8, 0.0, 0.9, 0.0],      # sheep 0.9 -> [48, 24, 80, 40]
@@ -224,3 +225,118 @@ def test_counts_block_holds_k_and_n_of_every_rate(repo):
              + [f"{grp}.{n}" for grp in ("per_class", "by_band", "by_zoom") for n in m[split][grp]]
              for r in ("precision", "recall")}
     assert set(counts) == rates
+
+
+def micro(model: str) -> tuple[int, int, int]:
+    m = json.loads(Path(f"metrics/detection/{model}.json").read_text())["all"]["micro"]
+    return m["tp"], m["fp"], m["fn"]
+
+
+def test_each_model_is_scored_at_its_own_served_thresholds(repo):
+    """Two models, one ONNX file: ``twin`` serves deer at 0.4 (thresholds_by_model), ``tiny`` the shared 0.2.
+    At 0.4 the deer 0.3 on the sheep (a FP in both frames) is dropped: FP 6 -> 4."""
+    Path("models/twin.yaml").write_text(Path("models/tiny.yaml").read_text())
+    Path("build/detections/twin.jsonl").write_text(Path("build/detections/tiny.jsonl").read_text())
+    Path("params.yaml").write_text(PARAMS.replace("models: [tiny]", "models: [tiny, twin]")
+                                   + "thresholds_by_model:\n  twin:\n    deer: 0.4\n")
+    assert run_score() == 0
+    assert micro("tiny") == (2, 6, 1) and micro("twin") == (2, 4, 1)
+    frames = Path("metrics/outcomes/detection-frames.csv").read_text().splitlines()
+    assert frames[1:] == ["a,dev,s1,1,tiny,2,2,0", "a,dev,s1,1,twin,2,1,0",
+                          "b,test,s2,2,tiny,0,4,1", "b,test,s2,2,twin,0,3,1"]
+
+
+@pytest.mark.parametrize("by_model, message", [
+    ("  tyni:\n    deer: 0.4\n", ["params.yaml:thresholds_by_model.tyni", "not a model of detector.models", "tiny"]),
+    ("  tiny:\n    moose: 0.4\n", ["params.yaml:thresholds_by_model.tiny.moose", "unknown class name"]),
+    ("  tiny:\n    deer: 0.01\n", ["params.yaml:thresholds_by_model.tiny.deer", ">= detector.floor = 0.05"]),
+    ("  tiny: 0.4\n", ["params.yaml:thresholds_by_model.tiny", "valid dictionary"]),
+])
+def test_thresholds_by_model_errors(repo, capsys, by_model, message):
+    Path("params.yaml").write_text(PARAMS + "thresholds_by_model:\n" + by_model)
+    assert run_score() == 2
+    err = capsys.readouterr().err
+    assert all(m in err for m in message), err
+    assert not Path("metrics/detection/tiny.json").exists()
+
+
+def test_a_card_with_thresholds_is_refused(repo, capsys):
+    card = Path("models/tiny.yaml")
+    card.write_text(card.read_text() + "thresholds:\n  default: 0.3\n")
+    assert run_score() == 2
+    assert "a model card holds no thresholds" in capsys.readouterr().err
+
+
+def add_boar(labels_a: str = "2 0.1 0.2 0.1 0.2\n") -> None:
+    """The data set gains a class the model does not detect (boar), with one label in frame a."""
+    Path("data/detector/classes.txt").write_text("deer\nsheep\nrelic\nboar\n")
+    with open("data/detector/labels/a.txt", "a") as fh:
+        fh.write(labels_a.replace("2 ", "3 ", 1))
+
+
+def set_card(**keys) -> None:
+    import yaml
+
+    card = Path("models/tiny.yaml")
+    card.write_text(yaml.safe_dump(yaml.safe_load(card.read_text()) | keys, sort_keys=False))
+
+
+def test_card_classes_must_be_the_data_classes(repo, capsys):
+    add_boar()
+    assert run_score() == 2
+    err = capsys.readouterr().err
+    assert "models/tiny.yaml:classes" in err and "card classes [deer, sheep, relic]" in err
+    assert "data classes [deer, sheep, relic, boar]" in err and "class_map" in err
+
+
+def test_a_declared_subset_reports_out_of_scope_labels_apart(repo):
+    """boar is out of scope for tiny: its label is no FN (micro as without it) and is counted apart."""
+    add_boar()
+    set_card(class_map={"deer": "deer", "sheep": "sheep", "relic": "relic"})
+    assert run_score() == 0
+    m = json.loads(Path("metrics/detection/tiny.json").read_text())
+    assert micro("tiny") == (2, 6, 1)
+    assert list(m["all"]["per_class"]) == ["deer", "sheep", "relic"]
+    assert m["all"]["out_of_scope"] == {"labels": 1, "per_class": {"boar": 1}}
+    assert m["dev"]["out_of_scope"] == {"labels": 1, "per_class": {"boar": 1}}
+    assert m["test"]["out_of_scope"] == {"labels": 0, "per_class": {"boar": 0}}
+    labels = list(csv.DictReader(open("metrics/outcomes/detection-labels.csv")))
+    assert "boar" not in {r["class"] for r in labels}
+
+
+def test_class_map_renames_card_classes(repo):
+    """The card calls its outputs cervid/ovine/relic; mapped onto the data's names, scoring is unchanged."""
+    import yaml
+
+    card = yaml.safe_load(Path("models/tiny.yaml").read_text())
+    before = (run_score(), Path("metrics/detection/tiny.json").read_text())
+    raw = Path("build/detections/tiny.jsonl")
+    raw.write_text(raw.read_text().replace('"classes":["deer","sheep","relic"]', '"classes":["cervid","ovine","relic"]', 1))
+    set_card(classes=["cervid", "ovine", "relic"], class_map={"cervid": "deer", "ovine": "sheep", "relic": "relic"})
+    assert card["classes"] == ["deer", "sheep", "relic"]
+    assert (run_score(), Path("metrics/detection/tiny.json").read_text()) == before
+
+
+def test_coco_ground_truth_scores_like_the_yolo_labels(repo):
+    """The same labels as COCO JSON: alone, or beside the YOLO labels (agreeing), the metrics are the same."""
+    import shutil
+
+    assert run_score() == 0
+    yolo = Path("metrics/detection/tiny.json").read_text()
+    Path("data/detector/coco.json").write_text(json.dumps(COCO_GT))   # the same labels, ids 7 and 8
+    assert run_score() == 0
+    assert Path("metrics/detection/tiny.json").read_text() == yolo
+    res = json.loads(Path("build/coco-results/tiny.json").read_text())
+    assert {r["image_id"] for r in res} == {7, 8}                    # the ids of coco.json
+    shutil.rmtree("data/detector/labels")
+    assert run_score() == 0
+    assert Path("metrics/detection/tiny.json").read_text() == yolo
+
+
+def test_a_data_set_without_ground_truth_is_refused(repo, capsys):
+    import shutil
+
+    shutil.rmtree("data/detector/labels")
+    assert run_score() == 2
+    err = capsys.readouterr().err
+    assert "data/detector: no ground truth" in err and "coco.json" in err

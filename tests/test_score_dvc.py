@@ -70,10 +70,10 @@ def test_base_run_produced_metrics(repo):
     assert "Running stage" not in sh(["dvc", "repro", "score-detection"], repo)
 
 
-def deer_tp(repo: Path) -> int:
+def deer_tp(repo: Path, model: str = "demo-v1") -> int:
     import json
 
-    return json.loads((repo / "metrics/detection/demo-v1.json").read_text())["all"]["per_class"]["deer"]["tp"]
+    return json.loads((repo / f"metrics/detection/{model}.json").read_text())["all"]["per_class"]["deer"]["tp"]
 
 
 def assert_scoring_only(out: str) -> None:
@@ -89,6 +89,21 @@ def test_threshold_experiment_reruns_scoring_only_and_moves_the_metric(repo):
     assert deer_tp(repo) == 0                      # 0.25 < 0.3: the deer is now missed
     assert yaml.safe_load((repo / "params.yaml").read_text())["thresholds"]["deer"] == 0.3
     assert "deer03" in sh(["dvc", "exp", "show", "--csv"], repo)
+
+
+def test_per_model_thresholds_score_each_model_at_its_own(repo):
+    """suggest-thresholds' line for demo-v2 (shlex-split, as a shell would) changes demo-v2 only; with the
+    shared deer at 0.3, demo-v1 misses the deer (0.25) and demo-v2, serving 0.2, finds it; scoring only reruns."""
+    import shlex
+
+    from candor.detection.scoring.suggest import exp_run_line
+
+    line = shlex.split(exp_run_line("demo-v2", {"deer": 0.2}))
+    out = sh([*line[:3], "score-detection", *line[3:], "-S", "thresholds.deer=0.3"], repo)
+    assert_scoring_only(out)
+    assert (deer_tp(repo, "demo-v1"), deer_tp(repo, "demo-v2")) == (0, 1)
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    assert params["thresholds_by_model"] == {"demo-v2": {"deer": 0.2}} and params["thresholds"]["deer"] == 0.3
 
 
 def test_nms_change_reruns_scoring_only(repo):

@@ -21,8 +21,19 @@ def test_suggest_thresholds_reads_dev_only_and_prints_exp_line(repo, capsys):
     assert run_main(suggest_thresholds.main, ["--model", "tiny", "--params", "params.yaml"]) == 0
     out = capsys.readouterr().out
     # dev frame a: deer 0.3 is a FP on the sheep, deer 0.5 is a TP -> best deer threshold 0.5
-    assert "dvc exp run" in out and "-S thresholds.deer=0.5" in out
+    assert "dvc exp run" in out and "-S ++thresholds_by_model.tiny.deer=0.5" in out
+    assert "thresholds.deer" not in out.replace("thresholds_by_model.tiny.deer", "")   # this model only
     assert "from 1 dev frames" in out
+
+
+def test_suggest_thresholds_starts_from_the_models_served_thresholds(repo, capsys):
+    """tiny already serves deer 0.5 and sheep 0.9 (thresholds_by_model): nothing to change; its served
+    default (0.4) is the one under-supported classes keep."""
+    Path("params.yaml").write_text(PARAMS.replace("min_support: 2", "min_support: 1")
+                                   + "thresholds_by_model:\n  tiny: {deer: 0.5, sheep: 0.9, default: 0.4}\n")
+    assert run_main(suggest_thresholds.main, ["--model", "tiny", "--params", "params.yaml"]) == 0
+    out = capsys.readouterr().out
+    assert "keeps the default 0.4" in out and "no change" in out
 
 
 def test_suggest_thresholds_refuses_test_split(repo, capsys):
@@ -33,4 +44,5 @@ def test_suggest_thresholds_refuses_test_split(repo, capsys):
 def test_exp_run_line_quotes_names():
     from candor.detection.scoring.suggest import exp_run_line
 
-    assert exp_run_line({"deer": 0.27, "big deer": 0.4}) == "dvc exp run -S thresholds.deer=0.27 -S 'thresholds.big deer=0.4'"
+    assert exp_run_line("demo-v2", {"deer": 0.27, "big deer": 0.4}) == (
+        "dvc exp run -S ++thresholds_by_model.demo-v2.deer=0.27 -S '++thresholds_by_model.demo-v2.big deer=0.4'")

@@ -3,8 +3,14 @@
 - ``detector``: ``models`` (model card names under ``models/``), ``floor`` (raw
   boxes below it are never stored), ``nms_iou`` (same-class NMS in scoring),
   ``providers`` (onnxruntime execution providers, in order).
-- ``thresholds``: ``default`` plus per-class overrides by class *name*; every
-  value must be in ``[detector.floor, 1]`` and every name a known class.
+- ``thresholds``: the shared served thresholds, ``default`` plus per-class overrides by
+  class *name*; the default a sweep edits (``dvc exp run -S thresholds.deer=0.3``).
+- ``thresholds_by_model``: per model name, the keys of ``thresholds`` that model serves
+  differently (``{demo-v2: {deer: 0.25}}``; default empty: every model serves the shared
+  values). A model's served thresholds are the shared mapping with its own keys replacing
+  the same keys (:meth:`Thresholds.served`): a model's ``default`` changes only the classes
+  that neither mapping names. Every value must be in ``[detector.floor, 1]``, every name
+  ``default`` or a class of the data set, every model name one of ``detector.models``.
 - ``match``: ``iou`` (match when IoU >= it), ``min_support`` (classes with fewer
   labels are unqualified), ``critical`` (action-target class names),
   ``bands`` (ascending object-size band edges, px at model input).
@@ -14,17 +20,21 @@
 
 The detect stage reads only ``detector.floor`` and ``detector.providers``; the
 score-detection stage reads the rest, so a threshold or NMS change never reruns inference.
+Model cards hold no thresholds (:mod:`candor.detection.model_card`): these sections are the
+one home of the served values.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
 
 from candor.common.errors import InputError, Problem, fail
 from candor.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
-from candor.common.params import load_yaml
+from candor.common.params import DEFAULT_PARAMS, load_yaml, section
 
 
 class DetectorParams(BaseModel):
@@ -59,19 +69,25 @@ class ReinferenceParams(BaseModel):
     score: float = Field(gt=0.0, lt=1.0, allow_inf_nan=False)
 
 
-def threshold_vector(thresholds: dict[str, float], *, classes: tuple[str, ...] | list[str], floor: float,
-                     where: str = "params.yaml:thresholds") -> np.ndarray:
-    """Per-class thresholds ``(C,)`` in ``classes`` order from ``{default, <name>: value}``.
+class ThresholdsByModel(RootModel[dict[str, dict[str, Any]]]):
+    """``thresholds_by_model``: model name -> the ``thresholds`` keys it serves differently
+    (values checked with the shared ones by :meth:`Thresholds.vector`). Default: empty."""
 
-    Unknown names, a missing default, values outside ``[floor, 1]`` or not numbers
-    are one InputError listing the valid names and the floor.
-    """
+    root: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+HINT_FLOOR = ("raw boxes below detector.floor are never stored; lower the floor and rerun detect to use a "
+              "lower threshold")
+
+
+def threshold_problems(mapping: dict[str, Any], *, known: tuple[str, ...] | list[str], floor: float,
+                       where: str) -> list[Problem]:
+    """The problems of one thresholds mapping: names not ``default`` nor in ``known``, values that are
+    not numbers or lie outside ``[floor, 1]``."""
     problems = []
-    valid = ", ".join(classes)
-    if "default" not in thresholds:
-        problems.append(Problem(f"{where}.default", "missing", expected="a number in [floor, 1]"))
-    for name, value in thresholds.items():
-        if name != "default" and name not in classes:
+    valid = ", ".join(known)
+    for name, value in mapping.items():
+        if name != "default" and name not in known:
             problems.append(Problem(f"{where}.{name}", "unknown class name", expected=f"default or one of: {valid}",
                                     got=repr(name)))
             continue
@@ -80,11 +96,57 @@ def threshold_vector(thresholds: dict[str, float], *, classes: tuple[str, ...] |
         elif value < floor or value > 1:
             problems.append(Problem(f"{where}.{name}", "threshold outside [detector.floor, 1]",
                                     expected=f">= detector.floor = {floor} and <= 1", got=repr(value)))
-    if problems:
-        raise InputError(problems, hint="raw boxes below detector.floor are never stored; lower the floor and "
-                                        "rerun detect to use a lower threshold")
-    default = float(thresholds["default"])
-    return np.array([float(thresholds.get(c, default)) for c in classes], dtype=np.float64)
+    return problems
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The served thresholds of every model: ``shared`` (``thresholds``) and ``by_model``
+    (``thresholds_by_model``), as read; ``where`` names the params file in errors."""
+
+    shared: dict[str, Any]
+    by_model: dict[str, dict[str, Any]] = field(default_factory=dict)
+    where: str = str(DEFAULT_PARAMS)
+
+    def served(self, model: str | None) -> dict[str, Any]:
+        """Model ``model``'s mapping: the shared one with the model's keys replacing the same keys
+        (``None``: the shared mapping alone).
+
+        >>> Thresholds({"default": 0.35, "deer": 0.2}, {"m": {"deer": 0.3, "default": 0.5}}).served("m")
+        {'default': 0.5, 'deer': 0.3}
+        """
+        return {**self.shared, **self.by_model.get(model, {})} if model is not None else dict(self.shared)
+
+    def vector(self, model: str | None, *, classes: tuple[str, ...] | list[str], floor: float,
+               known: tuple[str, ...] | list[str] | None = None) -> np.ndarray:
+        """Per-class thresholds ``(C,)`` of ``model`` in ``classes`` order.
+
+        Names are checked against ``known`` (default: ``classes``; a model that covers a subset of
+        the data set's classes is scored on ``classes`` but may share thresholds of every data
+        class). Unknown names, a missing shared default, values outside ``[floor, 1]`` or not
+        numbers are one InputError naming the section and key.
+        """
+        known = classes if known is None else known
+        problems = []
+        if "default" not in self.shared:
+            problems.append(Problem(f"{self.where}:thresholds.default", "missing", expected="a number in [floor, 1]"))
+        problems += threshold_problems(self.shared, known=known, floor=floor, where=f"{self.where}:thresholds")
+        if model is not None:
+            problems += threshold_problems(self.by_model.get(model, {}), known=known, floor=floor,
+                                           where=f"{self.where}:thresholds_by_model.{model}")
+        if problems:
+            raise InputError(problems, hint=HINT_FLOOR)
+        served = self.served(model)
+        default = float(served["default"])
+        return np.array([float(served.get(c, default)) for c in classes], dtype=np.float64)
+
+    def check_models(self, models: list[str]) -> None:
+        """Every model of ``thresholds_by_model`` must be one of ``models`` (a misspelled name
+        would otherwise leave its model at the shared thresholds without a word)."""
+        bad = [m for m in self.by_model if m not in models]
+        if bad:
+            raise InputError([Problem(f"{self.where}:thresholds_by_model.{m}", "not a model of detector.models",
+                                      expected="one of: " + ", ".join(models), got=repr(m)) for m in bad])
 
 
 def check_critical(critical: list[str], *, classes: tuple[str, ...] | list[str],
@@ -96,10 +158,12 @@ def check_critical(critical: list[str], *, classes: tuple[str, ...] | list[str],
                           for b in bad])
 
 
-def load_thresholds(params: str | Path) -> dict[str, float]:
-    """The raw ``thresholds`` mapping of a params file (validated later by :func:`threshold_vector`)."""
+def load_thresholds(params: str | Path) -> Thresholds:
+    """The ``thresholds`` and ``thresholds_by_model`` sections of a params file (values validated
+    later, against the data set's classes, by :meth:`Thresholds.vector`)."""
     doc = load_yaml(params) or {}
     thr = doc.get("thresholds") if isinstance(doc, dict) else None
     if not isinstance(thr, dict):
         raise fail(f"{params}:thresholds", "missing or not a mapping", expected="{default: 0.35, <class>: ...}")
-    return thr
+    by_model = section(ThresholdsByModel, "thresholds_by_model", path=params).root
+    return Thresholds(shared=thr, by_model=by_model, where=str(params))

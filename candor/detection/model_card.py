@@ -3,18 +3,21 @@
 Required: ``onnx`` (file name relative to the card's folder) and ``sha256``
 (64 lower-case hex digits). Optional: ``source`` (where to fetch the ONNX file
 when it is missing, as in manifests), ``classes`` (names in output order),
-``input_size`` ([height, width]), ``output_layout``, served ``thresholds``
-(``default`` plus per-class overrides by name), ``training`` (free-form facts:
-sessions, seed, epochs), ``eval_manifest_sha256`` (the evaluation set it was
-scored on) and a frozen ``evaluation`` (metrics the score stage must reproduce).
-Unknown keys are an error, so a typo never passes silently.
+``input_size`` ([height, width]), ``output_layout``, ``class_map`` (card class -> data
+class, :mod:`candor.detection.scoring.scope`: declares renamed classes and a model that
+covers a subset of the data set's classes), ``training`` (free-form facts: sessions, seed,
+epochs), ``eval_manifest_sha256`` (the evaluation set it was scored on) and a frozen
+``evaluation`` (metrics the score stage must reproduce). Unknown keys are an error, so a
+typo never passes silently. A card holds no thresholds: the served per-class thresholds
+live in ``params.yaml`` (``thresholds``, ``thresholds_by_model``;
+:mod:`candor.detection.config`), their one home.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from candor.common.errors import InputError, Problem
 from candor.common.manifest import HEX64, Entry
@@ -36,10 +39,18 @@ class ModelCard(BaseModel):
     classes: list[str] | None = None
     input_size: list[int] | None = None
     output_layout: str | None = None
-    thresholds: dict[str, float] | None = None
+    class_map: dict[str, str] | None = None
     training: dict[str, Any] | None = None
     eval_manifest_sha256: str | None = Field(default=None, pattern=SHA256_PATTERN)
     evaluation: dict[str, Any] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def no_thresholds(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "thresholds" in data:
+            raise ValueError("a model card holds no thresholds: the served thresholds live in params.yaml "
+                             "(thresholds, thresholds_by_model.<model>); move them there")
+        return data
 
 
 def load_card(path: str | Path) -> ModelCard:

@@ -3,11 +3,11 @@
     python -m tools.demo.card --onnx models/demo-v1.onnx --record tools/demo/records/demo-v1.train.json
 
 The card names the ONNX file and its SHA-256, the class names in output order, the
-static input size [h, w], the output layout, the served thresholds (:data:`THRESHOLDS`, the
-values ``params.yaml: thresholds`` serves), the training facts from the training record,
+static input size [h, w], the output layout, the training facts from the training record,
 and ``eval_manifest_sha256``: the manifest SHA-256 of the evaluation set
 (``candor.common.manifest.load_manifest(data/detector/manifest.csv).sha256``). It is checked
-with :func:`candor.detection.model_card.load_card` before it is kept.
+with :func:`candor.detection.model_card.load_card` before it is kept. No thresholds: the
+served ones live in ``params.yaml`` (``thresholds``, ``thresholds_by_model``).
 """
 from __future__ import annotations
 
@@ -22,11 +22,6 @@ from candor.common.atomic import write_text
 from candor.common.manifest import MANIFEST_NAME, load_manifest, sha256_file
 from candor.detection.model_card import load_card
 from tools.demo.scenes import CLASSES
-
-# Served confidence thresholds: default 0.35; rare, small or food targets lower; the mill,
-# which is easily confused with clutter, higher.
-THRESHOLDS = {"default": 0.35, "berry_bush": 0.25, "villager": 0.25, "deer": 0.20, "relic": 0.20,
-              "sheep": 0.20, "mill": 0.55}
 
 DESCRIPTIONS = {
     "demo-v1": "Demo reference detector (TinyDet, anchor-free, stride 8) trained on procedural "
@@ -50,7 +45,6 @@ def build_card(*, onnx: Path, record: dict, manifest_sha256: str) -> dict:
         "classes": list(CLASSES),
         "input_size": [int(h), int(w)],
         "output_layout": "ultralytics [1, 4+C, N]",
-        "thresholds": dict(THRESHOLDS),
         "training": record,
         "eval_manifest_sha256": manifest_sha256,
     }

@@ -43,7 +43,7 @@ def evaluate_raw(raw: RawDetections, data: Path, *, threshold: float) -> dict:
     """``{split: {micro, per_class}}`` for ``all`` and each split of ``frames.csv``, from raw boxes
     (any floor <= ``threshold``: NMS and matching are greedy by score, so boxes under the threshold
     change nothing)."""
-    scene, frame, cls = build_scene(data=data, raw=raw, input_hw=tuple(raw.header["input_size"]))
+    scene, frame, cls, *_ = build_scene(data=data, raw=raw, input_hw=tuple(raw.header["input_size"]))
     s = score_detections(scene, frame=frame, cls=cls, boxes=raw.boxes, score=raw.score,
                          nms_iou=NMS_IOU, match_iou=MATCH_IOU)
     op = operating_point(s, thresholds=np.full(len(scene.classes), threshold))

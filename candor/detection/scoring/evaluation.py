@@ -3,9 +3,12 @@
 :func:`score_model` reads the model's card and raw detections, checks that the detections
 belong to this card and ``detector.floor``, builds the scene (:mod:`candor.detection.scoring.scene`),
 then applies per-class thresholds, same-class NMS and the matcher once
-(:mod:`candor.detection.scoring.metrics`) and reads every view off the matched arrays:
+(:mod:`candor.detection.scoring.metrics`) at the model's own served thresholds
+(:meth:`candor.detection.config.Thresholds.served`) and reads every view off the matched arrays:
 
-- ``metrics``: blocks ``all``, ``dev``, ``test`` (:func:`~candor.detection.scoring.metrics.summarize`),
+- ``metrics``: blocks ``all``, ``dev``, ``test`` (:func:`~candor.detection.scoring.metrics.summarize`,
+  plus ``out_of_scope`` when the card's ``class_map`` leaves data classes out,
+  :func:`~candor.detection.scoring.scope.out_of_scope_block`),
   ``frozen`` when the card has a frozen evaluation (:func:`frozen_block`), and ``counts``
   (the k of n behind every rate, :func:`~candor.detection.scoring.metrics.rate_counts`);
 - ``frames`` / ``labels``: rows of the outcome tables ``detection-frames.csv``
@@ -31,12 +34,11 @@ from candor.common.counts import counts_block
 from candor.common.errors import fail
 from candor.common.manifest import load_manifest
 from candor.common.params import section
-from candor.detection.config import DetectorParams, MatchParams, check_critical, load_thresholds, threshold_vector
+from candor.detection.config import DetectorParams, MatchParams, Thresholds, check_critical, load_thresholds
 from candor.detection.frames import SPLITS
 from candor.detection.inference.detections_file import read_raw
 from candor.detection.model_card import ModelCard, load_card
 from candor.detection.scoring import plots as dp
-from candor.detection.scoring.coco import read_coco
 from candor.detection.scoring.coco_results import coco_results
 from candor.detection.scoring.columns import DetectionTable
 from candor.detection.scoring.metrics import (
@@ -44,6 +46,8 @@ from candor.detection.scoring.metrics import (
     score_detections, summarize, threshold_grid, wrong_targets,
 )
 from candor.detection.scoring.scene import build_scene
+from candor.detection.scoring.scope import out_of_scope_block
+from candor.detection.scoring.truth import Truth
 
 log = logging.getLogger("candor.score")
 
@@ -52,17 +56,20 @@ LabelRow = tuple[str, str, int, str, str, int]              # frame, split, labe
 
 
 class ScoreParams(NamedTuple):
-    """The params sections scoring reads: ``detector``, ``match`` and the raw ``thresholds``."""
+    """The params sections scoring reads: ``detector``, ``match``, ``thresholds`` and ``thresholds_by_model``."""
 
     detector: DetectorParams
     match: MatchParams
-    thresholds: dict[str, float]
+    thresholds: Thresholds
 
 
 def read_params(path: str | Path) -> ScoreParams:
-    """The ``detector``, ``match`` and ``thresholds`` sections of a params file, validated."""
-    return ScoreParams(section(DetectorParams, "detector", path=str(path)), section(MatchParams, "match", path=str(path)),
-                       load_thresholds(path))
+    """The ``detector``, ``match``, ``thresholds`` and ``thresholds_by_model`` sections of a params
+    file, validated (every model of ``thresholds_by_model`` must be one of ``detector.models``)."""
+    detector = section(DetectorParams, "detector", path=str(path))
+    thresholds = load_thresholds(path)
+    thresholds.check_models(detector.models)
+    return ScoreParams(detector, section(MatchParams, "match", path=str(path)), thresholds)
 
 
 @dataclass(frozen=True)
@@ -112,33 +119,18 @@ def label_rows(model: str, scene: Scene, op: OperatingPoint) -> list[LabelRow]:
              scene.classes[scene.label_class[k]], model, int(op.found[k])) for k in keep]
 
 
-def coco_ids(data: Path, frames: tuple[str, ...] | np.ndarray, classes: tuple[str, ...]) -> tuple[list[int], list[int]]:
-    """COCO image ids per frame and category ids per class: from ``data/coco.json`` when present.
-
-    Without it, images are numbered 1.. in frame order and categories 1.. in class order;
-    classes missing from coco.json get ids after its largest.
-    """
-    coco = data / "coco.json"
-    if not coco.is_file():
-        return list(range(1, len(frames) + 1)), list(range(1, len(classes) + 1))
-    gt, img_map, cat_map = read_coco(coco, classes=list(classes))
-    frame_to_id = {gt.frames[fi]: iid for iid, fi in img_map.items()}
-    cls_to_id = {ci: cid for cid, ci in cat_map.items()}
-    top = max(cat_map, default=0)
-    cat_ids = []
-    for c in range(len(classes)):
-        if c not in cls_to_id:
-            top += 1
-            cls_to_id[c] = top
-        cat_ids.append(cls_to_id[c])
-    missing = [f for f in frames if f not in frame_to_id]
-    if missing:
-        raise fail(str(coco), "frames missing from coco.json", got=list(missing[:10]))
-    return [frame_to_id[f] for f in frames], cat_ids
+def coco_ids(truth: Truth, frames: tuple[str, ...], classes: tuple[str, ...], *,
+             data_classes: tuple[str, ...]) -> tuple[list[int], list[int]]:
+    """COCO image ids per frame and category ids per class: the data set's ``coco.json`` ids when it
+    has one; else images are numbered 1.. in frame order and categories 1.. in the data set's
+    class order (``data_classes``), so every model of the set exports the same ids."""
+    if truth.image_ids is None or truth.category_ids is None:
+        return list(range(1, len(frames) + 1)), [data_classes.index(c) + 1 for c in classes]
+    return [truth.image_ids[f] for f in frames], [truth.category_ids[c] for c in classes]
 
 
 def score_model(model: str, *, data: Path, models: Path, detections: Path, detector: DetectorParams,
-                match: MatchParams, thresholds: dict[str, float]) -> ModelScore:
+                match: MatchParams, thresholds: Thresholds) -> ModelScore:
     """Score model ``model`` (card ``models/<model>.yaml``, raw boxes ``detections/<model>.jsonl``)
     on the data set ``data``; see the module docstring for what it returns."""
     data, models, detections = Path(data), Path(models), Path(detections)
@@ -153,18 +145,24 @@ def score_model(model: str, *, data: Path, models: Path, detections: Path, detec
                    got=raw.header.get("floor"), hint="dvc repro detect")
     if card.classes and list(card.classes) != list(raw.header["classes"]):
         raise fail(where, "classes differ from the model card", expected=card.classes, got=raw.header["classes"])
-    scene, dframe, dcls = build_scene(data=data, raw=raw, input_hw=tuple(raw.header["input_size"]))
-    check_critical(match.critical, classes=scene.classes)
-    thr = threshold_vector(thresholds, classes=scene.classes, floor=detector.floor)
+    inputs = build_scene(data=data, raw=raw, input_hw=tuple(raw.header["input_size"]), class_map=card.class_map,
+                         card=str(models / f"{model}.yaml"))
+    scene, dframe, dcls, scope = inputs.scene, inputs.det_frame, inputs.det_class, inputs.scope
+    check_critical(match.critical, classes=scope.data)
+    critical = [c for c in match.critical if c in scene.classes]   # out-of-scope ones: counted in out_of_scope
+    thr = thresholds.vector(model, classes=scene.classes, known=scope.data, floor=detector.floor)
     s = score_detections(scene, frame=dframe, cls=dcls, boxes=raw.boxes, score=raw.score,
                          nms_iou=detector.nms_iou, match_iou=match.iou)
     op = operating_point(s, thresholds=thr)
-    wrong = wrong_targets(s, op, classes=[scene.classes.index(c) for c in match.critical])
-    kw = dict(min_support=match.min_support, critical=match.critical, band_edges=match.bands, wrong=wrong)
+    wrong = wrong_targets(s, op, classes=[scene.classes.index(c) for c in critical])
+    kw = dict(min_support=match.min_support, critical=critical, band_edges=match.bands, wrong=wrong)
     every = np.ones(len(scene.frames), bool)
-    blocks = {"all": summarize(s, op, frame_mask=every, **kw)}
-    for split in SPLITS:
-        blocks[split] = summarize(s, op, frame_mask=scene.split == split, **kw)
+    masks = {"all": every} | {split: scene.split == split for split in SPLITS}
+    blocks = {}
+    for split, mask in masks.items():
+        blocks[split] = summarize(s, op, frame_mask=mask, **kw)
+        if scope.out_of_scope:
+            blocks[split]["out_of_scope"] = out_of_scope_block(inputs.outside, frame_mask=mask)
     metrics = dict(blocks)
     if card.evaluation:
         metrics["frozen"] = frozen_block(card, model_sha256=raw.header["onnx_sha256"],
@@ -174,7 +172,7 @@ def score_model(model: str, *, data: Path, models: Path, detections: Path, detec
     cv = curves(s, thresholds=threshold_grid(detector.floor), frame_mask=every)
     mat = confusion(s, op)
     served = np.flatnonzero(op.kept)
-    image_ids, cat_ids = coco_ids(data, tuple(scene.frames.tolist()), scene.classes)
+    image_ids, cat_ids = coco_ids(inputs.truth, tuple(scene.frames.tolist()), scene.classes, data_classes=scope.data)
     table = DetectionTable(classes=scene.classes, frame=s.frame[served], cls=s.cls[served],
                            boxes=s.boxes[served], score=s.score[served])
     log.info("%s: micro P %s R %s F1 %s over %d frames (test F1 %s)", model, blocks["all"]["micro"]["precision"],

@@ -107,7 +107,8 @@ class Counts:
 class Scene:
     """Everything scoring needs about frames and labels (truth), aligned arrays.
 
-    ``classes``: names, index order (ground-truth classes then any model-only classes).
+    ``classes``: names, index order (the data set's classes the model is scored on,
+    :mod:`candor.detection.scoring.scope`).
     Per frame ``(F,)``: ``frames`` ids, ``split``, ``session``, ``zoom`` (str arrays),
     ``scale`` (letterbox scale of the frame at the model's input).
     Per label ``(L,)``: ``label_frame``, ``label_index`` (within its frame),

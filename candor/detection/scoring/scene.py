@@ -1,16 +1,19 @@
 """The scene a model is scored on (:class:`candor.detection.scoring.metrics.Scene`), from either source.
 
-- :func:`build_scene`: a detector data set (``frames.csv``, YOLO labels) and one model's
-  raw detections (:mod:`candor.detection.inference.detections_file`). Classes are the
-  ground truth's, in order, then the model's classes that have no labels
-  (:func:`union_classes`); a frame's ``scale`` is the letterbox scale of the model's input
-  (``min(input_w / width, input_h / height)``), so size bands are in model-input pixels.
+- :func:`build_scene`: a detector data set (``frames.csv``, its ground truth in YOLO txt or
+  COCO JSON, :mod:`candor.detection.scoring.truth`) and one model's raw detections
+  (:mod:`candor.detection.inference.detections_file`). Classes are the data set's classes the
+  model covers, in the data set's order (:mod:`candor.detection.scoring.scope`); the labels of
+  the others are set apart (:class:`~candor.detection.scoring.scope.OutOfScope`). A frame's
+  ``scale`` is the letterbox scale of the model's input (``min(input_w / width, input_h /
+  height)``), so size bands are in model-input pixels.
 - :func:`coco_scene`: a COCO ground truth (standalone COCO mode): one split ``all``, no
   sessions or zooms, ``scale`` 1 (size bands in original pixels: there is no model input).
 """
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -19,25 +22,29 @@ from candor.detection.frames import read_frames
 from candor.detection.inference.detections_file import RawDetections
 from candor.detection.scoring.columns import GroundTruth
 from candor.detection.scoring.metrics import Scene
-from candor.detection.scoring.yolo import read_yolo
+from candor.detection.scoring.scope import ClassScope, OutOfScope, class_scope
+from candor.detection.scoring.truth import Truth, read_truth
 
 
-def union_classes(truth: tuple[str, ...], model: tuple[str, ...] | list[str]) -> tuple[str, ...]:
-    """Ground-truth classes in their order, then the model's classes that have no labels.
+class SceneInputs(NamedTuple):
+    """What :func:`build_scene` returns: the ``scene``; the raw detections' frame indices into it
+    (``det_frame``) and class indices into its classes (``det_class``); the class ``scope``; the
+    ``outside`` (out-of-scope) labels; the ground truth read (``truth``, with COCO ids when any)."""
 
-    >>> union_classes(("deer", "sheep"), ["sheep", "boar", "deer"])
-    ('deer', 'sheep', 'boar')
-    """
-    return tuple(truth) + tuple(c for c in model if c not in truth)
+    scene: Scene
+    det_frame: np.ndarray
+    det_class: np.ndarray
+    scope: ClassScope
+    outside: OutOfScope
+    truth: Truth
 
 
-def build_scene(*, data: Path, raw: RawDetections, input_hw: tuple[int, int],
-                frames: tuple[str, ...] | None = None) -> tuple[Scene, np.ndarray, np.ndarray]:
+def build_scene(*, data: Path, raw: RawDetections, input_hw: tuple[int, int], class_map: dict[str, str] | None = None,
+                card: str = "model card", frames: tuple[str, ...] | None = None) -> SceneInputs:
     """Scene of ``frames`` (default: all of frames.csv) for one model, plus the raw boxes remapped.
 
-    Returns the scene, the detections' frame indices into the scene and their class
-    indices into the scene's classes. Without ``frames`` the detections must cover
-    exactly the data set's frames (else they are stale: an input error).
+    ``class_map`` is the card's (``card`` names it in errors). Without ``frames`` the detections
+    must cover exactly the data set's frames (else they are stale: an input error).
     """
     info = read_frames(data / "frames.csv")
     wanted = info.frames if frames is None else frames
@@ -47,22 +54,30 @@ def build_scene(*, data: Path, raw: RawDetections, input_hw: tuple[int, int],
         raise fail(str(data / "frames.csv"), "the detections do not cover exactly the data set's frames",
                    expected=f"{len(wanted)} frames", got=f"missing {missing[:5]}, extra {extra[:5]}",
                    hint="the detections are stale: dvc repro detect")
-    gt = read_yolo(data, frames=list(wanted), sizes=raw.sizes)
-    classes = union_classes(gt.classes, raw.header["classes"])
-    cmap = np.array([classes.index(c) for c in raw.header["classes"]], dtype=np.int64)
+    truth = read_truth(data, frames=list(wanted), sizes=raw.sizes)
+    gt = truth.gt
+    scope = class_scope(gt.classes, raw.header["classes"], class_map=class_map, where=card)
+    cls = scope.data_to_class[gt.label_class] if len(gt.label_class) else gt.label_class
+    inside = cls >= 0
+    out = ~inside & ~gt.label_crowd
+    oos = {c: i for i, c in enumerate(scope.out_of_scope)}
+    outside = OutOfScope(classes=scope.out_of_scope, label_frame=gt.label_frame[out],
+                         label_class=np.array([oos[gt.classes[k]] for k in gt.label_class[out].tolist()], dtype=np.int64))
     pos = {f: i for i, f in enumerate(wanted)}
     fmap = np.array([pos.get(f, -1) for f in raw.frames], dtype=np.int64)
     meta = {f: i for i, f in enumerate(info.frames)}
     idx = [meta[f] for f in wanted]
     ih, iw = input_hw
     scale = np.array([min(iw / gt.sizes[i, 0], ih / gt.sizes[i, 1]) for i in range(len(wanted))])
-    scene = Scene(classes=classes, frames=np.array(wanted, dtype=str),
+    scene = Scene(classes=scope.classes, frames=np.array(wanted, dtype=str),
                   split=np.array([info.split[i] for i in idx], dtype=str),
                   session=np.array([info.session[i] for i in idx], dtype=str),
                   zoom=np.array([info.zoom[i] for i in idx], dtype=str), scale=scale,
-                  label_frame=gt.label_frame, label_index=gt.label_index, label_class=gt.label_class,
-                  label_boxes=gt.label_boxes, label_crowd=gt.label_crowd)
-    return scene, fmap[raw.frame] if len(raw.frame) else raw.frame, cmap[raw.cls] if len(raw.cls) else raw.cls
+                  label_frame=gt.label_frame[inside], label_index=gt.label_index[inside], label_class=cls[inside],
+                  label_boxes=gt.label_boxes[inside], label_crowd=gt.label_crowd[inside])
+    return SceneInputs(scene=scene, det_frame=fmap[raw.frame] if len(raw.frame) else raw.frame,
+                       det_class=scope.model_to_class[raw.cls] if len(raw.cls) else raw.cls,
+                       scope=scope, outside=outside, truth=truth)
 
 
 def coco_scene(gt: GroundTruth) -> Scene:
