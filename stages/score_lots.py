@@ -7,15 +7,17 @@ Reads the golden set and ``<answers>/<candidate>.jsonl`` for every candidate in
 (:class:`candor.lots.params.LotsParams`, see :mod:`candor.lots.tokens`). Writes:
 
 * ``<metrics>/identification.json``: per candidate and per tier (``all``,
-  ``held``, ``photo``): ``n`` scored runs, ``hit``/``abstain``/``wrong`` counts
-  and rates (the wrong rate on its own key), ``errors`` (provider failures,
-  not scored); and the exact-count rate under ``count`` per tier, separately;
-  then the ``counts`` block (k, n and unit of every rate);
-* ``<metrics>/fields/<candidate>.json``: field scores per case and overall, with
-  notes and provider errors, and the ``counts`` block; no model text;
+  ``held``, ``photo``): ``lots`` scored, lot outcomes by majority of runs
+  (``hit``/``abstain``/``wrong``/``split``, ``hedged``), ``consistent`` lots and
+  their rates (unit lot), per-run counts under ``runs`` (descriptive), ``errors``
+  (provider failures, not scored); the exact-count rate under ``count`` per tier
+  (unit lot); then the ``counts`` block (k, n and unit of every rate);
+* ``<metrics>/fields/<candidate>.json``: field scores per case, the share of
+  (case, field) and of cases met, notes and provider errors, and the ``counts``
+  block; no model text;
 * ``<metrics>/outcomes/identification.csv`` (``lot,tier,candidate,run,outcome,
-  count_exact``) and ``<metrics>/outcomes/fields.csv`` (``case,candidate,field,
-  hits,total``), per docs/CONVENTIONS.md, for paired comparisons;
+  count_exact``) and ``<metrics>/outcomes/fields.csv`` (``case,candidate,position,
+  field,hits,total``), per docs/CONVENTIONS.md, for paired comparisons;
 * a console summary per candidate and a table per case.
 
 Scoring units and the degenerate cases: :mod:`candor.lots.scoring`.
@@ -36,8 +38,8 @@ from candor.lots.fields import format_case_table
 from candor.lots.golden import load_golden
 from candor.lots.params import IdentifyParams, LotsParams
 from candor.lots.scoring import (
-    check_labels, field_rows, field_scores, fields_json, format_summary, identification_json, identification_rows,
-    provider_errors, summarise,
+    check_labels, field_rows, field_scores, fields_json, format_summary, identification_json, provider_errors,
+    score_runs, summarise,
 )
 from candor.stats.outcomes import outcome_text
 
@@ -67,9 +69,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     console: list[str] = []
     for cand in candidates:
         answers = read_answers(Path(args.answers) / f"{cand}.jsonl")
-        rows = identification_rows(golden, answers, candidate=cand, rules=rules)
-        summaries[cand] = summarise(rows, errors=provider_errors(golden, answers))
-        id_rows.extend(rows)
+        runs = score_runs(golden, answers, rules=rules)
+        summaries[cand] = summarise(runs, errors=provider_errors(golden, answers))
+        id_rows.extend(r.row(cand) for r in runs)
         cases = field_scores(golden, answers)
         reports[cand] = fields_json(cand, cases)
         f_rows.extend(field_rows(cand, cases))
@@ -78,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         console.append(f"{cand} — field overall {reports[cand]['overall']}")
     metrics = Path(args.metrics)
     id_rows.sort(key=lambda r: (r["lot"], r["candidate"], r["run"]))
-    f_rows.sort(key=lambda r: (r["case"], r["candidate"], r["field"]))
+    f_rows.sort(key=lambda r: (r["case"], r["candidate"], r["position"]))
     write_json(metrics / "identification.json", identification_json(summaries))
     fields_dir = metrics / "fields"
     for stale in fields_dir.glob("*.json") if fields_dir.is_dir() else ():

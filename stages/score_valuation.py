@@ -16,8 +16,8 @@ Outputs (deterministic: sorted rows, floats rounded to 6 decimals, no timestamps
     ``metrics/valuation.json``  per candidate: lots, estimated, no_estimate, hedged, in_band,
         in_band_rate, median_ratio, worst_error, worst_lot, and ``comps`` {tp, fp, fn,
         precision, recall} (definitions in :mod:`candor.lots.valuation`); then the ``counts``
-        block: k, n and unit of ``<candidate>.in_band_rate`` (lots) and
-        ``<candidate>.comps.precision``/``recall`` ((lot, listing) pairs).
+        block: k, n and unit of ``<candidate>.in_band_rate`` (unit lot); comps precision and
+        recall are descriptive (their (lot, listing) pairs are not independent).
     ``metrics/outcomes/valuation.csv``  ``lot,candidate,estimate,ratio,in_band,hedged,
         comps_precision,comps_recall`` (docs/CONVENTIONS.md): in_band/hedged 1/0 (no
         estimate: in_band 0, estimate and ratio empty); an undefined precision/recall is empty.

@@ -10,7 +10,7 @@ from candor.lots.answers import Answer, normalise, parse_answers, read_answers, 
 from candor.lots.recording import RecordLine, parse_answer
 
 SHA = "a" * 64
-GOOD = {"case": "T1", "run": 1, "status": "ok", "make": "Dell", "model": "7090", "hedged": False, "count": 1,
+GOOD = {"case": "T1", "run": 1, "status": "ok", "make": "Dell", "model": "7090", "count": 1,
         "category": None, "fields": {}, "error": None}
 
 
@@ -32,16 +32,16 @@ CONTAINER = {"type": "container", "container": {"containerItems": [
 
 def test_normalise_item_container_unparseable_error():
     a = normalise(line(raw=json.dumps(ITEM)))
-    assert (a.status, a.make, a.model, a.hedged, a.count, a.category) == \
-        ("ok", "Dell", "e.g. OptiPlex 7090", True, 10, "Desktop Computers")
+    assert (a.status, a.make, a.model, a.count, a.category) == \
+        ("ok", "Dell", "e.g. OptiPlex 7090", 10, "Desktop Computers")   # the hedge is kept in the text
     assert a.fields == ITEM and a.error is None
     c = normalise(line(raw=json.dumps(CONTAINER)))
-    assert (c.make, c.model, c.count, c.category, c.hedged) == ("DeWalt", "DCD791", 5, "Drill", False)
+    assert (c.make, c.model, c.count, c.category) == ("DeWalt", "DCD791", 5, "Drill")
     u = normalise(line(raw="Sorry, I cannot tell."))
     assert u.status == "unparseable" and u.error.startswith("not JSON") and u.fields is None
     e = normalise(line(error="HTTP 500"))
     assert e.status == "error" and e.error == "HTTP 500" and e.model is None
-    assert list(json.loads(a.to_json())) == ["case", "run", "status", "make", "model", "hedged", "count", "category",
+    assert list(json.loads(a.to_json())) == ["case", "run", "status", "make", "model", "count", "category",
                                             "fields", "error"]
 
 
@@ -65,7 +65,8 @@ def test_written_answers_read_back_sorted(tmp_path):
     (json.dumps(GOOD | {"run": 0}), "a.jsonl:line 1.run"),
     (json.dumps(GOOD | {"status": "maybe"}), "a.jsonl:line 1.status"),
     (json.dumps(GOOD | {"count": "many"}), "a.jsonl:line 1.count"),
-    (json.dumps({k: v for k, v in GOOD.items() if k != "hedged"}), "a.jsonl:line 1.hedged"),
+    (json.dumps({k: v for k, v in GOOD.items() if k != "count"}), "a.jsonl:line 1.count"),
+    (json.dumps(GOOD | {"hedged": False}), "a.jsonl:line 1.hedged"),     # hedging is a scoring rule now
     (json.dumps(GOOD | {"raw": "text"}), "a.jsonl:line 1.raw"),
 ])
 def test_bad_answers_name_file_line_and_field(line, where):

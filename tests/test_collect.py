@@ -49,8 +49,8 @@ def test_metrics_prefix():
 def test_fields_track_and_valuation_track():
     tables = {
         "fields.csv": parse_table(TABLES["fields.csv"],
-                                  "case,candidate,field,hits,total\nc,prompt-a,x,3,3\nc,prompt-b,x,1,3\n"
-                                  "c,prompt-a,y,0,0\nc,prompt-b,y,2,2\n", where="f.csv"),
+                                  "case,candidate,position,field,hits,total\nc,prompt-a,0,x,3,3\nc,prompt-b,0,x,1,3\n"
+                                  "c,prompt-a,1,y,0,0\nc,prompt-b,1,y,2,2\n", where="f.csv"),
         "valuation.csv": parse_table(TABLES["valuation.csv"],
                                      "lot,candidate,estimate,ratio,in_band,hedged,comps_precision,comps_recall\n"
                                      "L1,prompt-a,1,1,1,0,1,1\nL1,prompt-b,1,1,0,0,1,1\nL2,prompt-b,1,1,1,0,1,1\n",
@@ -58,7 +58,7 @@ def test_fields_track_and_valuation_track():
     }
     paired = paired_stats(units_from_tables(tables), Reference(), alpha=0.05, confidence=0.95)
     f = paired["fields.majority"].candidates["prompt-b"]
-    assert (f.n, f.a_only, f.b_only, f.only_in_b, f.a.unit) == (1, 1, 0, ("c/y",), "(case, field)")  # A's (c, y) has total 0
+    assert (f.n, f.a_only, f.b_only, f.only_in_b, f.a.unit) == (1, 1, 0, ("c/1/y",), "(case, field)")  # A's (c, 1, y) has total 0
     v = paired["valuation.in_band"].candidates["prompt-b"]
     assert (v.n, v.a_only, v.only_in_b) == (1, 1, ("L2",))
     assert paired["valuation.in_band"].reference == "prompt-a"

@@ -28,7 +28,15 @@ def test_parse_table_errors(text, where_part, what):
 
 def test_parse_table_fields_hits_exceed_total():
     with pytest.raises(InputError, match="hits exceed total"):
-        parse_table(TABLES["fields.csv"], "case,candidate,field,hits,total\nc,a,x,4,3\n", where="f.csv")
+        parse_table(TABLES["fields.csv"], "case,candidate,position,field,hits,total\nc,a,0,x,4,3\n", where="f.csv")
+
+
+def test_parse_table_fields_key_is_the_expectation_position():
+    """A case may repeat a field path: rows are told apart by position; a repeated position is a duplicate."""
+    head = "case,candidate,position,field,hits,total\n"
+    assert len(parse_table(TABLES["fields.csv"], head + "c,a,0,x,1,3\nc,a,1,x,2,3\n", where="f.csv")) == 2
+    with pytest.raises(InputError, match="duplicate case c/a/1"):
+        parse_table(TABLES["fields.csv"], head + "c,a,1,x,1,3\nc,a,1,y,2,3\n", where="f.csv")
 
 
 def test_parse_table_types_and_extra_columns():
@@ -42,13 +50,14 @@ def test_parse_table_types_and_extra_columns():
 def test_outcome_text_writes_the_spec_columns_and_checks_rows():
     from candor.stats.outcomes import outcome_text
 
-    text = outcome_text("fields.csv", [{"case": "c,1", "candidate": "a", "field": "f", "hits": 1, "total": 2},
-                                       ("c2", "a", "f", 0, 2)])
-    assert text == 'case,candidate,field,hits,total\n"c,1",a,f,1,2\nc2,a,f,0,2\n'
+    text = outcome_text("fields.csv", [{"case": "c,1", "candidate": "a", "position": 0, "field": "f", "hits": 1,
+                                        "total": 2}, ("c2", "a", 0, "f", 0, 2)])
+    assert text == 'case,candidate,position,field,hits,total\n"c,1",a,0,f,1,2\nc2,a,0,f,0,2\n'
     assert parse_table(TABLES["fields.csv"], text, where="fields.csv")[0]["case"] == "c,1"
     with pytest.raises(ValueError, match="are not"):
-        outcome_text("fields.csv", [{"case": "c", "field": "f", "candidate": "a", "hits": 1, "total": 2}])
-    with pytest.raises(ValueError, match="does not have the 5 columns"):
+        outcome_text("fields.csv", [{"case": "c", "field": "f", "candidate": "a", "position": 0, "hits": 1,
+                                     "total": 2}])
+    with pytest.raises(ValueError, match="does not have the 6 columns"):
         outcome_text("fields.csv", [("c", "a", "f", 1)])
 
 

@@ -28,10 +28,12 @@ def test_identification_units_even_runs_tie_is_not_majority():
 
 
 def test_fields_valuation_detection_units():
-    f = fields_units([dict(case="c", candidate="a", field="x", hits=2, total=3),
-                      dict(case="c", candidate="a", field="y", hits=1, total=2),
-                      dict(case="c", candidate="a", field="z", hits=0, total=0)])
-    assert f["fields.majority"].outcomes["a"] == {("c", "x"): True, ("c", "y"): False}
+    f = fields_units([dict(case="c", candidate="a", position=0, field="x", hits=2, total=3),
+                      dict(case="c", candidate="a", position=1, field="y", hits=1, total=2),
+                      dict(case="c", candidate="a", position=2, field="x", hits=0, total=3),   # a repeated path
+                      dict(case="c", candidate="a", position=3, field="z", hits=0, total=0)])
+    assert f["fields.majority"].outcomes["a"] == {("c", "0", "x"): True, ("c", "1", "y"): False,
+                                                  ("c", "2", "x"): False}
     v = valuation_units([dict(lot="L1", candidate="a", in_band=True),
                          dict(lot="L2", candidate="a", in_band=None),
                          dict(lot="L3", candidate="a", in_band=False)])

@@ -5,7 +5,7 @@ value read it (:func:`read_answers`). One JSON object per (lot or case, run), so
 (case, run), every key always present, in this order::
 
     {"case", "run", "status": "ok" | "unparseable" | "error", "make", "model",
-     "hedged", "count", "category", "fields", "error"}
+     "count", "category", "fields", "error"}
 
 Normalising one recording line (:class:`candor.lots.recording.RecordLine`):
 
@@ -15,8 +15,8 @@ Normalising one recording line (:class:`candor.lots.recording.RecordLine`):
   model (else the first item); count is the **sum** of the items' quantities,
   which is exactly how accessories end up counted as units;
 * ``count`` is an integer or None (``"4"`` and ``4.0`` become 4; ``"several"`` None);
-* ``hedged`` is :func:`candor.lots.tokens.is_hedged` of the model text; the model
-  text itself is kept as given (trimmed) so downstream can decide;
+* the model text is kept as given (trimmed): whether it hedges is a scoring rule
+  (:meth:`candor.lots.tokens.TokenRules.is_hedged`, params ``lots``), decided downstream;
 * ``fields`` is the parsed object (for field scoring), None unless ok;
 * ``error`` is the provider error (status error) or the parse error (unparseable).
 
@@ -38,7 +38,6 @@ from candor.common.errors import InputError
 from candor.common.tables import read_text
 from candor.lots.fields import RunAnswer
 from candor.lots.recording import RecordLine, parse_case_runs
-from candor.lots.tokens import is_hedged
 
 Status = Literal["ok", "unparseable", "error"]
 REBUILD = "rebuild the answers: dvc repro identify"
@@ -54,7 +53,6 @@ class Answer(BaseModel):
     status: Status
     make: str | None
     model: str | None
-    hedged: bool
     count: int | None
     category: str | None
     fields: dict[str, Any] | None
@@ -105,7 +103,7 @@ def _primary(parsed: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
 
 def normalise(line: RecordLine) -> Answer:
     """The normalised answer of one recording line (see the module docstring)."""
-    empty = dict(make=None, model=None, hedged=False, count=None, category=None, fields=None)
+    empty = dict(make=None, model=None, count=None, category=None, fields=None)
     if line.error is not None:
         return Answer(case=line.case, run=line.run, status="error", error=line.error, **empty)
     if line.parsed is None:
@@ -113,7 +111,7 @@ def normalise(line: RecordLine) -> Answer:
     item, count = _primary(line.parsed)
     model = _text(item.get("itemModel"))
     return Answer(case=line.case, run=line.run, status="ok", make=_text(item.get("itemManufacturer")), model=model,
-                  hedged=is_hedged(model), count=count,
+                  count=count,
                   category=_text(item.get("itemType")) or _text(item.get("categorySpecific")),
                   fields=line.parsed, error=None)
 

@@ -9,20 +9,21 @@ Tokens
     tokenizer for identification and comps, the same :class:`~candor.lots.tokens.TokenRules`,
     params section ``lots``):
     a *distinctive model token* contains a digit and is not a spec token ("7090", "tds2024c";
-    never "8-channel", "16gb", "24"). Comps add two things: tokens are compared in their
-    *compact* form, hyphens removed, so "2960-X" in an answer meets "2960X" in a title (and a
-    title code "UAP-AC-PRO-US" also offers its leading runs "uapac", "uapacpro"); and a
-    hyphenated product code of 3+ parts with no spec part ("UAP-AC-PRO") is a model token
-    even without a digit.
+    never "8-channel", "16gb", "24"). Tokens are compared by their *key* and matched where the
+    key *occurs* in the title (:func:`candor.lots.tokens.spans`), exactly as identification
+    does: "2960-X" in an answer meets "2960X" or "WS-C2960X" in a title, "3080" meets
+    "RTX3080" but never "13080", and a title code "UAP-AC-PRO-US" offers "uapac" and
+    "uapacpro". Comps add one thing: a hyphenated product code of 3+ parts with no spec part
+    ("UAP-AC-PRO") is a model token even without a digit.
     A model with no distinctive token ("Research plus", or "87V", which reads as 87 volts)
     is keyed by its *phrase*: its tokens without the make, hedges, form factors and generic
-    words (and without spec tokens, unless nothing else is left), which must appear
-    contiguously in the title. *Family tokens* name the product line, not the model: the
+    words (and without spec tokens, unless nothing else is left), whose key must occur in the
+    title ("87 V" and "87-V" meet "87V"). *Family tokens* name the product line, not the model: the
     model's letter-only words of 3+ letters that are not generic ("optiplex", "heratherm") plus
     the letter prefix (2+ letters) of each distinctive token ("tds" from "tds2024c").
 
 Matching rules (each a switch in :class:`Rules`, params section ``comps``)
-    ``require_brand``: the title must contain the make (its compact form, or its first word
+    ``require_brand``: the title must contain the make (its key, or its first word
         of 4+ letters: "Thermo Fisher Scientific" matches "Thermo Scientific ...").
         Off: the make is ignored (the pre-fix behaviour: a "7090" trading card matches).
     ``require_model_token``: the title must share at least one distinctive model token (or
@@ -53,7 +54,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
-from candor.lots.tokens import TokenRules, candidate_tokens, distinctive_tokens, tokenize
+from candor.lots.tokens import TokenRules, candidate_tokens, distinctive_tokens, key, spans, tokenize
 
 CENT = Decimal("0.01")
 
@@ -76,22 +77,6 @@ Exclusion = Literal["brand", "model", "accessory"]
 
 
 
-def compact(token: str) -> str:
-    """``token`` without hyphens ("2960-x" -> "2960x")."""
-    return token.replace("-", "")
-
-
-def title_keys(title: str) -> frozenset[str]:
-    """Every candidate token of a title (:func:`candor.lots.tokens.candidate_tokens`), its compact form,
-    and the compact leading runs of 2+ hyphen parts ("uap-ac-pro-us" gives "uapac", "uapacpro")."""
-    toks = candidate_tokens(title)
-    out = set(toks) | {compact(t) for t in toks}
-    for t in tokenize(title):
-        parts = [p for p in t.split("-") if p]
-        out.update("".join(parts[:n]) for n in range(2, len(parts)))
-    return frozenset(out)
-
-
 def is_code(token: str, *, tokens: TokenRules) -> bool:
     """A hyphenated product code of 3+ parts without spec parts ("uap-ac-pro"): a model token."""
     parts = [p for p in token.split("-") if p]
@@ -100,13 +85,13 @@ def is_code(token: str, *, tokens: TokenRules) -> bool:
 
 HEDGE_WORDS = frozenset({"e.g.", "e.g", "eg", "possibly", "or", "similar", "likely", "probably", "maybe",
                          "perhaps", "approx", "approx.", "such", "as", "to", "unknown"})
-"""Hedge words (:func:`candor.lots.tokens.is_hedged` decides *whether* a model is hedged): never keys."""
+"""Hedge words (:meth:`candor.lots.tokens.TokenRules.is_hedged` decides *whether* a model is hedged): never keys."""
 
 
 def model_keys(model: str, *, tokens: TokenRules) -> tuple[str, ...]:
-    """Compact distinctive tokens and product codes of ``model``, sorted (empty when it has none)."""
-    keys = {compact(t) for t in distinctive_tokens(model, rules=tokens)}
-    keys.update(compact(t) for t in tokenize(model) if is_code(t, tokens=tokens))
+    """Keys of the distinctive tokens and product codes of ``model``, sorted (empty when it has none)."""
+    keys = {key(t) for t in distinctive_tokens(model, rules=tokens)}
+    keys.update(key(t) for t in tokenize(model) if is_code(t, tokens=tokens))
     return tuple(sorted(keys))
 
 
@@ -126,11 +111,11 @@ def family_tokens(model: str, *, make: str | None = None, tokens: TokenRules) ->
     skip = HEDGE_WORDS | frozenset(tokenize(make)) | GENERIC_WORDS | frozenset(tokens.form_factors)
     out: list[str] = []
     for t in tokenize(model):
-        c = compact(t)
+        c = key(t)
         if c.isalpha() and len(c) >= 3 and t not in skip and not tokens.is_spec(t) and c not in out:
             out.append(c)
     for tok in model_keys(model, tokens=tokens):
-        prefix = re.match(r"^[a-z]+", tok)
+        prefix = re.match(r"^[^\W\d_]+", tok)
         if prefix and len(prefix.group()) >= 2 and prefix.group() not in skip and prefix.group() not in out:
             out.append(prefix.group())
     return tuple(out)
@@ -146,25 +131,19 @@ def _family_match(family: Sequence[str], keys: frozenset[str]) -> bool:
 
 
 def _phrase_in(phrase: Sequence[str], title: str) -> bool:
-    seq = [compact(t) for t in tokenize(title)]
-    want = [compact(t) for t in phrase]
-    n = len(want)
-    return n > 0 and any(seq[i:i + n] == want for i in range(len(seq) - n + 1))
+    want = key(" ".join(phrase))
+    return bool(want) and want in spans(title)
 
 
 def brand_matches(make: str, title: str) -> bool:
-    """True when ``title`` names ``make``: its compact form as 1-3 adjacent title tokens, or
-    its first word when that has 4+ letters ("Thermo Fisher Scientific" ~ "Thermo Scientific")."""
+    """True when ``title`` names ``make``: its key occurs in the title, or its first word's key
+    when that has 4+ characters ("Thermo Fisher Scientific" ~ "Thermo Scientific")."""
     make_toks = tokenize(make)
     if not make_toks:
         return False
-    seq = [compact(t) for t in tokenize(title)]
-    whole = "".join(compact(t) for t in make_toks)
-    grams = {"".join(seq[i:i + n]) for n in (1, 2, 3) for i in range(len(seq) - n + 1)}
-    if whole in grams:
-        return True
-    first = compact(make_toks[0])
-    return len(first) >= 4 and first in title_keys(title)
+    found = spans(title)
+    first = key(make_toks[0])
+    return key(make) in found or (len(first) >= 4 and first in found)
 
 
 def accessory_hit(title: str, accessory_words: Iterable[str]) -> str | None:
@@ -252,7 +231,7 @@ def match_listing(listing: Listing, query: Query, *, rules: Rules) -> Match:
     price = unit_price(listing, per_unit=rules.per_unit_price)
     if rules.require_brand and query.make is not None and not brand_matches(query.make, listing.title):
         return Match(listing.id, "brand", price)
-    tw = title_keys(listing.title)
+    tw = spans(listing.title)
     if rules.require_model_token:
         keys = model_keys(query.model, tokens=rules.tokens)
         family = family_tokens(query.model, make=query.make, tokens=rules.tokens)
@@ -265,7 +244,7 @@ def match_listing(listing: Listing, query: Query, *, rules: Rules) -> Match:
     else:
         toks = [t for t in candidate_tokens(query.model) if len(t) >= 2]
         digits = [t for t in toks if any(c.isdigit() for c in t)]
-        ok = any(t in tw or compact(t) in tw for t in (digits or toks))
+        ok = any(key(t) in tw for t in (digits or toks))
     if not ok:
         return Match(listing.id, "model", price)
     if rules.exclude_accessories and accessory_hit(listing.title, rules.accessory_words) is not None:

@@ -4,11 +4,13 @@ A *case* lists expectations ``{field, expected: [...]}``; ``field`` is a dot pat
 into the answer object (``item.itemType``, ``container.containerItems[0].itemType``,
 ``imageLabel``). Definitions:
 
-* **Normalising** (:func:`normalize`): slugify (Unicode folded to ASCII, every run
-  of characters other than letters and digits becomes one hyphen, trimmed),
-  lower-case, then runs of hyphens and spaces collapse to one space. So
+* **Normalising** (:func:`normalize`): Unicode NFKC and case-fold
+  (:func:`candor.lots.tokens.fold`), every run of characters other than letters, digits
+  and marks of any script (hyphens and spaces included) becomes one space, trimmed. So
   ``power-tools``, ``Power tools`` and ``Power Tools`` are the same value, as the
-  analysis prompt tells the model.
+  analysis prompt tells the model, and ``Дрель``, ``ΔΡΑΠΑΝΟ`` or ``電動ドリル`` keep their
+  letters (an expected value that normalises to nothing is a case-file error:
+  :mod:`candor.lots.golden`).
 * **Matching** (:func:`field_matches`): one-way substring tolerance: the actual
   value may be longer than the expected term, never shorter. ``Cordless Drill``
   satisfies ``Drill``; ``Drill`` does not satisfy ``Hammer Drill``. Any expected
@@ -21,6 +23,8 @@ into the answer object (``item.itemType``, ``container.containerItems[0].itemTyp
   key, an index past the end, a key into a non-object) scores 0 for that run and
   adds a note; that is what happens when the model classified a container image
   as a single item.
+* **Position**: an expectation is named by its position in the case's list (0-based), so
+  a case may repeat a path (two attributes of ``item.itemAttributes``).
 * **Scores** (:func:`score_case`): per field ``hits/total`` over the runs, where
   ``total`` counts the runs that returned an answer; runs whose provider call
   failed are dropped from ``total`` (their errors are kept). An unparseable
@@ -37,29 +41,22 @@ Pure functions, no I/O.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-_NON_ALNUM = re.compile(r"[^a-z0-9]+", re.IGNORECASE)
-_HYPHEN_SPACE = re.compile(r"[-\s]+")
+from candor.lots.tokens import fold, is_word_char
+
 _PATH_PART = re.compile(r"^([^\[\]]+)((?:\[\d+\])*)$")
 
 
-def slugify(text: str) -> str:
-    """Unicode folded to ASCII, runs of non-alphanumerics to one hyphen, trimmed."""
-    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-    return _NON_ALNUM.sub("-", folded).strip("-")
-
-
 def normalize(text: str) -> str:
-    """``slugify``, lower-case, runs of hyphens/spaces collapsed to one space.
+    """Folded (NFKC, case-fold), runs of anything but letters, digits and marks to one space, trimmed.
 
-    >>> normalize("  Power-Tools ")
-    'power tools'
+    >>> normalize("  Power-Tools "), normalize("Дрель-Шуруповёрт")
+    ('power tools', 'дрель шуруповёрт')
     """
-    return _HYPHEN_SPACE.sub(" ", slugify(text).lower()).strip()
+    return " ".join("".join(ch if is_word_char(ch) else " " for ch in fold(text)).split())
 
 
 def parse_path(path: str) -> list[str | int]:
@@ -127,8 +124,10 @@ class Expectation:
 
 @dataclass(frozen=True)
 class FieldScore:
-    """``hits`` of ``total`` answered runs; ``score = hits / total`` (None when total is 0)."""
+    """The expectation at ``position`` (0-based) of its case: ``hits`` of ``total`` answered runs;
+    ``score = hits / total`` (None when total is 0)."""
 
+    position: int
     field: str
     expected: tuple[str, ...]
     hits: int
@@ -172,7 +171,7 @@ def score_case(case: str, expectations: Sequence[Expectation], runs: Sequence[Ru
     errors = tuple(f"run {r.run}: {r.error}" for r in sorted(runs, key=lambda r: r.run) if r.status == "error")
     notes: list[str] = []
     fields = []
-    for exp in expectations:
+    for position, exp in enumerate(expectations):
         hits = unresolved = 0
         for r in answered:
             if r.status != "ok":
@@ -182,7 +181,7 @@ def score_case(case: str, expectations: Sequence[Expectation], runs: Sequence[Ru
                 unresolved += 1
                 continue
             hits += field_matches(exp.expected, field_values(value))
-        fields.append(FieldScore(exp.field, exp.expected, hits, len(answered), unresolved))
+        fields.append(FieldScore(position, exp.field, exp.expected, hits, len(answered), unresolved))
         if not exp.expected:
             notes.append(f"{exp.field}: expected list is empty, so this field can never be satisfied")
         if unresolved:

@@ -28,7 +28,10 @@ optional ``categoryLibrary`` ``{functional, specific, itemType}`` (lists of
 strings, each optional), and ``expectations``: at least one ``{field,
 expected: [...]}`` where ``field`` is a dot path (``item.itemType``,
 ``container.containerItems[0].itemType``) and ``expected`` may be empty (it then
-never matches; the report notes it). Unknown keys are errors.
+never matches; the report notes it). A path may repeat (the expectations are named by
+position). An expected value that normalises to nothing (``"--"``, ``"  "``:
+:func:`candor.lots.fields.normalize`) could never be compared and is an error naming the
+case file and the field. Unknown keys are errors.
 
 Every problem names the file, the row (the header is row 1) or JSON key, what
 was expected and what was got; all problems are reported at once.
@@ -42,10 +45,10 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from candor.common.errors import InputError, Problem
-from candor.lots.fields import Expectation, parse_path
+from candor.lots.fields import Expectation, normalize, parse_path
 from candor.common.images import MAX_BYTES, sniff_mime
 from candor.common.manifest import path_problem
 from candor.common.params import validation_problems
@@ -141,6 +144,14 @@ class ExpectationSpec(BaseModel):
     def _path(cls, v: str) -> str:
         parse_path(v)
         return v
+
+    @model_validator(mode="after")
+    def _comparable(self) -> ExpectationSpec:
+        empty = [v for v in self.expected if not normalize(v)]
+        if empty:
+            raise ValueError(f"field {self.field}: expected value(s) {empty} normalise to nothing "
+                             "(no letter or digit), so they could never be compared")
+        return self
 
 
 class Case(BaseModel):

@@ -44,7 +44,7 @@ class IdentifyParams(BaseModel):
 
 
 class LotsParams(BaseModel):
-    """``lots``: what is never a distinctive model token (:mod:`candor.lots.tokens`)."""
+    """``lots``: what is never a distinctive model token, and what marks a hedge (:mod:`candor.lots.tokens`)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -62,11 +62,15 @@ class LotsParams(BaseModel):
     ])
     generation_prefixes: list[str] = Field(default_factory=lambda: ["g", "gen", "mk", "mkii", "rev", "v", "series"])
     min_number_digits: int = Field(default=3, ge=1)
+    hedge_markers: list[str] = Field(default_factory=lambda: [
+        "e.g.", "such as", "or similar", "possibly", "probably", "likely", "maybe", "perhaps", "approx.",
+        "similar to", "unknown", "?",
+    ])
 
     def rules(self) -> TokenRules:
         return TokenRules(spec_words=tuple(self.spec_words), form_factors=tuple(self.form_factors),
                           generation_prefixes=tuple(self.generation_prefixes),
-                          min_number_digits=self.min_number_digits)
+                          min_number_digits=self.min_number_digits, hedge_markers=tuple(self.hedge_markers))
 
 
 class CompsParams(BaseModel):

@@ -19,6 +19,9 @@ Summary (per candidate)
     in_band_rate = in_band / lots, median_ratio and worst_error over estimated lots (None
     when no lot has an estimate) and the worst lot's id (the first lot id on a tie), comps precision and recall
     micro-averaged (summed counts over lots; None when no comps were chosen / none relevant).
+
+Units: the lot. ``in_band_rate`` is the one rate with a counts entry (an interval); comps
+precision and recall count (lot, listing) pairs that cluster by lot and stay descriptive.
 """
 from __future__ import annotations
 
@@ -143,9 +146,10 @@ def fmt(x: float | None) -> str:
 
 
 def summary_json(s: Summary, scores: Sequence[LotScore]) -> tuple[dict[str, Any], dict[str, Count]]:
-    """One candidate's entry of ``metrics/valuation.json`` and the counts of its rates (keys
-    below the candidate: ``in_band_rate`` over lots, ``comps.precision``/``comps.recall`` over
-    (lot, listing) pairs)."""
+    """One candidate's entry of ``metrics/valuation.json`` and the counts of its rates (key below
+    the candidate: ``in_band_rate``, unit lot). Comps precision and recall are descriptive: their
+    (lot, listing) pairs cluster by lot (the listings of one lot share its query), so they are
+    not independent units and get no counts entry, hence no interval."""
     tp = sum(x.fit for x in scores)
     fp = sum(x.chosen for x in scores) - tp
     fn = sum(x.relevant for x in scores) - tp
@@ -155,9 +159,7 @@ def summary_json(s: Summary, scores: Sequence[LotScore]) -> tuple[dict[str, Any]
         "worst_error": r6(s.worst_error), "worst_lot": s.worst_lot,
         "comps": {"tp": tp, "fp": fp, "fn": fn, "precision": r6(s.comps_precision), "recall": r6(s.comps_recall)},
     }
-    counts = {"in_band_rate": Count(k=s.in_band, n=s.lots, unit="lot"),
-              "comps.precision": Count(k=tp, n=tp + fp, unit="(lot, listing)"),
-              "comps.recall": Count(k=tp, n=tp + fn, unit="(lot, listing)")}
+    counts = {"in_band_rate": Count(k=s.in_band, n=s.lots, unit="lot")}
     return doc, counts
 
 

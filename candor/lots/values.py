@@ -6,7 +6,8 @@ valuation is the *representative run*: the median run by lot value
 (:func:`candor.lots.comps.representative_run`: the middle of three estimates, the lower of
 two, the only one; the first run when none has an estimate). One valuation per lot, always
 an actual run, so candidates pair lot for lot. Only valuation lots (``valuation=1``) are
-valued, against their ``current_price``.
+valued, against their ``current_price``. Whether an answer hedges its model is
+:meth:`candor.lots.tokens.TokenRules.is_hedged` (the rule identification scoring uses).
 
 The file (one row per valuation lot, sorted by lot; header exactly :data:`VALUE_COLUMNS`):
 ``lot, run, runs_estimated, make, model, hedged, count, unit_value, value, ceiling,
@@ -71,7 +72,7 @@ def value_lots(lots: Sequence[Lot], answers: Iterable[Answer], listings: Sequenc
     out = []
     for lot in sorted((x for x in lots if x.valuation), key=lambda x: x.id):
         runs = by_lot[lot.id]
-        rs = RunSet({run: value_lot(listings, Query(make=a.make, model=a.model, hedged=a.hedged), count=a.count,
+        rs = RunSet({run: value_lot(listings, Query(make=a.make, model=a.model, hedged=rules.tokens.is_hedged(a.model)), count=a.count,
                                     rules=rules, ok=a.status == "ok")
                      for run, a in sorted(runs.items())})
         est = rs.chosen

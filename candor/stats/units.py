@@ -12,8 +12,9 @@ Pure: no I/O. Rows are the typed rows of :func:`candor.stats.outcomes.parse_tabl
   (wrong answers are the costly failure, docs/lots.md).
 - ``identification.count_exact``: unit ``lot`` (with a count label); a strict majority of its
   labelled runs count exactly (runs with no count label are skipped).
-- ``fields.majority``: unit ``(case, field)``; ``hits * 2 > total``; a (case, field) with
-  ``total = 0`` (every run failed) is not a case and is left out.
+- ``fields.majority``: unit ``(case, field)``, one expectation of a case, named by its
+  position in the case (a case may repeat a path); ``hits * 2 > total``; a (case, field)
+  with ``total = 0`` (every run failed) is not a case and is left out.
 - ``valuation.in_band``: unit ``lot``; in band (``in_band = 1``); a lot with no estimate
   (empty ``in_band``) is not in band: an abstention is not a success.
 - ``detection.<split>.frame_error_free``: unit ``frame``; ``fp == 0 and fn == 0``.
@@ -76,8 +77,10 @@ def identification_units(rows: Iterable[Row]) -> Units:
 
 
 def fields_units(rows: Iterable[Row]) -> Units:
-    """Rows ``case, candidate, field, hits, total`` -> per-(case, field) majority units."""
-    return _nest(("fields.majority", "(case, field)", str(r["candidate"]), (str(r["case"]), str(r["field"])),
+    """Rows ``case, candidate, position, field, hits, total`` -> per-(case, field) majority units
+    (the case key is ``(case, position, field)``)."""
+    return _nest(("fields.majority", "(case, field)", str(r["candidate"]),
+                  (str(r["case"]), str(r["position"]), str(r["field"])),
                   2 * int(r["hits"]) > int(r["total"]))  # type: ignore[call-overload]
                  for r in rows if int(r["total"]) > 0)  # type: ignore[call-overload]
 
