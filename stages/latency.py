@@ -46,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = [cmap.get(c, c) for c in model.classes] if cmap else list(model.classes)
     known = sorted(set(names) | set(served.served(args.model)) - {"default"}) if cmap else names
     thresholds = served.vector(args.model, classes=names, floor=det.floor, known=known)
-    images = [load_frame(paths[frame]).convert("RGB") for frame in info.frames]
+    images = [load_frame(paths[frame], exif=model.card.preprocess.exif).convert("RGB") for frame in info.frames]
     if not images:
         raise fail(str(Path(args.data) / "frames.csv"), "no frames to time")
     log.info("%s: %d decoded images, %d warm-up calls", model.name, len(images), lat.warmup)

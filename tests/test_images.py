@@ -8,7 +8,7 @@ import pytest
 from PIL import Image
 
 from candor.common.errors import InputError
-from candor.common.images import MAX_BYTES, data_url, encode_data_url, sniff_mime
+from candor.common.images import MAX_BYTES, data_url, encode_data_url, load_frame, sniff_mime
 
 
 def image_bytes(fmt: str) -> bytes:
@@ -58,3 +58,21 @@ def test_truncated_image_is_never_sent():
     assert encode_data_url(whole, where="lot.jpg").startswith("data:image/jpeg;base64,")
     with pytest.raises(InputError, match="lot.jpg: cannot decode the image"):
         encode_data_url(whole[: len(whole) // 2], where="lot.jpg")
+
+
+def test_load_frame_exif_policy(tmp_path):
+    """Orientation 6 (rotate 90 degrees clockwise to display): ``apply`` turns a 32x16 frame, blue
+    on the left, into a 16x32 frame, blue on top; ``ignore`` (the default) keeps it as stored."""
+    im = Image.new("RGB", (32, 16), (200, 0, 0))
+    im.paste((0, 0, 255), (0, 0, 16, 16))
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    path = tmp_path / "tagged.jpg"
+    im.save(path, exif=exif.tobytes(), quality=95)
+    for kept in (load_frame(path), load_frame(path, exif="ignore")):
+        assert kept.size == (32, 16) and kept.getpixel((4, 8))[2] > 128
+    turned = load_frame(path, exif="apply")
+    assert turned.size == (16, 32)
+    assert turned.getpixel((8, 4))[2] > 128 and turned.getpixel((8, 28))[0] > 128
+    with pytest.raises(ValueError, match="apply or ignore"):
+        load_frame(path, exif="rotate")

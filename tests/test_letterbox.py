@@ -7,6 +7,7 @@ from PIL import Image
 
 from candor.detection.inference.letterbox import (PAD_VALUE, Letterboxer, letterbox_image, plan, to_input,
                                                   to_original)
+from candor.detection.model_card import Preprocess
 
 
 @pytest.mark.parametrize("w, h, iw, ih, scale, new, pad", [
@@ -110,3 +111,41 @@ def test_letterboxer_reuses_its_tensor_and_repaints_the_border():
         assert np.array_equal(t, reference_tensor(img, lb))
     with pytest.raises(ValueError, match="letterboxer for 320x320"):
         lbx(img, plan(w, h, input_w=640, input_h=640))
+
+
+@pytest.mark.parametrize("size, inp", [((640, 416), (320, 320)), ((333, 217), (320, 320)), ((100, 300), (320, 320)),
+                                       ((160, 104), (160, 160))])
+def test_opencv_linear_is_ultralytics_letterbox(size, inp):
+    """cv2.resize INTER_LINEAR of the BGR frame, copyMakeBorder with 114, flipped to RGB, / 255."""
+    import cv2  # a runtime requirement (opencv-linear cards)
+    rng = np.random.default_rng(11)
+    w, h = size
+    rgb = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+    lb = plan(w, h, input_w=inp[0], input_h=inp[1])
+    bgr = cv2.resize(np.ascontiguousarray(rgb[..., ::-1]), (lb.new_w, lb.new_h), interpolation=cv2.INTER_LINEAR)
+    dw, dh = (inp[0] - lb.new_w) / 2, (inp[1] - lb.new_h) / 2
+    top, bottom, left, right = round(dh - 0.1), round(dh + 0.1), round(dw - 0.1), round(dw + 0.1)
+    bgr = cv2.copyMakeBorder(bgr, top, bottom, left, right, cv2.BORDER_CONSTANT, value=(114, 114, 114))
+    ref = (bgr[..., ::-1].transpose(2, 0, 1)[None].astype(np.float32) / np.float32(255)).astype(np.float32)
+    pre = Preprocess(resize="opencv-linear")
+    img = Image.fromarray(rgb)
+    assert np.array_equal(letterbox_image(img, lb, preprocess=pre), ref)
+    lbx = Letterboxer(input_w=inp[0], input_h=inp[1], preprocess=pre)
+    assert np.array_equal(lbx(img, lb), ref) and lbx._halver is None
+
+
+def test_default_preprocess_is_pillow_bilinear_rgb_255():
+    rng = np.random.default_rng(5)
+    img = Image.fromarray(rng.integers(0, 256, (416, 640, 3), dtype=np.uint8))
+    lb = plan(640, 416, input_w=320, input_h=320)
+    explicit = Preprocess(resize="pillow-bilinear", exif="ignore", colour="rgb", scale=255)
+    assert np.array_equal(letterbox_image(img, lb), letterbox_image(img, lb, preprocess=explicit))
+    assert np.array_equal(Letterboxer(input_w=320, input_h=320, preprocess=explicit)(img, lb), reference_tensor(img, lb))
+
+
+def test_colour_and_scale():
+    img = Image.new("RGB", (4, 2), (10, 20, 30))
+    lb = plan(4, 2, input_w=4, input_h=4)
+    t = letterbox_image(img, lb, preprocess=Preprocess(colour="bgr", scale=1))
+    assert t[0, :, 1, 0].tolist() == [30, 20, 10]                 # the frame, channels reversed, not scaled
+    assert t[0, :, 0, 0].tolist() == [PAD_VALUE] * 3              # the border: 114 / scale

@@ -7,6 +7,8 @@
   than :data:`MAX_BYTES` (5 MB, 5 * 1024 * 1024 bytes) is an
   :class:`~candor.common.errors.InputError` naming the file, and so is an image that does
   not decode (truncated or corrupt bytes are never sent to a provider).
+* :func:`load_frame` decodes a detector frame with a model card's EXIF policy
+  (``preprocess.exif``: ``ignore`` or ``apply``; ``docs/detector.md``, "Preprocessing").
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import warnings
 from pathlib import Path
 from typing import BinaryIO
 
-from PIL import Image, UnidentifiedImageError
+from PIL import Image, ImageOps, UnidentifiedImageError
 
 from candor.common.errors import fail
 
@@ -86,10 +88,20 @@ def decode_image(source: str | Path | BinaryIO, *, where: str) -> Image.Image:
                    "(dvc pull / git checkout) and check the manifest") from None
 
 
-def load_frame(path: str | Path) -> Image.Image:
-    """:func:`decode_image` of the file at ``path`` (an empty file says so)."""
+def load_frame(path: str | Path, *, exif: str = "ignore") -> Image.Image:
+    """:func:`decode_image` of the file at ``path`` (an empty file says so).
+
+    ``exif`` is a model card's ``preprocess.exif``: ``ignore`` keeps the stored pixels;
+    ``apply`` rotates/flips them by the EXIF orientation tag (``ImageOps.exif_transpose``, as
+    OpenCV's ``imread`` does), so the frame's size is the displayed one.
+    """
     p = Path(path)
     if p.is_file() and p.stat().st_size == 0:
         raise fail(str(p), "not a readable image (the file is empty)", expected="JPEG, PNG, WebP, GIF or BMP bytes",
                    got="0 bytes")
-    return decode_image(p, where=str(p))
+    image = decode_image(p, where=str(p))
+    if exif == "apply":
+        return ImageOps.exif_transpose(image)
+    if exif != "ignore":
+        raise ValueError(f"exif must be apply or ignore, got {exif!r}")
+    return image

@@ -94,7 +94,7 @@ def summary(ms: Sequence[float]) -> dict:
 def time_model(model: LoadedModel, images: list[Image.Image], *, thresholds: np.ndarray, nms_iou: float,
                warmup: int) -> dict:
     """Warm up, then one timed call per image: ``{"model_call": summary, "end_to_end": summary}``."""
-    letterbox = Letterboxer(input_w=model.input_w, input_h=model.input_h)
+    letterbox = Letterboxer(input_w=model.input_w, input_h=model.input_h, preprocess=model.card.preprocess)
     for i in range(warmup):
         serve(model, images[i % len(images)], thresholds=thresholds, nms_iou=nms_iou, letterbox=letterbox)
     e2e, call = [], []

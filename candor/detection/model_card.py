@@ -3,7 +3,8 @@
 Required: ``onnx`` (file name relative to the card's folder) and ``sha256``
 (64 lower-case hex digits). Optional: ``source`` (where to fetch the ONNX file
 when it is missing, as in manifests), ``classes`` (names in output order),
-``input_size`` ([height, width]), ``output_layout``, ``class_map`` (card class -> data
+``input_size`` ([height, width]), ``output_layout``, ``preprocess`` (how a frame becomes the
+model's input, :class:`Preprocess`; docs/detector.md, "Preprocessing"), ``class_map`` (card class -> data
 class, :mod:`candor.detection.scoring.scope`: declares renamed classes and a model that
 covers a subset of the data set's classes), ``training`` (free-form facts: sessions, seed,
 epochs), ``eval_manifest_sha256`` (the evaluation set it was scored on) and a frozen
@@ -15,7 +16,7 @@ live in ``params.yaml`` (``thresholds``, ``thresholds_by_model``;
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -25,6 +26,30 @@ from candor.common.params import load_yaml, validate
 from candor.common.verify import verify_entry
 
 SHA256_PATTERN = HEX64.pattern
+
+
+class Preprocess(BaseModel):
+    """How a frame becomes the model's input tensor: the serving stack's preprocessing.
+
+    - ``resize``: ``pillow-bilinear`` (Pillow ``Image.BILINEAR``, antialiased: what the demo
+      models were trained on) or ``opencv-linear`` (OpenCV ``cv2.resize(..., INTER_LINEAR)``,
+      what the Ultralytics and YOLOv5 predictors serve with);
+    - ``exif``: ``ignore`` (the stored pixels as they are) or ``apply`` (rotate/flip by the
+      EXIF orientation tag first, as OpenCV's ``imread`` and most loaders do);
+    - ``colour``: channel order of the tensor, ``rgb`` or ``bgr``;
+    - ``scale``: the tensor holds ``pixel / scale`` (the grey 114 border too).
+
+    The defaults are what every card without a ``preprocess`` block gets, the demo models'
+    preprocessing whatever the output layout: ``pillow-bilinear``, ``ignore``, ``rgb``, ``255``.
+    An Ultralytics or YOLOv5 export needs ``preprocess: {resize: opencv-linear}``.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    resize: Literal["pillow-bilinear", "opencv-linear"] = "pillow-bilinear"
+    exif: Literal["apply", "ignore"] = "ignore"
+    colour: Literal["rgb", "bgr"] = "rgb"
+    scale: float = Field(default=255.0, gt=0)
 
 
 class ModelCard(BaseModel):
@@ -39,6 +64,7 @@ class ModelCard(BaseModel):
     classes: list[str] | None = None
     input_size: list[int] | None = None
     output_layout: str | None = None
+    preprocess: Preprocess = Preprocess()
     class_map: dict[str, str] | None = None
     training: dict[str, Any] | None = None
     eval_manifest_sha256: str | None = Field(default=None, pattern=SHA256_PATTERN)

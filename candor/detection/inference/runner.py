@@ -4,13 +4,13 @@
   (``<verified>/data-<set>.json``), every frame of ``frames.csv`` must have an image, and the
   model is opened hash-checked (:func:`~candor.detection.inference.onnx_model.open_model`).
 - :func:`detect_frame`: one decoded frame -> its :class:`FrameBoxes`: letterbox to the
-  model's static input (:mod:`~candor.detection.inference.letterbox`), run, decode
+  model's static input with the card's ``preprocess`` (:mod:`~candor.detection.inference.letterbox`), run, decode
   (:mod:`~candor.detection.inference.decode`) keeping candidates with score >= ``floor``, map
   back to original-image pixels, round and sort
   (:func:`~candor.detection.inference.detections_file.rounded_candidates`). No per-class
   threshold and no NMS: those are scoring's.
 - :func:`iter_frames` streams that over frames in the given order (one image in memory at a
-  time, one reused letterbox tensor); :func:`iter_lines` makes the raw-detections file's
+  time, loaded with the card's EXIF policy, one reused letterbox tensor); :func:`iter_lines` makes the raw-detections file's
   lines of it, :func:`run_model` its arrays (:class:`RawDetections`, equal to what
   :func:`~candor.detection.inference.detections_file.read_raw` reads back from those lines).
 """
@@ -84,9 +84,11 @@ def detect_frame(model: LoadedModel, image: Image.Image, *, frame: str, floor: f
 def iter_frames(model: LoadedModel, frames: Sequence[str], images: dict[str, Path], *,
                 floor: float) -> Iterator[FrameBoxes]:
     """:func:`detect_frame` of each of ``frames`` in order, streaming (with a progress bar on stderr)."""
-    letterbox = Letterboxer(input_w=model.input_w, input_h=model.input_h)
+    pre = model.card.preprocess
+    letterbox = Letterboxer(input_w=model.input_w, input_h=model.input_h, preprocess=pre)
     for frame in tqdm(frames, desc=f"detect {model.name}", unit="frame"):
-        yield detect_frame(model, load_frame(images[frame]), frame=frame, floor=floor, letterbox=letterbox)
+        yield detect_frame(model, load_frame(images[frame], exif=pre.exif), frame=frame, floor=floor,
+                           letterbox=letterbox)
 
 
 def iter_lines(model: LoadedModel, frames: Sequence[str], images: dict[str, Path], *,
