@@ -18,11 +18,11 @@ clone on another machine differ. The pipeline's plot *data* (``plots/detection/`
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from candor.common.atomic import replace_dir_files
+from candor.common.tables import read_json
 from candor.common.errors import fail, run_main
 from candor.common.params import DEFAULT_PARAMS
 from candor.detection.scoring.evaluation import read_params, score_model
@@ -48,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     stats_path = Path(args.stats)
     if not stats_path.is_file():
         raise fail(str(stats_path), "file not found", hint="run the pipeline first: dvc repro")
-    stats = StatsFile.from_json(json.loads(stats_path.read_text(encoding="utf-8")), where=str(stats_path))
+    stats = StatsFile.from_json(read_json(stats_path), where=str(stats_path))
     params = read_params(args.params)
     jobs = {}
     for model in params.detector.models:

@@ -17,13 +17,12 @@ the command CI calls.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from candor.common.atomic import write_json
+from candor.common.tables import read_json, read_text
 from candor.common.errors import fail, run_main
 from candor.common.params import section
 from candor.detection.model_card import load_card
@@ -38,32 +37,25 @@ log = logging.getLogger("candor.gate")
 TABLES = ("detection-frames.csv", "detection-labels.csv")
 
 
-def _json(path: Path, *, hint: str | None = None) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise fail(path.as_posix(), f"not valid JSON: {err}", hint=hint) from None
-
-
 def _run(args: argparse.Namespace) -> int:
     gp = section(GateParams, "gate", path=args.params)
     sp = section(StatsView, "stats", path=args.params)
     mp = section(MatchView, "match", path=args.params)
     outcomes = Path(args.outcomes)
-    texts = {n: (outcomes / n).read_text(encoding="utf-8") if (outcomes / n).is_file() else None for n in TABLES}
+    texts = {n: read_text(outcomes / n, expected="an outcome table") if (outcomes / n).is_file() else None for n in TABLES}
     for name in (n for n, text in texts.items() if text is None):
         log.warning("%s is absent: gate criteria that need it fail", outcomes / name)
     tables = parse_tables(texts, where=lambda name: (outcomes / name).as_posix())
     wrong = {}
     for model in (gp.reference, gp.candidate):
         f = Path(args.detection) / f"{model}.json"
-        wrong[model] = find_wrong_targets(_json(f), split=gp.split) if f.is_file() else None
+        wrong[model] = find_wrong_targets(read_json(f), split=gp.split) if f.is_file() else None
     p95 = None
     latency_file = Path(args.latency) / f"{gp.candidate}.json" if args.latency else None
     if latency_file is not None and latency_file.is_file():
         card_file = Path(args.models) / f"{gp.candidate}.yaml"
         card_sha = load_card(card_file).sha256 if card_file.is_file() else None
-        p95 = latency_p95(_json(latency_file, hint="rerun: make latency"), where=latency_file.as_posix(),
+        p95 = latency_p95(read_json(latency_file, hint="rerun: make latency"), where=latency_file.as_posix(),
                           onnx_sha256=card_sha)
         if p95 is None:
             log.warning("%s was measured on another model file than %s: not used (rerun: make latency)",
@@ -81,7 +73,7 @@ def _check(args: argparse.Namespace) -> int:
     path = Path(args.gate)
     if not path.is_file():
         raise fail(path.as_posix(), "file not found", hint="run `dvc repro gate` first")
-    result = GateResult.from_json(_json(path), where=path.as_posix())
+    result = GateResult.from_json(read_json(path), where=path.as_posix())
     print(render_check(result), end="")
     return 0 if result.passed else 1
 

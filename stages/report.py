@@ -11,13 +11,13 @@ on the matplotlib build, so they are not pipeline outputs).
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from candor.common.atomic import write_text
+from candor.common.tables import read_json
 from candor.common.errors import fail, run_main
 from candor.stats.gate import GateResult
 from candor.stats.report import render_report
@@ -32,11 +32,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     stats_path = Path(args.stats)
     if not stats_path.is_file():
         raise fail(stats_path.as_posix(), "file not found", hint="run `dvc repro stats` first")
-    stats = StatsFile.from_json(json.loads(stats_path.read_text(encoding="utf-8")), where=stats_path.as_posix())
+    stats = StatsFile.from_json(read_json(stats_path), where=stats_path.as_posix())
     gate_path = Path(args.gate) if args.gate else None
     gate = None
     if gate_path is not None and gate_path.is_file():
-        gate = GateResult.from_json(json.loads(gate_path.read_text(encoding="utf-8")), where=gate_path.as_posix())
+        gate = GateResult.from_json(read_json(gate_path), where=gate_path.as_posix())
     out = Path(args.out)
     rel = os.path.relpath(args.forest, out.parent).replace(os.sep, "/") if args.forest else None
     write_text(out, render_report(stats, gate, forest=rel))

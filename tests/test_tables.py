@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from candor.common.errors import InputError
-from candor.common.tables import csv_text, parse_rows, read_rows, read_text, write_csv
+from candor.common.tables import csv_text, parse_rows, read_json, read_rows, read_text, write_csv
 
 
 def test_rows_carry_spreadsheet_row_numbers_and_extra_columns():
@@ -51,3 +51,22 @@ def test_writer_quotes_minimally_and_round_trips(tmp_path):
     assert (tmp_path / "o.csv").read_text() == text
     back = read_rows(tmp_path / "o.csv", columns=("a", "b"), exact=True).rows
     assert [r["a"] for _, r in back] == ["1", 'say "hi"', "two\nlines"]
+
+
+def test_repeated_column_names_and_unreadable_csv_are_named(tmp_path):
+    with pytest.raises(InputError, match=r"t.csv:row 1: repeated column name\(s\) a"):
+        parse_rows("a,a\n1,2\n", where="t.csv")
+    with pytest.raises(InputError, match=r"t.csv:row 2: not readable as CSV"):
+        parse_rows("a\n" + "x" * 200_000 + "\n", where="t.csv")
+
+
+def test_read_json_names_the_file(tmp_path):
+    good, bad, latin = tmp_path / "g.json", tmp_path / "b.json", tmp_path / "l.json"
+    good.write_text('{"a": 1}')
+    bad.write_text('{"a": ')
+    latin.write_bytes('{"a": "caf\xe9"}'.encode("latin-1"))
+    assert read_json(good) == {"a": 1}
+    with pytest.raises(InputError, match="b.json: not valid JSON"):
+        read_json(bad)
+    with pytest.raises(InputError, match="l.json: not UTF-8 text"):
+        read_json(latin)

@@ -100,7 +100,9 @@ def test_label_keys(model, pinned, expected):
 
 @pytest.mark.parametrize("text, expected", [
     ("Catalyst 2960-X WS-C2960X-48FPD-L", {"2960x wsc2960x48fpdl"}),   # one model, two spellings
-    ("Catalyst 2960-X (WS-C2960X-48FPD-L)", {"2960x"}),
+    ("Catalyst 2960-X (WS-C2960X-48FPD-L)", {"2960x wsc2960x48fpdl"}),   # a bracket qualifies, never cuts
+    ("Milwaukee 2804-20 (M18 FUEL)", {"280420 m18"}), ("ThinkPad X1 Carbon Gen 9 (20XW)", {"20xw x1"}),
+    ("OptiPlex 7090 (or 7080)", {"7090", "7080"}),
     ("EX4300 48T", {"48t ex4300"}), ("EX4300-48T or EX4300-48P", {"ex430048t", "ex430048p"}),
     ("OptiPlex 7090 or 7080", {"7090", "7080"}),
     ("RTX 3080/3090", {"3080", "3090"}),
@@ -118,6 +120,7 @@ def test_models_named(text, expected):
     ("OptiPlex 7090", False), ("Monitor", False), (None, False), ("Legend Micro 21R", False),
     ("Dell or HP desktop", False),                     # "or" alone is no hedge: one model at most
     ("Catalyst 2960-X WS-C2960X-48FPD-L", False), ("Eggplant 7090", False),
+    ("Milwaukee 2804-20 (M18 FUEL)", False), ("ThinkPad X1 Carbon Gen 9 (20XW)", False),
 ])
 def test_is_hedged(text, expected):
     assert R.is_hedged(text) is expected

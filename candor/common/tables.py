@@ -1,4 +1,5 @@
-"""CSV tables: one reader and one writer for every CSV the project reads or writes.
+"""CSV tables: one reader and one writer for every CSV the project reads or writes; and the
+checked reading of any text or JSON file (:func:`read_text`, :func:`read_json`).
 
 Reading (:func:`read_rows`): UTF-8 text (a UTF-8 byte-order mark is dropped, so it never
 renames the first column; any other encoding is an error naming the file), a header row,
@@ -23,10 +24,12 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from candor.common.atomic import write_text
 from candor.common.errors import InputError, Problem, fail
@@ -60,11 +63,28 @@ def read_text(path: str | os.PathLike[str], *, expected: str = "a UTF-8 text fil
     return text[1:] if text.startswith(BOM) else text
 
 
+def read_json(path: str | os.PathLike[str], *, expected: str = "a JSON file", hint: str | None = None) -> Any:
+    """A JSON file's content (read by :func:`read_text`); invalid JSON is an InputError naming the file."""
+    text = read_text(path, expected=expected)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise fail(str(path), f"not valid JSON: {err}", expected=expected, hint=hint) from None
+
+
 def parse_rows(text: str, *, where: str, columns: Sequence[str] = (), exact: bool = False) -> Table:
     """Parse CSV ``text`` (see the module docstring); ``where`` names the file in errors."""
     text = text[1:] if text.startswith(BOM) else text
     reader = csv.reader(io.StringIO(text, newline=""))
-    header = tuple(next(reader, ()))
+    try:
+        header = tuple(next(reader, ()))
+        body = list(enumerate(reader, start=2))
+    except csv.Error as err:               # e.g. a field longer than csv.field_size_limit()
+        raise fail(f"{where}:row {reader.line_num}", f"not readable as CSV ({err})") from None
+    repeated = sorted({c for c in header if header.count(c) > 1})
+    if repeated:
+        raise fail(f"{where}:row 1", "repeated column name(s) " + ", ".join(repeated),
+                   expected="each column named once")
     if exact and header != tuple(columns):
         raise fail(f"{where}:row 1", "wrong header", expected=",".join(columns),
                    got=",".join(header) or "an empty file")
@@ -74,7 +94,7 @@ def parse_rows(text: str, *, where: str, columns: Sequence[str] = (), exact: boo
                    expected="a header with " + ",".join(columns), got=",".join(header) or "an empty file")
     problems: list[Problem] = []
     rows = []
-    for rowno, fields in enumerate(reader, start=2):
+    for rowno, fields in body:
         if not fields:
             continue
         if len(fields) != len(header):

@@ -93,7 +93,7 @@ def threshold_problems(mapping: dict[str, Any], *, known: tuple[str, ...] | list
             continue
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             problems.append(Problem(f"{where}.{name}", "not a number", got=repr(value)))
-        elif value < floor or value > 1:
+        elif not (floor <= value <= 1):            # NaN fails every comparison: refused too
             problems.append(Problem(f"{where}.{name}", "threshold outside [detector.floor, 1]",
                                     expected=f">= detector.floor = {floor} and <= 1", got=repr(value)))
     return problems

@@ -239,14 +239,15 @@ def label_keys(model: str, pinned: tuple[str, ...] = (), *, rules: TokenRules) -
     return frozenset(out)
 
 
-_ALTERNATIVES = re.compile(r"[/,;|&+()\[\]]|(?<!\w)(?:or|and|vs\.?)(?!\w)")
+_ALTERNATIVES = re.compile(r"[/,;|&+]|(?<!\w)(?:or|and|vs\.?)(?!\w)")
 
 
 def models_named(text: str | None, *, rules: TokenRules) -> frozenset[str]:
     """Keys of the distinct models ``text`` names.
 
-    The text is cut into alternatives at ``/ , ; | & + ( ) [ ]`` and the words ``or``, ``and``,
-    ``vs``; an alternative with a distinctive token names a model, keyed by its distinctive
+    The text is cut into alternatives at ``/ , ; | & +`` and the words ``or``, ``and``, ``vs``
+    (brackets are not cuts: a bracketed part qualifies the model before it, ``2804-20 (M18
+    FUEL)``); an alternative with a distinctive token names a model, keyed by its distinctive
     tokens (spaces inside one alternative do not separate models: ``EX4300 48T``, ``M18
     2804``). Two alternatives name the same model when a key of one occurs in the other
     (``2960-X (WS-C2960X-48FPD-L)``).

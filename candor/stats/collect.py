@@ -19,13 +19,13 @@ metric and each candidate other than its track's reference (:class:`Reference`),
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from candor.common.counts import read_counts
+from candor.common.tables import read_json, read_text
 from candor.common.errors import InputError, Problem, fail
 from candor.stats.outcomes import TABLES, parse_tables
 from candor.stats.paired import compare_paired
@@ -61,7 +61,7 @@ def read_inputs(*, outcomes: Path, metrics: Sequence[Path], root: Path) -> Input
     texts: dict[str, str | None] = {}
     for name in TABLES:
         path = outcomes / name
-        texts[name] = path.read_text(encoding="utf-8") if path.is_file() else None
+        texts[name] = read_text(path, expected="an outcome table") if path.is_file() else None
         presence[path.as_posix()] = "absent" if texts[name] is None else "present"
     tables = parse_tables(texts, where=lambda name: (outcomes / name).as_posix())
     docs: dict[str, tuple[str, Any]] = {}
@@ -69,10 +69,7 @@ def read_inputs(*, outcomes: Path, metrics: Sequence[Path], root: Path) -> Input
         files = sorted(p.rglob("*.json")) if p.is_dir() else [p] if p.is_file() else []
         presence[p.as_posix()] = "present" if files else "absent"
         for f in files:
-            try:
-                docs[metrics_prefix(f, root)] = (f.as_posix(), json.loads(f.read_text(encoding="utf-8")))
-            except json.JSONDecodeError as err:
-                raise fail(f.as_posix(), f"not valid JSON: {err}") from None
+            docs[metrics_prefix(f, root)] = (f.as_posix(), read_json(f, expected="a metrics file"))
     return Inputs(tables=tables, metrics=docs, presence=presence)
 
 
@@ -87,7 +84,11 @@ def rates_from_counts(metrics: Mapping[str, tuple[str, Any]], *, confidence: flo
     rates = {}
     for prefix, (where, doc) in metrics.items():
         for key, c in read_counts(doc, where=where).items():
-            rates[rate_key(prefix, key)] = wilson(c.k, c.n, unit=c.unit, confidence=confidence)
+            name = rate_key(prefix, key)
+            if name in rates:
+                raise fail(f"{where}:counts.{key}", "two rates share one stats key", got=name,
+                           hint="rename the metrics file or the counts key so every rate has its own key")
+            rates[name] = wilson(c.k, c.n, unit=c.unit, confidence=confidence)
     return dict(sorted(rates.items()))
 
 
