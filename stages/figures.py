@@ -24,8 +24,7 @@ from pathlib import Path
 from candor.common.atomic import replace_dir_files
 from candor.common.tables import read_json
 from candor.common.errors import fail, run_main
-from candor.common.params import DEFAULT_PARAMS
-from candor.detection.scoring.evaluation import read_params, score_model
+from candor.detection.scoring.evaluation import add_scoring_arguments, read_params, score_model
 from candor.detection.scoring.plots import figure_jobs, render
 from candor.stats.forest import forest_png, forest_rows
 from candor.stats.stats_file import StatsFile
@@ -34,10 +33,7 @@ from candor.stats.stats_file import StatsFile
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m stages.figures", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (default: params.yaml)")
-    p.add_argument("--detections", default="build/detections", help="folder of <model>.jsonl raw boxes")
-    p.add_argument("--models", default="models", help="folder of model cards")
-    p.add_argument("--data", default="data/detector", help="data set folder")
+    add_scoring_arguments(p)
     p.add_argument("--stats", default="metrics/stats.json", help="the stats stage's output")
     p.add_argument("--out", default="plots/figures", help="output folder (owned: stale files removed)")
     return p

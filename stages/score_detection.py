@@ -23,9 +23,8 @@ from pathlib import Path
 
 from candor.common.atomic import replace_dir_files, write_json, write_text
 from candor.common.errors import fail, run_main
-from candor.common.params import DEFAULT_PARAMS
 from candor.detection.frames import SPLITS
-from candor.detection.scoring.evaluation import ModelScore, read_params, score_model
+from candor.detection.scoring.evaluation import add_scoring_arguments, ModelScore, read_params, score_model
 from candor.stats.outcomes import outcome_text
 
 
@@ -43,10 +42,7 @@ def print_summary(results: dict[str, ModelScore]) -> None:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m stages.score_detection", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (sections detector, thresholds, thresholds_by_model, match)")
-    p.add_argument("--detections", default="build/detections", help="folder of <model>.jsonl raw boxes")
-    p.add_argument("--models", default="models", help="folder of model cards")
-    p.add_argument("--data", default="data/detector", help="data set folder")
+    add_scoring_arguments(p)
     p.add_argument("--metrics", default="metrics/detection", help="metrics folder (<model>.json)")
     p.add_argument("--outcomes", default="metrics/outcomes", help="outcome tables folder")
     p.add_argument("--plots", default="plots/detection", help="plots folder (owned: stale files removed)")

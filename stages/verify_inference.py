@@ -24,19 +24,18 @@ Needs the fetch stage's records: ``dvc repro fetch`` (``make verify-inference`` 
 from __future__ import annotations
 
 import argparse
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from candor.common.atomic import write_json, write_lines
+from candor.common.atomic import write_json
 from candor.common.errors import EXIT_CALLS_FAILED, EXIT_OK, run_main
 from candor.common.params import DEFAULT_PARAMS, section
 from candor.detection.config import DetectorParams, ReinferenceParams
-from candor.detection.inference.detections_file import collect, file_lines, header, read_raw
+from candor.detection.inference.detections_file import collect, header, read_raw
 from candor.detection.inference.runner import iter_frames, open_inputs
-from candor.detection.scoring.evaluation import ModelScore, read_params, score_model
+from candor.detection.scoring.evaluation import ModelScore, read_params, score_raw
 from candor.detection.scoring.metrics import flatten
 from candor.detection.scoring.reinference import Comparison, Tolerance, changed_rows, compare_boxes, threshold_crossings
 
@@ -89,22 +88,22 @@ def print_report(rep: dict, *, tol: Tolerance) -> None:
         print(f"    {r['canonical']} -> {r['fresh']}")
 
 
-def verify_model(model: str, *, args: argparse.Namespace, work: Path, tol: Tolerance) -> dict:
-    """Rerun one model, compare its boxes and scored results with the canonical file; the fresh
-    file is written into ``work`` only because scoring reads detections from a folder."""
+def verify_model(model: str, *, args: argparse.Namespace, tol: Tolerance) -> dict:
+    """Rerun one model, compare its boxes and scored results with the canonical file (the fresh
+    boxes stay in memory)."""
     det, match, thresholds = read_params(args.params)
     info, images, loaded = open_inputs(model=model, models=args.models, data=args.data, verified=args.verified,
                                        providers=det.providers)
     head, boxes = header(loaded, floor=det.floor), list(iter_frames(loaded, info.frames, images, floor=det.floor))
-    canonical = read_raw(Path(args.canonical) / f"{model}.jsonl")
+    canonical_path = Path(args.canonical) / f"{model}.jsonl"
+    canonical = read_raw(canonical_path)
     fresh = collect(head, boxes)
     cmp = compare_boxes(canonical, fresh, tol=tol)
     if not cmp.ok:
         return model_report(cmp, crossings=[], scored={"metrics": [], "frames": [], "labels": []})
-    write_lines(work / f"{model}.jsonl", file_lines(head, boxes))
-    runs = {name: score_model(model, data=args.data, models=args.models, detections=folder, detector=det,
-                              match=match, thresholds=thresholds)
-            for name, folder in (("canonical", args.canonical), ("fresh", work))}
+    runs = {name: score_raw(model, raw, where=where, data=args.data, models=args.models, detector=det,
+                            match=match, thresholds=thresholds)
+            for name, raw, where in (("canonical", canonical, str(canonical_path)), ("fresh", fresh, "re-inference"))}
     served, cmap = runs["canonical"].figure.thresholds, loaded.card.class_map or {}   # by scored (data) class
     thr = np.array([served[cmap.get(c, c)] for c in canonical.header["classes"]])
     return model_report(cmp, crossings=threshold_crossings(canonical, fresh, cmp.pairs, thresholds=thr),
@@ -128,8 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     r = section(ReinferenceParams, "reinference", path=args.params)
     tol = Tolerance(box_px=r.box_px, score=r.score)
     models = section(DetectorParams, "detector", path=args.params).models
-    with tempfile.TemporaryDirectory(prefix="candor-reinference-") as tmp:
-        reports = [verify_model(m, args=args, work=Path(tmp), tol=tol) for m in models]
+    reports = [verify_model(m, args=args, tol=tol) for m in models]
     for rep in reports:
         print_report(rep, tol=tol)
     if args.report:

@@ -22,6 +22,7 @@ Definitions: docs/detector.md ("score-detection").
 """
 from __future__ import annotations
 
+import argparse
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,10 +34,10 @@ from candor.common.counts import KEY as COUNTS_KEY
 from candor.common.counts import counts_block
 from candor.common.errors import fail
 from candor.common.manifest import load_manifest
-from candor.common.params import section
+from candor.common.params import DEFAULT_PARAMS, section
 from candor.detection.config import DetectorParams, MatchParams, Thresholds, check_critical, load_thresholds
 from candor.detection.frames import SPLITS
-from candor.detection.inference.detections_file import read_raw
+from candor.detection.inference.detections_file import RawDetections, read_raw
 from candor.detection.model_card import ModelCard, load_card
 from candor.detection.scoring import plots as dp
 from candor.detection.scoring.coco_results import coco_results
@@ -129,14 +130,29 @@ def coco_ids(truth: Truth, frames: tuple[str, ...], classes: tuple[str, ...], *,
     return [truth.image_ids[f] for f in frames], [truth.category_ids[c] for c in classes]
 
 
+def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of every command that scores the raw detections of ``detector.models``."""
+    parser.add_argument("--params", default=str(DEFAULT_PARAMS),
+                        help="params file (sections detector, thresholds, thresholds_by_model, match)")
+    parser.add_argument("--detections", default="build/detections", help="folder of <model>.jsonl raw boxes")
+    parser.add_argument("--models", default="models", help="folder of model cards")
+    parser.add_argument("--data", default="data/detector", help="data set folder")
+
+
 def score_model(model: str, *, data: Path, models: Path, detections: Path, detector: DetectorParams,
                 match: MatchParams, thresholds: Thresholds) -> ModelScore:
     """Score model ``model`` (card ``models/<model>.yaml``, raw boxes ``detections/<model>.jsonl``)
     on the data set ``data``; see the module docstring for what it returns."""
-    data, models, detections = Path(data), Path(models), Path(detections)
+    path = Path(detections) / f"{model}.jsonl"
+    return score_raw(model, read_raw(path), where=str(path), data=data, models=models, detector=detector,
+                     match=match, thresholds=thresholds)
+
+
+def score_raw(model: str, raw: RawDetections, *, where: str, data: Path, models: Path, detector: DetectorParams,
+              match: MatchParams, thresholds: Thresholds) -> ModelScore:
+    """:func:`score_model` on raw boxes already in memory (``where`` names them in errors)."""
+    data, models = Path(data), Path(models)
     card = load_card(models / f"{model}.yaml")
-    where = str(detections / f"{model}.jsonl")
-    raw = read_raw(detections / f"{model}.jsonl")
     if raw.header.get("onnx_sha256") != card.sha256:
         raise fail(where, "detections were made by another model file", expected=card.sha256,
                    got=raw.header.get("onnx_sha256"), hint="dvc repro detect")
