@@ -5,7 +5,7 @@
 ``REV_A`` and ``REV_B`` are git revisions (``main``, ``HEAD~1``, a tag, a SHA) or DVC
 experiment names (:mod:`candor.stats.revisions`). ``REV_B`` defaults to the workspace (the files
 on disk). Nothing is rerun: the committed per-case outcome tables under ``--outcomes`` (default
-``metrics/outcomes``) of both sides are read, validated, reduced to paired units and compared
+``metrics/outcomes``; the detection tables of every set folder found there) of both sides are read, validated, reduced to paired units and compared
 per metric and candidate (:mod:`candor.stats.compare`; A = ``REV_A``, B = ``REV_B``). Verdicts:
 ``B better``, ``B worse`` (p <= alpha, from params ``stats.alpha`` unless ``--alpha``), or ``no
 detectable difference (could not have seen less than ...)``.
@@ -26,9 +26,9 @@ from candor.common.atomic import dumps_json, write_text
 from candor.common.errors import fail, run_main
 from candor.common.params import section
 from candor.stats.compare import compare_units, render_markdown, render_text
-from candor.stats.outcomes import TABLES, parse_tables
+from candor.stats.outcomes import parse_tables, table_paths
 from candor.stats.params import StatsParams
-from candor.stats.revisions import WORKSPACE, read_at, resolve_revision
+from candor.stats.revisions import WORKSPACE, folders_at, read_at, resolve_revision
 from candor.stats.units import units_from_tables
 
 
@@ -66,8 +66,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     revs = [resolve_revision(rev, repo=repo) for rev in (args.rev_a, args.rev_b)]
     absent: list[str] = []
     units = []
+    root = args.outcomes.rstrip("/")
+    sets = sorted({d for rev in revs for d in folders_at(rev, root, repo=repo)})    # a set on one side only: absent
+    paths = {name: f"{root}/{name}" for name in table_paths(sets)}
     for rev, label in zip(revs, ("A", "B")):
-        paths = {name: f"{args.outcomes.rstrip('/')}/{name}" for name in TABLES}
         texts = {name: read_at(rev, path, repo=repo) for name, path in paths.items()}
         absent += [f"{paths[name]} is absent in {label} ({rev})" for name, text in texts.items() if text is None]
         units.append(units_from_tables(parse_tables(texts, where=lambda name: f"{rev}:{paths[name]}")))

@@ -10,8 +10,9 @@ hashed, and only then moved into place (:mod:`candor.common.verify`). Any mismat
 stops the stage (exit 2) with one message listing every bad file (path, expected and
 actual SHA-256 or "missing"); nothing is written. On success it writes, per data set,
 ``<out>/data-<set>.json`` (manifest SHA-256, file count, bytes) and, per model,
-``<out>/model-<name>.json`` (ONNX SHA-256). Later stages depend on exactly the
-records they use, so a changed byte reruns only what is downstream of it.
+``<out>/model-<name>.json`` (ONNX SHA-256) and, per detection set of ``detector.sets`` (params),
+``<out>/detection-<set>.json`` (:func:`candor.detection.sets.set_records`). Later stages depend
+on exactly the records they use, so a changed byte reruns only what is downstream of it.
 
 ``manifest`` writes ``DIR/manifest.csv`` for an existing folder so users can
 bring their own data in one command; ``--columns`` merges extra per-file columns
@@ -29,8 +30,11 @@ from pathlib import Path
 from candor.common.atomic import write_json, write_text
 from candor.common.errors import InputError, run_main
 from candor.common.manifest import MANIFEST_NAME
+from candor.common.params import DEFAULT_PARAMS, section
 from candor.common.verify import rewrite_manifest, verify_sets
+from candor.detection.config import DetectorParams
 from candor.detection.model_card import verify_cards
+from candor.detection.sets import detection_sets, set_records
 
 log = logging.getLogger("candor.fetch")
 
@@ -38,13 +42,17 @@ log = logging.getLogger("candor.fetch")
 def cmd_verify(args: argparse.Namespace) -> int:
     sets, set_problems = verify_sets(Path(args.data))
     cards, card_problems = verify_cards(Path(args.models))
-    if set_problems or card_problems:
-        raise InputError([*set_problems, *card_problems],
+    detection, detection_problems = set_records(
+        detection_sets(section(DetectorParams, "detector", path=args.params)), data_records=sets,
+        model_records=cards, models=Path(args.models))
+    if set_problems or card_problems or detection_problems:
+        raise InputError([*set_problems, *card_problems, *detection_problems],
                          hint="restore the files (git checkout / dvc pull), or if the change is "
                               "intended rewrite the manifest: python -m stages.fetch manifest DIR")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    wanted = {f"data-{k}.json": v for k, v in sets.items()} | {f"model-{k}.json": v for k, v in cards.items()}
+    wanted = ({f"data-{k}.json": v for k, v in sets.items()} | {f"model-{k}.json": v for k, v in cards.items()}
+              | detection)
     for stale in out.glob("*.json"):
         if stale.name not in wanted:
             stale.unlink()
@@ -70,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("verify", help="verify (and fetch) every manifest and model card")
     v.add_argument("--data", default="data", help="folder holding <set>/manifest.csv (default: data)")
     v.add_argument("--models", default="models", help="folder holding <name>.yaml model cards (default: models)")
+    v.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (detector.sets)")
     v.add_argument("--out", required=True, help="folder for the verified records (data-<set>.json, model-<name>.json)")
     v.set_defaults(func=cmd_verify)
     m = sub.add_parser("manifest", help="write DIR/manifest.csv for an existing folder")

@@ -1,12 +1,11 @@
 """figures: render the PNG figures people look at, outside the pipeline (``make figures``).
 
-    python -m stages.figures [--params params.yaml] [--detections build/detections]
-        [--models models] [--data data/detector] [--stats metrics/stats.json]
-        [--out plots/figures]
+    python -m stages.figures [--params params.yaml] [--set SET [--data DIR] [--detections DIR]]
+        [--models models] [--stats metrics/stats.json] [--out plots/figures]
 
 Writes into ``--out`` (a git-ignored folder it owns; stale files are removed):
-``<model>-pr.png``, ``<model>-f1.png``, ``<model>-confusion.png``, ``<model>-per_class.png``
-for every model of ``detector.models`` (scored exactly as the score-detection stage does,
+``<set>/<model>-pr.png``, ``-f1.png``, ``-confusion.png``, ``-per_class.png`` for every model of
+every detection set of ``detector.sets`` (or of ``--set`` only; scored exactly as the score-detection stage does,
 :func:`candor.detection.scoring.evaluation.score_model`, from the canonical raw detections), and ``forest.png`` from
 the stats stage's paired comparisons (linked from ``plots/report/report.md``).
 
@@ -26,6 +25,7 @@ from candor.common.tables import read_json
 from candor.common.errors import fail, run_main
 from candor.detection.scoring.evaluation import add_scoring_arguments, read_params, score_model
 from candor.detection.scoring.plots import figure_jobs, render
+from candor.detection.sets import chosen_sets
 from candor.stats.forest import forest_png, forest_rows
 from candor.stats.stats_file import StatsFile
 
@@ -47,10 +47,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     stats = StatsFile.from_json(read_json(stats_path), where=str(stats_path))
     params = read_params(args.params)
     jobs = {}
-    for model in params.detector.models:
-        scored = score_model(model, data=Path(args.data), models=Path(args.models), detections=Path(args.detections),
-                             detector=params.detector, match=params.match, thresholds=params.thresholds)
-        jobs.update(figure_jobs(scored.figure))
+    for dset, data, detections in chosen_sets(args, params.detector, where=args.params):
+        for model in dset.models:
+            scored = score_model(model, data=data, models=Path(args.models), detections=detections,
+                                 detector=params.detector, match=params.match, thresholds=params.thresholds)
+            jobs.update({f"{dset.name}/{png}": job for png, job in figure_jobs(scored.figure).items()})
     jobs["forest.png"] = (forest_png, (forest_rows(stats),), {"confidence": stats.confidence})
     replace_dir_files(Path(args.out), render(jobs), clean=True)
     print(f"{len(jobs)} figures -> {args.out}/")

@@ -4,12 +4,14 @@
         --out metrics/gate.json [--latency metrics/latency]
     python -m stages.gate check [--gate metrics/gate.json]    # print it; exit 1 when it failed
 
-``run`` reads params ``gate`` (the criteria, declared before scoring), ``stats.confidence``
-and ``match.critical`` / ``match.min_support``; the per-frame and per-label detection outcome
-tables (an absent table is logged, and the criteria that need it fail); each model's wrong
-action targets from ``<detection>/<model>.json``; and, only when ``--latency`` is given
+``run`` reads params ``gate`` (the criteria, declared before scoring: the detection set
+``gate.set``, whose models ``gate.reference`` and ``gate.candidate`` must be in ``detector.sets``,
+and the ``gate.split``), ``stats.confidence`` and ``match.critical`` / ``match.min_support``; the
+set's per-frame and per-label detection outcome tables ``<outcomes>/<set>/`` (an absent table is
+logged, and the criteria that need it fail); each model's wrong action targets from
+``<detection>/<set>/<model>.json``; and, only when ``--latency`` is given
 (``make gate``; the pipeline's stage never passes it, latency being machine-specific), the
-candidate's latency diagnostic, used only when it was measured on the candidate's current
+candidate's latency diagnostic ``<latency>/<set>/<candidate>.json``, used only when it was measured on the candidate's current
 ONNX file. It writes one file (:class:`candor.stats.gate.GateResult`) and always exits 0 on
 valid input, so that ``dvc repro`` records a failed gate instead of stopping; ``check`` is
 the command CI calls.
@@ -23,9 +25,12 @@ from pathlib import Path
 
 from candor.common.atomic import write_json
 from candor.common.tables import read_json, read_text
-from candor.common.errors import fail, run_main
+from candor.common.errors import InputError, Problem, fail, run_main
 from candor.common.params import section
+from candor.detection.config import DetectorParams
+from candor.detection.frames import SPLITS
 from candor.detection.model_card import load_card
+from candor.detection.sets import find_set
 from candor.stats.gate import GateResult, evaluate_gate, find_wrong_targets, latency_p95
 from candor.stats.outcomes import parse_tables
 from candor.stats.gate_views import MatchView, StatsView
@@ -37,21 +42,36 @@ log = logging.getLogger("candor.gate")
 TABLES = ("detection-frames.csv", "detection-labels.csv")
 
 
+def check_gate(gp: GateParams, det: DetectorParams, *, where: str) -> None:
+    """The gate's set must be a detection set, its reference and candidate models of that set, and
+    its split a split of the data (an unknown name is an input error, never a silently failed gate)."""
+    dset = find_set(det, gp.set, where=where)
+    problems = [Problem(f"{where}:gate.{key}", f"not a model of detection set {dset.name!r}",
+                        expected="one of: " + ", ".join(dset.models), got=repr(name))
+                for key, name in (("reference", gp.reference), ("candidate", gp.candidate)) if name not in dset.models]
+    if gp.split not in SPLITS:
+        problems.append(Problem(f"{where}:gate.split", "unknown split", expected=" or ".join(SPLITS),
+                                got=repr(gp.split)))
+    if problems:
+        raise InputError(problems)
+
+
 def _run(args: argparse.Namespace) -> int:
     gp = section(GateParams, "gate", path=args.params)
     sp = section(StatsView, "stats", path=args.params)
     mp = section(MatchView, "match", path=args.params)
-    outcomes = Path(args.outcomes)
+    check_gate(gp, section(DetectorParams, "detector", path=args.params), where=args.params)
+    outcomes = Path(args.outcomes) / gp.set
     texts = {n: read_text(outcomes / n, expected="an outcome table") if (outcomes / n).is_file() else None for n in TABLES}
     for name in (n for n, text in texts.items() if text is None):
         log.warning("%s is absent: gate criteria that need it fail", outcomes / name)
     tables = parse_tables(texts, where=lambda name: (outcomes / name).as_posix())
     wrong = {}
     for model in (gp.reference, gp.candidate):
-        f = Path(args.detection) / f"{model}.json"
+        f = Path(args.detection) / gp.set / f"{model}.json"
         wrong[model] = find_wrong_targets(read_json(f), split=gp.split) if f.is_file() else None
     p95 = None
-    latency_file = Path(args.latency) / f"{gp.candidate}.json" if args.latency else None
+    latency_file = Path(args.latency) / gp.set / f"{gp.candidate}.json" if args.latency else None
     if latency_file is not None and latency_file.is_file():
         card_file = Path(args.models) / f"{gp.candidate}.yaml"
         card_sha = load_card(card_file).sha256 if card_file.is_file() else None

@@ -1,9 +1,9 @@
-"""latency stage (a diagnostic, per model): decoded image -> postprocessed boxes, timed.
+"""latency stage (a diagnostic, per model of a detection set): decoded image -> postprocessed boxes, timed.
 
-    python -m stages.latency --model demo-v1 [--models models] [--data data/detector]
-                             [--verified build/verified] --out metrics/latency/demo-v1.json
+    python -m stages.latency --set detector [--models models] [--data data/detector]
+                             [--verified build/verified] --out metrics/latency/detector
 
-Every frame of ``<data>/frames.csv`` is decoded into memory, then ``latency.warmup``
+For each model of the set (``detector.sets``), written to ``<out>/<model>.json``: every frame of ``<data>/frames.csv`` is decoded into memory, then ``latency.warmup``
 warm-up calls run (default 3), then one timed call per image, in frame order, on the served
 path: the model's served thresholds (``thresholds`` with its ``thresholds_by_model`` keys),
 same-class NMS at ``detector.nms_iou``. The method,
@@ -17,6 +17,7 @@ candidate run on the same host, provider, inputs and scope. The release gate rea
 """
 from __future__ import annotations
 
+import argparse
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,37 +27,45 @@ from candor.common.errors import fail, run_main
 from candor.common.images import load_frame
 from candor.common.params import section
 from candor.detection.config import DetectorParams, load_thresholds
-from candor.detection.inference.runner import model_parser, open_inputs
+from candor.detection.inference.runner import open_inputs, set_parser
 from candor.detection.latency import LABEL, SCOPE, LatencyParams, environment, time_model
+from candor.detection.sets import set_folders
 
 log = logging.getLogger("candor.latency")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = model_parser("python -m stages.latency", __doc__,
-                        out_help="output JSON (a diagnostic, not committed)").parse_args(argv)
-    det = section(DetectorParams, "detector", path=args.params)
-    lat = section(LatencyParams, "latency", path=args.params)
-    info, paths, model = open_inputs(model=args.model, models=args.models, data=args.data,
-                                     verified=args.verified, providers=det.providers)
+def time_one(name: str, *, data: Path, args: argparse.Namespace, det: DetectorParams, lat: LatencyParams) -> dict:
+    """The latency diagnostic of model ``name`` on the set's frames in ``data`` (module docstring)."""
+    info, paths, model = open_inputs(model=name, models=args.models, data=data, verified=args.verified,
+                                     providers=det.providers)
     # the served thresholds per output class. Without a class_map the card's classes are the data's, so
     # every name is checked here; with one (renamed outputs, maybe a subset of the data's classes) names
     # are by data class and score-detection checks them against the data set
     served, cmap = load_thresholds(args.params), model.card.class_map
     names = [cmap.get(c, c) for c in model.classes] if cmap else list(model.classes)
-    known = sorted(set(names) | set(served.served(args.model)) - {"default"}) if cmap else names
-    thresholds = served.vector(args.model, classes=names, floor=det.floor, known=known)
+    known = sorted(set(names) | set(served.served(name)) - {"default"}) if cmap else names
+    thresholds = served.vector(name, classes=names, floor=det.floor, known=known)
     images = [load_frame(paths[frame], exif=model.card.preprocess.exif).convert("RGB") for frame in info.frames]
     if not images:
-        raise fail(str(Path(args.data) / "frames.csv"), "no frames to time")
+        raise fail(str(data / "frames.csv"), "no frames to time")
     log.info("%s: %d decoded images, %d warm-up calls", model.name, len(images), lat.warmup)
     timed = time_model(model, images, thresholds=thresholds, nms_iou=det.nms_iou, warmup=lat.warmup)
-    doc = {"diagnostic": LABEL, "model": model.name, "onnx_sha256": model.sha256, "frames": len(images),
-           "warmup": lat.warmup, "scope": SCOPE, **timed, "environment": environment(model)}
-    write_json(args.out, doc)
     print(f"{model.name}: end-to-end median {timed['end_to_end']['median_ms']} ms, "
           f"p95 {timed['end_to_end']['p95_ms']} ms; model call median {timed['model_call']['median_ms']} ms "
           f"({len(images)} images, {lat.warmup} warm-up)")
+    return {"diagnostic": LABEL, "model": model.name, "onnx_sha256": model.sha256, "frames": len(images),
+            "warmup": lat.warmup, "scope": SCOPE, **timed, "environment": environment(model)}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = set_parser("python -m stages.latency", __doc__,
+                      out_help="output folder of <model>.json (a diagnostic, not committed)").parse_args(argv)
+    det = section(DetectorParams, "detector", path=args.params)
+    lat = section(LatencyParams, "latency", path=args.params)
+    dset, data, _ = set_folders(args, det, where=args.params)
+    docs = {name: time_one(name, data=data, args=args, det=det, lat=lat) for name in dset.models}
+    for name, doc in docs.items():
+        write_json(Path(args.out) / f"{name}.json", doc)
     return 0
 
 

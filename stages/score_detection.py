@@ -1,18 +1,19 @@
-"""score-detection stage: score the detect stage's raw boxes of every model (docs/detector.md).
+"""score-detection stage: score the detect stage's raw boxes of a detection set's models (docs/detector.md).
 
-    python -m stages.score_detection [--params params.yaml] [--detections build/detections]
-        [--models models] [--data data/detector] [--metrics metrics/detection]
-        [--outcomes metrics/outcomes] [--plots plots/detection] [--coco-out build/coco-results]
+    python -m stages.score_detection [--set detector] [--params params.yaml]
+        [--detections build/detections/detector] [--models models] [--data data/detector]
+        [--metrics metrics/detection/detector] [--outcomes metrics/outcomes/detector]
+        [--plots plots/detection] [--coco-out build/coco-results/detector]
 
-For every model of ``detector.models``: its own served per-class thresholds (``thresholds``
+For every model of the set (``detector.sets``, :mod:`candor.detection.sets`): its own served per-class thresholds (``thresholds``
 with the model's ``thresholds_by_model`` keys replacing the same keys),
 same-class NMS (``detector.nms_iou``), greedy matching (``match``), then
-``metrics/detection/<model>.json`` (blocks ``all``, ``dev``, ``test``, ``frozen`` when
+``<metrics>/<model>.json`` (blocks ``all``, ``dev``, ``test``, ``frozen`` when
 the card has a frozen evaluation, and ``counts``: the k of n behind every rate; a split
 block has ``out_of_scope`` when the card maps the model onto a subset of the data's classes), the
-per-frame and per-label outcome tables of all models, plot data (rendered as PNGs by
-:mod:`stages.figures`, outside the pipeline), and the served detections as COCO results
-JSON. Nothing is written unless every model scored. Definitions:
+per-frame and per-label outcome tables of the set's models (``<outcomes>/detection-*.csv``), plot
+data under ``<plots>/<kind>/<set>/`` (rendered as PNGs by :mod:`stages.figures`, outside the
+pipeline), and the served detections as COCO results JSON (``<coco-out>/<model>.json``). Nothing is written unless every model scored. Definitions:
 :mod:`candor.detection.scoring.evaluation`, :mod:`candor.detection.scoring.metrics`.
 """
 from __future__ import annotations
@@ -22,9 +23,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from candor.common.atomic import replace_dir_files, write_json, write_text
-from candor.common.errors import fail, run_main
+from candor.common.errors import run_main
 from candor.detection.frames import SPLITS
 from candor.detection.scoring.evaluation import add_scoring_arguments, ModelScore, read_params, score_model
+from candor.detection.scoring.plots import PLOT_KINDS
+from candor.detection.sets import set_folders
 from candor.stats.outcomes import outcome_text
 
 
@@ -43,33 +46,37 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m stages.score_detection", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_scoring_arguments(p)
-    p.add_argument("--metrics", default="metrics/detection", help="metrics folder (<model>.json)")
-    p.add_argument("--outcomes", default="metrics/outcomes", help="outcome tables folder")
-    p.add_argument("--plots", default="plots/detection", help="plots folder (owned: stale files removed)")
-    p.add_argument("--coco-out", default="build/coco-results", help="COCO results JSON of the served detections")
+    p.add_argument("--metrics", help="the set's metrics folder, <model>.json (default: metrics/detection/<set>)")
+    p.add_argument("--outcomes", help="the set's outcome tables folder (default: metrics/outcomes/<set>)")
+    p.add_argument("--plots", default="plots/detection",
+                   help="plots root: <kind>/<set>/ folders, owned (stale files removed)")
+    p.add_argument("--coco-out", help="the set's COCO results JSON of the served detections, <model>.json "
+                                      "(default: build/coco-results/<set>)")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     params = read_params(args.params)
-    if not params.detector.models:
-        raise fail(f"{args.params}:detector.models", "no models to score", expected="a list of model card names")
-    results = {m: score_model(m, data=Path(args.data), models=Path(args.models), detections=Path(args.detections),
+    dset, data, detections = set_folders(args, params.detector, where=args.params)
+    results = {m: score_model(m, data=data, models=Path(args.models), detections=detections,
                               detector=params.detector, match=params.match, thresholds=params.thresholds)
-               for m in params.detector.models}
+               for m in dset.models}
     # everything is computed: now write (nothing is written when anything above failed)
+    metrics = Path(args.metrics or f"metrics/detection/{dset.name}")
+    outcomes = Path(args.outcomes or f"metrics/outcomes/{dset.name}")
+    coco_out = Path(args.coco_out or f"build/coco-results/{dset.name}")
     for model, res in results.items():
-        write_json(Path(args.metrics) / f"{model}.json", res.metrics)
-    outcomes = Path(args.outcomes)
+        write_json(metrics / f"{model}.json", res.metrics)
     write_text(outcomes / "detection-frames.csv",
                outcome_text("detection-frames.csv", sorted(r for res in results.values() for r in res.frames)))
     write_text(outcomes / "detection-labels.csv",
                outcome_text("detection-labels.csv", sorted(r for res in results.values() for r in res.labels)))
-    replace_dir_files(Path(args.plots), {rel: blob for res in results.values() for rel, blob in res.plots.items()},
-                      clean=True)
+    for kind in PLOT_KINDS:
+        replace_dir_files(Path(args.plots) / kind / dset.name,
+                          {rel: blob for res in results.values() for rel, blob in res.plots[kind].items()}, clean=True)
     for model, res in results.items():
-        write_json(Path(args.coco_out) / f"{model}.json", res.coco)
+        write_json(coco_out / f"{model}.json", res.coco)
     print_summary(results)
     return 0
 

@@ -5,8 +5,9 @@
     python -m stages.stats wilson K N [--confidence 0.95]     # prints JSON
     python -m stages.stats mcnemar B C [--alpha 0.05]         # prints JSON
 
-``run`` reads params ``stats`` (``confidence``, ``alpha``, ``reference.lots``,
-``reference.detector``), the outcome tables under ``--outcomes`` and the ``counts`` block of
+``run`` reads params ``stats`` (``confidence``, ``alpha``, ``reference.lots``) and
+``detector.sets`` (each set's detection tables are in ``<outcomes>/<set>/``; its reference is its
+first model), the outcome tables under ``--outcomes`` and the ``counts`` block of
 every metrics file given, and writes one file, ``metrics/stats.json`` (shape:
 :mod:`candor.stats.stats_file`; what goes in it: :mod:`candor.stats.collect`; docs/stats.md).
 Other stages' metrics files are never modified. An absent input is not an error: it is listed
@@ -22,7 +23,8 @@ from pathlib import Path
 from candor.common.atomic import dumps_json, write_json
 from candor.common.errors import fail, run_main
 from candor.common.params import section
-from candor.stats.collect import build_stats, read_inputs
+from candor.detection.config import DetectorParams
+from candor.stats.collect import build_stats, read_inputs, references
 from candor.stats.params import StatsParams
 from candor.stats.rates import mcnemar_p, min_k0, min_split, wilson
 from candor.stats.records import p6
@@ -32,9 +34,10 @@ log = logging.getLogger("candor.stats")
 
 def _run(args: argparse.Namespace) -> int:
     params = section(StatsParams, "stats", path=args.params)
+    sets = section(DetectorParams, "detector", path=args.params).sets
     inputs = read_inputs(outcomes=Path(args.outcomes), metrics=[Path(m) for m in args.metrics],
-                         root=Path(args.metrics_root))
-    stats = build_stats(inputs, params=params)
+                         root=Path(args.metrics_root), detection_sets=list(sets))
+    stats = build_stats(inputs, params=params, refs=references(params.reference.lots, sets))
     for path in stats.absent:
         log.warning("%s is absent: its track is reported as not measured", path)
     write_json(args.out, stats.as_json())

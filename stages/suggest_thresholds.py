@@ -1,13 +1,14 @@
 """Threshold suggestion from dev frames only (held-out discipline; docs/detector.md).
 
-    python -m stages.suggest_thresholds --model demo-v1 [--split dev]
+    python -m stages.suggest_thresholds --model demo-v1 [--set SET] [--split dev]
 
 Reads only the dev frames' labels and detections (test frames are skipped while
 reading, and ``--split test`` is refused: thresholds are never tuned on the final-test
 sessions), picks per class the threshold of best F1 on the 0.01 grid (classes under
 ``match.min_support`` keep the default) and prints a ``dvc exp run -S ...`` line that
 applies it to this model only (``thresholds_by_model.<model>.<class>``;
-:mod:`candor.detection.scoring.suggest`).
+:mod:`candor.detection.scoring.suggest`). The dev frames are those of ``--set`` (default: the
+first detection set of ``detector.sets`` that lists the model).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from candor.common.params import DEFAULT_PARAMS
 from candor.detection.model_card import load_card
 from candor.detection.scoring.evaluation import read_params
 from candor.detection.scoring.suggest import exp_run_line, suggest_thresholds
+from candor.detection.sets import add_set_arguments, detection_sets, set_folders
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,8 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--params", default=str(DEFAULT_PARAMS),
                    help="params file (sections detector, thresholds, thresholds_by_model, match)")
     p.add_argument("--models", default="models", help="folder of model cards")
-    p.add_argument("--detections", default="build/detections", help="folder of <model>.jsonl raw boxes")
-    p.add_argument("--data", default="data/detector", help="data set folder")
+    add_set_arguments(p)
     return p
 
 
@@ -41,8 +42,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise fail("--split", "thresholds are tuned on dev frames only (never on the final-test sessions)",
                    expected="dev", got=args.split)
     params = read_params(args.params)
-    s = suggest_thresholds(args.model, card=load_card(Path(args.models) / f"{args.model}.yaml"), data=Path(args.data),
-                           detections=Path(args.detections), detector=params.detector, match=params.match,
+    if args.set_name is None:
+        args.set_name = next((d.name for d in detection_sets(params.detector) if args.model in d.models), None)
+    dset, data, detections = set_folders(args, params.detector, where=args.params)
+    if args.model not in dset.models:
+        raise fail("--model", f"not a model of detection set {dset.name!r}", expected="one of: " +
+                   ", ".join(dset.models), got=args.model)
+    s = suggest_thresholds(args.model, card=load_card(Path(args.models) / f"{args.model}.yaml"), data=data,
+                           detections=detections, detector=params.detector, match=params.match,
                            thresholds=params.thresholds)
     print(f"suggested thresholds for {s.model} from {s.frames} dev frames (best F1 per class; "
           f"support < {params.match.min_support} keeps the default {s.default}):")

@@ -1,12 +1,13 @@
 """verify-inference: rerun every detector and check the canonical raw detections within tolerance.
 
     python -m stages.verify_inference [--params params.yaml] [--models models]
-        [--data data/detector] [--verified build/verified] [--canonical build/detections]
+        [--set SET [--data DIR] [--detections DIR]] [--verified build/verified]
         [--report build/reinference.json]
 
-The committed ``build/detections/<model>.jsonl`` are the canonical inference outputs:
+The committed ``build/detections/<set>/<model>.jsonl`` are the canonical inference outputs:
 everything downstream is computed from them, so it is byte-identical on every machine.
-This command reruns inference for every model of ``detector.models`` (exactly as the
+This command reruns inference for every model of every detection set (``detector.sets``, or
+of ``--set`` only; exactly as the
 detect stage does: :mod:`candor.detection.inference.runner`), then for each model:
 
 1. pairs the fresh boxes with the canonical ones within ``reinference.box_px`` and
@@ -36,6 +37,7 @@ from candor.detection.config import DetectorParams, ReinferenceParams
 from candor.detection.inference.detections_file import collect, header, read_raw
 from candor.detection.inference.runner import iter_frames, open_inputs
 from candor.detection.scoring.evaluation import ModelScore, read_params, score_raw
+from candor.detection.sets import add_set_arguments, chosen_sets
 from candor.detection.scoring.metrics import flatten
 from candor.detection.scoring.reinference import Comparison, Tolerance, changed_rows, compare_boxes, threshold_crossings
 
@@ -65,7 +67,7 @@ def model_report(cmp: Comparison, *, crossings: list, scored: dict) -> dict:
 
 def print_report(rep: dict, *, tol: Tolerance) -> None:
     """The console summary of one model (the deliberate print of this command)."""
-    print(f"{rep['model']}: {rep['canonical_boxes']} canonical boxes, {rep['fresh_boxes']} fresh, "
+    print(f"{rep['set']}/{rep['model']}: {rep['canonical_boxes']} canonical boxes, {rep['fresh_boxes']} fresh, "
           f"{rep['paired']} paired ({rep['identical_pairs']} bit-identical); largest differences: "
           f"box {rep['max_box_px']:.6g} px (tolerance {tol.box_px:g}), score {rep['max_score']:.6g} "
           f"(tolerance {tol.score:g})")
@@ -88,20 +90,20 @@ def print_report(rep: dict, *, tol: Tolerance) -> None:
         print(f"    {r['canonical']} -> {r['fresh']}")
 
 
-def verify_model(model: str, *, args: argparse.Namespace, tol: Tolerance) -> dict:
-    """Rerun one model, compare its boxes and scored results with the canonical file (the fresh
-    boxes stay in memory)."""
+def verify_model(model: str, *, data: Path, canonical: Path, args: argparse.Namespace, tol: Tolerance) -> dict:
+    """Rerun one model on the set's ``data``, compare its boxes and scored results with the canonical
+    file in ``canonical`` (the fresh boxes stay in memory)."""
     det, match, thresholds = read_params(args.params)
-    info, images, loaded = open_inputs(model=model, models=args.models, data=args.data, verified=args.verified,
+    info, images, loaded = open_inputs(model=model, models=args.models, data=data, verified=args.verified,
                                        providers=det.providers)
     head, boxes = header(loaded, floor=det.floor), list(iter_frames(loaded, info.frames, images, floor=det.floor))
-    canonical_path = Path(args.canonical) / f"{model}.jsonl"
+    canonical_path = canonical / f"{model}.jsonl"
     canonical = read_raw(canonical_path)
     fresh = collect(head, boxes)
     cmp = compare_boxes(canonical, fresh, tol=tol)
     if not cmp.ok:
         return model_report(cmp, crossings=[], scored={"metrics": [], "frames": [], "labels": []})
-    runs = {name: score_raw(model, raw, where=where, data=args.data, models=args.models, detector=det,
+    runs = {name: score_raw(model, raw, where=where, data=data, models=args.models, detector=det,
                             match=match, thresholds=thresholds)
             for name, raw, where in (("canonical", canonical, str(canonical_path)), ("fresh", fresh, "re-inference"))}
     served, cmap = runs["canonical"].figure.thresholds, loaded.card.class_map or {}   # by scored (data) class
@@ -115,9 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (default: params.yaml)")
     p.add_argument("--models", default="models", help="folder of model cards (default: models)")
-    p.add_argument("--data", default="data/detector", help="data set folder (default: data/detector)")
+    add_set_arguments(p)
     p.add_argument("--verified", default="build/verified", help="the fetch stage's records")
-    p.add_argument("--canonical", default="build/detections", help="the canonical raw detections")
     p.add_argument("--report", help="also write the full comparison as JSON here")
     return p
 
@@ -126,8 +127,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     r = section(ReinferenceParams, "reinference", path=args.params)
     tol = Tolerance(box_px=r.box_px, score=r.score)
-    models = section(DetectorParams, "detector", path=args.params).models
-    reports = [verify_model(m, args=args, tol=tol) for m in models]
+    det = section(DetectorParams, "detector", path=args.params)
+    reports = []
+    for dset, data, canonical in chosen_sets(args, det, where=args.params):
+        reports += [{"set": dset.name, **verify_model(m, data=data, canonical=canonical, args=args, tol=tol)}
+                    for m in dset.models]
     for rep in reports:
         print_report(rep, tol=tol)
     if args.report:

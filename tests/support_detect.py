@@ -82,5 +82,6 @@ def tiny_repo(root: Path, *, frames: dict[str, dict], rows: list[list[float]], p
     write_card(root / "models", "tiny", sha, input_size=[64, 64])
     (root / "params.yaml").write_text(params)
     assert run_main(fetch.main, ["verify", "--data", str(root / "data"), "--models", str(root / "models"),
+                                 "--params", str(root / "params.yaml"),
                                  "--out", str(root / "build" / "verified")]) == 0
     return root

@@ -6,9 +6,10 @@ from pathlib import Path
 import pytest
 
 from candor.common.errors import InputError
-from candor.stats.collect import Inputs, build_stats, metrics_prefix, paired_stats, rate_key, rates_from_counts
+from candor.stats.collect import (Inputs, build_stats, metrics_prefix, paired_stats, rate_key, rates_from_counts,
+                                  references)
 from candor.stats.outcomes import TABLES, parse_table
-from candor.stats.params import Reference, StatsParams
+from candor.stats.params import StatsParams
 from candor.stats.stats_file import StatsFile
 from candor.stats.units import units_from_tables
 
@@ -56,7 +57,7 @@ def test_fields_track_and_valuation_track():
                                      "L1,prompt-a,1,1,1,0,1,1\nL1,prompt-b,1,1,0,0,1,1\nL2,prompt-b,1,1,1,0,1,1\n",
                                      where="v.csv"),
     }
-    paired = paired_stats(units_from_tables(tables), Reference(), alpha=0.05, confidence=0.95)
+    paired = paired_stats(units_from_tables(tables), references("prompt-a", {}), alpha=0.05, confidence=0.95)
     f = paired["fields.majority"].candidates["prompt-b"]
     assert (f.n, f.a_only, f.b_only, f.only_in_b, f.a.unit) == (1, 1, 0, ("c/1/y",), "(case, field)")  # A's (c, 1, y) has total 0
     v = paired["valuation.in_band"].candidates["prompt-b"]
@@ -70,7 +71,8 @@ def test_build_stats_round_trips_through_the_stats_file():
         TABLES["identification.csv"], "lot,tier,candidate,run,outcome,count_exact\n"
         "L1,held,prompt-a,1,hit,\nL1,held,prompt-b,1,wrong,\n", where="i.csv")}
     s = build_stats(Inputs(tables=tables, metrics={"identification": ("i.json", doc)},
-                           presence={"i.csv": "present", "v.csv": "absent"}), params=StatsParams())
+                           presence={"i.csv": "present", "v.csv": "absent"}), params=StatsParams(),
+                    refs=references("prompt-a", {}))
     assert s.absent == ["v.csv"]
     assert StatsFile.from_json(s.as_json(), where="stats.json").as_json() == s.as_json()
     with pytest.raises(InputError, match="stats.json: not a stats file"):
@@ -79,5 +81,30 @@ def test_build_stats_round_trips_through_the_stats_file():
 
 def test_params_defaults():
     p = StatsParams()
-    assert (p.confidence, p.alpha, p.reference.lots, p.reference.detector) == (0.95, 0.05, "prompt-a", "demo-v1")
-    assert (p.reference.for_track("detection"), p.reference.for_track("fields")) == ("demo-v1", "prompt-a")
+    assert (p.confidence, p.alpha, p.reference.lots) == (0.95, 0.05, "prompt-a")
+
+
+def test_references_lots_candidate_and_each_sets_first_model():
+    refs = references("prompt-a", {"demo": ["m1", "m2"], "birds": ["y8", "m1"]})
+    assert refs == {"identification": "prompt-a", "fields": "prompt-a", "valuation": "prompt-a",
+                    "detection.demo": "m1", "detection.birds": "y8"}
+
+
+def test_detection_sets_are_separate_tracks_each_with_its_reference():
+    frames = "frame,split,session,zoom,model,tp,fp,fn\n"
+    tables = {
+        "demo/detection-frames.csv": parse_table(TABLES["detection-frames.csv"], frames +
+                                                 "f1,test,s,1,m1,1,0,0\nf1,test,s,1,m2,0,1,0\n", where="d.csv"),
+        "birds/detection-frames.csv": parse_table(TABLES["detection-frames.csv"], frames +
+                                                  "f1,test,s,1,y8,1,0,0\nf1,test,s,1,m1,1,0,0\n", where="b.csv"),
+    }
+    paired = paired_stats(units_from_tables(tables), references("prompt-a", {"demo": ["m1", "m2"], "birds": ["y8", "m1"]}),
+                          alpha=0.05, confidence=0.95)
+    assert sorted(paired) == ["detection.birds.test.frame_error_free", "detection.demo.test.frame_error_free"]
+    demo, birds = paired["detection.demo.test.frame_error_free"], paired["detection.birds.test.frame_error_free"]
+    assert (demo.reference, list(demo.candidates)) == ("m1", ["m2"])       # frame f1 of demo is not f1 of birds
+    assert (birds.reference, list(birds.candidates)) == ("y8", ["m1"])
+    assert (demo.candidates["m2"].a_only, birds.candidates["m1"].a_only) == (1, 0)
+    with pytest.raises(InputError, match=r"detector.sets \(first model\) \(detection.demo\)"):
+        paired_stats(units_from_tables(tables), references("prompt-a", {"demo": ["m9"], "birds": ["y8"]}),
+                     alpha=0.05, confidence=0.95)

@@ -43,7 +43,8 @@ def repo(tmp_path: Path) -> Path:
     new = {f"L{i}": "hit" for i in range(1, 9)} | {"L2": "wrong", "L10": "hit"}
     (out / "identification.csv").write_text(id_table(new))
     frames = "frame,split,session,zoom,model,tp,fp,fn\nf1,test,s,1,demo-v1,1,0,0\n"
-    (out / "detection-frames.csv").write_text(frames)
+    (out / "demo").mkdir()
+    (out / "demo" / "detection-frames.csv").write_text(frames)
     git(tmp_path, "add", ".")
     git(tmp_path, "commit", "-qm", "two")
     return tmp_path
@@ -61,9 +62,9 @@ def test_compare_two_commits_json(repo, capsys):
     assert hit["verdict"] == "no detectable difference"
     assert hit["explanation"].startswith("no detectable difference (could not have seen less than a 6-0 split")
     assert hit["only_in_a"] == ["L9"] and hit["only_in_b"] == ["L10"]
-    only_b = rows[("detection.test.frame_error_free", "demo-v1")]
+    only_b = rows[("detection.demo.test.frame_error_free", "demo-v1")]
     assert (only_b["status"], only_b["paired"]) == ("only in B", None)
-    assert any("detection-frames.csv is absent in A" in note for note in got["absent"])
+    assert any("demo/detection-frames.csv is absent in A" in note for note in got["absent"])
     assert any("valuation.csv is absent in B" in note for note in got["absent"])
 
 

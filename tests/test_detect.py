@@ -12,7 +12,7 @@ from stages import detect, fetch
 from candor.common.errors import run_main
 from tests.support_detect import constant_model, tiny_repo, ultralytics_output, write_card
 
-PARAMS = "detector:\n  models: [tiny]\n  floor: 0.05\n  nms_iou: 0.5\n  providers: [CPUExecutionProvider]\n"
+PARAMS = "detector:\n  sets: {detector: [tiny]}\n  floor: 0.05\n  nms_iou: 0.5\n  providers: [CPUExecutionProvider]\n"
 
 # input 64x64; frame a is 128x64 -> scale 0.5, pad_y 16; frame b is 64x128 -> scale 0.5, pad_x 16
 ROWS = [[32, 32, 16, 8, 0.1, 0.9, 0.0],       # class sheep 0.9: a -> [48, 24, 80, 40]
@@ -26,13 +26,13 @@ def repo(tmp_path, monkeypatch):
     return tiny_repo(tmp_path, frames={"a": {"size": (128, 64)}, "b": {"size": (64, 128), "split": "test"}}, rows=ROWS, params=PARAMS)
 
 
-def run_detect(out="build/detections/tiny.jsonl"):
-    return run_main(detect.main, ["--model", "tiny", "--out", out])
+def run_detect(out="build/detections/detector"):
+    return run_main(detect.main, ["--set", "detector", "--out", out])
 
 
 def test_detect_writes_raw_boxes_in_original_pixels(repo):
     assert run_detect() == 0
-    lines = Path("build/detections/tiny.jsonl").read_text().splitlines()
+    lines = Path("build/detections/detector/tiny.jsonl").read_text().splitlines()
     head = json.loads(lines[0])
     assert head["format"] == "candor-detections/1" and head["layout"] == "ultralytics"
     assert head["input_size"] == [64, 64] and head["classes"] == ["deer", "sheep", "relic"]
@@ -45,8 +45,8 @@ def test_detect_writes_raw_boxes_in_original_pixels(repo):
 
 
 def test_detect_is_byte_deterministic(repo):
-    assert run_detect("one.jsonl") == 0 and run_detect("two.jsonl") == 0
-    assert Path("one.jsonl").read_bytes() == Path("two.jsonl").read_bytes()
+    assert run_detect("one") == 0 and run_detect("two") == 0
+    assert Path("one/tiny.jsonl").read_bytes() == Path("two/tiny.jsonl").read_bytes()
 
 
 def test_hash_checked_before_onnxruntime_loads(repo, monkeypatch, capsys):
@@ -61,7 +61,7 @@ def test_hash_checked_before_onnxruntime_loads(repo, monkeypatch, capsys):
     assert run_detect() == 2
     err = capsys.readouterr().err
     assert "SHA-256 mismatch" in err and "models/tiny.onnx" in err
-    assert not Path("build/detections/tiny.jsonl").exists()
+    assert not Path("build/detections/detector/tiny.jsonl").exists()
 
 
 def test_unsupported_output_shape_exits_2_naming_shape_and_layouts(repo, capsys):
@@ -87,7 +87,7 @@ def test_transposed_layout_end_to_end(repo):
     write_card(Path("models"), "tiny", sha)
     assert run_main(fetch.main, ["verify", "--data", "data", "--models", "models", "--out", "build/verified"]) == 0
     assert run_detect() == 0
-    lines = Path("build/detections/tiny.jsonl").read_text().splitlines()
+    lines = Path("build/detections/detector/tiny.jsonl").read_text().splitlines()
     assert json.loads(lines[0])["layout"] == "ultralytics-t"
     assert json.loads(lines[1])["boxes"][1] == [48.0, 24.0, 80.0, 40.0, 0.9, 1]
 

@@ -31,9 +31,10 @@ def make_set(root: Path, files: dict[str, bytes], *, sources: dict[str, str] | N
     return root
 
 
-def run(tmp_path: Path, capsys) -> tuple[int, str]:
-    code = run_main(fetch.main, ["verify", "--data", str(tmp_path / "data"),
-                                 "--models", str(tmp_path / "models"), "--out", str(tmp_path / "out")])
+def run(tmp_path: Path, capsys, params: str = "{}\n") -> tuple[int, str]:
+    (tmp_path / "params.yaml").write_text(params)
+    code = run_main(fetch.main, ["verify", "--data", str(tmp_path / "data"), "--models", str(tmp_path / "models"),
+                                 "--params", str(tmp_path / "params.yaml"), "--out", str(tmp_path / "out")])
     return code, capsys.readouterr().err
 
 

@@ -165,16 +165,17 @@ def test_find_wrong_targets(doc, expected):
 
 def write_gate_inputs(tmp_path: Path, *, cand_wrong: int) -> list[str]:
     det = tmp_path / "detection"
-    det.mkdir()
+    (det / "detector").mkdir(parents=True)
     for model, wrong in (("demo-v1", 1), ("demo-v2", cand_wrong)):
-        (det / f"{model}.json").write_text(json.dumps({"test": {"critical": {"total": {"wrong": wrong}}}}))
+        (det / "detector" / f"{model}.json").write_text(json.dumps({"test": {"critical": {"total": {"wrong": wrong}}}}))
     lat = tmp_path / "latency"
-    lat.mkdir()
-    (lat / "demo-v2.json").write_text(json.dumps({"onnx_sha256": SHA, "end_to_end": {"p95_ms": 150.0}}))
+    (lat / "detector").mkdir(parents=True)
+    (lat / "detector" / "demo-v2.json").write_text(json.dumps({"onnx_sha256": SHA, "end_to_end": {"p95_ms": 150.0}}))
     models = tmp_path / "models"
     models.mkdir()
     (models / "demo-v2.yaml").write_text(f"onnx: demo-v2.onnx\nsha256: {SHA}\n")
     (tmp_path / "params.yaml").write_text("stats: {}\ngate: {latency_p95_ms: 2000}\n"
+                                          "detector: {sets: {detector: [demo-v1, demo-v2]}}\n"
                                           "match: {critical: [deer], min_support: 2, iou: 0.5}\n")
     return ["run", "--outcomes", str(DATA / "outcomes"), "--detection", str(det), "--latency", str(lat),
             "--models", str(models), "--params", str(tmp_path / "params.yaml"), "--out", str(tmp_path / "gate.json")]
@@ -194,12 +195,27 @@ def test_gate_stage_and_check(tmp_path, capsys, cand_wrong, code):
 
 def test_gate_names_a_malformed_latency_file(tmp_path, capsys):
     argv = write_gate_inputs(tmp_path, cand_wrong=1)
-    (tmp_path / "latency" / "demo-v2.json").write_text('{"end_to_end": {"p95_ms": 1')
+    (tmp_path / "latency" / "detector" / "demo-v2.json").write_text('{"end_to_end": {"p95_ms": 1')
     assert run_main(main, argv) == 2
-    assert "latency/demo-v2.json: not valid JSON" in capsys.readouterr().err
+    assert "latency/detector/demo-v2.json: not valid JSON" in capsys.readouterr().err
     assert not (tmp_path / "gate.json").exists()
 
 
 def test_the_gate_reads_the_documented_defaults_of_sections_it_does_not_own():
     assert MatchView().min_support == 10 and MatchView().critical == []    # match: as score reads it
     assert StatsView().confidence == 0.95
+
+
+@pytest.mark.parametrize("gate, where", [
+    ("{set: birds}", "detector.sets: unknown detection set"),
+    ("{candidate: demo-v9}", "gate.candidate: not a model of detection set 'detector'"),
+    ("{reference: demo-v9}", "gate.reference: not a model of detection set 'detector'"),
+    ("{split: final}", "gate.split: unknown split"),
+])
+def test_an_unknown_gate_set_model_or_split_exits_2_naming_the_key(tmp_path, capsys, gate, where):
+    argv = write_gate_inputs(tmp_path, cand_wrong=1)
+    text = (tmp_path / "params.yaml").read_text().replace("gate: {latency_p95_ms: 2000}", f"gate: {gate}")
+    (tmp_path / "params.yaml").write_text(text)
+    assert run_main(main, argv) == 2
+    assert where in capsys.readouterr().err
+    assert not (tmp_path / "gate.json").exists()

@@ -15,7 +15,7 @@ from candor.detection.inference.onnx_model import open_model
 from stages import latency as latency_stage
 from tests.support_detect import tiny_repo
 
-PARAMS = ("detector:\n  models: [tiny]\n  floor: 0.05\n  nms_iou: 0.5\n  providers: [CPUExecutionProvider]\n"
+PARAMS = ("detector:\n  sets: {detector: [tiny]}\n  floor: 0.05\n  nms_iou: 0.5\n  providers: [CPUExecutionProvider]\n"
           "thresholds:\n  default: 0.35\n  deer: 0.25\nlatency:\n  warmup: 2\n")
 
 # input 64x64, frames 128x64 -> scale 0.5, pad_y 16
@@ -53,8 +53,8 @@ def test_summary_median_and_p95():
 
 
 def test_stage_writes_labelled_diagnostic(repo, capsys):
-    assert run_main(latency_stage.main, ["--model", "tiny", "--out", "metrics/latency/tiny.json"]) == 0
-    doc = json.loads((repo / "metrics" / "latency" / "tiny.json").read_text())
+    assert run_main(latency_stage.main, ["--set", "detector", "--out", "metrics/latency/detector"]) == 0
+    doc = json.loads((repo / "metrics" / "latency" / "detector" / "tiny.json").read_text())
     assert doc["diagnostic"].startswith("diagnostic: machine-specific")
     assert doc["end_to_end"]["n"] == 3 and doc["model_call"]["n"] == 3 and doc["warmup"] == 2
     assert doc["model_call"]["median_ms"] <= doc["end_to_end"]["median_ms"]
@@ -66,6 +66,6 @@ def test_stage_writes_labelled_diagnostic(repo, capsys):
 
 def test_unknown_threshold_class_is_a_config_error(repo, capsys):
     (repo / "params.yaml").write_text(PARAMS.replace("deer: 0.25", "dear: 0.25"))
-    assert run_main(latency_stage.main, ["--model", "tiny", "--out", "x.json"]) == 2
+    assert run_main(latency_stage.main, ["--out", "x"]) == 2
     assert "thresholds.dear" in capsys.readouterr().err
-    assert not (repo / "x.json").exists()
+    assert not (repo / "x").exists()

@@ -13,7 +13,7 @@ from candor.detection.inference.detections_file import read_raw
 from candor.detection.inference.runner import iter_lines, open_inputs, run_model
 from tests.support_detect import tiny_repo
 
-PARAMS = "detector:\n  models: [tiny]\n  floor: 0.05\n  nms_iou: 0.5\n  providers: [CPUExecutionProvider]\n"
+PARAMS = "detector:\n  sets: {detector: [tiny]}\n  floor: 0.05\n  nms_iou: 0.5\n  providers: [CPUExecutionProvider]\n"
 ROWS = [[32, 32, 16, 8, 0.1, 0.9, 0.0],            # sheep 0.9
         [10, 20, 4, 4, 0.04, 0.0, 0.0],            # below the floor
         [32.0001, 32, 16, 8, 0.300004, 0.2, 0.0]]  # deer 0.3
@@ -52,7 +52,10 @@ def test_a_frame_without_an_image_is_refused_before_the_model_loads(repo):
 
 
 def test_a_manifest_other_than_the_verified_one_is_refused(repo):
-    (repo / "build" / "verified" / "data-detector.json").write_text(json.dumps({"sha256": "0" * 64}))
+    record = repo / "build" / "verified" / "detection-detector.json"
+    doc = json.loads(record.read_text())
+    doc["data"]["sha256"] = "0" * 64
+    record.write_text(json.dumps(doc))
     with pytest.raises(InputError) as err:
         inputs(repo)
     assert "manifest changed since it was verified" in str(err.value)

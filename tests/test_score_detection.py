@@ -10,7 +10,6 @@ import pytest
 
 from candor.stats.forest import forest_rows
 from candor.stats.paired import compare_paired
-from candor.stats.params import StatsParams
 from candor.stats.stats_file import Comparisons, StatsFile
 from stages import detect, fetch, figures, score_detection
 from candor.common.errors import run_main
@@ -30,7 +29,7 @@ FRAMES = {
           "labels": ["0 0.0625 0.125 0.125 0.25"]},
 }
 PARAMS = """detector:
-  models: [tiny]
+  sets: {detector: [tiny]}
   floor: 0.05
   nms_iou: 0.5
   providers: [CPUExecutionProvider]
@@ -54,7 +53,7 @@ def repo(tmp_path, monkeypatch):
     write_card(tmp_path / "models", "tiny", sha, input_size=[64, 64])
     (tmp_path / "params.yaml").write_text(PARAMS)
     assert run_main(fetch.main, ["verify", "--data", "data", "--models", "models", "--out", "build/verified"]) == 0
-    assert run_main(detect.main, ["--model", "tiny", "--out", "build/detections/tiny.jsonl"]) == 0
+    assert run_main(detect.main, ["--set", "detector", "--out", "build/detections/detector"]) == 0
     return tmp_path
 
 
@@ -64,7 +63,7 @@ def run_score(*extra):
 
 def test_pipeline_metrics_hand_computed(repo):
     assert run_score() == 0
-    m = json.loads(Path("metrics/detection/tiny.json").read_text())
+    m = json.loads(Path("metrics/detection/detector/tiny.json").read_text())
     assert list(m) == ["all", "dev", "test", "counts"]
     assert m["all"]["micro"] == {"precision": 0.25, "recall": 0.666667, "f1": 0.363636, "tp": 2, "fp": 6, "fn": 1,
                                  "fp_per_frame": 3.0, "frames": 2}
@@ -81,9 +80,9 @@ def test_pipeline_metrics_hand_computed(repo):
 
 def test_outcome_tables_follow_conventions(repo):
     assert run_score() == 0
-    frames = Path("metrics/outcomes/detection-frames.csv").read_text()
+    frames = Path("metrics/outcomes/detector/detection-frames.csv").read_text()
     assert frames == "frame,split,session,zoom,model,tp,fp,fn\na,dev,s1,1,tiny,2,2,0\nb,test,s2,2,tiny,0,4,1\n"
-    labels = list(csv.DictReader(open("metrics/outcomes/detection-labels.csv")))
+    labels = list(csv.DictReader(open("metrics/outcomes/detector/detection-labels.csv")))
     assert [(r["frame"], r["label"], r["class"], r["found"]) for r in labels] == [
         ("a", "0", "sheep", "1"), ("a", "1", "deer", "1"), ("b", "0", "deer", "0")]
     assert list(labels[0]) == ["frame", "split", "label", "class", "model", "found"]
@@ -92,7 +91,7 @@ def test_outcome_tables_follow_conventions(repo):
 def test_threshold_change_moves_the_operating_point(repo):
     Path("params.yaml").write_text(PARAMS.replace("deer: 0.2", "deer: 0.35"))
     assert run_score() == 0
-    m = json.loads(Path("metrics/detection/tiny.json").read_text())
+    m = json.loads(Path("metrics/detection/detector/tiny.json").read_text())
     assert (m["all"]["micro"]["tp"], m["all"]["micro"]["fp"], m["all"]["micro"]["fn"]) == (2, 4, 1)
     assert m["all"]["critical"]["deer"]["wrong"] == 0
 
@@ -112,7 +111,7 @@ def test_outputs_are_byte_deterministic_and_hold_no_png(repo):
 def test_figures_renders_every_model_and_the_forest_outside_the_pipeline(repo):
     paired = compare_paired({("c1",): True, ("c2",): False}, {("c1",): True, ("c2",): True}, unit="lot",
                             alpha=0.05, confidence=0.95)
-    stats = StatsFile(confidence=0.95, alpha=0.05, min_k0=6, reference=StatsParams().reference, inputs={}, rates={},
+    stats = StatsFile(confidence=0.95, alpha=0.05, min_k0=6, reference={"detection.detector": "a"}, inputs={}, rates={},
                       paired={"m": Comparisons("a", {"b": paired})})
     assert forest_rows(stats) == [("m", "a", 0.5, paired.a.lo, paired.a.hi),
                                   ("m", "b (p=1)", 1.0, paired.b.lo, paired.b.hi)]
@@ -121,31 +120,33 @@ def test_figures_renders_every_model_and_the_forest_outside_the_pipeline(repo):
     Path("plots/figures/stale.png").write_bytes(b"old")
     argv = ["--params", "params.yaml", "--stats", "stats.json", "--out", "plots/figures"]
     assert run_main(figures.main, argv) == 0
-    first = {p.name: p.read_bytes() for p in Path("plots/figures").iterdir()}
-    assert sorted(first) == ["forest.png", "tiny-confusion.png", "tiny-f1.png", "tiny-per_class.png", "tiny-pr.png"]
+    first = {p.relative_to("plots/figures").as_posix(): p.read_bytes() for p in Path("plots/figures").rglob("*.png")}
+    assert sorted(first) == ["detector/tiny-confusion.png", "detector/tiny-f1.png", "detector/tiny-per_class.png",
+                             "detector/tiny-pr.png", "forest.png"]
     assert all(b.startswith(b"\x89PNG") and b"Software" not in b and b"matplotlib" not in b for b in first.values())
     assert run_main(figures.main, argv) == 0
-    assert {p.name: p.read_bytes() for p in Path("plots/figures").iterdir()} == first   # same build: same bytes
+    again = {p.relative_to("plots/figures").as_posix(): p.read_bytes() for p in Path("plots/figures").rglob("*.png")}
+    assert again == first                                      # same build: same bytes; the stale file is gone
 
 
 def test_plot_data_files(repo):
     assert run_score() == 0
-    pr = Path("plots/detection/pr/tiny/deer.csv").read_text().splitlines()
+    pr = Path("plots/detection/pr/detector/tiny/deer.csv").read_text().splitlines()
     assert pr[0] == "threshold,precision,recall"
-    f1 = {r["threshold"]: r for r in csv.DictReader(open("plots/detection/f1/tiny/all.csv"))}
+    f1 = {r["threshold"]: r for r in csv.DictReader(open("plots/detection/f1/detector/tiny/all.csv"))}
     # one threshold 0.35 for every class: TP 2, FP 4, FN 1 -> F1 = 4 / 9
     assert f1["0.35"]["f1"] == "0.444444"
-    conf = list(csv.DictReader(open("plots/detection/confusion/tiny.csv")))
+    conf = list(csv.DictReader(open("plots/detection/confusion/detector/tiny.csv")))
     assert sum(1 for r in conf if r["actual"] == r["predicted"]) == 2
     assert sum(1 for r in conf if r["actual"] == "background") == 6      # every FP
     assert sum(1 for r in conf if r["predicted"] == "background") == 1   # the missed deer
-    bars = list(csv.DictReader(open("plots/detection/per_class/tiny.csv")))
+    bars = list(csv.DictReader(open("plots/detection/per_class/detector/tiny.csv")))
     assert [r["class"] for r in bars] == ["deer", "sheep", "relic"]
 
 
 def test_coco_export_of_served_detections(repo):
     assert run_score() == 0
-    res = json.loads(Path("build/coco-results/tiny.json").read_text())
+    res = json.loads(Path("build/coco-results/detector/tiny.json").read_text())
     # served: 6 FP + 2 TP = 8 kept detections (the NMS duplicate is gone)
     assert len(res) == 8
     assert {"image_id", "category_id", "bbox", "score"} == set(res[0])
@@ -167,7 +168,7 @@ def test_threshold_config_errors(repo, capsys, thresholds, message):
     assert message in err
     if "moose" in thresholds:
         assert "deer, sheep, relic" in err
-    assert not Path("metrics/detection/tiny.json").exists()
+    assert not Path("metrics/detection/detector/tiny.json").exists()
 
 
 def test_unknown_critical_class_is_a_config_error(repo, capsys):
@@ -193,26 +194,26 @@ def test_frozen_evaluation_reproduced_and_differences(repo):
                           "test": {"micro": {"fn": 1}}}
     card_path.write_text(yaml.safe_dump(card))
     assert run_score() == 0
-    fz = json.loads(Path("metrics/detection/tiny.json").read_text())["frozen"]
+    fz = json.loads(Path("metrics/detection/detector/tiny.json").read_text())["frozen"]
     assert fz == {"model_sha256_matches": True, "manifest_sha256_matches": True, "comparable": True,
                   "compared": 5, "reproduced": True, "differing": []}
     card["evaluation"]["micro"]["tp"] = 3
     card["evaluation"]["per_class"] = {"deer": {"recall": 0.9}}
     card_path.write_text(yaml.safe_dump(card))
     assert run_score() == 0
-    fz = json.loads(Path("metrics/detection/tiny.json").read_text())["frozen"]
+    fz = json.loads(Path("metrics/detection/detector/tiny.json").read_text())["frozen"]
     assert fz["reproduced"] is False and fz["differing"] == ["micro.tp", "per_class.deer.recall"]
     card["eval_manifest_sha256"] = "0" * 64
     card_path.write_text(yaml.safe_dump(card))
     assert run_score() == 0
-    fz = json.loads(Path("metrics/detection/tiny.json").read_text())["frozen"]
+    fz = json.loads(Path("metrics/detection/detector/tiny.json").read_text())["frozen"]
     assert fz["manifest_sha256_matches"] is False and fz["comparable"] is False and fz["reproduced"] is False
 
 
 def test_counts_block_holds_k_and_n_of_every_rate(repo):
     """precision: TP of TP + FP detections; recall: TP of TP + FN labels; one entry per rate, None rates too."""
     assert run_score() == 0
-    m = json.loads(Path("metrics/detection/tiny.json").read_text())
+    m = json.loads(Path("metrics/detection/detector/tiny.json").read_text())
     counts = m["counts"]
     assert counts["all.micro.precision"] == {"k": 2, "n": 8, "unit": "detection"}     # TP 2, FP 6
     assert counts["all.micro.recall"] == {"k": 2, "n": 3, "unit": "label"}             # TP 2, FN 1
@@ -229,7 +230,7 @@ def test_counts_block_holds_k_and_n_of_every_rate(repo):
 
 
 def micro(model: str) -> tuple[int, int, int]:
-    m = json.loads(Path(f"metrics/detection/{model}.json").read_text())["all"]["micro"]
+    m = json.loads(Path(f"metrics/detection/detector/{model}.json").read_text())["all"]["micro"]
     return m["tp"], m["fp"], m["fn"]
 
 
@@ -237,18 +238,18 @@ def test_each_model_is_scored_at_its_own_served_thresholds(repo):
     """Two models, one ONNX file: ``twin`` serves deer at 0.4 (thresholds_by_model), ``tiny`` the shared 0.2.
     At 0.4 the deer 0.3 on the sheep (a FP in both frames) is dropped: FP 6 -> 4."""
     Path("models/twin.yaml").write_text(Path("models/tiny.yaml").read_text())
-    Path("build/detections/twin.jsonl").write_text(Path("build/detections/tiny.jsonl").read_text())
-    Path("params.yaml").write_text(PARAMS.replace("models: [tiny]", "models: [tiny, twin]")
+    Path("build/detections/detector/twin.jsonl").write_text(Path("build/detections/detector/tiny.jsonl").read_text())
+    Path("params.yaml").write_text(PARAMS.replace("sets: {detector: [tiny]}", "sets: {detector: [tiny, twin]}")
                                    + "thresholds_by_model:\n  twin:\n    deer: 0.4\n")
     assert run_score() == 0
     assert micro("tiny") == (2, 6, 1) and micro("twin") == (2, 4, 1)
-    frames = Path("metrics/outcomes/detection-frames.csv").read_text().splitlines()
+    frames = Path("metrics/outcomes/detector/detection-frames.csv").read_text().splitlines()
     assert frames[1:] == ["a,dev,s1,1,tiny,2,2,0", "a,dev,s1,1,twin,2,1,0",
                           "b,test,s2,2,tiny,0,4,1", "b,test,s2,2,twin,0,3,1"]
 
 
 @pytest.mark.parametrize("by_model, message", [
-    ("  tyni:\n    deer: 0.4\n", ["params.yaml:thresholds_by_model.tyni", "not a model of detector.models", "tiny"]),
+    ("  tyni:\n    deer: 0.4\n", ["params.yaml:thresholds_by_model.tyni", "not a model of detector.sets", "tiny"]),
     ("  tiny:\n    moose: 0.4\n", ["params.yaml:thresholds_by_model.tiny.moose", "unknown class name"]),
     ("  tiny:\n    deer: 0.01\n", ["params.yaml:thresholds_by_model.tiny.deer", ">= detector.floor = 0.05"]),
     ("  tiny: 0.4\n", ["params.yaml:thresholds_by_model.tiny", "valid dictionary"]),
@@ -258,7 +259,7 @@ def test_thresholds_by_model_errors(repo, capsys, by_model, message):
     assert run_score() == 2
     err = capsys.readouterr().err
     assert all(m in err for m in message), err
-    assert not Path("metrics/detection/tiny.json").exists()
+    assert not Path("metrics/detection/detector/tiny.json").exists()
 
 
 def test_a_card_with_thresholds_is_refused(repo, capsys):
@@ -295,13 +296,13 @@ def test_a_declared_subset_reports_out_of_scope_labels_apart(repo):
     add_boar()
     set_card(class_map={"deer": "deer", "sheep": "sheep", "relic": "relic"})
     assert run_score() == 0
-    m = json.loads(Path("metrics/detection/tiny.json").read_text())
+    m = json.loads(Path("metrics/detection/detector/tiny.json").read_text())
     assert micro("tiny") == (2, 6, 1)
     assert list(m["all"]["per_class"]) == ["deer", "sheep", "relic"]
     assert m["all"]["out_of_scope"] == {"labels": 1, "per_class": {"boar": 1}}
     assert m["dev"]["out_of_scope"] == {"labels": 1, "per_class": {"boar": 1}}
     assert m["test"]["out_of_scope"] == {"labels": 0, "per_class": {"boar": 0}}
-    labels = list(csv.DictReader(open("metrics/outcomes/detection-labels.csv")))
+    labels = list(csv.DictReader(open("metrics/outcomes/detector/detection-labels.csv")))
     assert "boar" not in {r["class"] for r in labels}
 
 
@@ -310,12 +311,12 @@ def test_class_map_renames_card_classes(repo):
     import yaml
 
     card = yaml.safe_load(Path("models/tiny.yaml").read_text())
-    before = (run_score(), Path("metrics/detection/tiny.json").read_text())
-    raw = Path("build/detections/tiny.jsonl")
+    before = (run_score(), Path("metrics/detection/detector/tiny.json").read_text())
+    raw = Path("build/detections/detector/tiny.jsonl")
     raw.write_text(raw.read_text().replace('"classes":["deer","sheep","relic"]', '"classes":["cervid","ovine","relic"]', 1))
     set_card(classes=["cervid", "ovine", "relic"], class_map={"cervid": "deer", "ovine": "sheep", "relic": "relic"})
     assert card["classes"] == ["deer", "sheep", "relic"]
-    assert (run_score(), Path("metrics/detection/tiny.json").read_text()) == before
+    assert (run_score(), Path("metrics/detection/detector/tiny.json").read_text()) == before
 
 
 def test_coco_ground_truth_scores_like_the_yolo_labels(repo):
@@ -323,15 +324,15 @@ def test_coco_ground_truth_scores_like_the_yolo_labels(repo):
     import shutil
 
     assert run_score() == 0
-    yolo = Path("metrics/detection/tiny.json").read_text()
+    yolo = Path("metrics/detection/detector/tiny.json").read_text()
     Path("data/detector/coco.json").write_text(json.dumps(COCO_GT))   # the same labels, ids 7 and 8
     assert run_score() == 0
-    assert Path("metrics/detection/tiny.json").read_text() == yolo
-    res = json.loads(Path("build/coco-results/tiny.json").read_text())
+    assert Path("metrics/detection/detector/tiny.json").read_text() == yolo
+    res = json.loads(Path("build/coco-results/detector/tiny.json").read_text())
     assert {r["image_id"] for r in res} == {7, 8}                    # the ids of coco.json
     shutil.rmtree("data/detector/labels")
     assert run_score() == 0
-    assert Path("metrics/detection/tiny.json").read_text() == yolo
+    assert Path("metrics/detection/detector/tiny.json").read_text() == yolo
 
 
 def test_a_data_set_without_ground_truth_is_refused(repo, capsys):

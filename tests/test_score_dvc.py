@@ -65,21 +65,21 @@ def repo(tmp_path_factory) -> Path:
 
 
 def test_base_run_produced_metrics(repo):
-    assert (repo / "metrics/detection/demo-v1.json").is_file()
-    assert (repo / "build/detections/demo-v2.jsonl").is_file()
+    assert (repo / "metrics/detection/detector/demo-v1.json").is_file()
+    assert (repo / "build/detections/detector/demo-v2.jsonl").is_file()
     assert "Running stage" not in sh(["dvc", "repro", "score-detection"], repo)
 
 
 def deer_tp(repo: Path, model: str = "demo-v1") -> int:
     import json
 
-    return json.loads((repo / f"metrics/detection/{model}.json").read_text())["all"]["per_class"]["deer"]["tp"]
+    return json.loads((repo / f"metrics/detection/detector/{model}.json").read_text())["all"]["per_class"]["deer"]["tp"]
 
 
 def assert_scoring_only(out: str) -> None:
-    assert "Running stage 'score-detection'" in out, out
+    assert "Running stage 'score-detection@detector'" in out, out
     assert "Running stage 'detect@" not in out, out
-    assert "Stage 'detect@demo-v1' didn't change, skipping" in out, out
+    assert "Stage 'detect@detector' didn't change, skipping" in out, out
 
 
 def test_threshold_experiment_reruns_scoring_only_and_moves_the_metric(repo):
@@ -113,8 +113,8 @@ def test_nms_change_reruns_scoring_only(repo):
 def test_floor_change_does_rerun_inference(repo):
     """The control: the test above could fail, because a detect param does rerun inference."""
     out = sh(["dvc", "exp", "run", "score-detection", "-S", "detector.floor=0.1"], repo)
-    assert "Running stage 'detect@demo-v1'" in out and "Running stage 'detect@demo-v2'" in out, out
-    assert "Running stage 'score-detection'" in out, out
+    assert "Running stage 'detect@detector'" in out, out
+    assert "Running stage 'score-detection@detector'" in out, out
 
 
 def test_plots_and_metrics_are_readable_by_dvc(repo):
@@ -123,8 +123,8 @@ def test_plots_and_metrics_are_readable_by_dvc(repo):
     plots = json.loads(sh(["dvc", "plots", "show", "--json"], repo))
     assert not plots.get("errors"), plots.get("errors")
     ids = set(plots.get("data", plots))
-    assert "plots/detection/pr/demo-v1/deer.csv" in ids
-    assert "plots/detection/confusion/demo-v2.csv" in ids
+    assert "plots/detection/pr/detector/demo-v1/deer.csv" in ids
+    assert "plots/detection/confusion/detector/demo-v2.csv" in ids
     assert not any(i.endswith(".png") for i in ids)          # PNGs are drawn by `make figures`, not dvc
     shown = sh(["dvc", "metrics", "show", "--json"], repo)
     assert '"micro"' in shown and "demo-v2.json" in shown

@@ -11,11 +11,12 @@ from candor.common.errors import InputError
 from stages.stats import main
 
 DATA = Path(__file__).parent / "data" / "stats"
+SETS = "detector: {sets: {detector: [demo-v1, demo-v2]}}\n"
 
 
 def run_stage(tmp_path: Path, *, params: str = "stats: {confidence: 0.95, alpha: 0.05}\n",
               outcomes: Path | None = None) -> tuple[int, Path]:
-    (tmp_path / "params.yaml").write_text(params)
+    (tmp_path / "params.yaml").write_text(params + SETS)
     out = tmp_path / "out" / "stats.json"
     code = main(["run", "--outcomes", str(outcomes or DATA / "outcomes"),
                  "--metrics", str(DATA / "metrics" / "identification.json"), str(DATA / "metrics" / "detection"),
@@ -55,25 +56,25 @@ def test_stage_on_fixtures(tmp_path):
     nw = s["paired"]["identification.not_wrong"]["candidates"]["prompt-b"]
     assert (nw["a_only"], nw["b_only"]) == (1, 1)
     # detection: frames f1 f2 f3 on test; f4 (dev) only has the reference, nothing to compare
-    fr = s["paired"]["detection.test.frame_error_free"]["candidates"]["demo-v2"]
+    fr = s["paired"]["detection.detector.test.frame_error_free"]["candidates"]["demo-v2"]
     assert (fr["a"]["n"], fr["a_only"], fr["b_only"], fr["a"]["rate"], fr["b"]["rate"]) == (3, 0, 1, 0.333333, 0.666667)
     assert fr["a"]["unit"] == "frame"
-    lab = s["paired"]["detection.test.label_found"]["candidates"]["demo-v2"]
+    lab = s["paired"]["detection.detector.test.label_found"]["candidates"]["demo-v2"]
     assert (lab["a"]["n"], lab["a_only"], lab["b_only"], lab["a"]["rate"], lab["b"]["rate"]) == (5, 0, 1, 0.6, 0.8)
-    deer = s["paired"]["detection.test.class.deer.label_found"]["candidates"]["demo-v2"]
+    deer = s["paired"]["detection.detector.test.class.deer.label_found"]["candidates"]["demo-v2"]
     assert (deer["a"]["n"], deer["a"]["rate"], deer["b"]["rate"]) == (2, 0.5, 1.0)
-    assert "detection.dev.label_found" not in s["paired"]
+    assert "detection.detector.dev.label_found" not in s["paired"]
     # rates: exactly the counts blocks of the metrics files, each with its unit; nothing guessed
     r = s["rates"]
     assert sorted(r) == sorted([
         "identification.prompt-a.all.hit_rate", "identification.prompt-a.held.wrong_rate",
         "identification.prompt-a.count.all.exact_rate",
-        "detection.demo-v1.test.micro.precision", "detection.demo-v1.test.micro.recall",
-        "detection.demo-v1.test.per_class.deer.precision", "detection.demo-v1.test.per_class.deer.recall",
-        "detection.demo-v1.test.per_class.sheep.precision", "detection.demo-v1.test.per_class.sheep.recall"])
-    assert r["detection.demo-v1.test.micro.recall"] == {"k": 3, "n": 5, "unit": "label", "rate": 0.6,
+        "detection.detector.demo-v1.test.micro.precision", "detection.detector.demo-v1.test.micro.recall",
+        "detection.detector.demo-v1.test.per_class.deer.precision", "detection.detector.demo-v1.test.per_class.deer.recall",
+        "detection.detector.demo-v1.test.per_class.sheep.precision", "detection.detector.demo-v1.test.per_class.sheep.recall"])
+    assert r["detection.detector.demo-v1.test.micro.recall"] == {"k": 3, "n": 5, "unit": "label", "rate": 0.6,
                                                        "lo": wilson6(3, 5)[0], "hi": wilson6(3, 5)[1]}
-    assert r["detection.demo-v1.test.per_class.sheep.precision"] == {
+    assert r["detection.detector.demo-v1.test.per_class.sheep.precision"] == {
         "k": 0, "n": 0, "unit": "detection", "rate": None, "lo": 0.0, "hi": 1.0}
     assert (r["identification.prompt-a.all.hit_rate"]["k"], r["identification.prompt-a.all.hit_rate"]["n"],
             r["identification.prompt-a.all.hit_rate"]["unit"]) == (5, 12, "run")

@@ -10,7 +10,7 @@ from tests.test_score_detection import PARAMS, repo, run_score  # noqa: F401  (r
 
 def test_suggest_thresholds_reads_dev_only_and_prints_exp_line(repo, capsys):
     # corrupt the test frame's line: suggest-thresholds never parses it, the pipeline would fail
-    p = Path("build/detections/tiny.jsonl")
+    p = Path("build/detections/detector/tiny.jsonl")
     lines = p.read_text().splitlines()
     assert lines[2].startswith('{"frame":"b"')
     lines[2] = lines[2][:-5] + "BROKEN"

@@ -42,7 +42,8 @@ def test_fields_valuation_detection_units():
         [dict(frame="f1", split="test", model="m", tp=2, fp=0, fn=0),
          dict(frame="f2", split="test", model="m", tp=1, fp=1, fn=0)],
         [dict(frame="f1", split="test", label="0", **{"class": "deer"}, model="m", found=True),
-         dict(frame="f2", split="test", label="0", **{"class": "tree"}, model="m", found=False)])
-    assert d["detection.test.frame_error_free"].outcomes["m"] == {("f1",): True, ("f2",): False}
-    assert d["detection.test.label_found"].outcomes["m"] == {("f1", "0"): True, ("f2", "0"): False}
-    assert d["detection.test.class.deer.label_found"].outcomes["m"] == {("f1", "0"): True}
+         dict(frame="f2", split="test", label="0", **{"class": "tree"}, model="m", found=False)],
+        track="detection.demo")
+    assert d["detection.demo.test.frame_error_free"].outcomes["m"] == {("f1",): True, ("f2",): False}
+    assert d["detection.demo.test.label_found"].outcomes["m"] == {("f1", "0"): True, ("f2", "0"): False}
+    assert d["detection.demo.test.class.deer.label_found"].outcomes["m"] == {("f1", "0"): True}

@@ -26,7 +26,7 @@ MODEL = "demo-v1"
 def verified(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("verified")
     assert run_main(fetch.main, ["verify", "--data", str(ROOT / "data"), "--models", str(ROOT / "models"),
-                                 "--out", str(out)]) == 0
+                                 "--params", str(ROOT / "params.yaml"), "--out", str(out)]) == 0
     return out
 
 
@@ -34,13 +34,13 @@ def verified(tmp_path_factory) -> Path:
 def work(tmp_path, verified):
     """One model's params (the committed ones otherwise), a copy of its canonical file, the command's argv."""
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
-    params["detector"]["models"] = [MODEL]
+    params["detector"]["sets"] = {"detector": [MODEL]}
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     (tmp_path / "canonical").mkdir()
-    shutil.copy(ROOT / "build" / "detections" / f"{MODEL}.jsonl", tmp_path / "canonical")
+    shutil.copy(ROOT / "build" / "detections" / "detector" / f"{MODEL}.jsonl", tmp_path / "canonical")
     argv = ["--params", str(tmp_path / "params.yaml"), "--models", str(ROOT / "models"),
-            "--data", str(ROOT / "data" / "detector"), "--verified", str(verified),
-            "--canonical", str(tmp_path / "canonical"), "--report", str(tmp_path / "report.json")]
+            "--set", "detector", "--data", str(ROOT / "data" / "detector"), "--verified", str(verified),
+            "--detections", str(tmp_path / "canonical"), "--report", str(tmp_path / "report.json")]
     return tmp_path, params, argv
 
 
@@ -100,11 +100,14 @@ def test_a_box_moved_beyond_tolerance_is_a_disagreement_naming_its_frame(work, c
 @pytest.fixture(scope="module")
 def same_machine(tmp_path_factory, verified) -> Path:
     """demo-v1's raw detections made on this machine: what the check's rerun gives here, bit for bit."""
-    out = tmp_path_factory.mktemp("same") / f"{MODEL}.jsonl"
-    assert run_main(detect.main, ["--model", MODEL, "--models", str(ROOT / "models"), "--data",
+    out = tmp_path_factory.mktemp("same")
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["detector"]["sets"] = {"detector": [MODEL]}
+    (out / "params.yaml").write_text(yaml.safe_dump(params))
+    assert run_main(detect.main, ["--set", "detector", "--models", str(ROOT / "models"), "--data",
                                   str(ROOT / "data" / "detector"), "--verified", str(verified),
-                                  "--params", str(ROOT / "params.yaml"), "--out", str(out)]) == 0
-    return out
+                                  "--params", str(out / "params.yaml"), "--out", str(out / "detections")]) == 0
+    return out / "detections" / f"{MODEL}.jsonl"
 
 
 def test_a_threshold_crossing_within_tolerance_is_reported_not_failed(work, same_machine):

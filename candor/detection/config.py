@@ -1,7 +1,7 @@
 """The detector track's sections of ``params.yaml``, validated once.
 
-- ``detector``: ``models`` (model card names under ``models/``), ``floor`` (raw
-  boxes below it are never stored), ``nms_iou`` (same-class NMS in scoring),
+- ``detector``: ``sets`` (detection set name -> the model card names under ``models/`` scored on
+  it, reference first; :mod:`candor.detection.sets`), ``floor`` (raw boxes below it are never stored), ``nms_iou`` (same-class NMS in scoring),
   ``providers`` (onnxruntime execution providers, in order).
 - ``thresholds``: the shared served thresholds, ``default`` plus per-class overrides by
   class *name*; the default a sweep edits (``dvc exp run -S thresholds.deer=0.3``).
@@ -10,7 +10,7 @@
   values). A model's served thresholds are the shared mapping with its own keys replacing
   the same keys (:meth:`Thresholds.served`): a model's ``default`` changes only the classes
   that neither mapping names. Every value must be in ``[detector.floor, 1]``, every name
-  ``default`` or a class of the data set, every model name one of ``detector.models``.
+  ``default`` or a class of the data set, every model name a model of ``detector.sets``.
 - ``match``: ``iou`` (match when IoU >= it), ``min_support`` (classes with fewer
   labels are unqualified), ``critical`` (action-target class names),
   ``bands`` (ascending object-size band edges, px at model input).
@@ -25,6 +25,7 @@ one home of the served values.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,13 +38,39 @@ from candor.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 from candor.common.params import DEFAULT_PARAMS, load_yaml, section
 
 
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")     # a set or model name: one path segment, never . or ..
+
+
 class DetectorParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    models: list[str] = Field(default_factory=list)
+    sets: dict[str, list[str]] = Field(default_factory=dict)
     floor: float = Field(default=0.05, ge=0.0, le=1.0)
     nms_iou: float = Field(default=0.5, gt=0.0, le=1.0)
     providers: list[str] = Field(default_factory=lambda: ["CPUExecutionProvider"], min_length=1)
+
+    @field_validator("sets")
+    @classmethod
+    def named_sets_of_models(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
+        """Set and model names are single path segments; each set lists at least one model, once."""
+        for name, models in v.items():
+            bad = [n for n in (name, *models) if not NAME.fullmatch(n) or set(n) == {"."}]
+            if bad:
+                raise ValueError(f"{bad[0]!r} is not a set or model name (letters, digits, '_', '-', '.')")
+            if not models:
+                raise ValueError(f"set {name!r} lists no models")
+            if len(set(models)) != len(models):
+                raise ValueError(f"set {name!r} lists a model twice: {models}")
+        return v
+
+    @property
+    def models(self) -> list[str]:
+        """Every model of every set, once, in order of first appearance.
+
+        >>> DetectorParams(sets={"a": ["m1", "m2"], "b": ["m3", "m1"]}).models
+        ['m1', 'm2', 'm3']
+        """
+        return list(dict.fromkeys(m for models in self.sets.values() for m in models))
 
 
 class MatchParams(BaseModel):
@@ -145,7 +172,7 @@ class Thresholds:
         would otherwise leave its model at the shared thresholds without a word)."""
         bad = [m for m in self.by_model if m not in models]
         if bad:
-            raise InputError([Problem(f"{self.where}:thresholds_by_model.{m}", "not a model of detector.models",
+            raise InputError([Problem(f"{self.where}:thresholds_by_model.{m}", "not a model of detector.sets",
                                       expected="one of: " + ", ".join(models), got=repr(m)) for m in bad])
 
 

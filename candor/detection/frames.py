@@ -1,5 +1,10 @@
 """A detector data set's frames: ``frames.csv`` (session, zoom, split per frame) and ``images/``.
 
+``frames.csv`` is optional (:func:`load_frames`): without it every image of ``images/`` is a
+frame of the ``test`` split with an empty session and zoom, so a set brought as a folder of
+images and labels is scored as one held-out evaluation; write ``frames.csv`` to mark ``dev``
+frames (the only ones thresholds are tuned on) and to report per session and zoom.
+
 Both inference (which frames to run, where their images are) and scoring (splits, sessions,
 zooms) read these, so they live beside, not inside, either sub-package.
 """
@@ -49,6 +54,20 @@ def read_frames(path: Path) -> FrameInfo:
     order = sorted(rows)
     return FrameInfo(frames=tuple(order), session=tuple(rows[f][0] for f in order),
                      zoom=tuple(rows[f][1] for f in order), split=tuple(rows[f][2] for f in order))
+
+
+def load_frames(data: Path) -> FrameInfo:
+    """The frames of data set folder ``data``: its ``frames.csv`` (:func:`read_frames`), or when it
+    has none every image of ``images/`` as a ``test`` frame (module docstring)."""
+    table = Path(data) / "frames.csv"
+    if table.exists():
+        return read_frames(table)
+    frames = tuple(sorted(find_images(Path(data) / "images")))
+    if not frames:
+        raise fail(str(Path(data) / "images"), "no frames: neither frames.csv nor images",
+                   expected="images/*.jpg|png|... and optionally frames.csv")
+    return FrameInfo(frames=frames, session=("",) * len(frames), zoom=("",) * len(frames),
+                     split=("test",) * len(frames))
 
 
 def image_size(path: Path) -> tuple[int, int]:

@@ -11,7 +11,8 @@ does not repeat it (``metrics/identification.json`` + ``identification.prompt-a.
 -> ``identification.prompt-a.all.hit_rate``).
 
 *Paired comparisons* come from the outcome tables (:mod:`candor.stats.units`): for each paired
-metric and each candidate other than its track's reference (:class:`Reference`), the reference
+metric and each candidate other than its track's reference (:func:`references`: ``stats.reference.lots``
+for the lots tracks, the first model of each detection set for ``detection.<set>``), the reference
 (A) against the candidate (B). A present table that lacks its reference is an input error.
 
 *Inputs* absent on disk are not errors (a track may not be built yet): they are recorded as
@@ -27,9 +28,9 @@ from typing import Any
 from candor.common.counts import read_counts
 from candor.common.tables import read_json, read_text
 from candor.common.errors import InputError, Problem, fail
-from candor.stats.outcomes import TABLES, parse_tables
+from candor.stats.outcomes import parse_tables, table_paths
 from candor.stats.paired import compare_paired
-from candor.stats.params import Reference, StatsParams
+from candor.stats.params import StatsParams
 from candor.stats.rates import Rate, min_k0, wilson
 from candor.stats.stats_file import Comparisons, Presence, StatsFile
 from candor.stats.units import Units, units_from_tables
@@ -54,12 +55,20 @@ def metrics_prefix(path: Path, root: Path) -> str:
     return ".".join(rel.with_suffix("").parts)
 
 
-def read_inputs(*, outcomes: Path, metrics: Sequence[Path], root: Path) -> Inputs:
-    """Read every contract table under ``outcomes`` and every metrics JSON file in ``metrics``
-    (a folder means every ``*.json`` under it, sorted); absent ones are recorded, not errors."""
+def references(lots: str, detection_sets: Mapping[str, Sequence[str]]) -> dict[str, str]:
+    """Track -> its reference: ``lots`` (``stats.reference.lots``) for identification, fields and
+    valuation; for ``detection.<set>`` the set's first model (``detector.sets``)."""
+    return ({t: lots for t in ("identification", "fields", "valuation")}
+            | {f"detection.{name}": models[0] for name, models in detection_sets.items()})
+
+
+def read_inputs(*, outcomes: Path, metrics: Sequence[Path], root: Path, detection_sets: Sequence[str]) -> Inputs:
+    """Read every contract table under ``outcomes`` (the detection tables of each of
+    ``detection_sets``) and every metrics JSON file in ``metrics`` (a folder means every ``*.json``
+    under it, sorted); absent ones are recorded, not errors."""
     presence: dict[str, Presence] = {}
     texts: dict[str, str | None] = {}
-    for name in TABLES:
+    for name in table_paths(detection_sets):
         path = outcomes / name
         texts[name] = read_text(path, expected="an outcome table") if path.is_file() else None
         presence[path.as_posix()] = "absent" if texts[name] is None else "present"
@@ -92,16 +101,18 @@ def rates_from_counts(metrics: Mapping[str, tuple[str, Any]], *, confidence: flo
     return dict(sorted(rates.items()))
 
 
-def paired_stats(units: Mapping[str, Units], ref: Reference, *, alpha: float,
+def paired_stats(units: Mapping[str, Units], refs: Mapping[str, str], *, alpha: float,
                  confidence: float) -> dict[str, Comparisons]:
-    """Metric -> the track's reference against each other candidate; the reference must exist."""
+    """Metric -> the track's reference (``refs``, :func:`references`) against each other candidate;
+    the reference must exist."""
     out: dict[str, Comparisons] = {}
     problems = []
     for track, by_metric in sorted(units.items()):
-        reference = ref.for_track(track)
+        reference = refs.get(track)
         candidates = sorted({c for m in by_metric.values() for c in m.outcomes})
         if candidates and reference not in candidates:
-            problems.append(Problem(f"params.yaml:stats.reference ({track})", "reference not in the outcome table",
+            key = "detector.sets (first model)" if track.startswith("detection.") else "stats.reference.lots"
+            problems.append(Problem(f"params.yaml:{key} ({track})", "reference not in the outcome table",
                                     expected=" or ".join(candidates), got=reference))
             continue
         for metric, m in by_metric.items():
@@ -111,16 +122,17 @@ def paired_stats(units: Mapping[str, Units], ref: Reference, *, alpha: float,
             if compared:
                 out[metric] = Comparisons(reference, compared)
     if problems:
-        raise InputError(problems, hint="set stats.reference.lots / stats.reference.detector in params.yaml")
+        raise InputError(problems, hint="set stats.reference.lots, or list each set's reference first in "
+                                        "detector.sets, in params.yaml")
     return out
 
 
-def build_stats(inputs: Inputs, *, params: StatsParams) -> StatsFile:
-    """The whole of ``stats.json`` from what was read (pure)."""
+def build_stats(inputs: Inputs, *, params: StatsParams, refs: Mapping[str, str]) -> StatsFile:
+    """The whole of ``stats.json`` from what was read (pure); ``refs`` as :func:`references`."""
     return StatsFile(
         confidence=params.confidence, alpha=params.alpha, min_k0=min_k0(params.alpha),
-        reference=params.reference, inputs=dict(sorted(inputs.presence.items())),
+        reference=dict(refs), inputs=dict(sorted(inputs.presence.items())),
         rates=rates_from_counts(inputs.metrics, confidence=params.confidence),
-        paired=paired_stats(units_from_tables(inputs.tables), params.reference, alpha=params.alpha,
+        paired=paired_stats(units_from_tables(inputs.tables), refs, alpha=params.alpha,
                             confidence=params.confidence),
     )

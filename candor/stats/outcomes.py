@@ -1,6 +1,7 @@
 """The outcome-table contract (docs/CONVENTIONS.md): per-case tables every paired test reads.
 
-Each table is a CSV under ``metrics/outcomes/`` with the columns of its :class:`TableSpec`
+Each table is a CSV under ``metrics/outcomes/`` (the lots tracks' at the root, each detection
+set's in its own folder ``<set>/``: :func:`table_paths`) with the columns of its :class:`TableSpec`
 (extra columns are allowed and ignored), one row per case (``key``), values typed by
 ``types``: ``int`` a non-negative integer, ``bool`` ``1``/``0``, ``bool?`` ``1``/``0``/empty
 (not applicable), ``outcome`` ``hit``/``abstain``/``wrong``; anything else is text.
@@ -11,7 +12,7 @@ then the rows as given (each scorer sorts its rows by case).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from candor.common.errors import InputError, Problem
@@ -45,6 +46,22 @@ TABLES: dict[str, TableSpec] = {s.name: s for s in (
 )}
 
 OUTCOMES = ("hit", "abstain", "wrong")
+
+
+def table_paths(detection_sets: Iterable[str]) -> list[str]:
+    """Every outcome table's path relative to the outcomes root: the lots tracks' tables at the
+    root, the detection tables once per detection set, in the set's folder.
+
+    >>> table_paths(["demo"])[-2:]
+    ['demo/detection-frames.csv', 'demo/detection-labels.csv']
+    """
+    lots = [n for n, spec in TABLES.items() if spec.track != "detection"]
+    return lots + [f"{d}/{n}" for d in detection_sets for n, spec in TABLES.items() if spec.track == "detection"]
+
+
+def spec_of(path: str) -> TableSpec:
+    """The spec of the table at ``path`` (relative to the outcomes root): by its file name."""
+    return TABLES[path.rsplit("/", 1)[-1]]
 
 
 def outcome_text(name: str, rows: list[Mapping[str, object]] | list[tuple]) -> str:
@@ -125,7 +142,7 @@ def parse_table(spec: TableSpec, text: str, *, where: str) -> list[dict[str, obj
 
 
 def parse_tables(texts: Mapping[str, str | None], *, where: Callable[[str], str]) -> dict[str, list[dict[str, object]]]:
-    """Parse the tables whose text is given (table name -> text, ``None`` when absent); absent
+    """Parse the tables whose text is given (table path -> text, ``None`` when absent); absent
     tables are left out. Every problem of every table is raised at once (one InputError), each
     located by ``where(name)``."""
     tables: dict[str, list[dict[str, object]]] = {}
@@ -134,7 +151,7 @@ def parse_tables(texts: Mapping[str, str | None], *, where: Callable[[str], str]
         if text is None:
             continue
         try:
-            tables[name] = parse_table(TABLES[name], text, where=where(name))
+            tables[name] = parse_table(spec_of(name), text, where=where(name))
         except InputError as err:
             problems.extend(err.problems)
     if problems:

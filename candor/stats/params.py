@@ -10,15 +10,11 @@ from candor.stats.rates import CONFIDENCE
 
 
 class Reference(BaseModel):
-    """``stats.reference``: the reference each track's candidates are compared against."""
+    """``stats.reference``: the lots tracks' reference candidate. Each detection set's reference is
+    its first model (``detector.sets``; :func:`candor.stats.collect.references`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     lots: str = "prompt-a"
-    detector: str = "demo-v1"
-
-    def for_track(self, track: str) -> str:
-        """``detector`` for the ``detection`` track, ``lots`` for identification, fields, valuation."""
-        return self.detector if track == "detection" else self.lots
 
 
 class StatsParams(BaseModel):
@@ -34,6 +30,7 @@ class GateParams(BaseModel):
     """``params.yaml: gate``: the release gate, declared before a candidate is scored."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    set: str = "detector"
     reference: str = "demo-v1"
     candidate: str = "demo-v2"
     split: str = "test"

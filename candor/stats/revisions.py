@@ -43,3 +43,12 @@ def read_at(rev: str, path: str, *, repo: Path) -> str | None:
         return p.read_text(encoding="utf-8") if p.is_file() else None
     got = _git(["show", f"{rev}:{path}"], repo)
     return got.stdout if got.returncode == 0 else None
+
+
+def folders_at(rev: str, path: str, *, repo: Path) -> list[str]:
+    """The names of the folders directly under ``path`` at ``rev`` (a SHA or :data:`WORKSPACE`), sorted."""
+    if rev == WORKSPACE:
+        p = repo / path
+        return sorted(d.name for d in p.iterdir() if d.is_dir()) if p.is_dir() else []
+    got = _git(["ls-tree", "-d", "--name-only", rev, f"{path.rstrip('/')}/"], repo)
+    return sorted(line.rsplit("/", 1)[-1] for line in got.stdout.splitlines()) if got.returncode == 0 else []

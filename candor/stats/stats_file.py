@@ -3,7 +3,7 @@
 Shape (docs/stats.md)::
 
     {"confidence": 0.95, "alpha": 0.05, "min_k0": 6,
-     "reference": {"lots": "prompt-a", "detector": "demo-v1"},
+     "reference": {"<track>": "<name>", ...},   # e.g. identification: prompt-a, detection.<set>: its first model
      "inputs":  {"<path>": "present" | "absent", ...},
      "rates":   {"<key>": <Rate>, ...},
      "paired":  {"<metric>": {"reference": "<name>", "candidates": {"<name>": <Paired>, ...}}, ...}}
@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from candor.stats.paired import Paired
-from candor.stats.params import Reference
 from candor.stats.rates import Rate
 from candor.stats.records import decoded
 
@@ -40,7 +39,7 @@ class StatsFile:
     confidence: float
     alpha: float
     min_k0: int | None
-    reference: Reference
+    reference: dict[str, str]            # track -> its reference (candor.stats.collect.references)
     inputs: dict[str, Presence]
     rates: dict[str, Rate]
     paired: dict[str, Comparisons]
@@ -54,7 +53,7 @@ class StatsFile:
         """The stored form, keys sorted within each section."""
         return {
             "confidence": self.confidence, "alpha": self.alpha, "min_k0": self.min_k0,
-            "reference": self.reference.model_dump(),
+            "reference": dict(sorted(self.reference.items())),
             "inputs": dict(sorted(self.inputs.items())),
             "rates": {k: r.as_json() for k, r in sorted(self.rates.items())},
             "paired": {m: {"reference": c.reference,
@@ -72,7 +71,7 @@ class StatsFile:
             return cls(
                 confidence=float(doc["confidence"]), alpha=float(doc["alpha"]),
                 min_k0=None if doc["min_k0"] is None else int(doc["min_k0"]),
-                reference=Reference(**doc["reference"]), inputs=inputs,  # type: ignore[arg-type]
+                reference={str(t): str(r) for t, r in doc["reference"].items()}, inputs=inputs,  # type: ignore[arg-type]
                 rates={k: Rate.from_json(r, where=f"{where}:rates.{k}") for k, r in doc["rates"].items()},
                 paired={m: Comparisons(str(c["reference"]),
                                        {n: Paired.from_json(p, where=f"{where}:paired.{m}.{n}")

@@ -17,9 +17,10 @@ Pure: no I/O. Rows are the typed rows of :func:`candor.stats.outcomes.parse_tabl
   with ``total = 0`` (every run failed) is not a case and is left out.
 - ``valuation.in_band``: unit ``lot``; in band (``in_band = 1``); a lot with no estimate
   (empty ``in_band``) is not in band: an abstention is not a success.
-- ``detection.<split>.frame_error_free``: unit ``frame``; ``fp == 0 and fn == 0``.
-- ``detection.<split>.label_found`` (and ``detection.<split>.class.<name>.label_found``):
-  unit ``label`` (a (frame, label index)); the label was matched.
+- ``detection.<set>.<split>.frame_error_free``: unit ``frame``; ``fp == 0 and fn == 0``.
+- ``detection.<set>.<split>.label_found`` (and ``detection.<set>.<split>.class.<name>.label_found``):
+  unit ``label`` (a (frame, label index)); the label was matched. Each detection set is its own
+  track (``detection.<set>``): its models are compared only with each other, on its own frames.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 from candor.stats.paired import Case
 
 Row = Mapping[str, object]
+DETECTION_TABLES = ("detection-frames.csv", "detection-labels.csv")
 
 
 @dataclass(frozen=True)
@@ -91,24 +93,27 @@ def valuation_units(rows: Iterable[Row]) -> Units:
                  for r in rows)
 
 
-def detection_units(frames: Iterable[Row], labels: Iterable[Row]) -> Units:
-    """Per-frame error-free and per-label found units, per split (and per class for labels)."""
+def detection_units(frames: Iterable[Row], labels: Iterable[Row], *, track: str) -> Units:
+    """Per-frame error-free and per-label found units, per split (and per class for labels), named
+    under ``track`` (``detection.<set>``)."""
     items = []
     for r in frames:
         ok = int(r["fp"]) == 0 and int(r["fn"]) == 0  # type: ignore[call-overload]
-        items.append((f"detection.{r['split']}.frame_error_free", "frame", str(r["model"]), (str(r["frame"]),), ok))
+        items.append((f"{track}.{r['split']}.frame_error_free", "frame", str(r["model"]), (str(r["frame"]),), ok))
     for r in labels:
         case = (str(r["frame"]), str(r["label"]))
         found = r["found"] is True
-        items.append((f"detection.{r['split']}.label_found", "label", str(r["model"]), case, found))
-        items.append((f"detection.{r['split']}.class.{r['class']}.label_found", "label", str(r["model"]), case, found))
+        items.append((f"{track}.{r['split']}.label_found", "label", str(r["model"]), case, found))
+        items.append((f"{track}.{r['split']}.class.{r['class']}.label_found", "label", str(r["model"]), case, found))
     return _nest(items)
 
 
 def units_from_tables(tables: Mapping[str, list[dict[str, object]]]) -> dict[str, Units]:
-    """Track -> paired units, from the parsed tables present (an absent table gives no track).
+    """Track -> paired units, from the parsed tables present (table path -> rows, paths as
+    :func:`candor.stats.outcomes.table_paths`; an absent table gives no track).
 
-    Tracks: ``identification``, ``fields``, ``valuation``, ``detection`` (either detection table).
+    Tracks: ``identification``, ``fields``, ``valuation``, ``detection.<set>`` (either table of
+    the set's folder).
     """
     out: dict[str, Units] = {}
     if "identification.csv" in tables:
@@ -117,7 +122,7 @@ def units_from_tables(tables: Mapping[str, list[dict[str, object]]]) -> dict[str
         out["fields"] = fields_units(tables["fields.csv"])
     if "valuation.csv" in tables:
         out["valuation"] = valuation_units(tables["valuation.csv"])
-    if "detection-frames.csv" in tables or "detection-labels.csv" in tables:
-        out["detection"] = detection_units(tables.get("detection-frames.csv", []),
-                                           tables.get("detection-labels.csv", []))
+    for d in sorted({path.rsplit("/", 1)[0] for path in tables if path.endswith(tuple("/" + t for t in DETECTION_TABLES))}):
+        out[f"detection.{d}"] = detection_units(tables.get(f"{d}/{DETECTION_TABLES[0]}", []),
+                                                tables.get(f"{d}/{DETECTION_TABLES[1]}", []), track=f"detection.{d}")
     return out

@@ -1,7 +1,8 @@
 """One model over the frames of a data set: checked inputs, then raw boxes per frame.
 
-- :func:`open_inputs`: the data set's manifest must be the one the fetch stage verified
-  (``<verified>/data-<set>.json``), every frame of ``frames.csv`` must have an image, and the
+- :func:`open_inputs`: the data set's manifest and the model's card must be the ones the fetch
+  stage verified for the set (``<verified>/detection-<set>.json``, :mod:`candor.detection.sets`;
+  the model must be one of the set's), every frame of ``frames.csv`` must have an image, and the
   model is opened hash-checked (:func:`~candor.detection.inference.onnx_model.open_model`).
 - :func:`detect_frame`: one decoded frame -> its :class:`FrameBoxes`: letterbox to the
   model's static input with the card's ``preprocess`` (:mod:`~candor.detection.inference.letterbox`), run, decode
@@ -26,9 +27,10 @@ from tqdm import tqdm
 
 from candor.common.errors import fail
 from candor.common.images import load_frame
-from candor.common.manifest import load_manifest
+from candor.common.manifest import load_manifest, sha256_file
 from candor.common.params import DEFAULT_PARAMS
-from candor.detection.frames import FrameInfo, find_images, read_frames
+from candor.detection.sets import add_set_arguments
+from candor.detection.frames import FrameInfo, find_images, load_frames
 from candor.detection.inference.decode import decode
 from candor.detection.inference.detections_file import (FrameBoxes, RawDetections, collect, file_lines, header,
                                                          rounded_candidates)
@@ -38,17 +40,25 @@ from candor.detection.inference.onnx_model import LoadedModel, open_model
 OUTPUT_RANK = 3  # every supported layout is [1, A, B]
 
 
-def check_data(data: Path, verified: Path) -> None:
-    """The data set's manifest must be the one the fetch stage verified (``<verified>/data-<set>.json``)."""
-    record_path = verified / f"data-{data.name}.json"
+def check_verified(data: Path, card_file: Path, verified: Path) -> None:
+    """The set's manifest and the model's card must be the ones the fetch stage verified for the set
+    (``<verified>/detection-<set>.json``, the set named by the data folder), and the model one of the set's."""
+    record_path = verified / f"detection-{data.name}.json"
     try:
         record = json.loads(record_path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise fail(str(record_path), "verified record not found", hint="run the fetch stage: dvc repro fetch") from None
+        raise fail(str(record_path), "verified record of the detection set not found",
+                   hint="add the set to params.yaml detector.sets, then: dvc repro fetch") from None
     actual = load_manifest(data / "manifest.csv").sha256
-    if record.get("sha256") != actual:
+    if record["data"].get("sha256") != actual:
         raise fail(str(data / "manifest.csv"), "manifest changed since it was verified",
-                   expected=record.get("sha256"), got=actual, hint="dvc repro fetch")
+                   expected=record["data"].get("sha256"), got=actual, hint="dvc repro fetch")
+    entry = record["models"].get(card_file.stem)
+    if entry is None:
+        raise fail(str(record_path), f"model {card_file.stem!r} is not a model of detection set {data.name!r}",
+                   expected="one of: " + ", ".join(record["models"]), hint="params.yaml: detector.sets")
+    if entry["card_sha256"] != sha256_file(card_file):
+        raise fail(str(card_file), "model card changed since it was verified", hint="dvc repro fetch")
 
 
 def open_inputs(*, model: str, models: str | Path, data: str | Path, verified: str | Path,
@@ -57,8 +67,8 @@ def open_inputs(*, model: str, models: str | Path, data: str | Path, verified: s
     ``providers``, after checking the data set and the model against the fetch stage's records in
     ``verified``. Every frame of ``frames.csv`` must have an image."""
     data, verified = Path(data), Path(verified)
-    check_data(data, verified)
-    info = read_frames(data / "frames.csv")
+    check_verified(data, Path(models) / f"{model}.yaml", verified)
+    info = load_frames(data)
     images = find_images(data / "images")
     missing = [f for f in info.frames if f not in images]
     if missing:
@@ -104,13 +114,12 @@ def run_model(model: LoadedModel, frames: Sequence[str], images: dict[str, Path]
     return collect(header(model, floor=floor), iter_frames(model, frames, images, floor=floor))
 
 
-def model_parser(prog: str, description: str | None, *, out_help: str) -> argparse.ArgumentParser:
-    """The argv of a command that runs one model over the frames of a data set (detect, latency)."""
+def set_parser(prog: str, description: str | None, *, out_help: str) -> argparse.ArgumentParser:
+    """The argv of a command that runs every model of a detection set over its frames (detect, latency)."""
     p = argparse.ArgumentParser(prog=prog, description=description,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", required=True, help="model card name: <models>/<name>.yaml")
+    add_set_arguments(p, detections=False)
     p.add_argument("--models", default="models", help="folder of model cards (default: models)")
-    p.add_argument("--data", default="data/detector", help="data set folder (frames.csv, images/)")
     p.add_argument("--verified", default="build/verified", help="the fetch stage's records")
     p.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (default: params.yaml)")
     p.add_argument("--out", required=True, help=out_help)

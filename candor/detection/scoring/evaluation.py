@@ -14,7 +14,7 @@ then applies per-class thresholds, same-class NMS and the matcher once
 - ``frames`` / ``labels``: rows of the outcome tables ``detection-frames.csv``
   (``frame,split,session,zoom,model,tp,fp,fn``) and ``detection-labels.csv``
   (``frame,split,label,class,model,found``; crowd labels have no row);
-- ``plots``: plot data files (relative path -> bytes, :mod:`candor.detection.scoring.plots`);
+- ``plots``: plot data files (kind -> relative path -> bytes, :mod:`candor.detection.scoring.plots`);
 - ``coco``: the served detections (kept at the operating point) as a COCO results list;
 - ``figure``: the inputs of the model's PNGs (drawn outside the pipeline).
 
@@ -49,6 +49,7 @@ from candor.detection.scoring.metrics import (
 from candor.detection.scoring.scene import build_scene
 from candor.detection.scoring.scope import out_of_scope_block
 from candor.detection.scoring.truth import Truth
+from candor.detection.sets import add_set_arguments
 
 log = logging.getLogger("candor.score")
 
@@ -66,7 +67,7 @@ class ScoreParams(NamedTuple):
 
 def read_params(path: str | Path) -> ScoreParams:
     """The ``detector``, ``match``, ``thresholds`` and ``thresholds_by_model`` sections of a params
-    file, validated (every model of ``thresholds_by_model`` must be one of ``detector.models``)."""
+    file, validated (every model of ``thresholds_by_model`` must be a model of ``detector.sets``)."""
     detector = section(DetectorParams, "detector", path=str(path))
     thresholds = load_thresholds(path)
     thresholds.check_models(detector.models)
@@ -81,7 +82,7 @@ class ModelScore:
     metrics: dict
     frames: list[FrameRow]
     labels: list[LabelRow]
-    plots: dict[str, bytes]
+    plots: dict[str, dict[str, bytes]]
     coco: list[dict]
     figure: dp.FigureInputs
 
@@ -131,12 +132,12 @@ def coco_ids(truth: Truth, frames: tuple[str, ...], classes: tuple[str, ...], *,
 
 
 def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
-    """The arguments of every command that scores the raw detections of ``detector.models``."""
+    """The arguments of every command that scores the raw detections of a detection set's models
+    (``--set``, ``--data``, ``--detections``: :func:`candor.detection.sets.add_set_arguments`)."""
     parser.add_argument("--params", default=str(DEFAULT_PARAMS),
                         help="params file (sections detector, thresholds, thresholds_by_model, match)")
-    parser.add_argument("--detections", default="build/detections", help="folder of <model>.jsonl raw boxes")
+    add_set_arguments(parser)
     parser.add_argument("--models", default="models", help="folder of model cards")
-    parser.add_argument("--data", default="data/detector", help="data set folder")
 
 
 def score_model(model: str, *, data: Path, models: Path, detections: Path, detector: DetectorParams,

@@ -1,14 +1,16 @@
 """Plot data (for ``dvc plots``) and matching PNGs (matplotlib, Agg) of one model's scores.
 
 Everything here is a view of :mod:`candor.detection.scoring.metrics` results; nothing is
-recomputed. Files, for a model ``M`` under the plots folder (``plots/detection``):
+recomputed. Files, for a model ``M`` of detection set ``S`` under the plots folder
+(``plots/detection``), one folder per kind (:data:`PLOT_KINDS`, each a ``dvc plots`` definition in
+``dvc.yaml``) and set:
 
-- ``pr/M/<class>.csv`` ``threshold,precision,recall`` (DVC template ``linear``,
+- ``pr/S/M/<class>.csv`` ``threshold,precision,recall`` (DVC template ``linear``,
   x recall, y precision), one file per class plus ``all`` (micro);
-- ``f1/M/<class>.csv`` ``threshold,f1,precision,recall`` (``linear``, x threshold, y f1);
-- ``confusion/M.csv`` ``actual,predicted``, one row per counted box (``confusion``
+- ``f1/S/M/<class>.csv`` ``threshold,f1,precision,recall`` (``linear``, x threshold, y f1);
+- ``confusion/S/M.csv`` ``actual,predicted``, one row per counted box (``confusion``
   template; ``background`` is the no-box row/column);
-- ``per_class/M.csv`` ``class,f1,support`` (``bar_horizontal``, x f1, y class);
+- ``per_class/S/M.csv`` ``class,f1,support`` (``bar_horizontal``, x f1, y class);
 - PNGs ``M-pr.png``, ``M-f1.png``, ``M-confusion.png``, ``M-per_class.png`` (rendered by
   :mod:`stages.figures` into ``plots/figures/``, not by the pipeline: PNG bytes depend on the
   matplotlib build, so they are outside the byte-identical contract).
@@ -33,6 +35,7 @@ from candor.common.parallel import fork_map
 from candor.common.png import PNG_DPI, png_bytes, pyplot
 
 BACKGROUND = "background"
+PLOT_KINDS = ("pr", "f1", "confusion", "per_class")
 
 
 @dataclass(frozen=True)
@@ -85,15 +88,16 @@ def per_class_csv(per_class: dict[str, dict]) -> str:
 
 
 def plot_files(model: str, *, curves: dict[str, Curve], matrix: np.ndarray, classes: tuple[str, ...],
-               per_class: dict[str, dict]) -> dict[str, bytes]:
-    """One model's plot data files (relative path under the plots folder -> bytes), as listed above."""
+               per_class: dict[str, dict]) -> dict[str, dict[str, bytes]]:
+    """One model's plot data files: kind -> (path relative to the kind's set folder -> bytes), as
+    listed above."""
     m = safe_name(model)
-    files: dict[str, bytes] = {}
+    files: dict[str, dict[str, bytes]] = {kind: {} for kind in PLOT_KINDS}
     for name, curve in curves.items():
-        files[f"pr/{m}/{safe_name(name)}.csv"] = pr_csv(curve).encode()
-        files[f"f1/{m}/{safe_name(name)}.csv"] = f1_csv(curve).encode()
-    files[f"confusion/{m}.csv"] = confusion_csv(matrix, classes).encode()
-    files[f"per_class/{m}.csv"] = per_class_csv(per_class).encode()
+        files["pr"][f"{m}/{safe_name(name)}.csv"] = pr_csv(curve).encode()
+        files["f1"][f"{m}/{safe_name(name)}.csv"] = f1_csv(curve).encode()
+    files["confusion"][f"{m}.csv"] = confusion_csv(matrix, classes).encode()
+    files["per_class"][f"{m}.csv"] = per_class_csv(per_class).encode()
     return files
 
 

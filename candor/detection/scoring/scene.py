@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from candor.common.errors import fail
-from candor.detection.frames import read_frames
+from candor.detection.frames import load_frames
 from candor.detection.inference.detections_file import RawDetections
 from candor.detection.scoring.columns import GroundTruth
 from candor.detection.scoring.metrics import Scene
@@ -46,7 +46,7 @@ def build_scene(*, data: Path, raw: RawDetections, input_hw: tuple[int, int], cl
     ``class_map`` is the card's (``card`` names it in errors). Without ``frames`` the detections
     must cover exactly the data set's frames (else they are stale: an input error).
     """
-    info = read_frames(data / "frames.csv")
+    info = load_frames(data)
     wanted = info.frames if frames is None else frames
     missing = [f for f in wanted if f not in raw.sizes]
     extra = [f for f in raw.frames if f not in set(wanted)]

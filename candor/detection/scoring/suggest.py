@@ -22,7 +22,7 @@ import numpy as np
 from candor.common.errors import fail
 from candor.detection.config import DetectorParams, MatchParams, Thresholds
 from candor.detection.model_card import ModelCard
-from candor.detection.frames import read_frames
+from candor.detection.frames import load_frames
 from candor.detection.inference.detections_file import read_raw
 from candor.detection.scoring.metrics import best_thresholds, curves, score_detections, threshold_grid
 from candor.detection.scoring.scene import build_scene
@@ -50,7 +50,7 @@ def suggest_thresholds(model: str, *, card: ModelCard, data: Path, detections: P
                        match: MatchParams, thresholds: Thresholds) -> Suggestion:
     """Best-F1 thresholds of ``model`` (its card ``card``) on the dev frames of ``data`` (see the
     module docstring)."""
-    info = read_frames(Path(data) / "frames.csv")
+    info = load_frames(Path(data))
     dev = tuple(f for f, sp in zip(info.frames, info.split) if sp == "dev")
     if not dev:
         raise fail(str(Path(data) / "frames.csv"), "no dev frames to tune on", expected="frames with split=dev")

@@ -1,0 +1,121 @@
+"""Detection sets: the data sets the detector track scores, and where each one's files live.
+
+``params.yaml: detector.sets`` maps a set name to the model cards scored on it, reference first
+(``{detector: [demo-v1, demo-v2]}``); adding a set is one line there (docs/detector.md,
+"Detection sets"). The DVC stages iterate over the sets (``foreach`` in ``dvc.yaml``); a set
+``s`` has, by convention:
+
+- ``data/s/``: ``manifest.csv`` (``python -m stages.fetch manifest data/s``), ``frames.csv``,
+  ``images/``, ground truth as YOLO txt (``labels/`` + ``classes.txt``) and/or ``coco.json``;
+- ``build/detections/s/<model>.jsonl``: the raw boxes of every model of the set (``detect@s``);
+- ``metrics/detection/s/<model>.json`` and ``metrics/outcomes/s/detection-{frames,labels}.csv``
+  (``score-detection@s``), plot data under ``plots/detection/<kind>/s/``, COCO results under
+  ``build/coco-results/s/``.
+
+The fetch stage writes one record per set, ``build/verified/detection-<set>.json``
+(:func:`set_records`): the set's data record and, per model, its verified ONNX SHA-256 and the
+SHA-256 of its card file. ``detect@s`` depends on that record rather than on the whole
+``models/`` folder, so adding or changing a model reruns inference only of the sets that list it.
+
+The paired tests compare, within each set, the set's first model (its reference) with each
+other model of the set: two sets never share a unit.
+"""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+from candor.common.errors import Problem, fail
+from candor.common.manifest import sha256_file
+from candor.detection.config import DetectorParams
+
+DATA = Path("data")
+DETECTIONS = Path("build/detections")
+
+
+@dataclass(frozen=True)
+class DetectionSet:
+    """One configured set: its ``name`` and its ``models`` (reference first)."""
+
+    name: str
+    models: tuple[str, ...]
+
+    @property
+    def reference(self) -> str:
+        """The model every other model of the set is compared with: the first one listed."""
+        return self.models[0]
+
+
+def detection_sets(params: DetectorParams) -> list[DetectionSet]:
+    """Every configured set, in ``params.yaml`` order."""
+    return [DetectionSet(name, tuple(models)) for name, models in params.sets.items()]
+
+
+def find_set(params: DetectorParams, name: str | None, *, where: str = "params.yaml") -> DetectionSet:
+    """Set ``name`` of ``detector.sets`` (``None``: the first set, the default); an unknown name or
+    no set at all is an input error naming ``detector.sets``."""
+    sets = {s.name: s for s in detection_sets(params)}
+    if not sets:
+        raise fail(f"{where}:detector.sets", "no detection set configured",
+                   expected="{<set>: [<model>, ...]}, one line per folder data/<set>/")
+    if name is None:
+        return next(iter(sets.values()))
+    if name not in sets:
+        raise fail(f"{where}:detector.sets", "unknown detection set", expected="one of: " + ", ".join(sets),
+                   got=repr(name))
+    return sets[name]
+
+
+def add_set_arguments(parser: argparse.ArgumentParser, *, detections: bool = True) -> None:
+    """``--set`` and the set's folders, each defaulting to the convention of the module docstring."""
+    parser.add_argument("--set", dest="set_name", metavar="SET",
+                        help="detection set of params detector.sets (default: the first one)")
+    parser.add_argument("--data", help="the set's data folder (default: data/<set>)")
+    if detections:
+        parser.add_argument("--detections", help="the set's raw detections, <model>.jsonl (default: "
+                                                 "build/detections/<set>)")
+
+
+def set_folders(args: argparse.Namespace, params: DetectorParams, *,
+                where: str = "params.yaml") -> tuple[DetectionSet, Path, Path]:
+    """The set named by ``--set``, its data folder and its raw-detections folder (given or by convention)."""
+    s = find_set(params, args.set_name, where=where)
+    data = Path(args.data) if args.data else DATA / s.name
+    detections = Path(getattr(args, "detections", None) or DETECTIONS / s.name)
+    return s, data, detections
+
+
+def set_records(sets: list[DetectionSet], *, data_records: dict[str, dict], model_records: dict[str, dict],
+                models: Path) -> tuple[dict[str, dict], list[Problem]]:
+    """``detection-<set>.json`` records of the fetch stage (module docstring), from its verified
+    ``data_records`` (by data folder name) and ``model_records`` (by card name); a set without a
+    verified data folder or with a model that has no card is a Problem."""
+    records, problems = {}, []
+    for s in sets:
+        data = data_records.get(s.name)
+        if data is None:
+            problems.append(Problem(f"{DATA / s.name}/manifest.csv", "detection set has no manifest",
+                                    expected=f"run: python -m stages.fetch manifest {DATA / s.name}"))
+        missing = [m for m in s.models if m not in model_records]
+        problems += [Problem(f"{models / m}.yaml", f"model card of detection set {s.name!r} not found",
+                             expected="a card models/<model>.yaml (docs/detector.md, \"Model cards\")")
+                     for m in missing]
+        if data is None or missing:
+            continue
+        records[f"detection-{s.name}.json"] = {
+            "set": s.name, "data": data,
+            "models": {m: {**model_records[m], "card_sha256": sha256_file(models / f"{m}.yaml")} for m in s.models}}
+    return records, problems
+
+
+def chosen_sets(args: argparse.Namespace, params: DetectorParams, *,
+                where: str = "params.yaml") -> list[tuple[DetectionSet, Path, Path]]:
+    """:func:`set_folders` of ``--set``, or of every configured set when none is named (then
+    ``--data`` / ``--detections`` would be ambiguous and are refused)."""
+    if args.set_name is not None:
+        return [set_folders(args, params, where=where)]
+    if args.data or getattr(args, "detections", None):
+        raise fail("--data/--detections", "name the set they belong to", expected="--set SET")
+    return [set_folders(argparse.Namespace(set_name=s.name, data=None, detections=None), params, where=where)
+            for s in detection_sets(params)]
