@@ -1,6 +1,6 @@
 """Inference overhead: the detect stage's per-frame time against a bare ``session.run`` loop.
 
-For each demo model (``detector.models`` in params.yaml) on the demo frames
+For each demo model (``detector.sets.detector`` in params.yaml) on the demo frames
 (``data/detector``), in this process, ``repeats`` times each:
 
 - ``stage_ms``: the detect stage's own per-frame code path (:func:`candor.detection.inference.runner.iter_lines`:
@@ -108,7 +108,7 @@ def bench_inference(repeats: int) -> dict:
     params = section(DetectorParams, "detector", path=ROOT / "params.yaml")
     return {m: bench_model(m, repeats=repeats, data=ROOT / "data" / "detector", models=ROOT / "models",
                            providers=params.providers, floor=params.floor)
-            for m in params.models}
+            for m in params.sets["detector"]}
 
 
 if __name__ == "__main__":

@@ -77,7 +77,7 @@ def bench_sweep(repeats: int) -> dict:
         values = sweep_values(clone / "params.yaml", 2 * repeats)   # read before any experiment
         for v in values[:repeats]:
             wall, out = _timed(["dvc", "exp", "run", "-S", f"thresholds.deer={v}"], clone)
-            if "Running stage 'score-detection'" not in out:
+            if "Running stage 'score-detection@detector'" not in out:
                 raise RuntimeError(f"the experiment did not score:\n{out[-2000:]}")
             reran_detect.append("Running stage 'detect@" in out)
             exp.append(wall)
@@ -87,12 +87,12 @@ def bench_sweep(repeats: int) -> dict:
             new = re.sub(r"(?m)^(  deer:\s*)[0-9.]+", lambda m: f"{m.group(1)}{v}", text, count=1)
             (clone / "params.yaml").write_text(new)
             wall, out = _timed(["dvc", "repro"], clone)
-            if "Running stage 'score-detection'" not in out or "Running stage 'detect@" in out:
+            if "Running stage 'score-detection@detector'" not in out or "Running stage 'detect@" in out:
                 raise RuntimeError(f"the edited-params repro did not score only:\n{out[-2000:]}")
             plain.append(wall)
         reran = sorted(set(re.findall(r"Running stage '([^']+)'", out)))
-        score_cmd = [sys.executable, "-m", "stages.score_detection", "--params", "params.yaml",
-                     "--detections", "build/detections", "--models", "models", "--data", "data/detector",
+        score_cmd = [sys.executable, "-m", "stages.score_detection", "--set", "detector", "--params", "params.yaml",
+                     "--detections", "build/detections/detector", "--models", "models", "--data", "data/detector",
                      "--metrics", str(tmp / "m"), "--outcomes", str(tmp / "o"), "--plots", str(tmp / "p"),
                      "--coco-out", str(tmp / "c")]
         score_s = [measure(score_cmd, cwd=str(clone), env=_env()).wall_s for _ in range(repeats)]

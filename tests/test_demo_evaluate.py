@@ -14,7 +14,7 @@ DATA = ROOT / "data" / "detector"
 
 
 def test_reference_at_035_reproduces_the_readme_figures():
-    res = evaluate_raw(read_raw(ROOT / "build" / "detections" / "demo-v1.jsonl"), DATA, threshold=0.35)
+    res = evaluate_raw(read_raw(ROOT / "build" / "detections" / "detector" / "demo-v1.jsonl"), DATA, threshold=0.35)
     micro = res["all"]["micro"]
     assert (micro["tp"], micro["fp"], micro["fn"]) == (620, 388, 591)
     assert 0.55 <= micro["f1"] <= 0.95
@@ -25,7 +25,7 @@ def test_reference_at_035_reproduces_the_readme_figures():
 
 def test_fresh_inference_agrees_with_the_canonical_figures():
     fresh = evaluate(ROOT / "models" / "demo-v1.yaml", DATA, threshold=0.35)["all"]["micro"]
-    canonical = evaluate_raw(read_raw(ROOT / "build" / "detections" / "demo-v1.jsonl"), DATA,
+    canonical = evaluate_raw(read_raw(ROOT / "build" / "detections" / "detector" / "demo-v1.jsonl"), DATA,
                              threshold=0.35)["all"]["micro"]
     # a box within the kernels' last-bit differences of the threshold may cross it: a few at most
     assert all(abs(fresh[k] - canonical[k]) <= 3 for k in ("tp", "fp", "fn"))

@@ -49,7 +49,7 @@ def test_fresh_clone_reproduces_committed_outputs_byte_for_byte(reproduced):
 def test_fresh_clone_never_reruns_inference(first_repro):
     """The committed raw detections are the canonical inference outputs: no model call on any CPU."""
     _, out = first_repro
-    assert "Running stage 'score-detection'" in out          # downstream of inference does run
+    assert "Running stage 'score-detection@detector'" in out          # downstream of inference does run
     assert "Running stage 'detect@" not in out, out
 
 
