@@ -183,6 +183,16 @@ def test_stale_detections_are_refused(repo, capsys):
     assert "another detector.floor" in capsys.readouterr().err
 
 
+def test_detections_made_with_another_preprocessing_are_refused(repo, capsys):
+    """A card whose preprocess changed after inference: its served pixels are not the ones scored."""
+    card = Path("models/tiny.yaml")
+    card.write_text(card.read_text() + "preprocess: {resize: opencv-linear}\n")
+    assert run_score() == 2
+    err = capsys.readouterr().err
+    assert "another preprocessing" in err and "opencv-linear" in err
+    assert not Path("metrics/detection/detector/tiny.json").exists()
+
+
 def test_frozen_evaluation_reproduced_and_differences(repo):
     from candor.common.manifest import load_manifest
     import yaml

@@ -6,8 +6,9 @@ values without a file are :func:`collect`'s.
 JSON Lines, deterministic bytes:
 
 - line 1, a header: ``format`` (``candor-detections/1``), ``model``, ``onnx_sha256``,
-  ``classes``, ``input_size`` ``[H, W]``, ``layout``, ``floor``, ``precision`` (``box_px``
-  0.001, ``score`` 0.00001);
+  ``classes``, ``input_size`` ``[H, W]``, ``layout``, ``preprocess`` (the card's, in full:
+  scoring refuses detections made with another), ``floor``, ``precision`` (``box_px`` 0.001,
+  ``score`` 0.00001);
 - one line per frame, in frame order: ``frame``, ``width``, ``height``, ``boxes``: a list of
   ``[x1, y1, x2, y2, score, class_index]`` in original-image pixels; coordinates rounded to
   1e-3 px, scores to 1e-5, rows sorted by class, score descending, then coordinates; a box is
@@ -110,7 +111,8 @@ class FrameBoxes:
 def header(model: LoadedModel, *, floor: float) -> dict:
     """The file's first line (as a dict) for ``model`` at ``floor``."""
     return {"format": FORMAT, "model": model.name, "onnx_sha256": model.sha256, "classes": list(model.classes),
-            "input_size": [model.input_h, model.input_w], "layout": model.layout, "floor": floor,
+            "input_size": [model.input_h, model.input_w], "layout": model.layout,
+            "preprocess": model.card.preprocess.model_dump(), "floor": floor,
             "precision": {"box_px": 10.0 ** -BOX_DECIMALS, "score": 10.0 ** -SCORE_DECIMALS}}
 
 

@@ -157,6 +157,9 @@ def score_raw(model: str, raw: RawDetections, *, where: str, data: Path, models:
     if raw.header.get("onnx_sha256") != card.sha256:
         raise fail(where, "detections were made by another model file", expected=card.sha256,
                    got=raw.header.get("onnx_sha256"), hint="dvc repro detect")
+    if raw.header.get("preprocess") != card.preprocess.model_dump():
+        raise fail(where, "detections were made with another preprocessing than the card's",
+                   expected=card.preprocess.model_dump(), got=raw.header.get("preprocess"), hint="dvc repro detect")
     if raw.header.get("floor") != detector.floor:
         raise fail(where, "detections were made at another detector.floor", expected=detector.floor,
                    got=raw.header.get("floor"), hint="dvc repro detect")
