@@ -32,8 +32,10 @@ def walked(tmp_path_factory) -> tuple[Path, str]:
     assert "wrote data/birds/manifest.csv: 7 files" in sh([sys.executable, "-m", "stages.fetch", "manifest",
                                                            "data/birds"], cwd=repo)
     params = (repo / "params.yaml").read_text().splitlines(keepends=True)
-    at = next(i for i, line in enumerate(params) if line.startswith("    detector: [demo-v1, demo-v2]"))
-    (repo / "params.yaml").write_text("".join(params[:at + 1] + [LINE] + params[at + 1:]))
+    at = next(i for i, line in enumerate(params) if line.startswith("    detector:")) + 1
+    while params[at].startswith("    - "):                  # after the demo set's models
+        at += 1
+    (repo / "params.yaml").write_text("".join(params[:at] + [LINE] + params[at:]))
     return repo, sh(["dvc", "repro"], cwd=repo)
 
 

@@ -53,3 +53,26 @@ def test_views_default_to_their_owners(view, owner):
 def test_thresholds_by_model_validates_and_agrees_with_the_default():
     committed = validate(ThresholdsByModel, PARAMS["thresholds_by_model"], where="params.yaml:thresholds_by_model")
     assert committed == ThresholdsByModel()
+
+
+@pytest.mark.parametrize("override, changed", [
+    ("thresholds.deer=0.25", "  deer: 0.25"),
+    ("match.iou=0.45", "  iou: 0.45 "),
+    ("detector.floor=0.1", "  floor: 0.1 "),
+    ("lots.min_number_digits=4", "  min_number_digits: 4"),
+])
+def test_params_yaml_is_in_the_form_dvc_exp_run_writes(tmp_path, override, changed):
+    """`dvc exp run -S` rewrites params.yaml through DVC's YAML round trip (every list re-emitted in
+    block style, a comment after a section's last list dropped); the committed file is already in
+    the form that round trip keeps, so a one-value change is a one-line diff."""
+    import difflib
+
+    from dvc.utils.hydra import apply_overrides
+
+    copy = tmp_path / "params.yaml"
+    copy.write_text((ROOT / "params.yaml").read_text())
+    apply_overrides(copy, [override])
+    diff = [line for line in difflib.unified_diff((ROOT / "params.yaml").read_text().splitlines(),
+                                                  copy.read_text().splitlines(), n=0, lineterm="")
+            if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+    assert len(diff) == 2 and diff[0][0] == "-" and diff[1].startswith("+" + changed), diff
