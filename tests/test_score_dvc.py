@@ -88,6 +88,7 @@ def test_threshold_experiment_reruns_scoring_only_and_moves_the_metric(repo):
     assert_scoring_only(out)
     assert deer_tp(repo) == 0                      # 0.25 < 0.3: the deer is now missed
     assert yaml.safe_load((repo / "params.yaml").read_text())["thresholds"]["deer"] == 0.3
+    assert sh(["git", "diff", "--numstat", "params.yaml"], repo).split()[:2] == ["1", "1"]   # one line
     assert "deer03" in sh(["dvc", "exp", "show", "--csv"], repo)
 
 
