@@ -17,8 +17,9 @@ $(VENV)/.runtime: requirements.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $@
 
-$(VENV)/.test: requirements-test.txt $(VENV)/.runtime
+$(VENV)/.test: requirements-test.txt requirements-ocr.txt $(VENV)/.runtime
 	$(BIN)/python -m pip install --quiet -r requirements-test.txt
+	$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r requirements-ocr.txt
 	touch $@
 
 repro: $(VENV)/.runtime

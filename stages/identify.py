@@ -11,21 +11,26 @@ with every answer) and, in replay mode, its recording
 
 Params (``identify`` in params.yaml, :class:`candor.lots.params.IdentifyParams`): ``mode``
 replay|live, ``runs`` per lot or case, ``gallery`` first|all (one photo or the whole
-gallery per lot), ``pause_s`` between live calls, ``timeout_s``, ``retries``, ``backoff_s``,
-``base_url`` (OpenAI-compatible, e.g. https://api.openai.com/v1), ``model`` and
-``api_key_env`` (the *name* of the environment variable holding the key; the key
-is never read from a file, printed or recorded).
+gallery per lot), ``providers`` (candidate -> ``local-ocr``; unlisted candidates are
+``openai-compatible``), ``ocr.makes`` (what the local OCR reader can name), ``pause_s``
+between remote calls, ``timeout_s``, ``retries``, ``backoff_s``, ``base_url``
+(OpenAI-compatible, e.g. https://api.openai.com/v1), ``model`` and ``api_key_env`` (the
+*name* of the environment variable holding the key; the key is never read from a file,
+printed or recorded). A ``local-ocr`` candidate's recorded SHA-256 covers its prompt file
+and ``identify.ocr`` (:func:`candor.lots.ocr_reading.reader_sha256`); in live mode it also
+reads ``lots`` (the token rules that say what a model code is).
 
 * **replay** (default, offline, what CI runs): the recording must hold runs
   1..runs of every lot and case, made with this prompt (same SHA-256) and this
   gallery setting; otherwise exit 2 naming what is missing or stale (:mod:`candor.lots.replay`).
-* **live**: calls the endpoint for every (lot/case, run) in order (:mod:`candor.lots.live`:
+* **live**: asks the candidate's provider for every (lot/case, run) in order (:mod:`candor.lots.live`:
   pauses, retries, resume after an interruption), appending each finished run to the
-  live recording (``--record``, default ``build/live/<label>.jsonl``). A failed run is
-  recorded with the provider's error verbatim and the other runs are kept; the
-  stage exits 1 at the end when any run failed. A missing key exits 2 naming the
-  variable. Copy the live recording to ``<lots>/recordings/<candidate>.jsonl``
-  (and rewrite the manifest) to make replay use it.
+  live recording (``--record``, default ``build/live/<label>.jsonl``). ``openai-compatible``
+  calls the endpoint (a missing key exits 2 naming the variable); ``local-ocr`` runs
+  RapidOCR on this machine (:mod:`candor.lots.ocr`; no key, no network, no pause). A failed
+  run is recorded with the provider's error verbatim and the other runs are kept; the
+  stage exits 1 at the end when any run failed. Copy the live recording to
+  ``<lots>/recordings/<candidate>.jsonl`` (and rewrite the manifest) to make replay use it.
 
 Output (``--answers``, DVC-cached): one normalised answer per (lot/case, run),
 sorted by (id, run), as JSON lines (:mod:`candor.lots.answers`).
@@ -52,8 +57,11 @@ from candor.common.params import DEFAULT_PARAMS, section
 from candor.lots.answers import normalise, write_answers
 from candor.lots.fields import format_case_table
 from candor.lots.golden import load_golden
-from candor.lots.live import run_live
-from candor.lots.params import IdentifyParams
+from candor.lots.chat import ChatConfig
+from candor.lots.live import ChatResponder, Responder, run_live
+from candor.lots.ocr import OcrResponder
+from candor.lots.ocr_reading import reader_sha256
+from candor.lots.params import IdentifyParams, LotsParams
 from candor.lots.recording import load_recording
 from candor.lots.replay import check_replay, select_ids
 from candor.lots.scoring import field_json, field_scores
@@ -77,6 +85,24 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def chat_responder(params: IdentifyParams) -> Responder:
+    """The OpenAI-compatible endpoint, with the key from the environment variable ``api_key_env``."""
+    api_key = os.environ.get(params.api_key_env, "")
+    if not api_key:
+        raise fail("environment", f"API key variable {params.api_key_env} is not set",
+                   expected=f"export {params.api_key_env}=<your key>",
+                   hint="identify.api_key_env names the variable; set it or switch to identify.mode: replay")
+    config = ChatConfig(base_url=params.base_url, model=params.model, timeout_s=params.timeout_s,
+                        retries=params.retries, backoff_s=params.backoff_s)
+    return ChatResponder(config=config, api_key=api_key)
+
+
+def local_responder(params: IdentifyParams, params_file: str) -> Responder:
+    """RapidOCR with the reading rules (``identify.ocr`` and the ``lots`` token rules)."""
+    tokens = section(LotsParams, "lots", path=params_file).rules()
+    return OcrResponder(params.ocr.rules(tokens=tokens))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     params = section(IdentifyParams, "identify", path=args.params)
@@ -97,7 +123,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         template_bytes = prompt_file.read_bytes()
     except FileNotFoundError:
         raise fail(prompt_file.as_posix(), "prompt not found", expected="the candidate's prompt file") from None
-    sha = hashlib.sha256(template_bytes).hexdigest()
+    provider = params.provider(args.candidate)
+    local = provider == "local-ocr"
+    sha = (reader_sha256(template_bytes, params.ocr.model_dump()) if local
+           else hashlib.sha256(template_bytes).hexdigest())
     ids = select_ids(golden, args.case)
 
     if mode == "replay":
@@ -105,14 +134,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines = check_replay(load_recording(rec_file), ids=ids, runs=runs, sha=sha, gallery=params.gallery,
                              file=rec_file.as_posix())
     else:
-        api_key = os.environ.get(params.api_key_env, "")
-        if not api_key:
-            raise fail("environment", f"API key variable {params.api_key_env} is not set",
-                       expected=f"export {params.api_key_env}=<your key>",
-                       hint="identify.api_key_env names the variable; set it or switch to identify.mode: replay")
         record = Path(args.record) if args.record else Path("build/live") / f"{label}.jsonl"
-        lines = run_live(golden, ids=ids, runs=runs, params=params, template=template_bytes.decode("utf-8"),
-                         sha=sha, record=record, api_key=api_key)
+        responder = local_responder(params, args.params) if local else chat_responder(params)
+        lines = run_live(golden, ids=ids, runs=runs, gallery=params.gallery, pause_s=0.0 if local else params.pause_s,
+                         template=template_bytes.decode("utf-8"), sha=sha, record=record, responder=responder)
 
     lines = sorted(lines, key=lambda x: (x.case, x.run))
     answers = [normalise(ln) for ln in lines]

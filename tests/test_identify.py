@@ -1,4 +1,5 @@
-"""identify stage: replay checks, live calls against a local chat server, resume, exit codes, key hygiene."""
+"""identify stage: replay checks, live calls against a local chat server, resume, exit codes, key hygiene,
+and a local-ocr candidate recorded and replayed (with a stand-in for RapidOCR: tests/test_ocr.py runs the real one)."""
 from __future__ import annotations
 
 import hashlib
@@ -11,6 +12,8 @@ import pytest
 import candor.lots.live as live
 import stages.identify as identify
 from candor.common.errors import run_main
+from candor.lots.ocr_reading import answer_text, read_answer, reader_sha256
+from candor.lots.params import OcrParams
 from candor.lots.recording import RecordLine, load_recording, parse_answer
 from tests.chat_server import chat_server
 
@@ -231,3 +234,42 @@ def test_live_checks_images_before_any_call(work: Path, monkeypatch, capsys):
         write_params(work, base_url=srv.url, mode="live", runs=1)
         assert run() == 2
     assert srv.requests == [] and "image too large (photos/t2.png)" in capsys.readouterr().err
+
+
+class FakeOcr:
+    """A stand-in for the local OCR responder: the real reading rules over a fixed reading."""
+
+    provider = "local-ocr"
+    model = "fake-ocr==0"
+
+    def __init__(self, rules):
+        self.rules = rules
+
+    def load(self, images):
+        return list(images)
+
+    def reply(self, *, prompt, images):
+        return live.Reply(text=answer_text(read_answer([["lot T x3"], ["Dell", "P2419H"]] * len(images),
+                                                       rules=self.rules)))
+
+
+def test_local_ocr_candidate_records_without_key_or_pause_then_replays(work: Path, monkeypatch):
+    monkeypatch.setattr(identify, "OcrResponder", FakeOcr)
+    pauses: list[float] = []
+    monkeypatch.setattr(live.time, "sleep", pauses.append)
+    write_params(work, mode="live", providers={"p": "local-ocr"}, pause_s=5)
+    assert run() == 0                                   # no API key set, no pause between local reads
+    assert pauses == []
+    rec = load_recording(work / "build/live/p.jsonl")
+    expected_sha = reader_sha256((work / "data/lots/prompts/p.txt").read_bytes(), OcrParams().model_dump())
+    assert len(rec) == 6 and {(x.provider, x.model, x.prompt_sha256) for x in rec} == {
+        ("local-ocr", "fake-ocr==0", expected_sha)}
+    got = answers(work)
+    assert {(a["make"], a["model"], a["count"]) for a in got} == {("Dell", "P2419H", 3)}
+    (work / "data/lots/recordings").mkdir(parents=True, exist_ok=True)
+    shutil.copy(work / "build/live/p.jsonl", work / "data/lots/recordings/p.jsonl")     # promote
+    (work / "build/answers/p.jsonl").unlink()
+    write_params(work, providers={"p": "local-ocr"})
+    assert run() == 0 and answers(work) == got          # replay gives the same answers
+    write_params(work, providers={"p": "local-ocr"}, ocr={"makes": ["Dell", "HP"]})
+    assert run() == 2                                   # another makes list: the recording is stale

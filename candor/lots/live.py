@@ -1,42 +1,103 @@
-"""Live: call the chat endpoint for every missing (lot or case, run), one at a time, resumable.
+"""Live: ask a responder for every missing (lot or case, run), one at a time, resumable.
+
+A **responder** answers one prompt about a lot's images: the OpenAI-compatible chat endpoint
+(:class:`ChatResponder`, :mod:`candor.lots.chat`) or a local model
+(:class:`candor.lots.ocr.OcrResponder`). It names the ``provider`` and ``model`` recorded with
+every line, checks and loads a lot's images (:meth:`Responder.load`) and replies with the
+model's raw text (:meth:`Responder.reply`), raising :class:`ReplyError` when the call failed
+for good.
 
 Calls run sequentially in (id, run) order, pausing ``pause_s`` between calls (not before
-the first), with the retries of :mod:`candor.lots.chat`. Each finished run is appended at
-once to the live recording (one line, flushed), so an interruption loses at most the call
-in flight: a rerun skips the pairs already answered and retries those whose call failed.
-A failed call is recorded with the provider's error verbatim. A live recording made with
-another prompt, model, gallery setting or provider is refused. Every image is checked
-before the first call (an unsendable photo wastes no call).
+the first). Each finished run is appended at once to the live recording (one line, flushed),
+so an interruption loses at most the call in flight: a rerun skips the pairs already answered
+and retries those whose call failed. A failed call is recorded with the provider's error
+verbatim. A live recording made with another prompt, model, gallery setting or provider is
+refused. Every image is checked before the first call (an unusable photo wastes no call).
 """
 from __future__ import annotations
 
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from candor.common.atomic import write_lines
 from candor.common.errors import fail
 from candor.common.images import data_url
 from candor.lots.chat import ChatConfig, ChatError, complete
 from candor.lots.golden import Golden, render_prompt
-from candor.lots.params import IdentifyParams
 from candor.lots.recording import RecordLine, append_line, parse_answer, parse_recording
 
 log = logging.getLogger("candor.identify")
 
 
-def gallery_urls(golden: Golden, ident: str, gallery: str) -> list[str]:
-    """Data URLs of the images sent for ``ident``: a case's image, or the lot's photos (``first``: one)."""
+class ReplyError(Exception):
+    """A call that failed for good; ``str()`` is the provider's error, recorded verbatim."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The model's raw text and how many attempts it took."""
+
+    text: str
+    attempts: int = 1
+
+
+class Responder(Protocol):
+    """Who answers in live mode (module docstring)."""
+
+    @property
+    def provider(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
+
+    def load(self, images: Sequence[Path]) -> Any:
+        """Check and load one lot's images before any call; InputError naming the file when unusable."""
+
+    def reply(self, *, prompt: str, images: Any) -> Reply:
+        """One answer about the loaded ``images``; :class:`ReplyError` when the call failed for good."""
+
+
+@dataclass(frozen=True)
+class ChatResponder:
+    """The OpenAI-compatible chat endpoint: images as data URLs, retries of :mod:`candor.lots.chat`."""
+
+    config: ChatConfig
+    api_key: str
+
+    @property
+    def provider(self) -> str:
+        return self.config.provider
+
+    @property
+    def model(self) -> str:
+        return self.config.model
+
+    def load(self, images: Sequence[Path]) -> list[str]:
+        return [data_url(p) for p in images]
+
+    def reply(self, *, prompt: str, images: list[str]) -> Reply:
+        try:
+            answer = complete(self.config, self.api_key, prompt=prompt, image_urls=images)
+        except ChatError as err:
+            raise ReplyError(str(err)) from None
+        return Reply(text=answer.text, attempts=answer.attempts)
+
+
+def gallery_paths(golden: Golden, ident: str, gallery: str) -> list[Path]:
+    """The images of ``ident``: a case's image, or the lot's photos (``first``: only one)."""
     cases = {c.name: c for c in golden.cases}
     if ident in cases:
-        return [data_url(golden.root / cases[ident].image)]
+        return [golden.root / cases[ident].image]
     lot = next(lot for lot in golden.lots if lot.id == ident)
     photos = lot.photos[:1] if gallery == "first" else lot.photos
     if not photos:
         raise fail(f"{(golden.root / 'lots.csv').as_posix()}: lot {ident}.photos", "no photo to send in live mode",
                    expected="at least one photo")
-    return [data_url(golden.root / p) for p in photos]
+    return [golden.root / p for p in photos]
 
 
 def load_live(path: Path, *, sha: str, model: str, gallery: str, provider: str) -> list[RecordLine]:
@@ -59,29 +120,27 @@ def load_live(path: Path, *, sha: str, model: str, gallery: str, provider: str) 
     return kept
 
 
-def run_live(golden: Golden, *, ids: Sequence[str], runs: int, params: IdentifyParams, template: str, sha: str,
-             record: Path, api_key: str) -> list[RecordLine]:
-    """Call the endpoint for every missing (id, run), appending each finished run to ``record``;
+def run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: str, pause_s: float, template: str,
+             sha: str, record: Path, responder: Responder) -> list[RecordLine]:
+    """Ask ``responder`` for every missing (id, run), appending each finished run to ``record``;
     every wanted line in (id, run) order."""
-    config = ChatConfig(base_url=params.base_url, model=params.model, timeout_s=params.timeout_s,
-                        retries=params.retries, backoff_s=params.backoff_s)
-    done = {(ln.case, ln.run): ln for ln in load_live(record, sha=sha, model=params.model, gallery=params.gallery,
-                                                     provider=config.provider)}
+    done = {(ln.case, ln.run): ln for ln in load_live(record, sha=sha, model=responder.model, gallery=gallery,
+                                                     provider=responder.provider)}
     cases = {c.name: c for c in golden.cases}
     todo = [(i, r) for i in ids for r in range(1, runs + 1) if (i, r) not in done]
     if done:
         log.info("resuming %s: %d run(s) already recorded, %d to go", record, len(done), len(todo))
-    urls = {i: gallery_urls(golden, i, params.gallery) for i in sorted({i for i, _ in todo})}
+    images = {i: responder.load(gallery_paths(golden, i, gallery)) for i in sorted({i for i, _ in todo})}
     for n, (ident, run) in enumerate(todo):
-        if n:
-            time.sleep(params.pause_s)
+        if n and pause_s:
+            time.sleep(pause_s)
         case = cases.get(ident)
         prompt = render_prompt(template, case.categoryLibrary if case else None)
-        common = dict(case=ident, run=run, provider=config.provider, model=params.model, prompt_sha256=sha,
-                      gallery=params.gallery)
+        common = dict(case=ident, run=run, provider=responder.provider, model=responder.model, prompt_sha256=sha,
+                      gallery=gallery)
         try:
-            reply = complete(config, api_key, prompt=prompt, image_urls=urls[ident])
-        except ChatError as err:
+            reply = responder.reply(prompt=prompt, images=images[ident])
+        except ReplyError as err:
             line = RecordLine(error=str(err), **common)
             log.warning("%s run %d failed: %s", ident, run, err)
         else:

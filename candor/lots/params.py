@@ -15,16 +15,48 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from candor.lots.ceiling import CeilingRules
 from candor.lots.comps import Rules
+from candor.lots.ocr_reading import ReadingRules
 from candor.lots.tokens import TokenRules
+
+Provider = Literal["openai-compatible", "local-ocr"]
+
+
+class OcrParams(BaseModel):
+    """``identify.ocr``: what the local OCR reader knows (:mod:`candor.lots.ocr_reading`).
+
+    ``makes``: manufacturers it can name, spelled as they are to be answered. A general list
+    of makes common in surplus lots (computing, test and measurement, lab, tools), never
+    taken from the golden set's labels.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    makes: list[str] = Field(default_factory=lambda: [
+        "Acer", "Apple", "APC", "Aruba", "Asus", "Brother", "Canon", "Cisco", "Dell", "Eaton", "Epson",
+        "Fujitsu", "HP", "HPE", "IBM", "Juniper", "Lenovo", "Lexmark", "LG", "Netgear", "Panasonic", "Samsung",
+        "Sony", "Supermicro", "Synology", "Toshiba", "Tripp Lite", "Ubiquiti", "Xerox",
+        "Agilent", "Anritsu", "Fluke", "Keithley", "Keysight", "National Instruments", "Rigol",
+        "Rohde & Schwarz", "Tektronix",
+        "Beckman Coulter", "Bio-Rad", "Corning", "Eppendorf", "Gilson", "Leica", "Mettler Toledo", "Nikon",
+        "Olympus", "PerkinElmer", "Sartorius", "Shimadzu", "Thermo Fisher Scientific", "Thermo Scientific",
+        "VWR", "Waters", "Zeiss",
+        "Bosch", "Craftsman", "DeWalt", "Festool", "Hilti", "Makita", "Metabo", "Milwaukee", "Ridgid", "Ryobi",
+        "Snap-on", "Stanley",
+    ], min_length=1)
+
+    def rules(self, *, tokens: TokenRules) -> ReadingRules:
+        return ReadingRules(makes=tuple(self.makes), tokens=tokens)
 
 
 class IdentifyParams(BaseModel):
-    """``identify``: the model step (docs/lots.md). ``api_key_env`` names the variable holding the key."""
+    """``identify``: the model step (docs/lots.md). ``api_key_env`` names the variable holding the key;
+    ``providers`` maps a candidate to its live-mode provider (unlisted: ``openai-compatible``)."""
 
     model_config = ConfigDict(extra="forbid")
 
     mode: Literal["replay", "live"] = "replay"
-    candidates: list[str] = Field(default_factory=lambda: ["prompt-a", "prompt-b"], min_length=1)
+    candidates: list[str] = Field(default_factory=lambda: ["prompt-a", "prompt-b", "ocr-baseline"], min_length=1)
+    providers: dict[str, Provider] = Field(default_factory=lambda: {"ocr-baseline": "local-ocr"})
     runs: int = Field(default=3, ge=1)
     gallery: Literal["first", "all"] = "all"
     pause_s: float = Field(default=1.0, ge=0)
@@ -34,6 +66,7 @@ class IdentifyParams(BaseModel):
     base_url: str = "https://api.openai.com/v1"
     model: str = "gpt-4o-mini"
     api_key_env: str = Field(default="OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    ocr: OcrParams = Field(default_factory=OcrParams)
 
     @field_validator("candidates")
     @classmethod
@@ -41,6 +74,10 @@ class IdentifyParams(BaseModel):
         if "counts" in v:
             raise ValueError("'counts' is reserved (the counts block of metrics/valuation.json); rename the candidate")
         return v
+
+    def provider(self, candidate: str) -> Provider:
+        """The live-mode provider of ``candidate``."""
+        return self.providers.get(candidate, "openai-compatible")
 
 
 class LotsParams(BaseModel):
