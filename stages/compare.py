@@ -7,8 +7,10 @@ experiment names (:mod:`candor.stats.revisions`). ``REV_B`` defaults to the work
 on disk). Nothing is rerun: the committed per-case outcome tables under ``--outcomes`` (default
 ``metrics/outcomes``; the detection tables of every set folder found there) of both sides are read, validated, reduced to paired units and compared
 per metric and candidate (:mod:`candor.stats.compare`; A = ``REV_A``, B = ``REV_B``). Verdicts:
-``B better``, ``B worse`` (p <= alpha, from params ``stats.alpha`` unless ``--alpha``), or ``no
-detectable difference (could not have seen less than ...)``.
+``B better``, ``B worse`` (p <= alpha, from params ``stats.alpha`` unless ``--alpha``; within a
+family of tests such as the per-class table, the Holm-adjusted p), or ``no detectable difference
+(could not have seen less than ...)``. Per-frame false-positive counts (the paired precision) are
+compared by the exact sign test.
 
 Nothing is dropped silently: cases present in one revision only are counted and listed, and a
 table, metric or candidate present on one side only is reported as such. Output: a plain table
@@ -25,11 +27,11 @@ from pathlib import Path
 from candor.common.atomic import dumps_json, write_text
 from candor.common.errors import fail, run_main
 from candor.common.params import section
-from candor.stats.compare import compare_units, render_markdown, render_text
+from candor.stats.compare import compare_count_units, compare_units, render_markdown, render_text
 from candor.stats.outcomes import parse_tables, table_paths
 from candor.stats.params import StatsParams
 from candor.stats.revisions import WORKSPACE, folders_at, read_at, resolve_revision
-from candor.stats.units import units_from_tables
+from candor.stats.units import count_units_from_tables, units_from_tables
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,22 +67,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     revs = [resolve_revision(rev, repo=repo) for rev in (args.rev_a, args.rev_b)]
     absent: list[str] = []
-    units = []
+    units, count_units = [], []
     root = args.outcomes.rstrip("/")
     sets = sorted({d for rev in revs for d in folders_at(rev, root, repo=repo)})    # a set on one side only: absent
     paths = {name: f"{root}/{name}" for name in table_paths(sets)}
     for rev, label in zip(revs, ("A", "B")):
         texts = {name: read_at(rev, path, repo=repo) for name, path in paths.items()}
         absent += [f"{paths[name]} is absent in {label} ({rev})" for name, text in texts.items() if text is None]
-        units.append(units_from_tables(parse_tables(texts, where=lambda name: f"{rev}:{paths[name]}")))
+        tables = parse_tables(texts, where=lambda name: f"{rev}:{paths[name]}")
+        units.append(units_from_tables(tables))
+        count_units.append(count_units_from_tables(tables))
     rows = compare_units(units[0], units[1], alpha=alpha, confidence=confidence)
+    count_rows = compare_count_units(count_units[0], count_units[1], alpha=alpha)
     if args.json:
         text = dumps_json({"a": args.rev_a, "b": args.rev_b, "a_commit": revs[0], "b_commit": revs[1],
                            "alpha": alpha, "confidence": confidence, "absent": absent,
-                           "rows": [r.as_json() for r in rows]})
+                           "rows": [r.as_json() for r in rows], "count_rows": [r.as_json() for r in count_rows]})
     else:
         render = render_markdown if args.markdown else render_text
-        text = render(rows, rev_a=args.rev_a, rev_b=args.rev_b, confidence=confidence, alpha=alpha, absent=absent)
+        text = render(rows, rev_a=args.rev_a, rev_b=args.rev_b, confidence=confidence, alpha=alpha, absent=absent,
+                      count_rows=count_rows)
     if args.out:
         write_text(args.out, text)
     else:

@@ -6,8 +6,8 @@
 Writes into ``--out`` (a git-ignored folder it owns; stale files are removed):
 ``<set>/<model>-pr.png``, ``-f1.png``, ``-confusion.png``, ``-per_class.png`` for every model of
 every detection set of ``detector.sets`` (or of ``--set`` only; scored exactly as the score-detection stage does,
-:func:`candor.detection.scoring.evaluation.score_model`, from the canonical raw detections), and ``forest.png`` from
-the stats stage's paired comparisons (linked from ``plots/report/report.md``).
+:func:`candor.detection.scoring.evaluation.score_model`, from the canonical raw detections), and ``forest-<group>.png``
+per report group from the stats stage's headline comparisons (linked from ``plots/report/report.md``).
 
 Why not a DVC stage: PNG bytes depend on the matplotlib build (font rasterisation and
 antialiasing change between releases), so hashing them into ``dvc.lock`` would make a fresh
@@ -27,6 +27,7 @@ from candor.detection.scoring.evaluation import add_scoring_arguments, read_para
 from candor.detection.scoring.plots import figure_jobs, render
 from candor.detection.sets import chosen_sets
 from candor.stats.forest import forest_png, forest_rows
+from candor.stats.report import track_groups
 from candor.stats.stats_file import StatsFile
 
 
@@ -52,7 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             scored = score_model(model, data=data, models=Path(args.models), detections=detections,
                                  detector=params.detector, match=params.match, thresholds=params.thresholds)
             jobs.update({f"{dset.name}/{png}": job for png, job in figure_jobs(scored.figure).items()})
-    jobs["forest.png"] = (forest_png, (forest_rows(stats),), {"confidence": stats.confidence})
+    for group in track_groups(stats):
+        jobs[f"forest-{group}.png"] = (forest_png, (forest_rows(stats, group),), {"confidence": stats.confidence})
     replace_dir_files(Path(args.out), render(jobs), clean=True)
     print(f"{len(jobs)} figures -> {args.out}/")
     return 0

@@ -127,3 +127,32 @@ def test_compare_units_only_in_one_side():
     assert [(r.metric, r.candidate, r.status) for r in rows] == [
         ("m1", "x", "compared"), ("m1", "y", "only in B"), ("m2", "x", "only in A")]
     assert rows[0].paired.a_only == 1 and rows[1].paired is None
+
+
+def test_count_rows_compare_false_positives_per_frame_by_the_sign_test():
+    from candor.stats.compare import compare_count_units
+    from candor.stats.units import CountMetric
+
+    def side(counts):
+        return {"detection.demo": {"detection.demo.test.false_positives": CountMetric(
+            "frame", {"m": {(f"f{i}",): c for i, c in enumerate(counts)}})}}
+    (row,) = compare_count_units(side([2, 2, 1, 3, 1, 1, 0]), side([0, 0, 0, 0, 0, 0, 0]), alpha=0.05)
+    assert (row.status, row.counts.a_fewer, row.counts.b_fewer, row.counts.verdict) == ("compared", 0, 6, "B better")
+    assert row.counts.p == pytest.approx(0.03125)
+
+
+def test_a_per_class_row_reads_its_verdict_from_the_holm_adjusted_p():
+    from candor.stats.compare import compare_units
+    from candor.stats.units import PairedMetric
+
+    def side(found):
+        return {"detection.demo": {f"detection.demo.test.class.{c}.label_found": PairedMetric(
+            "label", {"m": {(f"f{i}", "0"): ok for i, ok in enumerate(flags)}}) for c, flags in found.items()}}
+    a = side({"deer": [False] * 7, "sheep": [True] * 7, "boar": [True] * 7})
+    b = side({"deer": [True] * 7, "sheep": [True] * 7, "boar": [True] * 7})
+    rows = {r.metric.split(".")[4]: r for r in compare_units(a, b, alpha=0.05, confidence=0.95)}
+    deer = rows["deer"]
+    assert deer.paired.verdict == "B better" and deer.paired.p == pytest.approx(0.015625)   # 7-0 alone
+    assert deer.p_holm == pytest.approx(0.046875)                                          # x 3 tests
+    assert deer.explanation.startswith("B better (Holm p = 0.04688")
+    assert rows["sheep"].p_holm == 1.0

@@ -111,10 +111,12 @@ def test_outputs_are_byte_deterministic_and_hold_no_png(repo):
 def test_figures_renders_every_model_and_the_forest_outside_the_pipeline(repo):
     paired = compare_paired({("c1",): True, ("c2",): False}, {("c1",): True, ("c2",): True}, unit="lot",
                             alpha=0.05, confidence=0.95)
+    metric = "detection.detector.test.label_found"
     stats = StatsFile(confidence=0.95, alpha=0.05, min_k0=6, reference={"detection.detector": "a"}, inputs={}, rates={},
-                      paired={"m": Comparisons("a", {"b": paired})})
-    assert forest_rows(stats) == [("m", "a", 0.5, paired.a.lo, paired.a.hi),
-                                  ("m", "b (p=1)", 1.0, paired.b.lo, paired.b.hi)]
+                      paired={metric: Comparisons("a", {"b": paired}),
+                              "detection.detector.test.class.deer.label_found": Comparisons("a", {"b": paired})})
+    assert forest_rows(stats, "detection.detector") == [(metric, "a", 0.5, paired.a.lo, paired.a.hi),
+                                                        (metric, "b (p=1)", 1.0, paired.b.lo, paired.b.hi)]
     Path("stats.json").write_text(json.dumps(stats.as_json()))
     Path("plots/figures").mkdir(parents=True)
     Path("plots/figures/stale.png").write_bytes(b"old")
@@ -122,7 +124,7 @@ def test_figures_renders_every_model_and_the_forest_outside_the_pipeline(repo):
     assert run_main(figures.main, argv) == 0
     first = {p.relative_to("plots/figures").as_posix(): p.read_bytes() for p in Path("plots/figures").rglob("*.png")}
     assert sorted(first) == ["detector/tiny-confusion.png", "detector/tiny-f1.png", "detector/tiny-per_class.png",
-                             "detector/tiny-pr.png", "forest.png"]
+                             "detector/tiny-pr.png", "forest-detection.detector.png"]
     assert all(b.startswith(b"\x89PNG") and b"Software" not in b and b"matplotlib" not in b for b in first.values())
     assert run_main(figures.main, argv) == 0
     again = {p.relative_to("plots/figures").as_posix(): p.read_bytes() for p in Path("plots/figures").rglob("*.png")}

@@ -31,11 +31,25 @@ def wilson6(k: int, n: int) -> tuple[float, float]:
     return round(lo, 6), round(hi, 6)
 
 
+def deer_family(s: dict) -> str:
+    comp = s["paired"]["detection.detector.test.class.deer.label_found"]
+    family = [m for m, c in s["paired"].items() if c["family"] == comp["family"]]
+    raw = sorted(s["paired"][m]["candidates"]["demo-v2"]["p"] for m in family)
+    # Holm by hand: the j-th smallest times (m - j + 1), running maximum, capped at 1
+    expected, running = [], 0.0
+    for j, p in enumerate(raw):
+        running = max(running, min(1.0, (len(raw) - j) * p))
+        expected.append(round(running, 6))
+    got = sorted(round(s["paired"][m]["p_holm"]["demo-v2"], 6) for m in family)
+    assert len(family) >= 2 and got == expected
+    return comp["family"]
+
+
 def test_stage_on_fixtures(tmp_path):
     code, out = run_stage(tmp_path)
     assert code == 0
     s = json.loads(out.read_text())
-    assert list(s) == ["confidence", "alpha", "min_k0", "reference", "inputs", "rates", "paired"]
+    assert list(s) == ["confidence", "alpha", "min_k0", "reference", "inputs", "rates", "paired", "paired_counts"]
     assert s["min_k0"] == 6
     # inputs: absent tables and metrics are listed, not dropped
     assert s["inputs"][str(DATA / "outcomes" / "valuation.csv")] == "absent"
@@ -64,6 +78,16 @@ def test_stage_on_fixtures(tmp_path):
     deer = s["paired"]["detection.detector.test.class.deer.label_found"]["candidates"]["demo-v2"]
     assert (deer["a"]["n"], deer["a"]["rate"], deer["b"]["rate"]) == (2, 0.5, 1.0)
     assert "detection.detector.dev.label_found" not in s["paired"]
+    # paired precision, per test frame: f1 0-0, f2 A 1 B 0 (B fewer), f3 A 0 B 1 (A fewer): 1-1, p = 1
+    fp = s["paired_counts"]["detection.detector.test.false_positives"]
+    assert fp["reference"] == "demo-v1" and "detection.detector.dev.false_positives" not in s["paired_counts"]
+    c = fp["candidates"]["demo-v2"]
+    assert (c["unit"], c["n"], c["a_total"], c["b_total"], c["a_fewer"], c["b_fewer"], c["p"]) == (
+        "frame", 3, 1, 1, 1, 1, 1.0)
+    # per-class tests form a family (Holm); the headline label test is not adjusted
+    assert deer_family(s) == "detection.detector.test.class.*.label_found"
+    assert s["paired"]["detection.detector.test.label_found"]["family"] is None
+    assert s["paired"]["detection.detector.test.label_found"]["p_holm"] == {}
     # rates: exactly the counts blocks of the metrics files, each with its unit; nothing guessed
     r = s["rates"]
     assert sorted(r) == sorted([

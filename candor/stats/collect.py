@@ -29,11 +29,13 @@ from candor.common.counts import read_counts
 from candor.common.tables import read_json, read_text
 from candor.common.errors import InputError, Problem, fail
 from candor.stats.outcomes import parse_tables, table_paths
+from candor.stats.multiple import family, holm
 from candor.stats.paired import compare_paired
+from candor.stats.paired_counts import compare_counts
 from candor.stats.params import StatsParams
 from candor.stats.rates import Rate, min_k0, wilson
-from candor.stats.stats_file import Comparisons, Presence, StatsFile
-from candor.stats.units import Units, units_from_tables
+from candor.stats.stats_file import Comparisons, CountComparisons, Presence, StatsFile
+from candor.stats.units import CountUnits, Units, count_units_from_tables, units_from_tables
 
 
 @dataclass(frozen=True)
@@ -73,13 +75,21 @@ def read_inputs(*, outcomes: Path, metrics: Sequence[Path], root: Path, detectio
         texts[name] = read_text(path, expected="an outcome table") if path.is_file() else None
         presence[path.as_posix()] = "absent" if texts[name] is None else "present"
     tables = parse_tables(texts, where=lambda name: (outcomes / name).as_posix())
+    docs, found = read_metrics(metrics, root=root)
+    return Inputs(tables=tables, metrics=docs, presence=presence | found)
+
+
+def read_metrics(metrics: Sequence[Path], *, root: Path) -> tuple[dict[str, tuple[str, Any]], dict[str, Presence]]:
+    """Every metrics JSON file in ``metrics`` (a folder means every ``*.json`` under it, sorted),
+    by file key (:func:`metrics_prefix`) with the path it came from; and each given path's presence."""
     docs: dict[str, tuple[str, Any]] = {}
+    presence: dict[str, Presence] = {}
     for p in metrics:
         files = sorted(p.rglob("*.json")) if p.is_dir() else [p] if p.is_file() else []
         presence[p.as_posix()] = "present" if files else "absent"
         for f in files:
             docs[metrics_prefix(f, root)] = (f.as_posix(), read_json(f, expected="a metrics file"))
-    return Inputs(tables=tables, metrics=docs, presence=presence)
+    return docs, presence
 
 
 def rate_key(prefix: str, key: str) -> str:
@@ -127,12 +137,42 @@ def paired_stats(units: Mapping[str, Units], refs: Mapping[str, str], *, alpha: 
     return out
 
 
+def with_holm(paired: Mapping[str, Comparisons]) -> dict[str, Comparisons]:
+    """Each comparison with its family and, per candidate, its Holm-adjusted p within the family
+    (the family's metrics for that candidate; :mod:`candor.stats.multiple`)."""
+    groups: dict[tuple[str, str], dict[str, float]] = {}
+    for metric, comp in paired.items():
+        if (fam := family(metric)) is not None:
+            for cand, c in comp.candidates.items():
+                groups.setdefault((fam, cand), {})[metric] = c.p
+    adjusted = {(metric, cand): p for (_, cand), ps in groups.items() for metric, p in holm(ps).items()}
+    return {m: Comparisons(c.reference, c.candidates, family=family(m),
+                           p_holm={cand: adjusted[(m, cand)] for cand in c.candidates if (m, cand) in adjusted})
+            for m, c in paired.items()}
+
+
+def paired_count_stats(units: Mapping[str, CountUnits], refs: Mapping[str, str], *,
+                       alpha: float) -> dict[str, CountComparisons]:
+    """Count metric -> the track's reference against each other candidate (sign test); tracks whose
+    reference is missing are reported by :func:`paired_stats`."""
+    out = {}
+    for track, by_metric in sorted(units.items()):
+        reference = refs.get(track)
+        for metric, m in by_metric.items():
+            if reference in m.counts and len(m.counts) > 1:
+                out[metric] = CountComparisons(reference, {
+                    cand: compare_counts(m.counts[reference], cases, unit=m.unit, alpha=alpha)
+                    for cand, cases in sorted(m.counts.items()) if cand != reference})
+    return out
+
+
 def build_stats(inputs: Inputs, *, params: StatsParams, refs: Mapping[str, str]) -> StatsFile:
     """The whole of ``stats.json`` from what was read (pure); ``refs`` as :func:`references`."""
     return StatsFile(
         confidence=params.confidence, alpha=params.alpha, min_k0=min_k0(params.alpha),
         reference=dict(refs), inputs=dict(sorted(inputs.presence.items())),
         rates=rates_from_counts(inputs.metrics, confidence=params.confidence),
-        paired=paired_stats(units_from_tables(inputs.tables), refs, alpha=params.alpha,
-                            confidence=params.confidence),
+        paired=with_holm(paired_stats(units_from_tables(inputs.tables), refs, alpha=params.alpha,
+                                      confidence=params.confidence)),
+        paired_counts=paired_count_stats(count_units_from_tables(inputs.tables), refs, alpha=params.alpha),
     )

@@ -1,17 +1,25 @@
-"""The forest plot: each paired comparison's rates with their intervals, reference then candidates."""
+"""The forest plots: per report group (``lots``, each ``detection.<set>``), the headline comparisons'
+rates with their intervals, reference then candidates (:func:`candor.stats.report.headline_metrics`).
+One figure per group, a row per (metric, side): 12 candidates on four metrics stay under 1,600 px."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from candor.common.png import PNG_DPI, png_bytes, pyplot
+from candor.stats.report import headline_metrics
 from candor.stats.stats_file import StatsFile
 
+ROW_INCHES = 0.24
 
-def forest_rows(stats: StatsFile) -> list[tuple[str, str, float, float, float]]:
-    """``(metric, side, rate, lo, hi)`` of the stats file for the forest plot: each metric's
-    reference once, then each candidate; a side with no paired cases (no rate) is left out."""
+
+def forest_rows(stats: StatsFile, group: str) -> list[tuple[str, str, float, float, float]]:
+    """``(metric, side, rate, lo, hi)`` of a group's headline comparisons for its forest plot: each
+    metric's reference once, then each candidate; a side with no paired cases (no rate) is left out."""
     rows = []
-    for metric, comp in stats.paired.items():
+    for metric in headline_metrics(group):
+        comp = stats.paired.get(metric)
+        if comp is None:
+            continue
         ref_done = False
         for cand, c in comp.candidates.items():
             if not ref_done and c.a.rate is not None:
@@ -25,7 +33,7 @@ def forest_rows(stats: StatsFile) -> list[tuple[str, str, float, float, float]]:
 def forest_png(rows: Sequence[tuple[str, str, float, float, float]], *, confidence: float) -> bytes:
     """A forest plot (rate and interval per metric and candidate) as PNG bytes (:mod:`candor.common.png`)."""
     plt = pyplot()
-    height = 1.2 + 0.28 * max(len(rows), 1)
+    height = 1.2 + ROW_INCHES * max(len(rows), 1)
     fig, ax = plt.subplots(figsize=(9, height), dpi=PNG_DPI)
     ys = list(range(len(rows)))[::-1]
     colors = {}

@@ -116,11 +116,12 @@ class Criterion:
 class GateResult:
     """The content of ``metrics/gate.json``: the declared comparison, every criterion, every class.
 
-    Stored as ``{"predeclared", "reference", "candidate", "split", "alpha", "critical",
+    Stored as ``{"predeclared", "set", "reference", "candidate", "split", "alpha", "critical",
     "min_support", "passed", "failed", "criteria": {name: Criterion}, "per_class": {name:
     ClassResult}}``; ``passed`` and ``failed`` follow from the criteria.
     """
 
+    set: str
     reference: str
     candidate: str
     split: str
@@ -141,8 +142,8 @@ class GateResult:
         return not self.failed
 
     def as_json(self) -> dict[str, Any]:
-        return {"predeclared": PREDECLARED, "reference": self.reference, "candidate": self.candidate,
-                "split": self.split, "alpha": self.alpha, "critical": list(self.critical),
+        return {"predeclared": PREDECLARED, "set": self.set, "reference": self.reference,
+                "candidate": self.candidate, "split": self.split, "alpha": self.alpha, "critical": list(self.critical),
                 "min_support": self.min_support, "passed": self.passed, "failed": self.failed,
                 "criteria": {n: c.as_json() for n, c in self.criteria.items()},
                 "per_class": {n: c.as_json() for n, c in self.per_class.items()}}
@@ -151,7 +152,8 @@ class GateResult:
     def from_json(cls, doc: Mapping[str, Any], *, where: str) -> GateResult:
         """Read :meth:`as_json`'s form back; another shape is an InputError naming ``where``."""
         def build() -> GateResult:
-            return cls(reference=str(doc["reference"]), candidate=str(doc["candidate"]), split=str(doc["split"]),
+            return cls(set=str(doc["set"]), reference=str(doc["reference"]), candidate=str(doc["candidate"]),
+                       split=str(doc["split"]),
                        alpha=float(doc["alpha"]), critical=tuple(map(str, doc["critical"])),
                        min_support=int(doc["min_support"]),
                        criteria={n: Criterion.from_json(c, where=f"{where}:criteria.{n}")
@@ -283,7 +285,7 @@ def evaluate_gate(*, frames: Sequence[Row] | None, labels: Sequence[Row] | None,
         note=None if measured else "not measured", limit=params.latency_p95_ms,
         candidate=round(latency_p95_ms, 3) if measured else None)  # type: ignore[arg-type]
 
-    return GateResult(reference=ref, candidate=cand, split=split, alpha=params.alpha, critical=tuple(critical),
+    return GateResult(set=params.set, reference=ref, candidate=cand, split=split, alpha=params.alpha, critical=tuple(critical),
                       min_support=min_support, criteria=crit, per_class=per_class)
 
 

@@ -18,6 +18,8 @@ Pure: no I/O. Rows are the typed rows of :func:`candor.stats.outcomes.parse_tabl
 - ``valuation.in_band``: unit ``lot``; in band (``in_band = 1``); a lot with no estimate
   (empty ``in_band``) is not in band: an abstention is not a success.
 - ``detection.<set>.<split>.frame_error_free``: unit ``frame``; ``fp == 0 and fn == 0``.
+- ``detection.<set>.<split>.false_positives`` (a count, fewer is better; :mod:`candor.stats.paired_counts`):
+  unit ``frame``; the frame's false positives at the operating point (the paired precision).
 - ``detection.<set>.<split>.label_found`` (and ``detection.<set>.<split>.class.<name>.label_found``):
   unit ``label`` (a (frame, label index)); the label was matched. Each detection set is its own
   track (``detection.<set>``): its models are compared only with each other, on its own frames.
@@ -43,6 +45,17 @@ class PairedMetric:
 
 
 Units = dict[str, PairedMetric]          # metric -> its paired outcomes
+
+
+@dataclass(frozen=True)
+class CountMetric:
+    """One paired count metric (fewer is better): its ``unit`` and ``counts``: candidate -> case -> count."""
+
+    unit: str
+    counts: dict[str, dict[Case, int]]
+
+
+CountUnits = dict[str, CountMetric]      # metric -> its paired counts
 
 
 def _majority(flags: Iterable[bool]) -> bool:
@@ -126,3 +139,19 @@ def units_from_tables(tables: Mapping[str, list[dict[str, object]]]) -> dict[str
         out[f"detection.{d}"] = detection_units(tables.get(f"{d}/{DETECTION_TABLES[0]}", []),
                                                 tables.get(f"{d}/{DETECTION_TABLES[1]}", []), track=f"detection.{d}")
     return out
+
+
+def detection_count_units(frames: Iterable[Row], *, track: str) -> CountUnits:
+    """Per-frame false-positive counts, per split, named under ``track`` (``detection.<set>``)."""
+    out: dict[str, dict[str, dict[Case, int]]] = defaultdict(lambda: defaultdict(dict))
+    for r in frames:
+        out[f"{track}.{r['split']}.false_positives"][str(r["model"])][(str(r["frame"]),)] = int(r["fp"])  # type: ignore[call-overload]
+    return {m: CountMetric("frame", {c: dict(sorted(cases.items())) for c, cases in sorted(by.items())})
+            for m, by in sorted(out.items())}
+
+
+def count_units_from_tables(tables: Mapping[str, list[dict[str, object]]]) -> dict[str, CountUnits]:
+    """Track -> paired count units (``detection.<set>``, from each set's ``detection-frames.csv``)."""
+    suffix = "/" + DETECTION_TABLES[0]
+    return {f"detection.{path[:-len(suffix)]}": detection_count_units(rows, track=f"detection.{path[:-len(suffix)]}")
+            for path, rows in sorted(tables.items()) if path.endswith(suffix)}
