@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 export DVC_NO_ANALYTICS := 1
 
-.PHONY: repro test gate bench latency verify-inference figures clean-venv
+.PHONY: repro test gate bench latency verify-inference figures clean-venv sweep
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -60,3 +60,19 @@ verify-inference: $(VENV)/.runtime
 bench: $(VENV)/.test
 	$(BIN)/python -m pip install --quiet -r bench/requirements.txt
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
+
+# A queued multi-value sweep (README "Sweeps"): one experiment per value through DVC's queue, run
+# JOBS at a time, then the experiments ranked by SORT (a headline metric). Inference never reruns
+# for a threshold: each experiment reruns scoring and what reads it.
+#   make sweep PARAM=thresholds.deer VALUES="0.15 0.25 0.3"
+PARAM ?= thresholds.deer
+VALUES ?= 0.15 0.2 0.25
+JOBS ?= 2
+SORT ?= metrics/headline.json:detection.detector.demo-v2.f1
+comma := ,
+sweep: $(VENV)/.runtime
+	$(BIN)/dvc exp run --queue -S '$(PARAM)=$(subst $() ,$(comma),$(strip $(VALUES)))'
+	$(BIN)/dvc queue start -j $(JOBS)
+	@while $(BIN)/dvc queue status 2>/dev/null | grep -qE ' (Queued|Running) '; do sleep 2; done
+	@if $(BIN)/dvc queue status 2>/dev/null | grep -q ' Failed '; then $(BIN)/dvc queue status; exit 1; fi
+	$(BIN)/dvc exp show --only-changed --sort-by $(SORT) --sort-order desc --no-pager

@@ -1,0 +1,60 @@
+"""`make sweep` on a fresh clone: a three-value queued sweep through DVC's queue; inference never
+reruns and each experiment's headline metrics move the way a higher threshold must move them."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_pipeline import fresh_clone, sh
+
+pytestmark = pytest.mark.slow
+
+VALUES = (0.15, 0.25, 0.3)
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory) -> Path:
+    repo = fresh_clone(tmp_path_factory.mktemp("sweep"))
+    sh(["dvc", "repro"], cwd=repo)
+    venv = Path(sys.executable).parent.parent
+    env = dict(os.environ, DVC_NO_ANALYTICS="1")
+    proc = subprocess.run(["make", "sweep", f"VENV={venv}", "PARAM=thresholds.deer",
+                           "VALUES=" + " ".join(map(str, VALUES)), "JOBS=2"],
+                          cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return repo
+
+
+def experiments(repo: Path) -> dict[float, dict]:
+    """deer threshold -> (experiment name, headline metrics) of every experiment of the sweep."""
+    out = {}
+    for commit in json.loads(sh(["dvc", "exp", "show", "--json"], cwd=repo)):
+        for exp in commit.get("experiments") or []:
+            for rev in exp["revs"]:
+                data = rev["data"]
+                deer = data["params"]["params.yaml"]["data"]["thresholds"]["deer"]
+                out[deer] = (rev["name"], data["metrics"]["metrics/headline.json"]["data"])
+    return out
+
+
+def test_every_value_became_an_experiment_that_reran_scoring_only(swept):
+    exps = experiments(swept)
+    assert sorted(exps) == list(VALUES)
+    for name, _ in exps.values():
+        log = sh(["dvc", "queue", "logs", name], cwd=swept)
+        assert "Running stage 'score-detection@detector'" in log, log[-2000:]
+        assert "Running stage 'detect@" not in log and "Stage 'detect@detector' didn't change" in log
+
+
+def test_a_higher_deer_threshold_keeps_fewer_detections(swept):
+    """FP per frame and recall can only fall as one class's threshold rises (same raw boxes)."""
+    exps = experiments(swept)
+    for model in ("demo-v1", "demo-v2"):
+        fp = [exps[v][1]["detection"]["detector"][model]["fp_per_frame"] for v in VALUES]
+        recall = [exps[v][1]["detection"]["detector"][model]["recall"] for v in VALUES]
+        assert fp[0] > fp[1] > fp[2] and recall[0] >= recall[1] >= recall[2], (model, fp, recall)
