@@ -71,7 +71,7 @@ def bench_model(name: str, *, repeats: int, data: Path, models: Path, providers:
         assert len(lines) == n + 1
 
         acc = dict.fromkeys(split, 0.0)
-        letterbox = Letterboxer(input_w=model.input_w, input_h=model.input_h)
+        letterbox = Letterboxer(input_w=model.input_w, input_h=model.input_h, preprocess=model.card.preprocess)
         for f in frames:
             t0 = time.perf_counter()
             im = load_frame(images[f])
@@ -102,13 +102,25 @@ def bench_model(name: str, *, repeats: int, data: Path, models: Path, providers:
 
 
 def bench_inference(repeats: int) -> dict:
+    """The demo models (414k parameters at 320x320: a fixed per-frame image cost is a large share of
+    their time) and a served-size model (YOLOv8n's layout and size at 640x640, random weights,
+    :mod:`served_model`, written to a temporary folder and never committed)."""
+    import tempfile
+
     from candor.detection.config import DetectorParams
     from candor.common.params import section
+    from served_model import write_model
 
     params = section(DetectorParams, "detector", path=ROOT / "params.yaml")
-    return {m: bench_model(m, repeats=repeats, data=ROOT / "data" / "detector", models=ROOT / "models",
-                           providers=params.providers, floor=params.floor)
-            for m in params.sets["detector"]}
+    data = ROOT / "data" / "detector"
+    out = {m: bench_model(m, repeats=repeats, data=data, models=ROOT / "models", providers=params.providers,
+                          floor=params.floor)
+           for m in params.sets["detector"]}
+    with tempfile.TemporaryDirectory() as tmp:
+        name, n_params = write_model(Path(tmp))
+        out[name] = {"parameters": n_params, **bench_model(name, repeats=repeats, data=data, models=Path(tmp),
+                                                           providers=params.providers, floor=params.floor)}
+    return out
 
 
 if __name__ == "__main__":
