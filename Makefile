@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 export DVC_NO_ANALYTICS := 1
 
-.PHONY: repro test gate bench latency verify-inference figures clean-venv sweep
+.PHONY: repro test gate bench latency verify-inference figures plots clean-venv sweep
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ repro: $(VENV)/.runtime
 # PNG figures for people (plots/figures/, git-ignored: PNG bytes depend on the matplotlib build)
 figures: $(VENV)/.runtime
 	$(BIN)/python -m stages.figures
+
+# The plots page dvc_plots/index.html (git-ignored), with Vega loaded from plots/html/vendor/ so it
+# works offline (plots/html/README.md). It must stay in dvc_plots/: its script paths are relative.
+plots: $(VENV)/.runtime
+	$(BIN)/dvc plots show --html-template plots/html/template.html
 
 test: $(VENV)/.test
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
