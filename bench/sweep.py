@@ -5,12 +5,13 @@ full ``dvc repro`` there once. Then, ``repeats`` times each, whole-pipeline comm
 types them (no stage targets):
 
 - ``dvc repro`` with nothing changed (the reference);
-- ``dvc exp run -S thresholds.deer=0.2``, the issue's literal command: 0.2 is the committed
-  deer threshold, so nothing changes and DVC runs no stage; what is left is ``dvc exp``'s own
-  bookkeeping (a floor no stage of ours can lower);
 - ``dvc exp run -S thresholds.deer=V`` with V distinct from the committed value and from each
   other (so DVC's run cache can never replay an earlier result): a real sweep step; every
   experiment is checked: ``score-detection`` ran and no ``detect@`` stage ran;
+- right after it, the literal command at the value the workspace now holds (``-S
+  thresholds.deer=V`` again): nothing changes and DVC runs no stage; what is left is ``dvc exp``'s
+  own bookkeeping (a floor no stage of ours can lower). The three commands alternate, one of
+  each per round, so machine load falls on all of them alike;
 - the same kind of change as an edit of ``params.yaml`` plus ``dvc repro`` (what ``dvc exp``
   adds on top of the stages).
 
@@ -65,22 +66,23 @@ def bench_sweep(repeats: int) -> dict:
         subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True, env=_env())
         setup_s, _ = _timed(["dvc", "repro"], clone)
         noop, literal, exp, reran_detect = [], [], [], []
-        for _ in range(repeats):
-            wall, out = _timed(["dvc", "repro"], clone)
-            if "Running stage" in out:
-                raise RuntimeError(f"the no-op repro ran a stage:\n{out[-2000:]}")
-            noop.append(wall)
-            wall, out = _timed(["dvc", "exp", "run", "-S", "thresholds.deer=0.2"], clone)
-            if "Running stage" in out:
-                raise RuntimeError(f"the literal (no-op) experiment ran a stage:\n{out[-2000:]}")
-            literal.append(wall)
         values = sweep_values(clone / "params.yaml", 2 * repeats)   # read before any experiment
+        # alternating, one of each per round: a real step to V, then the literal command at the value the
+        # workspace now holds (V: nothing changes, DVC runs no stage), then a no-op repro
         for v in values[:repeats]:
             wall, out = _timed(["dvc", "exp", "run", "-S", f"thresholds.deer={v}"], clone)
             if "Running stage 'score-detection@detector'" not in out:
                 raise RuntimeError(f"the experiment did not score:\n{out[-2000:]}")
             reran_detect.append("Running stage 'detect@" in out)
             exp.append(wall)
+            wall, out = _timed(["dvc", "exp", "run", "-S", f"thresholds.deer={v}"], clone)
+            if "Running stage" in out:
+                raise RuntimeError(f"the literal (no-op) experiment ran a stage:\n{out[-2000:]}")
+            literal.append(wall)
+            wall, out = _timed(["dvc", "repro"], clone)
+            if "Running stage" in out:
+                raise RuntimeError(f"the no-op repro ran a stage:\n{out[-2000:]}")
+            noop.append(wall)
         plain = []
         for v in values[repeats:]:
             text = (clone / "params.yaml").read_text()
