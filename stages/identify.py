@@ -13,10 +13,12 @@ Params (``identify`` in params.yaml, :class:`candor.lots.params.IdentifyParams`)
 replay|live, ``runs`` per lot or case, ``gallery`` first|all (one photo or the whole
 gallery per lot), ``providers`` (candidate -> ``local-ocr``; unlisted candidates are
 ``openai-compatible``), ``ocr.makes`` (what the local OCR reader can name), ``pause_s``
-between remote calls, ``timeout_s``, ``retries``, ``backoff_s``, ``base_url``
-(OpenAI-compatible, e.g. https://api.openai.com/v1), ``model`` and ``api_key_env`` (the
-*name* of the environment variable holding the key; the key is never read from a file,
-printed or recorded). A ``local-ocr`` candidate's recorded SHA-256 covers its prompt file
+between remote calls (per thread), ``timeout_s`` (whole-call deadline per attempt),
+``retries``, ``backoff_s``, ``concurrency`` (threads) and ``max_calls_per_minute``
+(null: unlimited), ``base_url`` (OpenAI-compatible, e.g. https://api.openai.com/v1), ``model``
+and ``api_key_env`` (the *name* of the environment variable holding the key; the key is never
+read from a file, printed or recorded: it and the base URL's query values are redacted from
+everything the run writes or prints, :mod:`candor.lots.redact`). A ``local-ocr`` candidate's recorded SHA-256 covers its prompt file
 and ``identify.ocr`` (:func:`candor.lots.ocr_reading.reader_sha256`); in live mode it also
 reads ``lots`` (the token rules that say what a model code is).
 
@@ -26,7 +28,8 @@ reads ``lots`` (the token rules that say what a model code is).
 * **live**: asks the candidate's provider for every (lot/case, run) in order (:mod:`candor.lots.live`:
   pauses, retries, resume after an interruption), appending each finished run to the
   live recording (``--record``, default ``build/live/<label>.jsonl``). ``openai-compatible``
-  calls the endpoint (a missing key exits 2 naming the variable); ``local-ocr`` runs
+  calls the endpoint (a missing, short or CR/LF-tainted key exits 2 naming the variable,
+  never showing the value); ``local-ocr`` runs
   RapidOCR on this machine (:mod:`candor.lots.ocr`; no key, no network, no pause). A failed
   run is recorded with the provider's error verbatim and the other runs are kept; the
   stage exits 1 at the end when any run failed. Copy the live recording to
@@ -57,11 +60,12 @@ from candor.common.params import DEFAULT_PARAMS, section
 from candor.lots.answers import normalise, write_answers
 from candor.lots.fields import format_case_table
 from candor.lots.golden import load_golden
-from candor.lots.chat import ChatConfig
+from candor.lots.chat import ChatConfig, read_api_key
 from candor.lots.live import ChatResponder, Responder, run_live
 from candor.lots.ocr import OcrResponder
 from candor.lots.ocr_reading import reader_sha256
 from candor.lots.params import IdentifyParams, LotsParams
+from candor.lots.ratelimit import RateLimiter
 from candor.lots.recording import load_recording
 from candor.lots.replay import check_replay, select_ids
 from candor.lots.scoring import field_json, field_scores
@@ -86,15 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def chat_responder(params: IdentifyParams) -> Responder:
-    """The OpenAI-compatible endpoint, with the key from the environment variable ``api_key_env``."""
-    api_key = os.environ.get(params.api_key_env, "")
-    if not api_key:
-        raise fail("environment", f"API key variable {params.api_key_env} is not set",
-                   expected=f"export {params.api_key_env}=<your key>",
-                   hint="identify.api_key_env names the variable; set it or switch to identify.mode: replay")
+    """The OpenAI-compatible endpoint, with the key from the environment variable ``api_key_env``
+    and the call-rate limit ``max_calls_per_minute``."""
+    api_key = read_api_key(params.api_key_env, os.environ)
     config = ChatConfig(base_url=params.base_url, model=params.model, timeout_s=params.timeout_s,
                         retries=params.retries, backoff_s=params.backoff_s)
-    return ChatResponder(config=config, api_key=api_key)
+    return ChatResponder(config=config, api_key=api_key, limiter=RateLimiter(params.max_calls_per_minute))
 
 
 def local_responder(params: IdentifyParams, params_file: str) -> Responder:
@@ -137,7 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         record = Path(args.record) if args.record else Path("build/live") / f"{label}.jsonl"
         responder = local_responder(params, args.params) if local else chat_responder(params)
         lines = run_live(golden, ids=ids, runs=runs, gallery=params.gallery, pause_s=0.0 if local else params.pause_s,
-                         template=template_bytes.decode("utf-8"), sha=sha, record=record, responder=responder)
+                         template=template_bytes.decode("utf-8"), sha=sha, record=record, responder=responder,
+                         concurrency=1 if local else params.concurrency)
 
     lines = sorted(lines, key=lambda x: (x.case, x.run))
     answers = [normalise(ln) for ln in lines]

@@ -87,8 +87,30 @@ def test_provider_failing_every_way_records_each_run_keeps_the_rest_and_exits_1(
     assert res2.code == 0, res2.stderr
     assert len(srv2.requests) == 5
     rec2 = load_recording(ws / RECORD)
-    assert sorted((x.case, x.run) for x in rec2) == sorted(PAIRS) and all(x.error is None for x in rec2)
-    assert rec2[0].to_json() == rec[("drill", 2)].to_json()     # the kept run is the same line, first
+    assert [(x.case, x.run) for x in rec2] == PAIRS and all(x.error is None for x in rec2)   # in (id, run) order
+    assert rec2[-1].to_json() == rec[("drill", 2)].to_json()     # the kept run is the same line
+
+
+def test_trickling_server_and_redirects_are_recorded_provider_failures_in_bounded_time(tmp_path: Path):
+    ws = W.copy_base(tmp_path / "ws")
+    with chat_server([("ok", W.ANSWER)]) as other:            # the host a redirect points to
+        # one byte every 50 ms (a body of about 10 s per call), then redirects elsewhere
+        script = [("trickle", 0.05, W.ANSWER)] * 4 + [("redirect", 307, other.url + "/chat/completions"),
+                                                       ("redirect", 302, other.url + "/chat/completions")]
+        with chat_server(script) as srv:
+            live(ws, srv.url, retries=0, timeout_s=0.5, concurrency=2)
+            t0 = time.monotonic()
+            res = run_live(ws)
+            elapsed = time.monotonic() - t0
+    assert res.code == 1 and "Traceback" not in res.stderr, res.stderr
+    assert elapsed < 8, elapsed                                # 2 rounds of 0.5 s calls, plus start-up
+    assert other.requests == []                                # no redirect followed: the key went nowhere else
+    errors = sorted(x.error for x in load_recording(ws / RECORD))
+    assert errors[:2] == [f"after 1 attempt(s): HTTP {c} {r}: redirect to {other.url.removesuffix('/v1')}"
+                          f" not followed (identify.base_url must name the endpoint itself)"
+                          for c, r in ((302, "Found"), (307, "Temporary Redirect"))]
+    assert errors[2:] == ["after 1 attempt(s): timed out after 0.5 s"] * 4
+    assert_no_key(ws, res.stdout, res.stderr)
 
 
 def test_connection_refused_records_every_run_and_exits_1(tmp_path: Path):

@@ -109,6 +109,28 @@ def test_live_without_key_exits_2_naming_the_variable(work: Path, capsys):
     assert f"API key variable {ENV} is not set" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("kw, needle", [
+    ({"timeout_s": float("nan")}, "identify.timeout_s: Input should be a finite number"),
+    ({"timeout_s": "inf"}, "identify.timeout_s: Input should be a finite number"),
+    ({"pause_s": "Infinity"}, "identify.pause_s: Input should be a finite number"),
+    ({"backoff_s": "-inf"}, "identify.backoff_s: Input should be a finite number"),
+    ({"timeout_s": 1e300}, "identify.timeout_s: Input should be less than or equal to 3600"),
+    ({"max_calls_per_minute": "nan"}, "identify.max_calls_per_minute: Input should be a finite number"),
+    ({"max_calls_per_minute": 0}, "identify.max_calls_per_minute: Input should be greater than 0"),
+    ({"concurrency": 0}, "identify.concurrency: Input should be greater than or equal to 1"),
+    ({"base_url": "api.example.com/v1"}, "base_url needs the scheme http:// or https://"),
+    ({"base_url": "https:///v1"}, "base_url has no host"),
+    ({"base_url": "https://me:pw-SENTINEL-0099@api.example.com/v1"}, "base_url user-info"),
+])
+def test_bad_live_params_exit_2_naming_the_key_before_any_work(work: Path, monkeypatch, capsys, kw, needle):
+    monkeypatch.setenv(ENV, KEY)
+    write_params(work, mode="live", **kw)
+    assert run() == 2
+    err = capsys.readouterr().err
+    assert needle in err and "pw-SENTINEL" not in err
+    assert not (work / "build").exists()
+
+
 def all_text(root: Path, *extra: str) -> str:
     files = [p for p in root.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".json", ".csv", ".yaml")]
     return "\n".join([*(p.read_text(errors="replace") for p in files), *extra])

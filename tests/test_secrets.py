@@ -5,7 +5,8 @@
   the workspace (recordings, answers, metrics, plots, logs), in no stdout or stderr, and
   in no exception raised by the client.
 - Static: every Python file under candor/, stages/ and tools/ is parsed; no pickle-family import,
-  no ``yaml.load``/``unsafe_load``/``full_load``, no ``allow_pickle=True``, no
+  no ``yaml.load``/``unsafe_load``/``full_load`` (``yaml.load`` only with ``Loader=`` a class of the
+  same module derived from ``yaml.SafeLoader``), no ``allow_pickle=True``, no
   ``eval``/``exec``. The checker is run on a bad snippet too, so it can fail.
 - ONNX: with a wrong card SHA-256 or changed model bytes, ``onnxruntime.InferenceSession``
   is never called; when it is called, it gets exactly the bytes that were hashed.
@@ -65,6 +66,71 @@ def test_key_never_leaks_from_live_runs_scoring_or_provider_echoes(tmp_path: Pat
     assert leaks(ws, *texts) == []
 
 
+QUERY_SECRET = "qs-SECRETS-SENTINEL-b71e04d9"
+USER_SECRET = "ui-SECRETS-SENTINEL-5a0c33"
+PASSWORD_SECRET = "pw-SECRETS-SENTINEL-9e2f71"
+SENTINELS = (KEY, QUERY_SECRET, USER_SECRET, PASSWORD_SECRET)
+
+
+def sentinel_leaks(roots: list[Path], texts: list[str]) -> list[str]:
+    """Every (place, sentinel) where a sentinel appears: any file under ``roots`` (any bytes; but ``params.yaml``,
+    where the user wrote the base URL) and the texts."""
+    files = [p for root in roots for p in sorted(root.rglob("*")) if p.is_file() and p.name != "params.yaml"]
+    return ([f"{p}: {s}" for p in files for s in SENTINELS if s.encode() in p.read_bytes()]
+            + [f"text #{i}: {s}" for i, t in enumerate(texts) for s in SENTINELS if s in t])
+
+
+def test_sentinels_in_every_secret_place_reach_no_file_no_output_and_no_error(tmp_path: Path):
+    """Sentinels in the key, the base URL's query, its user-info, and a model that echoes key and query back;
+    then every file of the workspace, the by-hand report and everything printed are searched."""
+    ws = W.copy_base(tmp_path / "ws")
+    out = tmp_path / "outside"
+    texts: list[str] = []
+    echo_answer = json.dumps(json.loads(W.ANSWER) | {"imageNotes": f"key {KEY} query {QUERY_SECRET}"})
+    echo_error = json.dumps({"error": {"message": f"bad key {KEY} for token={QUERY_SECRET}"}}).encode()
+    with chat_server([("ok", echo_answer), ("body", 401, echo_error), ("ok", echo_answer)]) as srv:
+        url = f"{srv.url}?api-version=2024-06-01&token={QUERY_SECRET}"
+        W.set_params(ws, identify={"mode": "live", "base_url": url, "retries": 0, "backoff_s": 0, "pause_s": 0,
+                                   "concurrency": 2})
+        res = W.run_stage(ws, "identify", extra_env={W.KEY_ENV: KEY})
+        texts += [res.stdout, res.stderr]
+        assert res.code == 1, res.stderr                  # the 401 is recorded as a failed run
+        hand = W.run_stage(ws, "identify", [*W.STAGES["identify"][1:], "--case", "T*", "--label", "x",
+                                            "--record", str(out / "x.jsonl"), "--out", str(out / "x.json"),
+                                            "--mode", "live"], extra_env={W.KEY_ENV: KEY})
+        texts += [hand.stdout, hand.stderr]
+    assert hand.code in (0, 1), hand.stderr
+    # the sentinels were live: the key was sent, the query too, and the model echoed both
+    assert {r["headers"]["Authorization"] for r in srv.requests} == {f"Bearer {KEY}"}
+    assert all(r["path"].endswith(f"token={QUERY_SECRET}") for r in srv.requests)
+    rec = (ws / "build/live/p.jsonl").read_text()
+    assert "key *** query ***" in rec and "bad key *** for ***" in rec   # (token=<value> is one secret)
+    assert "key *** query ***" in (out / "x.json").read_text()
+    for stage in ("score-lots", "value"):
+        r = W.run_stage(ws, stage, extra_env={W.KEY_ENV: KEY})
+        assert r.code == 0, r.stderr
+        texts += [r.stdout, r.stderr]
+
+    # user-info in base_url, and a key with a trailing CR or LF: exit 2 naming the key or the variable
+    for identify, key, needle in [
+        ({"base_url": f"http://{USER_SECRET}:{PASSWORD_SECRET}@127.0.0.1:9/v1?token={QUERY_SECRET}"}, KEY,
+         "base_url user-info"),
+        ({"base_url": f"http://{USER_SECRET}@127.0.0.1:9/v1"}, KEY, "base_url user-info"),
+        ({"base_url": f"127.0.0.1:9/v1?token={QUERY_SECRET}"}, KEY, "base_url needs the scheme"),
+        ({}, KEY + "\r", f"API key variable {W.KEY_ENV} holds whitespace, a control character"),
+        ({}, KEY + "\r\n", f"API key variable {W.KEY_ENV} holds whitespace, a control character"),
+    ]:
+        bad = W.copy_base(tmp_path / f"bad{len(texts)}")
+        W.set_params(bad, identify={"mode": "live", **identify})
+        before = W.snapshot(bad)
+        r = W.run_stage(bad, "identify", extra_env={W.KEY_ENV: key})
+        assert r.code == 2 and needle in r.stderr and "Traceback" not in r.stderr, r.stderr
+        assert W.snapshot(bad) == before                      # nothing written
+        texts += [r.stdout, r.stderr]
+
+    assert sentinel_leaks([tmp_path], texts) == []
+
+
 def test_key_not_in_client_exceptions_or_their_tracebacks():
     for script in ([echo(401)], [echo(503)], [("malformed", KEY.encode())]):
         with chat_server(script) as srv:
@@ -92,10 +158,29 @@ PICKLE_MODULES = {"pickle", "cPickle", "_pickle", "dill", "shelve", "joblib", "m
 UNSAFE_YAML = {"load", "unsafe_load", "full_load", "load_all", "unsafe_load_all", "full_load_all"}
 
 
+def safe_loaders(tree: ast.AST) -> set[str]:
+    """Classes of the module that subclass ``yaml.SafeLoader`` (directly or through another such class)."""
+    found: set[str] = set()
+    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    for _ in classes:
+        for c in classes:
+            if any(ast.unparse(b) in {"yaml.SafeLoader", *found} for b in c.bases):
+                found.add(c.name)
+    return found
+
+
+def is_safe_load(call: ast.Call, loaders: set[str]) -> bool:
+    """``yaml.load(..., Loader=<a SafeLoader subclass of this module>)``."""
+    return any(kw.arg == "Loader" and isinstance(kw.value, ast.Name) and kw.value.id in loaders
+               for kw in call.keywords)
+
+
 def unsafe_calls(source: str, where: str) -> list[str]:
     """Every unsafe-loading construct in ``source`` (see the module docstring)."""
     out = []
-    for node in ast.walk(ast.parse(source)):
+    tree = ast.parse(source)
+    loaders = safe_loaders(tree)
+    for node in ast.walk(tree):
         at = f"{where}:{getattr(node, 'lineno', 0)}"
         if isinstance(node, ast.Import):
             out += [f"{at}: import {a.name}" for a in node.names if a.name.split(".")[0] in PICKLE_MODULES]
@@ -106,7 +191,7 @@ def unsafe_calls(source: str, where: str) -> list[str]:
         elif isinstance(node, ast.Call):
             f = node.func
             if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "yaml" \
-                    and f.attr in UNSAFE_YAML:
+                    and f.attr in UNSAFE_YAML and not is_safe_load(node, loaders):
                 out.append(f"{at}: yaml.{f.attr}")
             if isinstance(f, ast.Attribute) and f.attr in ("read_pickle", "to_pickle"):
                 out.append(f"{at}: .{f.attr}")
@@ -121,11 +206,13 @@ def unsafe_calls(source: str, where: str) -> list[str]:
 def test_checker_flags_every_unsafe_construct():
     bad = ("import pickle\nfrom yaml import load\nimport yaml\nyaml.load(s)\nyaml.unsafe_load(s)\n"
            "np.load(f, allow_pickle=True)\nnp.load(f, allow_pickle=flag)\npd.read_pickle(p)\neval('1')\n"
-           "import numpy as np\nnp.load(f, allow_pickle=False)\nyaml.safe_load(s)\n")
+           "yaml.load(s, Loader=yaml.Loader)\nclass Full(yaml.FullLoader): pass\nyaml.load(s, Loader=Full)\n"
+           "import numpy as np\nnp.load(f, allow_pickle=False)\nyaml.safe_load(s)\n"
+           "class Safe(yaml.SafeLoader): pass\nclass Safer(Safe): pass\nyaml.load(s, Loader=Safer)\n")
     found = unsafe_calls(bad, "x.py")
     assert [f.split(": ", 1)[1] for f in found] == [
         "import pickle", "from yaml import load", "yaml.load", "yaml.unsafe_load", "allow_pickle=True",
-        "allow_pickle=flag", ".read_pickle", "eval()"]
+        "allow_pickle=flag", ".read_pickle", "eval()", "yaml.load", "yaml.load"]
 
 
 @pytest.mark.parametrize("folder", ["candor", "stages", "tools"])
@@ -137,10 +224,13 @@ def test_no_unsafe_loading_in_the_code(folder: str):
 
 
 def test_every_yaml_read_in_the_code_goes_through_safe_load():
-    uses = [(p.name, n.func.attr) for folder in ("candor", "stages") for p in sorted((ROOT / folder).rglob("*.py"))
-            for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-            and isinstance(n.func.value, ast.Name) and n.func.value.id == "yaml"]
+    uses = []
+    for p in sorted(p for folder in ("candor", "stages") for p in (ROOT / folder).rglob("*.py")):
+        tree = ast.parse(p.read_text(encoding="utf-8"))
+        loaders = safe_loaders(tree)
+        uses += [(p.name, "safe_load" if is_safe_load(n, loaders) else n.func.attr) for n in ast.walk(tree)
+                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                 and isinstance(n.func.value, ast.Name) and n.func.value.id == "yaml"]
     assert {attr for _, attr in uses} <= {"safe_load", "safe_dump", "YAMLError"}, uses
     assert ("params.py", "safe_load") in uses
 
@@ -181,8 +271,13 @@ def test_model_with_a_wrong_card_digest_is_never_loaded(detect_ws, capsys):
     wrong = "ab" * 32
     card = yaml.safe_load((ws / "models/tiny.yaml").read_text())
     (ws / "models/tiny.yaml").write_text(yaml.safe_dump(card | {"sha256": wrong}))
-    record = json.loads((ws / "build/verified/model-tiny.json").read_text())    # even past a stale record
+    record = json.loads((ws / "build/verified/model-tiny.json").read_text())    # even past stale records
     (ws / "build/verified/model-tiny.json").write_text(json.dumps(record | {"sha256": wrong}))
+    set_record = ws / "build/verified/detection-detector.json"
+    doc = json.loads(set_record.read_text())
+    doc["models"]["tiny"] |= {"sha256": wrong,
+                              "card_sha256": hashlib.sha256((ws / "models/tiny.yaml").read_bytes()).hexdigest()}
+    set_record.write_text(json.dumps(doc))
     assert run_detect() == 2
     err = capsys.readouterr().err
     assert "SHA-256 mismatch; refusing to load the model" in err and wrong in err

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from candor.lots.ceiling import CeilingRules
+from candor.lots.chat import endpoint_problem
 from candor.lots.comps import Rules
 from candor.lots.ocr_reading import ReadingRules
 from candor.lots.tokens import TokenRules
@@ -50,7 +51,14 @@ class OcrParams(BaseModel):
 
 class IdentifyParams(BaseModel):
     """``identify``: the model step (docs/lots.md). ``api_key_env`` names the variable holding the key;
-    ``providers`` maps a candidate to its live-mode provider (unlisted: ``openai-compatible``)."""
+    ``providers`` maps a candidate to its live-mode provider (unlisted: ``openai-compatible``).
+
+    Live-mode bounds: every duration is finite (``.nan``/``.inf`` or the strings ``nan``/``inf``
+    are refused, naming the key) and at most an hour; ``retries`` at most 20, so one call has a
+    bounded worst case. ``concurrency`` (threads, default 1) and ``max_calls_per_minute`` (default
+    ``null``: unlimited; :mod:`candor.lots.ratelimit`) apply to the remote provider only.
+    ``base_url`` must be ``http(s)://host[:port][/path][?query]`` (:func:`candor.lots.chat.endpoint_problem`);
+    the error names the key but never quotes the value, which may hold a secret."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -59,10 +67,12 @@ class IdentifyParams(BaseModel):
     providers: dict[str, Provider] = Field(default_factory=lambda: {"ocr-baseline": "local-ocr"})
     runs: int = Field(default=3, ge=1)
     gallery: Literal["first", "all"] = "all"
-    pause_s: float = Field(default=1.0, ge=0)
-    timeout_s: float = Field(default=60.0, gt=0)
-    retries: int = Field(default=3, ge=0)
-    backoff_s: float = Field(default=2.0, ge=0)
+    pause_s: float = Field(default=1.0, ge=0, le=3600, allow_inf_nan=False)
+    timeout_s: float = Field(default=60.0, gt=0, le=3600, allow_inf_nan=False)
+    retries: int = Field(default=3, ge=0, le=20)
+    backoff_s: float = Field(default=2.0, ge=0, le=3600, allow_inf_nan=False)
+    concurrency: int = Field(default=1, ge=1, le=64)
+    max_calls_per_minute: float | None = Field(default=None, gt=0, le=1_000_000, allow_inf_nan=False)
     base_url: str = "https://api.openai.com/v1"
     model: str = "gpt-4o-mini"
     api_key_env: str = Field(default="OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -73,7 +83,16 @@ class IdentifyParams(BaseModel):
     def _not_reserved(cls, v: list[str]) -> list[str]:
         if "counts" in v:
             raise ValueError("'counts' is reserved (the counts block of metrics/valuation.json); rename the candidate")
+        if twice := sorted({c for c in v if v.count(c) > 1}):
+            raise ValueError(f"candidate(s) listed more than once: {', '.join(twice)}")
         return v
+
+    @model_validator(mode="after")
+    def _callable_endpoint(self) -> IdentifyParams:
+        # a model-level error: pydantic reports the section, not the value (which may hold a secret)
+        if (why := endpoint_problem(self.base_url)) is not None:
+            raise ValueError(f"base_url {why} (the value is not shown: it may hold a secret)")
+        return self
 
     def provider(self, candidate: str) -> Provider:
         """The live-mode provider of ``candidate``."""
