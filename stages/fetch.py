@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from candor.common.atomic import write_json, write_text
-from candor.common.errors import InputError, run_main
+from candor.common.errors import InputError, fail, run_main
 from candor.common.manifest import MANIFEST_NAME
 from candor.common.params import DEFAULT_PARAMS, section
 from candor.common.verify import rewrite_manifest, verify_sets
@@ -50,6 +50,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
                          hint="restore the files (git checkout / dvc pull), or if the change is "
                               "intended rewrite the manifest: python -m stages.fetch manifest DIR")
     out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise fail(str(out), "is a file", expected="a folder for the verified records")
     out.mkdir(parents=True, exist_ok=True)
     wanted = ({f"data-{k}.json": v for k, v in sets.items()} | {f"model-{k}.json": v for k, v in cards.items()}
               | detection)

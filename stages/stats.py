@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from candor.common.atomic import dumps_json, write_json
+from candor.common.counts import MAX_COUNT
 from candor.common.errors import fail, run_main
 from candor.common.params import section
 from candor.detection.config import DetectorParams
@@ -50,8 +51,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def _wilson(args: argparse.Namespace) -> int:
     k, n, conf = args.k, args.n, args.confidence
-    if not (0 <= k <= n):
-        raise fail("wilson K N", "need 0 <= K <= N", got=f"K={k}, N={n}")
+    if not (0 <= k <= n < MAX_COUNT):
+        raise fail("wilson K N", "need 0 <= K <= N < 2**53", got=f"K={k}, N={n}")
     if not (0 < conf < 1):
         raise fail("--confidence", "must be strictly between 0 and 1", got=conf)
     print(dumps_json(wilson(k, n, confidence=conf).as_json() | {"confidence": conf}), end="")
@@ -62,6 +63,8 @@ def _mcnemar(args: argparse.Namespace) -> int:
     b, c, alpha = args.b, args.c, args.alpha
     if b < 0 or c < 0:
         raise fail("mcnemar B C", "discordant counts must be >= 0", got=f"B={b}, C={c}")
+    if b + c >= MAX_COUNT:
+        raise fail("mcnemar B C", "too many discordant pairs", expected="B + C < 2**53", got=b + c)
     if not (0 < alpha < 1):
         raise fail("--alpha", "must be strictly between 0 and 1", got=alpha)
     p = mcnemar_p(b, c)

@@ -205,14 +205,23 @@ def test_pending_cases_that_fail_still_write_nothing(outcomes: dict[str, Outcome
     assert {n: o.changed for n, o in crashed.items() if o.changed} == {}
 
 
+# The reliability classes (README, "Reliability") and the name prefix of their cases.
+CLASSES = {"enc-": "encodings", "path-": "paths of the wrong kind", "yaml-": "YAML",
+           "ambiguous-": "ambiguous data", "json-": "hostile JSON", "unbounded-": "unbounded work"}
+
+
 def test_corpus_is_large_enough_and_covers_every_stage():
-    assert len(SPECS) >= 30
+    assert len(SPECS) >= 150
+    per_class = {c: sum(n.startswith(prefix) for n in SPECS) for prefix, c in CLASSES.items()}
+    assert min(per_class.values()) >= 8, per_class
     assert {s.stage for s in SPECS.values()} == {"fetch", "detect", "score-detection", "coco-eval", "identify",
                                                  "score-lots", "value", "stats"}
-    # every case names at least one file in its expected message, or documents that it works
+    # every case names at least one file (or the command-line argument) in its expected message,
+    # or documents that it works
     for name, spec in SPECS.items():
         assert spec.expect.exit == 0 or any("/" in m or m.endswith((".yaml", ".csv", ".json")) or "params" in m
-                                            or "API key" in m for m in spec.expect.message), name
+                                            or "API key" in m or m.split()[0] in (spec.args or ())
+                                            for m in spec.expect.message), name
 
 
 def test_good_workspace_is_deterministic(base: Path, tmp_path: Path):

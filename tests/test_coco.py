@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path, PurePosixPath
 
 import pytest
@@ -132,3 +133,25 @@ def test_coco_box_must_lie_inside_its_image(tmp_path):
 @pytest.mark.parametrize("name", ["a.jpg", "a.b.png", ".hidden", "noext", "trail.", "..", "dir/x.jpg", "a//b.c"])
 def test_stem_is_purepath_stem(name):
     assert stem(name) == PurePosixPath(name).stem
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d["images"].append({**d["images"][0], "file_name": "zz.png"}), "image id(s) listed more than once"),
+    (lambda d: d["categories"].append({"id": d["categories"][0]["id"], "name": "zz"}), "category id(s) listed more than once"),
+    (lambda d: d["categories"].append({"id": 99, "name": d["categories"][0]["name"]}), "category name(s) listed more than once"),
+    (lambda d: [a.update(id=5) for a in d["annotations"]], "annotation id(s) listed more than once"),
+])
+def test_repeated_ids_are_refused(tmp_path, change, message):
+    doc = json.loads((DATA / "coco_gt.json").read_text())
+    change(doc)
+    (tmp_path / "gt.json").write_text(json.dumps(doc))
+    with pytest.raises(InputError, match=re.escape(message)):
+        read_coco(tmp_path / "gt.json")
+
+
+def test_a_bom_is_dropped_and_deep_nesting_is_named(tmp_path):
+    (tmp_path / "gt.json").write_bytes(b"\xef\xbb\xbf" + (DATA / "coco_gt.json").read_bytes())
+    assert read_coco(tmp_path / "gt.json")[0].frames == ("f1", "f2", "f3", "f4")
+    (tmp_path / "gt.json").write_text('{"images": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(InputError, match="gt.json"):
+        read_coco(tmp_path / "gt.json")

@@ -26,3 +26,9 @@ def test_impossible_counts_are_refused(k, n, unit):
 def test_a_bad_entry_names_file_and_key(entry):
     with pytest.raises(InputError, match=r"m.json:counts.x.hit: bad count"):
         read_counts({"counts": {"x.hit": entry}}, where="m.json")
+
+
+@pytest.mark.parametrize("n", [2 ** 53, 10 ** 30, 2.0, "4", True, None])
+def test_a_count_beyond_2_53_or_not_an_integer_is_refused(n):
+    with pytest.raises(InputError, match="m.json:counts.r"):
+        read_counts({"counts": {"r": {"k": 1, "n": n, "unit": "lot"}}}, where="m.json")

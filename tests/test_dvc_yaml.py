@@ -66,7 +66,8 @@ def test_inference_never_depends_on_scoring_code():
     assert not any(d in ("candor", "candor/detection") or d.startswith("candor/detection/scoring") or
                    d.startswith(("candor/lots", "candor/stats")) for d in code), sorted(code)
     assert {"candor/detection/inference", "stages/detect.py"} <= code      # the inference path does rerun it
-    assert set(detect_stage()["params"]) == {"detector.sets.${key}", "detector.floor", "detector.providers"}
+    assert set(detect_stage()["params"]) == {"detector.sets.${key}", "detector.floor", "detector.providers",
+                                             "detector.executor"}
 
 
 def test_package_inits_hold_no_code():

@@ -95,3 +95,28 @@ def test_decide(tmp_path):
     assert decide(Entry("here", A, 0), root=tmp_path) is Action.VERIFY
     assert decide(Entry("gone", A, 0, source="x"), root=tmp_path) is Action.FETCH
     assert decide(Entry("gone", A, 0), root=tmp_path) is Action.MISSING
+
+
+@pytest.mark.parametrize("size", ["\u0661\u0662", "\uff11", "+12", "1_2", " 12x"])
+def test_bytes_must_be_ascii_digits(size):
+    with pytest.raises(InputError, match=r"row 2.bytes: not a byte count"):
+        parse(f"path,sha256,bytes\na.png,{'a' * 64},{size}\n")
+
+
+def test_the_bytes_column_is_compared_with_the_file(tmp_path):
+    from candor.common.manifest import sha256_file, size_mismatch
+    from candor.common.verify import verify_entry
+    (tmp_path / "a.png").write_bytes(b"12345")
+    entry = Entry(path="a.png", sha256=sha256_file(tmp_path / "a.png"), bytes=6)
+    assert str(verify_entry(entry, root=tmp_path, where="a.png")) == \
+        "a.png: size differs from the manifest's bytes (expected 6 bytes, got 5 bytes)"
+    assert size_mismatch(Entry(path="a.png", sha256="", bytes=None), where="a.png", actual_bytes=5) is None
+
+
+def test_a_data_folder_without_a_manifest_is_named(tmp_path):
+    from candor.common.verify import find_manifests
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "manifest.csv").write_text("path,sha256,bytes\n")
+    (tmp_path / "b").mkdir()
+    with pytest.raises(InputError, match="b/manifest.csv: data set folder without a manifest"):
+        find_manifests(tmp_path)

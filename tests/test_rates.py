@@ -144,3 +144,24 @@ def test_rate_json_round_trip_and_unit():
     assert wilson(0, 0).as_json() == {"k": 0, "n": 0, "unit": "case", "rate": None, "lo": 0.0, "hi": 1.0}
     with pytest.raises(InputError, match="x.json: not a rate"):
         Rate.from_json({"k": 1, "n": 2}, where="x.json")
+
+
+@pytest.mark.parametrize("discordant", [0, 1, 5, 6, 10, 17, 40, 101])
+def test_min_split_bisection_is_the_linear_scan(discordant):
+    linear = None
+    for minor in range(discordant // 2 + 1):
+        if mcnemar_p(discordant - minor, minor) > 0.05:
+            break
+        linear = (discordant - minor, minor)
+    assert min_split(discordant, 0.05) == linear
+
+
+def test_huge_counts_answer_at_once_or_are_refused():
+    import time
+    start = time.perf_counter()
+    assert min_split(6_000_000, 0.05)[1] > 2_990_000
+    assert mcnemar_p(3_000_000, 2_999_000) > 0.05
+    assert time.perf_counter() - start < 1.0
+    for bad in (lambda: mcnemar_p(2 ** 53, 0), lambda: wilson(1, 2 ** 53), lambda: min_split(2 ** 53, 0.05)):
+        with pytest.raises(ValueError, match="2\\*\\*53"):
+            bad()

@@ -48,7 +48,7 @@ def test_errors_name_file_line_and_field_and_duplicates():
     msg = err.value.message
     assert "rec.jsonl:line 2.run: Input should be greater than or equal to 1" in msg
     assert "rec.jsonl:line 3.run: duplicate (case, run) (first on line 1)" in msg
-    assert "rec.jsonl:line 4: not JSON" in msg
+    assert "rec.jsonl:line 4: not valid JSON" in msg
 
 
 def test_partial_tail_dropped_only_when_allowed(tmp_path):
@@ -58,7 +58,7 @@ def test_partial_tail_dropped_only_when_allowed(tmp_path):
     with open(p, "a") as fh:
         fh.write('{"case": "L1", "run": 3, "raw"')
     assert [ln.run for ln in load_recording(p, allow_partial_tail=True)] == [1, 2]
-    with pytest.raises(InputError, match="line 3: not JSON"):
+    with pytest.raises(InputError, match="line 3: not valid JSON"):
         load_recording(p)
     with pytest.raises(InputError, match="recording not found"):
         load_recording(tmp_path / "none.jsonl")

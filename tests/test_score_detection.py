@@ -160,7 +160,7 @@ def test_coco_export_of_served_detections(repo):
     ("  default: 0.35\n  moose: 0.2\n", "unknown class name"),
     ("  default: 0.35\n  deer: 0.01\n", ">= detector.floor = 0.05"),
     ("  deer: 0.2\n", "default"),
-    ("  default: .nan\n  deer: 0.2\n", "params.yaml:thresholds.default: threshold outside"),   # NaN is no threshold
+    ("  default: .nan\n  deer: 0.2\n", "params.yaml:thresholds.default: non-finite number"),   # NaN is no threshold
 ])
 def test_threshold_config_errors(repo, capsys, thresholds, message):
     text = PARAMS.replace("  default: 0.35\n  deer: 0.2\n", thresholds)

@@ -1,10 +1,12 @@
 """Tests for candor/common/tables.py: the one CSV reader and writer."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from candor.common.errors import InputError
-from candor.common.tables import csv_text, parse_rows, read_json, read_rows, read_text, write_csv
+from candor.common.tables import ascii_int, csv_text, parse_json, parse_rows, read_json, read_rows, read_text, write_csv
 
 
 def test_rows_carry_spreadsheet_row_numbers_and_extra_columns():
@@ -70,3 +72,32 @@ def test_read_json_names_the_file(tmp_path):
         read_json(bad)
     with pytest.raises(InputError, match="l.json: not UTF-8 text"):
         read_json(latin)
+
+
+@pytest.mark.parametrize("text, value", [("42", 42), ("007", 7), ("\u0664\u0662", None), ("\uff14", None),
+                                         ("+4", None), ("-4", None), ("4_2", None), (" 4", None), ("", None)])
+def test_ascii_int_takes_ascii_digits_only(text, value):
+    assert ascii_int(text) == value
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[1,", "not valid JSON (Expecting value at line 1, column 4)"),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ('{"a": "\\ud800"}', "lone surrogate"),
+    ('["\\udc00x"]', "lone surrogate"),
+])
+def test_parse_json_refuses(text, message):
+    with pytest.raises(InputError, match=re.escape(message)):
+        parse_json(text, where="x.json")
+
+
+def test_parse_json_keeps_surrogate_pairs_and_escaped_backslashes():
+    assert parse_json('["\\ud83d\\ude00", "\\\\ud800"]', where="x.json") == ["\U0001F600", "\\ud800"]
+
+
+def test_read_text_names_a_folder_and_the_first_foreign_byte(tmp_path):
+    with pytest.raises(InputError, match="is a folder"):
+        read_text(tmp_path)
+    (tmp_path / "a.csv").write_bytes(b"ab\xe9")
+    with pytest.raises(InputError, match=r"a.csv: not UTF-8 text \(byte 2: b'\\xe9'\)"):
+        read_text(tmp_path / "a.csv")

@@ -67,3 +67,32 @@ def test_yolo_box_must_lie_inside_the_image(line, ok):
     assert (problems == []) is ok
     if not ok:
         assert problems[0].where == "labels/a.txt:1" and "outside the image" in problems[0].what
+
+
+def test_a_repeated_label_line_and_a_label_file_without_an_image_are_refused(tmp_path):
+    (tmp_path / "twice").mkdir()
+    (tmp_path / "orphan").mkdir()
+    root = yolo_set(tmp_path / "twice", {"a": "0 0.5 0.5 0.2 0.2\n1 0.2 0.2 0.1 0.1\n0 0.5 0.5 0.2 0.2\n"})
+    with pytest.raises(InputError, match=r"a.txt:3: the same label twice \(first on line 1\)"):
+        read_yolo(root)
+    root = yolo_set(tmp_path / "orphan", {"a": ""})
+    (root / "labels" / "z.txt").write_text("0 0.5 0.5 0.2 0.2\n")
+    with pytest.raises(InputError, match="z.txt: label file without an image"):
+        read_yolo(root)
+
+
+@pytest.mark.parametrize("cls", ["\u0661", "+1", "1_0", "1.0"])
+def test_a_class_index_must_be_ascii_digits(cls):
+    *_, problems = parse_yolo_lines(f"{cls} 0.5 0.5 0.2 0.2\n", where="a.txt", n_classes=20, width=10, height=10)
+    assert [p.what for p in problems] == ["not numbers"]
+
+
+def test_a_bom_is_dropped_and_utf16_is_named(tmp_path):
+    root = yolo_set(tmp_path, {"a": "0 0.5 0.5 0.2 0.2\n"}, classes="deer\nsheep\n")
+    (root / "classes.txt").write_bytes(b"\xef\xbb\xbfdeer\nsheep\n")
+    (root / "labels" / "a.txt").write_bytes(b"\xef\xbb\xbf0 0.5 0.5 0.2 0.2\n")
+    gt = read_yolo(root)
+    assert gt.classes == ("deer", "sheep") and gt.label_class.tolist() == [0]
+    (root / "labels" / "a.txt").write_bytes("0 0.5 0.5 0.2 0.2\n".encode("utf-16"))
+    with pytest.raises(InputError, match="a.txt: not UTF-8 text"):
+        read_yolo(root)

@@ -17,11 +17,19 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Iterator
 
+from candor.common.errors import fail
+
 
 @contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success move it into place."""
+    """Yield a temporary path beside ``path``; on success move it into place. An existing folder at
+    ``path``, or a file where one of its parent folders should be, is an InputError naming it."""
     final = Path(path)
+    if final.is_dir():
+        raise fail(str(final), "is a folder", expected="a file path to write")
+    blocking = next((p for p in final.parents if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise fail(str(blocking), "is a file", expected=f"a folder to hold {final}")
     final.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
     os.close(fd)

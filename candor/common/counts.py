@@ -21,18 +21,19 @@ from typing import Any
 from candor.common.errors import InputError, Problem
 
 KEY = "counts"
+MAX_COUNT = 2 ** 53     # k and n are exact below it as float64 too (and so in every statistic)
 
 
 @dataclass(frozen=True)
 class Count:
-    """``k`` of ``n`` units (``0 <= k <= n``); the rate is ``k / n`` (undefined when ``n == 0``)."""
+    """``k`` of ``n`` units (``0 <= k <= n < MAX_COUNT``); the rate is ``k / n`` (undefined when ``n == 0``)."""
 
     k: int
     n: int
     unit: str
 
     def __post_init__(self) -> None:
-        if not (0 <= self.k <= self.n) or not self.unit:
+        if not (0 <= self.k <= self.n < MAX_COUNT) or not self.unit:
             raise ValueError(f"not a count: k={self.k}, n={self.n}, unit={self.unit!r}")
 
     def as_json(self) -> dict[str, Any]:
@@ -62,8 +63,8 @@ def read_counts(doc: Any, *, where: str) -> dict[str, Count]:
             out[key] = Count(k=entry["k"], n=entry["n"], unit=entry["unit"])
         except ValueError:
             problems.append(Problem(f"{where}:{KEY}.{key}", "bad count",
-                                    expected="{k, n, unit} with integers 0 <= k <= n and a unit name",
-                                    got=repr(entry)))
+                                    expected="{k, n, unit} with integers 0 <= k <= n < 2**53 and a unit name",
+                                    got=repr(entry)[:200]))
     if problems:
         raise InputError(problems)
     return out

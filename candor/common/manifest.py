@@ -24,7 +24,7 @@ from enum import Enum
 from pathlib import Path, PurePosixPath
 
 from candor.common.errors import InputError, Problem
-from candor.common.tables import csv_text, parse_rows
+from candor.common.tables import ascii_int, csv_text, parse_rows, read_text
 
 MANIFEST_NAME = "manifest.csv"
 REQUIRED_COLUMNS = ("path", "sha256", "bytes")
@@ -38,7 +38,7 @@ class Entry:
 
     path: str
     sha256: str
-    bytes: int
+    bytes: int | None         # None: not declared (a model card's ONNX file); else compared with the file
     source: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
 
@@ -61,7 +61,7 @@ class Manifest:
 
     @property
     def total_bytes(self) -> int:
-        return sum(e.bytes for e in self.entries)
+        return sum(e.bytes or 0 for e in self.entries)
 
 
 def sha256_file(path: str | Path) -> str:
@@ -125,9 +125,9 @@ def parse_manifest(text: str, *, file: Path) -> Manifest:
             problems.append(Problem(f"{where}.sha256", "malformed digest",
                                     expected="64 lower-case hex digits", got=repr(digest)))
             bad = True
-        if not size.isdigit():
+        if ascii_int(size) is None:
             problems.append(Problem(f"{where}.bytes", "not a byte count",
-                                    expected="a non-negative integer", got=repr(size)))
+                                    expected="a non-negative integer (ASCII digits)", got=repr(size)))
             bad = True
         if bad:
             continue
@@ -149,13 +149,7 @@ def parse_manifest(text: str, *, file: Path) -> Manifest:
 def load_manifest(file: str | Path) -> Manifest:
     """Read and validate a manifest file."""
     p = Path(file)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(Problem(str(p), "manifest not found")) from None
-    except UnicodeDecodeError as err:
-        raise InputError(Problem(str(p), f"not UTF-8 text ({err.reason})")) from None
-    return parse_manifest(text, file=p)
+    return parse_manifest(read_text(p, expected="a manifest (path,sha256,bytes)"), file=p)
 
 
 class Action(Enum):
@@ -171,6 +165,14 @@ def decide(entry: Entry, *, root: Path) -> Action:
     if (root / entry.path).is_file():
         return Action.VERIFY
     return Action.FETCH if entry.source else Action.MISSING
+
+
+def size_mismatch(entry: Entry, *, where: str, actual_bytes: int) -> Problem | None:
+    """The Problem when a file's size is not the manifest's ``bytes`` (None when it is, or undeclared)."""
+    if entry.bytes is None or actual_bytes == entry.bytes:
+        return None
+    return Problem(where, "size differs from the manifest's bytes", expected=f"{entry.bytes} bytes",
+                   got=f"{actual_bytes} bytes")
 
 
 def mismatch(entry: Entry, *, where: str, actual_sha256: str | None) -> Problem | None:

@@ -1,11 +1,20 @@
-"""Reading ``params.yaml``: one section per stage, validated by the stage's own model.
+"""Reading YAML (``params.yaml``, model cards): one checked loader, then one section per stage,
+validated by the stage's own model.
 
-YAML is only ever ``safe_load``ed. A section is validated with a pydantic model
-(``extra='forbid'``, so a misspelled key is an error, not a silent default); the
-error names the file and the dotted key path.
+:func:`load_yaml` reads the file as checked text (:func:`candor.common.tables.read_text`: UTF-8,
+a BOM dropped) and ``safe_load``s it with three refusals, each an InputError naming the file
+and line: a key repeated in one mapping (DVC's own parser refuses it too; PyYAML would keep the
+last value), an anchor or alias (``&a`` / ``*a``: nothing here needs them, and nested aliases
+can expand to gigabytes), and a non-finite number anywhere (``.nan``, ``.inf``; named by its
+dotted key path: ``not (x < lo)`` is true for NaN, so it would pass range checks). A section is validated with a pydantic model
+(``extra='forbid'``, so a misspelled key is an error, not a silent default; the error suggests
+the nearest valid key); the error names the file and the dotted key path. ``params.yaml`` holds
+only the sections of :data:`SECTIONS`; another top-level key is an error suggesting the nearest.
 """
 from __future__ import annotations
 
+import difflib
+import math
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -13,33 +22,105 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from candor.common.errors import InputError, Problem, fail
+from candor.common.tables import read_text
 
 M = TypeVar("M", bound=BaseModel)
 
 DEFAULT_PARAMS = Path("params.yaml")
 
+# Every top-level section of params.yaml (tests/test_params.py: each has its model or reader).
+SECTIONS = ("identify", "lots", "comps", "stats", "gate", "detector", "reinference", "thresholds",
+            "thresholds_by_model", "match", "latency")
+
+
+class _Refused(yaml.YAMLError):
+    """A YAML construct the checked loader refuses (see the module docstring)."""
+
+    def __init__(self, what: str, mark: yaml.Mark | None):
+        super().__init__(what)
+        self.what, self.line = what, None if mark is None else mark.line + 1
+
+
+class _CheckedLoader(yaml.SafeLoader):
+    """``SafeLoader`` refusing repeated keys, anchors and aliases (non-finite numbers: :func:`non_finite`)."""
+
+    def compose_node(self, parent, index):  # noqa: ANN001 - PyYAML's signature
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise _Refused("anchors and aliases (&name, *name) are not allowed", event.start_mark)
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node, deep=False):  # noqa: ANN001
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, (list, dict)):
+                raise _Refused("a mapping key must be a scalar", key_node.start_mark)
+            if key in seen:
+                raise _Refused(f"key {key!r} repeated in one mapping", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+
+def non_finite(doc: Any) -> tuple[str, float] | None:
+    """The dotted key path and value of the first non-finite number in ``doc`` (walked without
+    recursion, list items by index), or None."""
+    stack: list[tuple[str, Any]] = [("", doc)]
+    while stack:
+        path, x = stack.pop()
+        if isinstance(x, float) and not math.isfinite(x):
+            return path, x
+        items = x.items() if isinstance(x, dict) else enumerate(x) if isinstance(x, list) else ()
+        stack.extend((f"{path}.{k}" if path else str(k), v) for k, v in reversed(list(items)))
+    return None
+
 
 def load_yaml(path: str | Path) -> Any:
-    """``yaml.safe_load`` a file; a missing file or a YAML syntax error is an InputError."""
+    """The YAML file's content (see the module docstring); any problem is an InputError naming the file."""
     p = Path(path)
+    text = read_text(p, expected="a UTF-8 YAML file")
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise fail(str(p), "file not found") from None
-    try:
-        return yaml.safe_load(text)
+        doc = yaml.load(text, Loader=_CheckedLoader)  # noqa: S506 - a SafeLoader subclass
+    except _Refused as err:
+        raise fail(f"{p}:line {err.line}", err.what) from None
     except yaml.YAMLError as err:
         raise fail(str(p), f"not valid YAML: {err}") from None
+    except RecursionError:
+        raise fail(str(p), "not valid YAML: nested too deeply") from None
+    if (bad := non_finite(doc)) is not None:
+        raise fail(f"{p}:{bad[0]}", "non-finite number", expected="a finite number", got=bad[1])
+    return doc
 
 
-def validation_problems(err: ValidationError, where: str) -> list[Problem]:
-    """Turn a pydantic error into Problems naming ``where`` and the field path."""
+def nearest(name: str, valid) -> str | None:  # noqa: ANN001 - any iterable of names
+    """The hint for a misspelled ``name``: the closest of ``valid``, if any is close."""
+    close = difflib.get_close_matches(str(name), [str(v) for v in valid], n=1)
+    return f"did you mean {close[0]!r}?" if close else None
+
+
+def _fields_at(model: type[BaseModel] | None, loc: tuple) -> list[str]:
+    """The field names of the (nested) model at ``loc`` (empty when not a model)."""
+    for part in loc:
+        field = model.model_fields.get(part) if model is not None else None
+        ann = field.annotation if field is not None else None
+        model = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
+    return list(model.model_fields) if model is not None else []
+
+
+def validation_problems(err: ValidationError, where: str, model: type[BaseModel] | None = None) -> list[Problem]:
+    """Turn a pydantic error into Problems naming ``where`` and the field path (an unknown key of
+    ``model`` suggests the nearest valid one)."""
     out = []
     for e in err.errors():
         loc = ".".join(str(x) for x in e["loc"])
         field = f"{where}.{loc}" if loc else where
         got = e.get("input")
-        out.append(Problem(field, e["msg"], got=None if isinstance(got, dict) else repr(got)))
+        what = e["msg"]
+        if e["type"] == "extra_forbidden" and e["loc"]:
+            hint = nearest(e["loc"][-1], _fields_at(model, e["loc"][:-1]))
+            what += f" ({hint})" if hint else ""
+        out.append(Problem(field, what, got=None if isinstance(got, dict) else repr(got)[:200]))
     return out
 
 
@@ -48,12 +129,22 @@ def validate(model: type[M], data: Any, *, where: str) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as err:
-        raise InputError(validation_problems(err, where)) from None
+        raise InputError(validation_problems(err, where, model)) from None
+
+
+def read_params(path: str | Path = DEFAULT_PARAMS) -> dict[str, Any]:
+    """The params file as a mapping of known sections (an unknown section is an InputError)."""
+    doc = load_yaml(path)
+    doc = {} if doc is None else doc
+    if not isinstance(doc, dict):
+        raise fail(str(path), "top level must be a mapping", got=type(doc).__name__)
+    problems = [Problem(f"{path}:{key}", "unknown section" + (f" ({h})" if (h := nearest(key, SECTIONS)) else ""),
+                        expected=", ".join(SECTIONS)) for key in doc if key not in SECTIONS]
+    if problems:
+        raise InputError(problems)
+    return doc
 
 
 def section(model: type[M], name: str, *, path: str | Path = DEFAULT_PARAMS) -> M:
     """Load and validate section ``name`` of the params file (missing section: model defaults)."""
-    doc = load_yaml(path) or {}
-    if not isinstance(doc, dict):
-        raise fail(str(path), "top level must be a mapping", got=type(doc).__name__)
-    return validate(model, doc.get(name, {}), where=f"{path}:{name}")
+    return validate(model, read_params(path).get(name, {}), where=f"{path}:{name}")

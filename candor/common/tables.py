@@ -1,5 +1,12 @@
 """CSV tables: one reader and one writer for every CSV the project reads or writes; and the
-checked reading of any text or JSON file (:func:`read_text`, :func:`read_json`).
+checked reading of any text or JSON file (:func:`read_text`, :func:`read_json`, :func:`parse_json`).
+
+Text (:func:`read_text`): UTF-8, a leading UTF-8 byte-order mark dropped; another encoding is an
+error naming the file and the first bad byte's offset; a folder, a missing or unreadable file
+is an error naming it. JSON (:func:`parse_json`): the standard parse, where a syntax error,
+nesting too deep for the parser, or a lone surrogate escape (``"\\ud800"``: text that cannot be
+written back as UTF-8) is an error naming the file. Whole numbers in text fields are read by
+:func:`ascii_int` (ASCII digits only: ``int()`` also takes ``"١٢"``, ``"1_0"`` and ``" 7 "``).
 
 Reading (:func:`read_rows`): UTF-8 text (a UTF-8 byte-order mark is dropped, so it never
 renames the first column; any other encoding is an error naming the file), a header row,
@@ -26,6 +33,7 @@ import csv
 import io
 import json
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +43,8 @@ from candor.common.atomic import write_text
 from candor.common.errors import InputError, Problem, fail
 
 BOM = "\ufeff"
+DECIMAL = re.compile(r"[0-9]+")
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 @dataclass(frozen=True)
@@ -47,29 +57,79 @@ class Table:
 
 
 def read_text(path: str | os.PathLike[str], *, expected: str = "a UTF-8 text file") -> str:
-    """A file's text as UTF-8 (BOM dropped); a missing file, a folder or another encoding is an InputError."""
+    """A file's text as UTF-8 (BOM dropped); a missing file, a folder, an unreadable file or another
+    encoding is an InputError naming the file (and the byte offset of the first bad byte)."""
+    return decode_text(read_bytes(path, expected=expected), where=str(path), expected=expected)
+
+
+def read_bytes(path: str | os.PathLike[str], *, expected: str = "a file") -> bytes:
+    """A file's bytes; a missing file, a folder or an unreadable file is an InputError naming it."""
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        return p.read_bytes()
     except FileNotFoundError:
         raise fail(str(p), "file not found", expected=expected) from None
     except IsADirectoryError:
         raise fail(str(p), "is a folder", expected=expected) from None
+    except OSError as err:
+        raise fail(str(p), f"not readable ({err.strerror or type(err).__name__})", expected=expected) from None
+
+
+def decode_text(raw: bytes, *, where: str, expected: str = "UTF-8 text") -> str:
+    """``raw`` as UTF-8 (BOM dropped); another encoding is an InputError naming ``where`` and the byte."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise fail(str(p), f"not UTF-8 text (byte {err.start})", expected=expected,
-                   hint="save the file as UTF-8") from None
+        raise fail(where, f"not UTF-8 text (byte {err.start}: {raw[err.start:err.start + 1]!r})",
+                   expected=expected, hint="save the file as UTF-8") from None
     return text[1:] if text.startswith(BOM) else text
 
 
-def read_json(path: str | os.PathLike[str], *, expected: str = "a JSON file", hint: str | None = None) -> Any:
-    """A JSON file's content (read by :func:`read_text`); invalid JSON is an InputError naming the file."""
-    text = read_text(path, expected=expected)
+def ascii_int(text: str) -> int | None:
+    """The value of ``text`` when it is ASCII decimal digits only, else None.
+
+    >>> ascii_int("42"), ascii_int("\u0664\u0662"), ascii_int("+4"), ascii_int("4_2"), ascii_int("")
+    (42, None, None, None, None)
+    """
+    return int(text) if isinstance(text, str) and DECIMAL.fullmatch(text) else None
+
+
+def surrogate_free(doc: Any) -> bool:
+    """No string in ``doc`` (keys included) holds a lone surrogate (walked without recursion)."""
+    stack = [doc]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, str):
+            try:
+                x.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+        elif isinstance(x, dict):
+            stack.extend(x.keys())
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+    return True
+
+
+def parse_json(text: str, *, where: str, expected: str = "JSON", hint: str | None = None) -> Any:
+    """``json.loads(text)``; invalid JSON, nesting too deep or a lone surrogate is an InputError naming ``where``."""
     try:
-        return json.loads(text)
+        doc = json.loads(text)
     except json.JSONDecodeError as err:
-        raise fail(str(path), f"not valid JSON: {err}", expected=expected, hint=hint) from None
+        raise fail(where, f"not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})",
+                   expected=expected, hint=hint) from None
+    except RecursionError:
+        raise fail(where, "not valid JSON (nested too deeply)", expected=expected, hint=hint) from None
+    if SURROGATE_ESCAPE.search(text) and not surrogate_free(doc):
+        raise fail(where, "not valid JSON (a lone surrogate escape \\ud800-\\udfff is no character)",
+                   expected=expected, hint=hint)
+    return doc
+
+
+def read_json(path: str | os.PathLike[str], *, expected: str = "a JSON file", hint: str | None = None) -> Any:
+    """A JSON file's content (read by :func:`read_text`, parsed by :func:`parse_json`)."""
+    return parse_json(read_text(path, expected=expected), where=str(path), expected=expected, hint=hint)
 
 
 def parse_rows(text: str, *, where: str, columns: Sequence[str] = (), exact: bool = False) -> Table:

@@ -18,7 +18,7 @@ from tqdm import tqdm
 from candor.common.errors import InputError, Problem, fail
 from candor.common.manifest import (
     MANIFEST_NAME, REQUIRED_COLUMNS, Action, Entry, Manifest, build_manifest_rows, decide, format_manifest,
-    load_manifest, mismatch, sha256_file,
+    load_manifest, mismatch, sha256_file, size_mismatch,
 )
 from candor.common.tables import read_rows
 
@@ -57,7 +57,8 @@ def verify_entry(entry: Entry, *, root: Path, where: str) -> Problem | None:
     final = root / entry.path
     action = decide(entry, root=root)
     if action is Action.VERIFY:
-        return mismatch(entry, where=where, actual_sha256=sha256_file(final))
+        return (mismatch(entry, where=where, actual_sha256=sha256_file(final))
+                or size_mismatch(entry, where=where, actual_bytes=final.stat().st_size))
     if action is Action.MISSING:
         return mismatch(entry, where=where, actual_sha256=None)
     url = resolve_source(entry.source or "", root=root)
@@ -66,6 +67,9 @@ def verify_entry(entry: Entry, *, root: Path, where: str) -> Problem | None:
     except Exception as err:  # network, permission, 404...: a problem of this file, keep checking others
         return Problem(where, f"missing, and fetching it from {entry.source!r} failed: {type(err).__name__}: {err}")
     problem = mismatch(entry, where=where, actual_sha256=sha256_file(tmp))
+    if problem is None and (problem := size_mismatch(entry, where=where, actual_bytes=Path(tmp).stat().st_size)):
+        Path(tmp).unlink(missing_ok=True)
+        return problem
     if problem is None:
         os.replace(tmp, final)
         log.info("fetched %s from %s", where, entry.source)
@@ -87,8 +91,17 @@ def verify_manifest(manifest: Manifest) -> list[Problem]:
 
 
 def find_manifests(data: Path) -> list[Path]:
-    """``<data>/<set>/manifest.csv`` for every data set folder, sorted."""
-    return sorted(p for p in data.glob(f"*/{MANIFEST_NAME}") if p.is_file())
+    """``<data>/<set>/manifest.csv`` for every data set folder (a folder not starting with ``.``), sorted;
+    a folder without one is an InputError naming it (it would be read later, never verified)."""
+    if not data.is_dir():
+        raise fail(str(data), "not a folder", expected="a folder of data sets <set>/manifest.csv")
+    sets = sorted(p for p in data.iterdir() if p.is_dir() and not p.name.startswith("."))
+    missing = [Problem(str(p / MANIFEST_NAME), "data set folder without a manifest",
+                       expected="path,sha256,bytes of every file of the set")
+               for p in sets if not (p / MANIFEST_NAME).is_file()]
+    if missing:
+        raise InputError(missing, hint="write one with: python -m stages.fetch manifest <folder>")
+    return [p / MANIFEST_NAME for p in sets]
 
 
 def verify_sets(data: Path) -> tuple[dict[str, dict], list[Problem]]:

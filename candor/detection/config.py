@@ -2,7 +2,9 @@
 
 - ``detector``: ``sets`` (detection set name -> the model card names under ``models/`` scored on
   it, reference first; :mod:`candor.detection.sets`), ``floor`` (raw boxes below it are never stored), ``nms_iou`` (same-class NMS in scoring),
-  ``providers`` (onnxruntime execution providers, in order).
+  ``providers`` (onnxruntime execution providers, in order), ``executor`` (where the detect stage
+  runs the models: ``local``, in its own process, or ``ray``, in shards on the Ray cluster named by
+  ``RAY_ADDRESS``, :mod:`candor.detection.inference.cluster`; same output bytes).
 - ``thresholds``: the shared served thresholds, ``default`` plus per-class overrides by
   class *name*; the default a sweep edits (``dvc exp run -S thresholds.deer=0.3``).
 - ``thresholds_by_model``: per model name, the keys of ``thresholds`` that model serves
@@ -18,7 +20,7 @@
   ``box_px`` per coordinate in original px, ``score``; no defaults, ``params.yaml`` is the
   one place they are declared.
 
-The detect stage reads only ``detector.floor`` and ``detector.providers``; the
+The detect stage reads only ``detector.floor``, ``detector.providers`` and ``detector.executor``; the
 score-detection stage reads the rest, so a threshold or NMS change never reruns inference.
 Model cards hold no thresholds (:mod:`candor.detection.model_card`): these sections are the
 one home of the served values.
@@ -28,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
@@ -48,6 +50,7 @@ class DetectorParams(BaseModel):
     floor: float = Field(default=0.05, ge=0.0, le=1.0)
     nms_iou: float = Field(default=0.5, gt=0.0, le=1.0)
     providers: list[str] = Field(default_factory=lambda: ["CPUExecutionProvider"], min_length=1)
+    executor: Literal["local", "ray"] = "local"
 
     @field_validator("sets")
     @classmethod
@@ -80,6 +83,13 @@ class MatchParams(BaseModel):
     min_support: int = Field(default=MIN_SUPPORT, ge=0)
     critical: list[str] = Field(default_factory=list)
     bands: list[float] = Field(default_factory=lambda: list(BAND_EDGES))
+
+    @field_validator("critical")
+    @classmethod
+    def each_class_once(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError(f"a class listed twice: {v}")
+        return v
 
     @field_validator("bands")
     @classmethod

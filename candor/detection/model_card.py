@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from candor.common.errors import InputError, Problem
 from candor.common.manifest import HEX64, Entry
@@ -70,6 +70,15 @@ class ModelCard(BaseModel):
     eval_manifest_sha256: str | None = Field(default=None, pattern=SHA256_PATTERN)
     evaluation: dict[str, Any] | None = None
 
+    @field_validator("classes")
+    @classmethod
+    def each_class_once(cls, v: list[str] | None) -> list[str] | None:
+        """A class listed twice would make two output indices one name (ambiguous scoring)."""
+        dup = sorted({c for c in v or () if (v or []).count(c) > 1})
+        if dup:
+            raise ValueError(f"class name(s) listed more than once: {dup}")
+        return v
+
     @model_validator(mode="before")
     @classmethod
     def no_thresholds(cls, data: Any) -> Any:
@@ -100,7 +109,7 @@ def verify_cards(models: Path) -> tuple[dict[str, dict], list[Problem]]:
         except InputError as err:
             problems.extend(err.problems)
             continue
-        entry = Entry(path=card.onnx, sha256=card.sha256, bytes=0, source=card.source)
+        entry = Entry(path=card.onnx, sha256=card.sha256, bytes=None, source=card.source)
         onnx = onnx_path(card_file, card)
         if (p := verify_entry(entry, root=card_file.parent, where=onnx.as_posix())) is not None:
             problems.append(Problem(p.where, p.what + f" (declared by {card_file})", p.expected, p.got))

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from candor.common.atomic import write_lines
 from candor.common.errors import InputError
-from candor.common.tables import read_text
+from candor.common.tables import ascii_int, read_text
 from candor.lots.fields import RunAnswer
 from candor.lots.recording import RecordLine, parse_case_runs
 
@@ -80,8 +80,8 @@ def _count(value: Any) -> int | None:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+    if isinstance(value, str):
+        return ascii_int(value.strip())
     return None
 
 

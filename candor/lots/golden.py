@@ -38,7 +38,6 @@ was expected and what was got; all problems are reported at once.
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from decimal import Decimal
@@ -52,7 +51,7 @@ from candor.lots.fields import Expectation, normalize, parse_path
 from candor.common.images import MAX_BYTES, sniff_mime
 from candor.common.manifest import path_problem
 from candor.common.params import validation_problems
-from candor.common.tables import parse_rows, read_text
+from candor.common.tables import parse_rows, read_json, read_text
 
 LOTS_FILE = "lots.csv"
 CASES_DIR = "cases"
@@ -263,9 +262,9 @@ def load_golden(root: str | Path) -> Golden:
     for file in sorted((root / CASES_DIR).glob("*.json")):
         where = file.as_posix()
         try:
-            data = json.loads(file.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            problems.append(Problem(where, f"not valid JSON ({err})"))
+            data = read_json(file, expected="a case JSON object")
+        except InputError as err:
+            problems.extend(err.problems)
             continue
         try:
             case = Case.model_validate(data)

@@ -20,7 +20,7 @@ from datetime import date
 from decimal import Decimal
 
 from candor.common.errors import InputError, Problem
-from candor.common.tables import parse_rows, read_rows, read_text
+from candor.common.tables import ascii_int, parse_rows, read_rows, read_text
 from candor.lots.amounts import parse_amount
 from candor.lots.comps import Listing
 
@@ -47,7 +47,7 @@ def parse_listings(text: str, *, file: str) -> list[Listing]:
         if isinstance(price, Problem):
             problems.append(price)
         qty = row["quantity"].strip()
-        if not qty.isdigit() or int(qty) < 1:
+        if (n := ascii_int(qty)) is None or n < 1:
             problems.append(Problem(f"{where}.quantity", "not a unit count", expected="an integer >= 1",
                                     got=repr(row["quantity"])))
         try:

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from candor.common.errors import InputError, Problem
 from candor.common.params import validation_problems
+from candor.common.tables import SURROGATE_ESCAPE, parse_json, read_text, surrogate_free
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -52,6 +53,10 @@ def parse_answer(raw: str) -> tuple[dict[str, Any] | None, str | None]:
         obj = json.loads(text)
     except json.JSONDecodeError as err:
         return None, f"not JSON: {err.msg} at line {err.lineno} column {err.colno}"
+    except RecursionError:
+        return None, "not JSON: nested too deeply"
+    if SURROGATE_ESCAPE.search(text) and not surrogate_free(obj):   # it could not be written back as UTF-8
+        return None, "not JSON: a lone surrogate escape (\\ud800-\\udfff)"
     if not isinstance(obj, dict):
         return None, f"not a JSON object (got {type(obj).__name__})"
     return obj, None
@@ -105,9 +110,9 @@ def parse_case_runs(lines: list[str], model: type[R], *, file: str) -> list[R]:
             continue
         where = f"{file}:line {lineno}"
         try:
-            rec = model.model_validate(json.loads(line))
-        except json.JSONDecodeError as err:
-            problems.append(Problem(where, f"not JSON ({err.msg})"))
+            rec = model.model_validate(parse_json(line, where=where, expected="one JSON object per line"))
+        except InputError as err:
+            problems.extend(err.problems)
             continue
         except ValidationError as err:
             problems.extend(validation_problems(err, where))
@@ -139,11 +144,10 @@ def parse_recording(text: str, *, file: str, allow_partial_tail: bool = False) -
 def load_recording(path: str | Path, *, allow_partial_tail: bool = False) -> list[RecordLine]:
     """Read and validate a recording file."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not p.exists():
         raise InputError(Problem(p.as_posix(), "recording not found"),
-                         hint="record it live (identify.mode: live) or pick a candidate that has one") from None
+                         hint="record it live (identify.mode: live) or pick a candidate that has one")
+    text = read_text(p, expected="a JSONL recording")
     return parse_recording(text, file=p.as_posix(), allow_partial_tail=allow_partial_tail)
 
 

@@ -3,7 +3,7 @@
 Each table is a CSV under ``metrics/outcomes/`` (the lots tracks' at the root, each detection
 set's in its own folder ``<set>/``: :func:`table_paths`) with the columns of its :class:`TableSpec`
 (extra columns are allowed and ignored), one row per case (``key``), values typed by
-``types``: ``int`` a non-negative integer, ``bool`` ``1``/``0``, ``bool?`` ``1``/``0``/empty
+``types``: ``int`` a non-negative integer (ASCII digits, below 2**53), ``bool`` ``1``/``0``, ``bool?`` ``1``/``0``/empty
 (not applicable), ``outcome`` ``hit``/``abstain``/``wrong``; anything else is text.
 :func:`parse_table` is the one validating reader (stats, gate and compare use it); every
 problem it finds names the file, the row (the header is row 1) and the column.
@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from candor.common.errors import InputError, Problem
-from candor.common.tables import csv_text, parse_rows
+from candor.common.counts import MAX_COUNT
+from candor.common.tables import ascii_int, csv_text, parse_rows
 
 
 @dataclass(frozen=True)
@@ -82,8 +83,8 @@ def outcome_text(name: str, rows: list[Mapping[str, object]] | list[tuple]) -> s
 
 def _convert(kind: str, raw: str) -> object:
     if kind == "int":
-        v = int(raw)
-        if v < 0:
+        v = ascii_int(raw)
+        if v is None or v >= MAX_COUNT:
             raise ValueError
         return v
     if kind in ("bool", "bool?"):

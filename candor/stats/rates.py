@@ -40,6 +40,7 @@ from typing import Any
 
 from scipy.stats import binomtest
 
+from candor.common.counts import MAX_COUNT
 from candor.stats.records import decoded, r6
 
 CONFIDENCE = 0.95          # the default confidence level of every interval (params.yaml: stats.confidence)
@@ -78,8 +79,8 @@ class Rate:
 def _check_counts(k: int, n: int) -> None:
     if isinstance(k, bool) or isinstance(n, bool) or not isinstance(k, int) or not isinstance(n, int):
         raise TypeError(f"k and n must be integers, got {k!r}, {n!r}")
-    if n < 0 or k < 0 or k > n:
-        raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
+    if n < 0 or k < 0 or k > n or n >= MAX_COUNT:
+        raise ValueError(f"need 0 <= k <= n < 2**53, got k={k}, n={n}")
 
 
 def _check_level(level: float, name: str) -> None:
@@ -108,6 +109,8 @@ def mcnemar_p(a_only: int, b_only: int) -> float:
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise ValueError(f"{name} must be a non-negative integer, got {v!r}")
     d = a_only + b_only
+    if d >= MAX_COUNT:
+        raise ValueError(f"a_only + b_only must be < 2**53, got {d}")
     if d == 0:
         return 1.0
     return min(1.0, float(binomtest(min(a_only, b_only), d, 0.5).pvalue))
@@ -134,15 +137,19 @@ def min_split(discordant: int, alpha: float) -> tuple[int, int] | None:
     """Most balanced split ``(major, minor)`` of ``discordant`` cases whose p reaches alpha.
 
     E.g. 10 discordant cases at alpha 0.05 need at least a 9-1 split (8-2 gives 0.109).
-    ``None`` when even ``discordant``-0 does not reach alpha.
+    ``None`` when even ``discordant``-0 does not reach alpha. The p-value grows with ``minor``
+    up to ``discordant // 2``, so the answer is found by bisection (``O(log n)`` tests).
     """
     _check_level(alpha, "alpha")
-    if discordant < 0:
-        raise ValueError(f"discordant must be >= 0, got {discordant}")
-    best: tuple[int, int] | None = None
-    for minor in range(0, discordant // 2 + 1):
-        if mcnemar_p(discordant - minor, minor) <= alpha:
-            best = (discordant - minor, minor)
+    if isinstance(discordant, bool) or not isinstance(discordant, int) or not 0 <= discordant < MAX_COUNT:
+        raise ValueError(f"discordant must be an integer in [0, 2**53), got {discordant!r}")
+    if mcnemar_p(discordant, 0) > alpha:
+        return None
+    lo, hi = 0, discordant // 2          # p(lo) <= alpha; find the largest such minor
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if mcnemar_p(discordant - mid, mid) <= alpha:
+            lo = mid
         else:
-            break
-    return best
+            hi = mid - 1
+    return discordant - lo, lo

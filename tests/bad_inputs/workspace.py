@@ -66,7 +66,7 @@ comps:
   min_comps: 1
   accessory_words: [power supply, trading card, card, for parts]
 detector:
-  models: [tiny]
+  sets: {detector: [tiny]}
   floor: 0.05
   nms_iou: 0.5
   providers: [CPUExecutionProvider]
@@ -83,18 +83,17 @@ stats:
   alpha: 0.05
   reference:
     lots: p
-    detector: tiny
 """
 
 # The command line of each stage, as dvc.yaml runs it (paths relative to the workspace).
 STAGES: dict[str, list[str]] = {
     "fetch": ["stages.fetch", "verify", "--data", "data", "--models", "models", "--out", "build/verified"],
-    "detect": ["stages.detect", "--model", "tiny", "--models", "models", "--data", "data/detector",
-               "--verified", "build/verified", "--out", "build/detections/tiny.jsonl"],
-    "score-detection": ["stages.score_detection", "--params", "params.yaml",
-                        "--detections", "build/detections", "--models", "models", "--data", "data/detector",
-                        "--metrics", "metrics/detection", "--outcomes", "metrics/outcomes",
-                        "--plots", "plots/detection", "--coco-out", "build/coco-results"],
+    "detect": ["stages.detect", "--set", "detector", "--models", "models", "--verified", "build/verified",
+               "--out", "build/detections/detector"],
+    "score-detection": ["stages.score_detection", "--params", "params.yaml", "--set", "detector",
+                        "--models", "models", "--metrics", "metrics/detection/detector",
+                        "--outcomes", "metrics/outcomes/detector", "--plots", "plots/detection",
+                        "--coco-out", "build/coco-results/detector"],
     "coco-eval": ["stages.coco_eval", "--coco-gt", "coco/gt.json", "--coco-results", "coco/results.json",
                   "--out", "metrics/detection/coco.json"],   # standalone COCO mode, outside the pipeline
     "identify": ["stages.identify", "--candidate", CANDIDATE, "--lots", "data/lots",

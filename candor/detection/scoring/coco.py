@@ -5,7 +5,9 @@ A file holds ``images`` (``id``, ``file_name``, ``width``, ``height``), ``catego
 ``[x, y, w, h]`` inside its image (tolerance ``EDGE_TOLERANCE`` of the image's size),
 optional ``iscrowd``); other keys are ignored. Ids, sizes and ``iscrowd`` are JSON
 integers (not booleans, not floats); a box is four finite numbers with ``w, h >= 0``.
-A frame's id is its ``file_name`` stem; frame ids are unique. The annotations of an
+A frame's id is its ``file_name`` stem; frame ids are unique, and so are image, category and
+annotation ids (``id`` of an annotation is optional) and category names. The file is UTF-8 (a BOM
+is dropped). The annotations of an
 image, in the order listed, give its labels' indices. ``iscrowd`` non-zero marks a crowd
 region (see :mod:`candor.detection.scoring.matching`: never FN, absorbs detections); a
 non-standard ``ignore`` key has no effect, as in pycocotools.
@@ -18,7 +20,6 @@ got); nothing is ever read by the walk.
 from __future__ import annotations
 
 import gc
-import json
 import math
 import sys
 from collections import Counter
@@ -33,6 +34,9 @@ import msgspec
 import numpy as np
 
 from candor.common.errors import InputError, Problem, fail
+from candor.common.tables import BOM, decode_text
+from candor.common.tables import read_bytes as read_file_bytes
+from candor.common.tables import parse_json as parse_json_text
 from candor.detection.scoring.columns import EDGE_TOLERANCE, GroundTruth, inside_image, lookup, xywh_to_xyxy
 
 Maps = tuple[GroundTruth, dict[int, int], dict[int, int]]
@@ -56,22 +60,24 @@ def gc_paused() -> Iterator[None]:
 
 
 def read_bytes(path: Path) -> bytes:
-    """The file's bytes; a missing file is an input error naming it."""
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise fail(str(path), "file not found") from None
+    """The file's bytes (a UTF-8 BOM dropped); a missing file, a folder or an unreadable file is an
+    input error naming it."""
+    raw = read_file_bytes(path, expected="a COCO JSON file")
+    bom = BOM.encode("utf-8")
+    return raw[len(bom):] if raw.startswith(bom) else raw
 
 
 def parse_json(raw: bytes, *, where: str) -> Any:
     """The standard library's parse of ``raw`` (for the checking walks: line numbers in syntax
-    errors, and ``NaN`` parsed so that the walk can name the entry holding it)."""
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as err:
-        raise fail(where, f"not UTF-8 text ({err.reason} at byte {err.start})") from None
-    except json.JSONDecodeError as err:
-        raise fail(where, f"not valid JSON ({err.msg} at line {err.lineno})") from None
+    errors, and ``NaN`` parsed so that the walk can name the entry holding it), checked by
+    :func:`candor.common.tables.parse_json` (encoding, nesting depth, lone surrogates)."""
+    return parse_json_text(decode_text(raw, where=where, expected="a COCO JSON file"), where=where)
+
+
+def repeated(values, *, where: str, what: str) -> list[Problem]:  # noqa: ANN001 - any iterable
+    """One Problem naming the values that occur more than once (none: no Problem)."""
+    dup = sorted((v for v, k in Counter(values).items() if k > 1), key=repr)
+    return [Problem(where, f"{what} listed more than once", expected="each once", got=repr(dup[:10]))] if dup else []
 
 
 def refused(problems: list[Problem], *, where: str, err: Exception | None) -> InputError:
@@ -118,8 +124,15 @@ def stem(file_name: str) -> str:
     return file_name[:i] if 0 < i < len(file_name) - 1 else file_name
 
 
-def class_map(cats: dict[int, str], classes, *, where: str) -> tuple[tuple[str, ...], dict[int, int], list[Problem]]:
-    """Classes (given, or the category names by ascending id) and category id -> class index."""
+def class_map(categories: list[tuple[int, str]], classes, *,
+              where: str) -> tuple[tuple[str, ...], dict[int, int], list[Problem]]:
+    """Classes (given, or the category names by ascending id) and category id -> class index,
+    from (id, name) per category (a repeated id or name is a problem)."""
+    dup = repeated((c for c, _ in categories), where=f"{where}:categories", what="category id(s)") + \
+        repeated((n for _, n in categories), where=f"{where}:categories", what="category name(s)")
+    if dup:
+        return tuple(classes or ()), {}, dup
+    cats = dict(categories)
     if classes is None:
         classes = tuple(cats[k] for k in sorted(cats))
     cls_index = {n: i for i, n in enumerate(classes)}
@@ -143,6 +156,7 @@ def frame_map(images: list[tuple[str, int, int, int]], *,
     dup = sorted(f for f, k in Counter(frames).items() if k > 1)
     if dup:
         problems.append(Problem(f"{where}:images", "duplicate frame ids (file_name stems)", got=repr(dup[:10])))
+    problems += repeated((iid for _, iid, _, _ in images), where=f"{where}:images", what="image id(s)")
     img_map = {iid: fi for fi, (_, iid, _, _) in enumerate(images)}
     sizes = np.asarray([(w, h) for _, _, w, h in images], dtype=np.int64).reshape(-1, 2)
     return frames, img_map, sizes, problems
@@ -165,6 +179,7 @@ class _Annotation(msgspec.Struct, gc=False):
     category_id: int
     bbox: tuple[float, float, float, float]
     iscrowd: int = 0
+    id: int | None = None
 
 
 class _CocoGroundTruth(msgspec.Struct, gc=False):
@@ -202,7 +217,9 @@ def read_coco(path: Path, *, classes: tuple[str, ...] | list[str] | None = None)
 def _columns(doc: _CocoGroundTruth, *, where: str, classes) -> Maps | None:
     """The ground truth of a typed document when every value is valid (known ids, boxes finite,
     ``w, h >= 0`` and inside their image, unique frames, known class names); else None."""
-    classes, cat_map, problems = class_map({c.id: c.name for c in doc.categories}, classes, where=where)
+    classes, cat_map, problems = class_map([(c.id, c.name) for c in doc.categories], classes, where=where)
+    problems += repeated((a.id for a in doc.annotations if a.id is not None), where=f"{where}:annotations",
+                         what="annotation id(s)")
     frames, img_map, sizes, frame_problems = frame_map(
         [(stem(im.file_name), im.id, im.width, im.height) for im in doc.images], where=where)
     if problems or frame_problems:
@@ -243,12 +260,13 @@ def ground_truth_problems(raw: bytes, *, where: str, classes=None) -> list[Probl
     if not isinstance(doc, dict) or not all(isinstance(doc.get(k), list) for k in ("images", "annotations", "categories")):
         raise fail(where, "not a COCO ground-truth file", expected="an object with images, annotations, categories lists")
     problems: list[Problem] = []
-    cats = {}
+    cats = []
     for i, c in enumerate(doc["categories"]):
         if not isinstance(c, dict) or not is_int(c.get("id")) or not isinstance(c.get("name"), str):
-            problems.append(Problem(f"{where}:categories[{i}]", "bad category", expected="{id: int, name: str}", got=repr(c)))
+            problems.append(Problem(f"{where}:categories[{i}]", "bad category", expected="{id: int, name: str}",
+                                    got=repr(c)[:200]))
             continue
-        cats[c["id"]] = c["name"]
+        cats.append((c["id"], c["name"]))
     classes, cat_map, class_problems = class_map(cats, classes, where=where)
     problems.extend(class_problems)
     images: list[tuple[str, int, int, int]] = []
@@ -263,6 +281,10 @@ def ground_truth_problems(raw: bytes, *, where: str, classes=None) -> list[Probl
         images.append((stem(im["file_name"]), im["id"], im["width"], im["height"]))
     _, img_map, sizes, frame_problems = frame_map(images, where=where)
     problems.extend(frame_problems)
+    ann_ids = [a["id"] for a in doc["annotations"] if isinstance(a, dict) and a.get("id") is not None]
+    problems += [Problem(f"{where}:annotations", "an annotation id is not an integer", got=repr(v)[:200])
+                 for v in ann_ids if not is_int(v)][:1]
+    problems += repeated((v for v in ann_ids if is_int(v)), where=f"{where}:annotations", what="annotation id(s)")
     for i, a in enumerate(doc["annotations"]):
         at = f"{where}:annotations[{i}]"
         if not isinstance(a, dict):
@@ -274,7 +296,7 @@ def ground_truth_problems(raw: bytes, *, where: str, classes=None) -> list[Probl
             continue
         if not is_int(a.get("category_id")) or a["category_id"] not in cat_map:
             problems.append(Problem(f"{at}.category_id", "unknown category id",
-                                    expected=f"one of {sorted(cats)}", got=repr(a.get("category_id"))))
+                                    expected=f"one of {sorted(cat_map)}", got=repr(a.get("category_id"))))
             continue
         if not is_int(a.get("iscrowd", 0)):
             problems.append(Problem(f"{at}.iscrowd", "not an integer", expected="0 or 1 (absent: 0)",

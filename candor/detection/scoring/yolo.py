@@ -1,11 +1,14 @@
 """YOLO ground truth: ``classes.txt``, ``images/`` and ``labels/<frame>.txt``.
 
 One line ``class cx cy w h`` per label, normalised to the frame's size (read from the
-image header); class is an integer index into ``classes.txt``; coordinates in [0, 1] and
+image header); class is an integer index into ``classes.txt`` (ASCII digits); coordinates in [0, 1] and
 ``w, h > 0``, and the box itself inside the image (``cx +- w/2``, ``cy +- h/2`` in
 [0, 1], with a tolerance of ``EDGE_TOLERANCE`` for rounding). A missing or empty label
-file is a frame with no labels. A label's index in its frame is its line's position
-among the label lines (0-based). YOLO has no crowd. Every problem names the file and
+file is a frame with no labels; a label file whose frame has no image is an error (it would
+never be read), and so is a line repeated in one file (an identical second box can never be
+matched: a silent extra miss). A label's index in its frame is its line's position among the
+label lines (0-based). YOLO has no crowd. Files are read as checked UTF-8
+(:func:`candor.common.tables.read_text`: a BOM is dropped, another encoding is an error). Every problem names the file and
 line (``labels/a.txt:2``), what is wrong, what was expected and what was found.
 """
 from __future__ import annotations
@@ -16,22 +19,20 @@ from pathlib import Path
 import numpy as np
 
 from candor.common.errors import InputError, Problem, fail
+from candor.common.tables import ascii_int, read_text
 from candor.detection.frames import find_images, image_size
 from candor.detection.scoring.columns import EDGE_TOLERANCE, GroundTruth
 
 
 def read_classes(path: Path) -> tuple[str, ...]:
     """``classes.txt``: one non-empty, unique class name per line, in index order."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise fail(str(path), "file not found", expected="one class name per line") from None
+    lines = read_text(path, expected="one class name per line").splitlines()
     names = [ln.strip() for ln in lines if ln.strip()]
     if not names:
         raise fail(str(path), "no class names", expected="one class name per line")
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
-        raise fail(str(path), "duplicate class names", got=dup)
+        raise fail(str(path), "duplicate class names", expected="each class once", got=dup)
     return tuple(names)
 
 
@@ -41,17 +42,25 @@ def parse_yolo_lines(text: str, *, where: str, n_classes: int, width: int,
     classes: list[int] = []
     boxes: list[list[float]] = []
     problems: list[Problem] = []
+    seen: dict[tuple[str, ...], int] = {}
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         at = f"{where}:{lineno}"
         parts = line.split()
         if len(parts) != 5:
-            problems.append(Problem(at, "wrong number of fields", expected="class cx cy w h", got=repr(line)))
+            problems.append(Problem(at, "wrong number of fields", expected="class cx cy w h", got=repr(line)[:200]))
             continue
+        if tuple(parts) in seen:
+            problems.append(Problem(at, f"the same label twice (first on line {seen[tuple(parts)]})",
+                                    expected="each label once", got=repr(line)))
+            continue
+        seen[tuple(parts)] = lineno
         try:
-            c = int(parts[0])
+            c = ascii_int(parts[0])
             cx, cy, w, h = (float(x) for x in parts[1:])
+            if c is None:
+                raise ValueError(parts[0])
         except ValueError:
             problems.append(Problem(at, "not numbers", expected="an integer class and four floats", got=repr(line)))
             continue
@@ -88,16 +97,22 @@ def read_yolo(root: Path, *, frames: list[str] | tuple[str, ...] | None = None,
     missing = [f for f in wanted if f not in images and not (sizes and f in sizes)]
     if missing:
         raise InputError([Problem(str(root / "images"), f"no image for frame {f!r}") for f in missing[:20]])
+    labels = root / "labels"
+    orphans = sorted(p.name for p in labels.glob("*.txt") if p.stem not in images and p.stem not in wanted) \
+        if labels.is_dir() else []
+    if orphans:
+        raise InputError([Problem(str(labels / o), "label file without an image",
+                                  expected=f"an image {root / 'images'}/{o[:-4]}.<ext>") for o in orphans[:20]])
     problems: list[Problem] = []
     rows: list[tuple[int, int, int, list[float]]] = []
     size_list = []
     for fi, frame in enumerate(wanted):
         w, h = sizes[frame] if sizes and frame in sizes else image_size(images[frame])
         size_list.append((w, h))
-        path = root / "labels" / f"{frame}.txt"
-        if not path.is_file():
+        path = labels / f"{frame}.txt"
+        if not path.exists():
             continue
-        cls, boxes, probs = parse_yolo_lines(path.read_text(encoding="utf-8"), where=str(path),
+        cls, boxes, probs = parse_yolo_lines(read_text(path, expected="YOLO label lines"), where=str(path),
                                              n_classes=len(classes), width=w, height=h)
         problems.extend(probs)
         rows.extend((fi, k, c, b) for k, (c, b) in enumerate(zip(cls, boxes)))
