@@ -165,3 +165,24 @@ def test_huge_counts_answer_at_once_or_are_refused():
     for bad in (lambda: mcnemar_p(2 ** 53, 0), lambda: wilson(1, 2 ** 53), lambda: min_split(2 ** 53, 0.05)):
         with pytest.raises(ValueError, match="2\\*\\*53"):
             bad()
+
+
+def test_scipy_special_forms_equal_scipy_stats_to_1e_12():
+    """Wilson and the exact McNemar p are computed from scipy.special (no `import scipy.stats` in a
+    stage); they equal SciPy's binomtest on a seeded grid, small and large n, every confidence."""
+    import numpy as np
+    from scipy.stats import binomtest
+
+    from candor.stats.rates import mcnemar_p, wilson
+
+    rng = np.random.default_rng(11)
+    cases = [(k, n) for n in (1, 2, 3, 7, 20, 97) for k in range(n + 1)]
+    cases += [(int(rng.integers(0, n + 1)), n) for n in rng.integers(1, 10**7, size=200).tolist()]
+    for k, n in cases:
+        for conf in (0.8, 0.9, 0.95, 0.99):
+            ci = binomtest(k, n).proportion_ci(confidence_level=conf, method="wilson")
+            r = wilson(k, n, confidence=conf)
+            assert abs(r.lo - min(max(ci.low, 0.0), k / n)) <= 1e-12 and abs(r.hi - max(min(ci.high, 1.0), k / n)) <= 1e-12
+    for a, b in [(0, 1), (3, 0), (5, 1), (6, 0), (10, 10), (11, 10), (40, 70)] + [
+            (int(x), int(y)) for x, y in rng.integers(0, 3000, size=(200, 2))]:
+        assert abs(mcnemar_p(a, b) - min(1.0, binomtest(min(a, b), a + b, 0.5).pvalue if a + b else 1.0)) <= 1e-12

@@ -8,15 +8,20 @@ Definitions (docs/stats.md)
 *Rate*: ``k`` successes of ``n`` units, ``k / n``; the *unit* names what was counted (a lot,
 a run, a (case, field), a frame, a label, a detection). Whether higher is better depends on
 the metric (a hit rate is higher-better, a wrong rate lower-better; this module does not care).
-Its *Wilson interval* is SciPy's score interval,
-``binomtest(k, n).proportion_ci(confidence_level, method="wilson")``, clipped to ``[0, 1]``
-and made to contain ``k / n``. Policy for ``n = 0``: no rate (``None``) and the interval
+Its *Wilson interval* is the score interval ``c -/+ d`` with ``z = Phi^-1(1/2 + confidence/2)``,
+``t = 1 + z^2/n``, ``c = (k/n + z^2/(2n)) / t`` and ``d = (z/t) sqrt(k/n (1 - k/n)/n + z^2/(4n^2))``,
+clipped to ``[0, 1]`` and made to contain ``k / n``: SciPy's
+``binomtest(k, n).proportion_ci(confidence_level, method="wilson")``, computed here from
+``scipy.special`` (``ndtri``) so that a stage does not pay ``import scipy.stats`` (about 0.6 s);
+``tests/test_rates.py`` checks both agree to 1e-12. Policy for ``n = 0``: no rate (``None``) and the interval
 ``[0, 1]``: nothing was measured, so every rate is compatible with it.
 
 *Exact McNemar test* of two sides A and B on the same cases, from the discordant counts
 ``a_only`` (A succeeded, B did not) and ``b_only`` (the reverse): the two-sided binomial test of
 ``min(a_only, b_only)`` successes in ``d = a_only + b_only`` trials at 0.5, which equals
-``min(1, 2 * sum_{i <= min(a_only, b_only)} C(d, i) / 2**d)``. Policy: zero discordant pairs
+``min(1, 2 * sum_{i <= min(a_only, b_only)} C(d, i) / 2**d)``: twice the binomial CDF as the
+regularized incomplete beta function ``scipy.special.betainc(d - m, m + 1, 1/2)`` (the Boost
+routine behind SciPy's ``binomtest(...).pvalue``, checked equal to 1e-12). Policy: zero discordant pairs
 give ``p = 1`` (no evidence either way). By hand: 3-0 gives ``2 / 8 = 0.25``; 5-1 gives
 ``2 * (1 + 6) / 64 = 0.21875``; 6-0 gives ``2 / 64 = 0.03125``.
 
@@ -38,7 +43,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scipy.stats import binomtest
+from scipy.special import betainc, ndtri
 
 from candor.common.counts import MAX_COUNT
 from candor.stats.records import decoded, r6
@@ -94,9 +99,12 @@ def wilson(k: int, n: int, *, unit: str = "case", confidence: float = CONFIDENCE
     _check_level(confidence, "confidence")
     if n == 0:
         return Rate(k=0, n=0, unit=unit, rate=None, lo=0.0, hi=1.0)
-    ci = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
-    lo = min(max(float(ci.low), 0.0), k / n)
-    hi = max(min(float(ci.high), 1.0), k / n)
+    z = float(ndtri(0.5 + 0.5 * confidence))
+    p, t = k / n, 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / t
+    half = z / t * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n))
+    lo = min(max(centre - half, 0.0), k / n)
+    hi = max(min(centre + half, 1.0), k / n)
     return Rate(k=k, n=n, unit=unit, rate=k / n, lo=lo, hi=hi)
 
 
@@ -113,7 +121,11 @@ def mcnemar_p(a_only: int, b_only: int) -> float:
         raise ValueError(f"a_only + b_only must be < 2**53, got {d}")
     if d == 0:
         return 1.0
-    return min(1.0, float(binomtest(min(a_only, b_only), d, 0.5).pvalue))
+    low = min(a_only, b_only)
+    if 2 * low == d:
+        return 1.0
+    tail = float(betainc(d - low, low + 1, 0.5))        # P(X <= low) for X ~ Binomial(d, 1/2); the upper tail is equal
+    return min(1.0, tail + tail)
 
 
 def min_k0(alpha: float, *, n: int | None = None) -> int | None:
