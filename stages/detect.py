@@ -3,12 +3,19 @@
     python -m stages.detect --set detector [--models models] [--data data/detector]
                             [--verified build/verified] --out build/detections/detector
 
-Reads ``detector.sets`` (the set's models), ``detector.floor`` and ``detector.providers`` from
-``params.yaml`` (and nothing else, so threshold and NMS changes never rerun inference). For each
-model of the set, every frame of ``<data>/frames.csv`` (sorted by frame id) is run, streamed one
-at a time, by :func:`candor.detection.inference.runner.iter_lines` (letterbox, run, decode, keep
-candidates with score >= floor, map back to original-image pixels; no per-class threshold
-and no NMS: those are scoring's).
+Reads ``detector.sets`` (the set's models), ``detector.floor``, ``detector.providers`` and
+``detector.executor`` from ``params.yaml`` (and nothing else, so threshold and NMS changes never
+rerun inference). For each model of the set, every frame of ``<data>/frames.csv`` (sorted by frame
+id) is run (letterbox, run, decode, keep candidates with score >= floor, map back to
+original-image pixels; no per-class threshold and no NMS: those are scoring's):
+
+- ``executor: local``: in this process, streamed one frame at a time, by
+  :func:`candor.detection.inference.runner.iter_lines`;
+- ``executor: ray``: in shards on the Ray cluster at ``$RAY_ADDRESS`` (a local one is started when it
+  is unset), each worker opening the hash-checked model itself, by
+  :func:`candor.detection.inference.cluster.iter_lines`; the same bytes as ``local``
+  (``docs/scale.md``). Needs ``requirements-cluster.txt``. If the cluster loses a shard beyond
+  Ray's retries, the stage exits 1 and writes nothing.
 
 Output: ``<out>/<model>.jsonl`` per model of the set (the raw-detections file, JSON Lines,
 deterministic bytes), whose format, rounding and sort order are defined in
@@ -28,9 +35,10 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from candor.common.atomic import atomic_open
-from candor.common.errors import run_main
+from candor.common.errors import EXIT_CALLS_FAILED, run_main
 from candor.common.params import section
 from candor.detection.config import DetectorParams
+from candor.detection.inference import cluster
 from candor.detection.inference.runner import iter_lines, open_inputs, set_parser
 from candor.detection.sets import set_folders
 
@@ -43,15 +51,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     params = section(DetectorParams, "detector", path=args.params)
     dset, data, _ = set_folders(args, params, where=args.params)
     out = Path(args.out)
-    with ExitStack() as files:            # every file moves into place only when all models ran
-        for name in dset.models:
-            info, images, model = open_inputs(model=name, models=args.models, data=data,
-                                              verified=args.verified, providers=params.providers)
-            log.info("%s on %s: %s layout, input %dx%d, %d classes, %d frames, floor %g", model.name, dset.name,
-                     model.layout, model.input_w, model.input_h, len(model.classes), len(info.frames), params.floor)
-            fh = files.enter_context(atomic_open(out / f"{name}.jsonl"))
-            for line in iter_lines(model, info.frames, images, floor=params.floor):
-                fh.write(line + "\n")
+    try:
+        with ExitStack() as files:            # every file moves into place only when all models ran
+            if params.executor == "ray":
+                files.enter_context(cluster.connected())
+            for name in dset.models:
+                info, images, model = open_inputs(model=name, models=args.models, data=data,
+                                                  verified=args.verified, providers=params.providers)
+                log.info("%s on %s: %s layout, input %dx%d, %d classes, %d frames, floor %g, executor %s",
+                         model.name, dset.name, model.layout, model.input_w, model.input_h, len(model.classes),
+                         len(info.frames), params.floor, params.executor)
+                fh = files.enter_context(atomic_open(out / f"{name}.jsonl"))
+                lines = (cluster.iter_lines(model, info.frames, images, floor=params.floor,
+                                            card=Path(args.models) / f"{name}.yaml",
+                                            verified=Path(args.verified) / f"model-{name}.json",
+                                            providers=params.providers)
+                         if params.executor == "ray" else iter_lines(model, info.frames, images, floor=params.floor))
+                for line in lines:
+                    fh.write(line + "\n")
+    except cluster.ClusterFailed as err:
+        log.error("%s; nothing written", err)
+        return EXIT_CALLS_FAILED
     for stale in set(out.glob("*.jsonl")) - {out / f"{m}.jsonl" for m in dset.models}:
         stale.unlink()
     return 0

@@ -2,7 +2,9 @@
 (the file format itself: tests/test_detections_file.py; the runner: tests/test_runner.py)."""
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +12,7 @@ import pytest
 
 from stages import detect, fetch
 from candor.common.errors import run_main
+from candor.detection.inference import cluster
 from tests.support_detect import constant_model, tiny_repo, ultralytics_output, write_card
 
 PARAMS = "detector:\n  sets: {detector: [tiny]}\n  floor: 0.05\n  nms_iou: 0.5\n  providers: [CPUExecutionProvider]\n"
@@ -97,3 +100,30 @@ def test_stale_verified_record_is_refused(repo, capsys):
     rec.write_text(json.dumps({"sha256": "0" * 64}))
     assert run_detect() == 2
     assert "verified SHA-256 differs" in capsys.readouterr().err
+
+
+def test_executor_is_validated(repo, capsys):
+    Path("params.yaml").write_text(PARAMS + "  executor: dask\n")
+    assert run_detect() == 2
+    assert "executor" in capsys.readouterr().err
+
+
+def test_executor_ray_without_ray_exits_2_naming_the_extra(repo, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "ray", None)           # import ray raises ImportError
+    Path("params.yaml").write_text(PARAMS + "  executor: ray\n")
+    assert run_detect() == 2
+    assert "requirements-cluster.txt" in capsys.readouterr().err
+    assert not Path("build/detections/detector").exists()
+
+
+def test_cluster_failure_exits_1_and_writes_nothing(repo, monkeypatch):
+    """A run the cluster cannot finish (shards lost beyond Ray's retries) leaves no file."""
+    def lost(model, frames, images, **_):
+        yield "header"
+        raise cluster.ClusterFailed("the cluster lost a shard after 3 retries")
+
+    monkeypatch.setattr(cluster, "connected", contextlib.nullcontext)
+    monkeypatch.setattr(cluster, "iter_lines", lost)
+    Path("params.yaml").write_text(PARAMS + "  executor: ray\n")
+    assert run_detect() == 1
+    assert not list(Path("build/detections/detector").glob("*.jsonl"))
