@@ -29,7 +29,7 @@ from candor.common.counts import read_counts
 from candor.common.tables import read_json, read_text
 from candor.common.errors import InputError, Problem, fail
 from candor.stats.outcomes import parse_tables, table_paths
-from candor.stats.multiple import family, holm
+from candor.stats.multiple import family, holm_by_family
 from candor.stats.paired import compare_paired
 from candor.stats.paired_counts import compare_counts
 from candor.stats.params import StatsParams
@@ -140,12 +140,7 @@ def paired_stats(units: Mapping[str, Units], refs: Mapping[str, str], *, alpha: 
 def with_holm(paired: Mapping[str, Comparisons]) -> dict[str, Comparisons]:
     """Each comparison with its family and, per candidate, its Holm-adjusted p within the family
     (the family's metrics for that candidate; :mod:`candor.stats.multiple`)."""
-    groups: dict[tuple[str, str], dict[str, float]] = {}
-    for metric, comp in paired.items():
-        if (fam := family(metric)) is not None:
-            for cand, c in comp.candidates.items():
-                groups.setdefault((fam, cand), {})[metric] = c.p
-    adjusted = {(metric, cand): p for (_, cand), ps in groups.items() for metric, p in holm(ps).items()}
+    adjusted = holm_by_family({(m, cand): c.p for m, comp in paired.items() for cand, c in comp.candidates.items()})
     return {m: Comparisons(c.reference, c.candidates, family=family(m),
                            p_holm={cand: adjusted[(m, cand)] for cand in c.candidates if (m, cand) in adjusted})
             for m, c in paired.items()}

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from candor.stats.multiple import family, holm
+from candor.stats.multiple import family, holm_by_family
 from candor.stats.paired import Case, Paired, compare_paired, verdict
 from candor.stats.paired_counts import PairedCounts, compare_counts
 from candor.stats.report import fmt_count
@@ -66,33 +66,28 @@ class CountRow:
                 "counts": None if self.counts is None else self.counts.as_json()}
 
 
+def sides(a: Mapping, b: Mapping) -> list[tuple[tuple[str, str], Status]]:
+    """Every key of either revision, sorted, with where it is: ``compared`` (both), ``only in A``/``B``."""
+    return [(key, "compared" if key in a and key in b else "only in A" if key in a else "only in B")
+            for key in sorted(set(a) | set(b))]
+
+
 def compare_units(a: Mapping[str, Units], b: Mapping[str, Units], *, alpha: float, confidence: float) -> list[Row]:
     """Pair every (metric, candidate) of revision A (track -> units) with the same of revision B."""
     def flat(side: Mapping[str, Units]) -> dict[tuple[str, str], tuple[str, dict[Case, bool]]]:
         return {(m, c): (pm.unit, cases) for units in side.values() for m, pm in units.items()
                 for c, cases in pm.outcomes.items()}
     flat_a, flat_b = flat(a), flat(b)
-    rows = []
-    for key in sorted(set(flat_a) | set(flat_b)):
-        metric, cand = key
-        if key not in flat_b:
-            rows.append(Row(metric, cand, "only in A", None))
-        elif key not in flat_a:
-            rows.append(Row(metric, cand, "only in B", None))
-        else:
-            (unit, cases_a), (_, cases_b) = flat_a[key], flat_b[key]
-            rows.append(Row(metric, cand, "compared",
-                            compare_paired(cases_a, cases_b, unit=unit, alpha=alpha, confidence=confidence)))
+    rows = [Row(*key, status, None if status != "compared" else
+                compare_paired(flat_a[key][1], flat_b[key][1], unit=flat_a[key][0], alpha=alpha,
+                               confidence=confidence))
+            for key, status in sides(flat_a, flat_b)]
     return with_holm(rows)
 
 
 def with_holm(rows: Sequence[Row]) -> list[Row]:
     """``rows`` with the Holm-adjusted p of each compared row that belongs to a family."""
-    groups: dict[tuple[str, str], dict[str, float]] = {}
-    for r in rows:
-        if r.paired is not None and (fam := family(r.metric)) is not None:
-            groups.setdefault((fam, r.candidate), {})[r.metric] = r.paired.p
-    adjusted = {(m, cand): p for (_, cand), ps in groups.items() for m, p in holm(ps).items()}
+    adjusted = holm_by_family({(r.metric, r.candidate): r.paired.p for r in rows if r.paired is not None})
     return [Row(r.metric, r.candidate, r.status, r.paired, adjusted.get((r.metric, r.candidate))) for r in rows]
 
 
@@ -102,14 +97,9 @@ def compare_count_units(a: Mapping[str, CountUnits], b: Mapping[str, CountUnits]
         return {(m, c): (cm.unit, cases) for units in side.values() for m, cm in units.items()
                 for c, cases in cm.counts.items()}
     flat_a, flat_b = flat(a), flat(b)
-    rows = []
-    for key in sorted(set(flat_a) | set(flat_b)):
-        if key not in flat_b or key not in flat_a:
-            rows.append(CountRow(*key, "only in A" if key not in flat_b else "only in B", None))
-        else:
-            rows.append(CountRow(*key, "compared", compare_counts(flat_a[key][1], flat_b[key][1], unit=flat_a[key][0],
-                                                                  alpha=alpha)))
-    return rows
+    return [CountRow(*key, status, None if status != "compared" else
+                     compare_counts(flat_a[key][1], flat_b[key][1], unit=flat_a[key][0], alpha=alpha))
+            for key, status in sides(flat_a, flat_b)]
 
 
 def _unpaired(r: Paired, limit: int = 8) -> str:

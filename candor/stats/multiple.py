@@ -49,3 +49,19 @@ def holm(pvalues: Mapping[str, float]) -> dict[str, float]:
         running = max(running, min(1.0, (m - i) * pvalues[key]))
         out[key] = running
     return {k: out[k] for k in pvalues}
+
+
+def holm_by_family(pvalues: Mapping[tuple[str, str], float]) -> dict[tuple[str, str], float]:
+    """Holm-adjusted p of every ``(metric, candidate)`` whose metric belongs to a family, adjusted
+    within its family and candidate (a headline metric has no entry).
+
+    >>> holm_by_family({("detection.s.test.class.a.label_found", "m"): 0.01,
+    ...                 ("detection.s.test.class.b.label_found", "m"): 0.04,
+    ...                 ("detection.s.test.label_found", "m"): 0.01})
+    {('detection.s.test.class.a.label_found', 'm'): 0.02, ('detection.s.test.class.b.label_found', 'm'): 0.04}
+    """
+    groups: dict[tuple[str, str], dict[str, float]] = {}
+    for (metric, cand), p in pvalues.items():
+        if (fam := family(metric)) is not None:
+            groups.setdefault((fam, cand), {})[metric] = p
+    return {(metric, cand): p for (_, cand), ps in groups.items() for metric, p in holm(ps).items()}
