@@ -90,6 +90,27 @@ def _sweep(r: dict) -> list[str]:
             f"{_met(not r['inference_rerun'])}."]
 
 
+def _bounded(r: dict) -> list[str]:
+    rows = ["## 5. Scoring in bounded memory (the score-detection stage, synthetic sets, `bench/scale_set.py`)", "",
+            "| frames | raw boxes | labels | wall s | ms/frame | peak RSS MB (median) | peak RSS MB (max) |",
+            "|---:|---:|---:|---:|---:|---:|---:|"]
+    sizes = {n: v for n, v in r.items() if isinstance(v, dict)}
+    for n, v in sizes.items():
+        rows.append(f"| {int(n):,} | {v['raw_boxes']:,} | {v['labels']:,} | {v['total_s']:.2f} | "
+                    f"{v['ms_per_frame']:.3f} | {v['peak_rss_mb']:.0f} | {v['max_peak_rss_mb']:.0f} |")
+    largest = list(sizes.values())[-1]
+    ratio = r["per_frame_ratio_largest_vs_smallest"]
+    rows += ["", "| target | measured | status |", "|---|---:|---|",
+             f"| peak RSS <= 1 GB at {largest['frames']:,} frames, {largest['raw_boxes']:,} raw boxes | "
+             f"{largest['max_peak_rss_mb']:.0f} MB | {_met(largest['raw_boxes'] >= 10_000_000 and largest['max_peak_rss_mb'] <= 1024)} |",
+             f"| per-frame cost, largest vs smallest set, <= 1.2x | {ratio:.3f}x | {_met(ratio <= 1.2)} |", "",
+             "End to end: reading the raw-detections file (index pass, then chunks of about 131k boxes), "
+             "NMS, matching, the tallies, the outcome tables, the COCO export of the served detections and "
+             "the plot data. Memory holds one chunk's boxes plus a few arrays per frame and label "
+             "(`candor/detection/scoring/stream.py`, docs/scale.md)."]
+    return rows
+
+
 def write_results(results: dict, path: Path) -> None:
     m = results["machine"]
     lines = ["# candor benchmarks (latest run)", "",
@@ -98,7 +119,8 @@ def write_results(results: dict, path: Path) -> None:
              f"- command: `{results['command']}`",
              f"- every figure is the median of {results['repeats']} runs (separate processes for the scoring tools); "
              "ratios are of medians. The machine was shared with other work, so absolute times are noisy.", ""]
-    for key, fn in (("scoring", _scoring), ("scaling", _scaling), ("inference", _inference), ("sweep", _sweep)):
+    for key, fn in (("scoring", _scoring), ("scaling", _scaling), ("inference", _inference), ("sweep", _sweep),
+                    ("bounded", _bounded)):
         if key in results:
             lines += fn(results[key]) + [""]
     notes = path.parent / "NOTES.md"

@@ -1,6 +1,7 @@
 """candor benchmarks against peers, measured side by side in one run (``make bench``).
 
-    python bench/run.py [--repeats 3] [--frames 5000] [--scaling 1000,5000,20000] [--only scoring,...]
+    python bench/run.py [--repeats 3] [--frames 5000] [--scaling 1000,5000,20000] [--bounded 10000,100000]
+                        [--only scoring,...]
 
 1. scoring: candor's ``python -m stages.coco_eval`` from the same COCO JSON
    files as pycocotools and faster-coco-eval (both at IoU 0.5), each a separate
@@ -9,6 +10,9 @@
 2. scaling: candor's per-frame scoring time at several set sizes (interleaved rounds).
 3. inference: the detect stage's per-frame time against a bare ``session.run`` loop.
 4. sweep: ``dvc exp run -S thresholds.deer=0.2`` against a no-op ``dvc repro``.
+5. bounded: the score-detection stage on seeded synthetic detection sets (``bench/scale_set.py``:
+   100 raw boxes per frame, so 10 million at 100,000 frames): wall time, per-frame cost and
+   peak RSS per size (interleaved rounds).
 
 Writes ``bench/RESULTS.md`` (machine, date, command, medians and ratios) and the raw
 figures to ``bench/out/results.json``. Generated sets live in ``bench/out/`` (ignored).
@@ -116,6 +120,36 @@ def bench_scaling(sizes: list[int], repeats: int) -> dict:
     return out
 
 
+def scale_set(frames: int) -> tuple[Path, dict]:
+    """The synthetic detection set of ``frames`` frames (made once, then reused) and its size."""
+    from scale_set import make_set
+    d = OUT / f"scale-{frames}"
+    info = d / "set.json"
+    if not info.exists():
+        info.parent.mkdir(parents=True, exist_ok=True)
+        info.write_text(json.dumps(make_set(d, frames=frames)) + "\n")
+    return d, json.loads(info.read_text())
+
+
+def bench_bounded(sizes: list[int], repeats: int) -> dict:
+    from scale_set import stage_cmd
+    sets = {n: scale_set(n) for n in sizes}
+
+    def run(d: Path) -> dict:
+        m = measure(stage_cmd(d, d / "scored"), cwd=str(ROOT))
+        return {"total_s": m.wall_s, "peak_rss_mb": m.peak_rss_mb}
+
+    runs = interleaved({n: (lambda d=d: run(d)) for n, (d, _) in sets.items()}, repeats)
+    out = {}
+    for n in sizes:
+        m = medians(runs[n])
+        out[str(n)] = {**sets[n][1], **m, "ms_per_frame": round(1000 * m["total_s"] / n, 4),
+                       "max_peak_rss_mb": max(r["peak_rss_mb"] for r in runs[n])}
+    first, last = out[str(sizes[0])], out[str(sizes[-1])]
+    out["per_frame_ratio_largest_vs_smallest"] = round(last["ms_per_frame"] / first["ms_per_frame"], 3)
+    return out
+
+
 def machine() -> dict:
     cpu = "unknown"
     try:
@@ -133,7 +167,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--frames", type=int, default=5000)
     parser.add_argument("--scaling", default="1000,5000,20000")
-    parser.add_argument("--only", default="scoring,scaling,inference,sweep")
+    parser.add_argument("--bounded", default="10000,100000")
+    parser.add_argument("--only", default="scoring,scaling,inference,sweep,bounded")
     args = parser.parse_args()
     only = set(args.only.split(","))
     OUT.mkdir(parents=True, exist_ok=True)
@@ -149,6 +184,8 @@ def main() -> None:
     if "sweep" in only:
         from sweep import bench_sweep
         results["sweep"] = bench_sweep(args.repeats)
+    if "bounded" in only:
+        results["bounded"] = bench_bounded([int(x) for x in args.bounded.split(",")], args.repeats)
     (OUT / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     from report import write_results
     write_results(results, ROOT / "bench" / "RESULTS.md")

@@ -20,15 +20,18 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
-from candor.common.atomic import replace_dir_files, write_json, write_text
+from candor.common.atomic import JsonListWriter, atomic_open, replace_dir_files, write_json
 from candor.common.errors import run_main
 from candor.detection.frames import SPLITS
-from candor.detection.scoring.evaluation import add_scoring_arguments, ModelScore, read_params, score_model
+from candor.detection.scoring.evaluation import (
+    add_scoring_arguments, frame_rows, label_rows, ModelScore, read_params, score_model,
+)
 from candor.detection.scoring.plots import PLOT_KINDS
 from candor.detection.sets import set_folders
-from candor.stats.outcomes import outcome_text
+from candor.stats.outcomes import write_outcome
 
 
 def print_summary(results: dict[str, ModelScore]) -> None:
@@ -59,24 +62,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     params = read_params(args.params)
     dset, data, detections = set_folders(args, params.detector, where=args.params)
-    results = {m: score_model(m, data=data, models=Path(args.models), detections=detections,
-                              detector=params.detector, match=params.match, thresholds=params.thresholds)
-               for m in dset.models}
-    # everything is computed: now write (nothing is written when anything above failed)
     metrics = Path(args.metrics or f"metrics/detection/{dset.name}")
     outcomes = Path(args.outcomes or f"metrics/outcomes/{dset.name}")
     coco_out = Path(args.coco_out or f"build/coco-results/{dset.name}")
-    for model, res in results.items():
-        write_json(metrics / f"{model}.json", res.metrics)
-    write_text(outcomes / "detection-frames.csv",
-               outcome_text("detection-frames.csv", sorted(r for res in results.values() for r in res.frames)))
-    write_text(outcomes / "detection-labels.csv",
-               outcome_text("detection-labels.csv", sorted(r for res in results.values() for r in res.labels)))
-    for kind in PLOT_KINDS:
-        replace_dir_files(Path(args.plots) / kind / dset.name,
-                          {rel: blob for res in results.values() for rel, blob in res.plots[kind].items()}, clean=True)
-    for model, res in results.items():
-        write_json(coco_out / f"{model}.json", res.coco)
+    with ExitStack() as files:
+        # each COCO export is streamed to a temporary file while its model is scored; the
+        # temporaries replace the outputs only when every model scored (else they are removed)
+        coco = {m: JsonListWriter(files.enter_context(atomic_open(coco_out / f"{m}.json"))) for m in dset.models}
+        results = {m: score_model(m, data=data, models=Path(args.models), detections=detections,
+                                  detector=params.detector, match=params.match, thresholds=params.thresholds,
+                                  coco=coco[m].extend)
+                   for m in dset.models}
+        for writer in coco.values():
+            writer.close()
+        for model, res in results.items():
+            write_json(metrics / f"{model}.json", res.metrics)
+        scored = {m: res.outcomes for m, res in results.items()}
+        write_outcome(outcomes / "detection-frames.csv", "detection-frames.csv", frame_rows(scored))
+        write_outcome(outcomes / "detection-labels.csv", "detection-labels.csv", label_rows(scored))
+        for kind in PLOT_KINDS:
+            replace_dir_files(Path(args.plots) / kind / dset.name,
+                              {rel: blob for res in results.values() for rel, blob in res.plots[kind].items()},
+                              clean=True)
     print_summary(results)
     return 0
 

@@ -36,7 +36,7 @@ from candor.common.params import DEFAULT_PARAMS, section
 from candor.detection.config import DetectorParams, ReinferenceParams
 from candor.detection.inference.detections_file import collect, header, read_raw
 from candor.detection.inference.runner import iter_frames, open_inputs
-from candor.detection.scoring.evaluation import ModelScore, read_params, score_raw
+from candor.detection.scoring.evaluation import frame_rows, label_rows, ModelScore, read_params, score_raw
 from candor.detection.sets import add_set_arguments, chosen_sets
 from candor.detection.scoring.metrics import flatten
 from candor.detection.scoring.reinference import Comparison, Tolerance, changed_rows, compare_boxes, threshold_crossings
@@ -49,8 +49,12 @@ def scored_differences(canonical: ModelScore, fresh: ModelScore) -> dict:
     a, b = flatten(canonical.metrics), flatten(fresh.metrics)
     return {"metrics": [{"key": k, "canonical": a.get(k), "fresh": b.get(k)}
                         for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)],
-            "frames": [{"canonical": x, "fresh": y} for x, y in changed_rows(canonical.frames, fresh.frames, key=5)],
-            "labels": [{"canonical": x, "fresh": y} for x, y in changed_rows(canonical.labels, fresh.labels, key=5)]}
+            "frames": [{"canonical": x, "fresh": y} for x, y in changed_rows(
+                list(frame_rows({canonical.model: canonical.outcomes})),
+                list(frame_rows({fresh.model: fresh.outcomes})), key=5)],
+            "labels": [{"canonical": x, "fresh": y} for x, y in changed_rows(
+                list(label_rows({canonical.model: canonical.outcomes})),
+                list(label_rows({fresh.model: fresh.outcomes})), key=5)]}
 
 
 def model_report(cmp: Comparison, *, crossings: list, scored: dict) -> dict:

@@ -1,13 +1,15 @@
-"""Tests for candor/detection/scoring/metrics.py on a tiny hand-computed scene."""
+"""Tests for candor/detection/scoring/metrics.py (and the blocks and curves read off its matched
+arrays, candor/detection/scoring/tally.py) on a tiny hand-computed scene."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from candor.detection.scoring.metrics import (
-    Counts, Scene, band_names, best_thresholds, confusion, curves, operating_point, rate_counts, score_detections,
-    size_at_input, summarize, threshold_grid, zoom_key,
+    Counts, Scene, band_names, best_thresholds, confusion, operating_point, rate_counts, score_detections,
+    size_at_input, threshold_grid, wrong_targets, zoom_key,
 )
+from candor.detection.scoring.tally import Tally, frame_groups, summarize
 
 CLASSES = ("deer", "sheep", "tree", "relic")   # relic: never labelled
 
@@ -37,6 +39,14 @@ def scored(nms_iou=0.5):
     f, c, b, s = zip(*DETS)
     return score_detections(scene(), frame=np.array(f), cls=np.array(c), boxes=np.array(b, float),
                             score=np.array(s), nms_iou=nms_iou, match_iou=0.5)
+
+
+def curves(s, *, thresholds):
+    """The curves of every frame of ``s`` at ``thresholds`` (a tally of one chunk)."""
+    t = Tally.empty(frame_groups(s.scene), classes=s.scene.classes, band_edges=[], thresholds=thresholds)
+    op = operating_point(s, thresholds=np.full(len(s.scene.classes), 0.5))
+    t.add(s, op, wrong=wrong_targets(s, op), of_frame=t.groups.of_frame)
+    return t.curves()
 
 
 def test_counts_rates_and_zero_division_policy():
@@ -112,7 +122,7 @@ def test_confusion_matrix_rows_are_labels_and_columns_detections():
 def test_curves_agree_with_operating_points_at_every_threshold():
     s = scored()
     grid = threshold_grid(0.05)
-    cv = curves(s, thresholds=grid, frame_mask=np.ones(3, bool))
+    cv = curves(s, thresholds=grid)
     for i in (0, 25, 30, 35, 60, 95):
         t = grid[i]
         op = operating_point(s, thresholds=np.full(4, t))
@@ -126,7 +136,7 @@ def test_curves_agree_with_operating_points_at_every_threshold():
 def test_best_thresholds_and_support_rule():
     s = scored()
     grid = threshold_grid(0.05)
-    cv = curves(s, thresholds=grid, frame_mask=np.ones(3, bool))
+    cv = curves(s, thresholds=grid)
     best = best_thresholds(cv, support={"deer": 1, "sheep": 1, "tree": 1, "relic": 0}, min_support=1, default=0.35)
     assert cv["tree"].tp.max() == 0
     assert best["sheep"] == 0.3        # highest threshold still catching the sheep at 0.3

@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Iterator
 
+import msgspec
+
 from candor.common.errors import fail
 
 
@@ -53,15 +55,49 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
             yield fh
 
 
+def pretty_json(obj: Any) -> str:
+    """``json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False)``, byte for byte, faster:
+    the standard library's C encoder writes the values (its float and string forms), then msgspec
+    only lays out the whitespace (its ``format`` copies every token as it is)."""
+    return msgspec.json.format(json.dumps(obj, ensure_ascii=False, allow_nan=False), indent=2)
+
+
 def dumps_json(obj: Any) -> str:
     """Deterministic JSON text: keys in insertion order, indent 2, no NaN, trailing newline."""
-    return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return pretty_json(obj) + "\n"
 
 
 def write_json(path: str | os.PathLike[str], obj: Any) -> None:
     """Write ``obj`` as deterministic JSON to ``path`` atomically."""
     with atomic_open(path) as fh:
         fh.write(dumps_json(obj))
+
+
+class JsonListWriter:
+    """Writes a JSON list item by item to an open text file ``fh``: after :meth:`close` the file
+    holds exactly :func:`dumps_json` of the list of every item written (so a long list never has to
+    be in memory at once).
+
+    >>> import io
+    >>> buf = io.StringIO(); w = JsonListWriter(buf); w.extend([{"a": [1, 2]}, 3]); w.close()
+    >>> buf.getvalue() == dumps_json([{"a": [1, 2]}, 3])
+    True
+    """
+
+    def __init__(self, fh: IO[str]) -> None:
+        self.fh = fh
+        self.empty = True
+
+    def extend(self, items: Iterable[Any]) -> None:
+        """Append ``items`` to the list."""
+        text = pretty_json(list(items))
+        if text != "[]":
+            self.fh.write(("[\n" if self.empty else ",\n") + text[2:-2])   # the entries, without "[\n", "\n]"
+            self.empty = False
+
+    def close(self) -> None:
+        """End the list (and the file's text: a trailing newline)."""
+        self.fh.write("[]\n" if self.empty else "\n]\n")
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> None:

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from candor.common.atomic import write_text
+from candor.common.atomic import atomic_open
 from candor.common.errors import InputError, Problem, fail
 
 BOM = "\ufeff"
@@ -183,5 +183,8 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
 
 
 def write_csv(path: str | os.PathLike[str], header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
-    """Write :func:`csv_text` to ``path`` atomically."""
-    write_text(path, csv_text(header, rows))
+    """Write :func:`csv_text` to ``path`` atomically, row by row (``rows`` may be a generator)."""
+    with atomic_open(path) as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(header)
+        w.writerows(rows)

@@ -12,12 +12,13 @@ then the rows as given (each scorer sorts its rows by case).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from candor.common.errors import InputError, Problem
 from candor.common.counts import MAX_COUNT
-from candor.common.tables import ascii_int, csv_text, parse_rows
+from candor.common.tables import ascii_int, csv_text, parse_rows, write_csv
 
 
 @dataclass(frozen=True)
@@ -65,11 +66,9 @@ def spec_of(path: str) -> TableSpec:
     return TABLES[path.rsplit("/", 1)[-1]]
 
 
-def outcome_text(name: str, rows: list[Mapping[str, object]] | list[tuple]) -> str:
-    """CSV text of outcome table ``name`` (a key of :data:`TABLES`): its columns, then ``rows``
-    (mappings with exactly those keys, or tuples in column order), in the order given."""
+def _cells(name: str, rows: Iterable[Mapping[str, object] | tuple]) -> Iterator[tuple]:
+    """The rows of outcome table ``name`` as tuples in column order, each checked against its columns."""
     spec = TABLES[name]
-    cells = []
     for row in rows:
         if isinstance(row, Mapping):
             if tuple(row) != spec.columns:
@@ -77,8 +76,18 @@ def outcome_text(name: str, rows: list[Mapping[str, object]] | list[tuple]) -> s
             row = tuple(row.values())
         elif len(row) != len(spec.columns):
             raise ValueError(f"{name}: row {row!r} does not have the {len(spec.columns)} columns {spec.columns}")
-        cells.append(tuple(row))
-    return csv_text(spec.columns, cells)
+        yield tuple(row)
+
+
+def outcome_text(name: str, rows: list[Mapping[str, object]] | list[tuple]) -> str:
+    """CSV text of outcome table ``name`` (a key of :data:`TABLES`): its columns, then ``rows``
+    (mappings with exactly those keys, or tuples in column order), in the order given."""
+    return csv_text(TABLES[name].columns, _cells(name, rows))
+
+
+def write_outcome(path: str | os.PathLike[str], name: str, rows: Iterable[Mapping[str, object] | tuple]) -> None:
+    """Write :func:`outcome_text` to ``path`` atomically, row by row (``rows`` may be a generator)."""
+    write_csv(path, TABLES[name].columns, _cells(name, rows))
 
 
 def _convert(kind: str, raw: str) -> object:

@@ -26,8 +26,9 @@ from candor.detection.inference.detections_file import RawDetections
 from candor.detection.inference.onnx_model import open_model
 from candor.detection.inference.runner import run_model
 from candor.detection.match_defaults import MATCH_IOU
-from candor.detection.scoring.metrics import operating_point, score_detections, summarize
+from candor.detection.scoring.metrics import operating_point, score_detections
 from candor.detection.scoring.scene import build_scene
+from candor.detection.scoring.tally import summarize
 
 NMS_IOU = DetectorParams().nms_iou     # the pipeline's defaults, not the served params.yaml
 

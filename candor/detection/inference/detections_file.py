@@ -157,49 +157,143 @@ def collect(header: dict, frames: Iterable[FrameBoxes]) -> RawDetections:
         score=np.concatenate([np.zeros(0), *(f.scores for f in kept)]).astype(np.float64))
 
 
-def read_raw(path: Path, *, keep_frames: set[str] | None = None) -> RawDetections:
-    """Read ``build/detections/<model>.jsonl``; frames not in ``keep_frames`` are skipped unread."""
+CHUNK_BOXES = 1 << 17   # raw boxes parsed at once by :func:`iter_chunks` (whole frames; ~30 MB of Python objects)
+LINE_HEAD = re.compile(r'^\{"frame":"((?:[^"\\]|\\.)*)","width":([0-9]+),"height":([0-9]+),')
+BAD_LINE = '{"frame", "width", "height", "boxes": [[x1, y1, x2, y2, score, class]]}'
+
+
+def _scan(path: Path, *, keep_frames: set[str] | None) -> tuple[dict, Iterator[tuple[str, int, str]]]:
+    """The file's header, and its frame lines ``(frame id, line number, line)``; lines of frames not
+    in ``keep_frames`` are skipped after reading only the frame id of their fixed prefix."""
     try:
         fh = open(path, encoding="utf-8")
     except FileNotFoundError:
         raise fail(str(path), "detections not found", hint="run inference first: dvc repro detect") from None
-    frames: list[str] = []
-    sizes: dict[str, tuple[int, int]] = {}
-    rows: list[list] = []
-    fidx: list[np.ndarray] = []
-    with fh:
-        try:
-            header = json.loads(fh.readline())
-        except json.JSONDecodeError:
-            header = None
-        if not isinstance(header, dict) or header.get("format") != FORMAT:
-            raise fail(f"{path}:1", "not a candor detections file", expected=f"a header with format {FORMAT}")
-        n_cls = len(header.get("classes", []))
-        for lineno, line in enumerate(fh, start=2):
-            if keep_frames is not None:
-                # the frame id is read from the line's fixed prefix; other frames are never parsed
-                head = FRAME_PREFIX.match(line)
-                if head is None:
-                    raise fail(f"{path}:{lineno}", "bad frame line", expected='a line starting {"frame":"<id>"')
-                if json.loads(f'"{head.group(1)}"') not in keep_frames:
-                    continue
+    try:
+        header = json.loads(fh.readline())
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        header = None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        fh.close()
+        raise fail(f"{path}:1", "not a candor detections file", expected=f"a header with format {FORMAT}")
+
+    def lines() -> Iterator[tuple[str, int, str]]:
+        with fh:
             try:
-                rec = json.loads(line)
-                frame = rec["frame"]
-                sizes[frame] = (int(rec["width"]), int(rec["height"]))
-                boxes = rec["boxes"]
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-                raise fail(f"{path}:{lineno}", "bad frame line",
-                           expected='{"frame", "width", "height", "boxes": [[x1, y1, x2, y2, score, class]]}') from None
-            frames.append(frame)
-            if boxes:
-                rows.extend(boxes)
-                fidx.append(np.full(len(boxes), len(frames) - 1, dtype=np.int64))
-    arr = np.array(rows, dtype=np.float64).reshape(-1, 6) if rows else np.zeros((0, 6))
+                for lineno, line in enumerate(fh, start=2):
+                    head = FRAME_PREFIX.match(line)
+                    if head is None:
+                        raise fail(f"{path}:{lineno}", "bad frame line", expected=BAD_LINE)
+                    frame = json.loads(f'"{head.group(1)}"')
+                    if keep_frames is None or frame in keep_frames:
+                        yield frame, lineno, line
+            except UnicodeDecodeError as err:
+                raise fail(str(path), f"not UTF-8 text ({err.reason} at byte {err.start} of a read block)") from None
+    return header, lines()
+
+
+def _parse_line(line: str, *, where: str) -> tuple[str, tuple[int, int], list]:
+    """A frame line's id, (width, height) and box rows."""
+    try:
+        rec = json.loads(line)
+        return rec["frame"], (int(rec["width"]), int(rec["height"])), list(rec["boxes"])
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+        raise fail(where, "bad frame line", expected=BAD_LINE) from None
+
+
+def read_index(path: Path, *, keep_frames: set[str] | None = None) -> RawDetections:
+    """The header, frames and sizes of a detections file, without its boxes (the arrays are empty):
+    what the ground truth and the scene are built from before the boxes are streamed
+    (:func:`iter_chunks`). A frame listed twice is an input error naming its line."""
+    header, lines = _scan(path, keep_frames=keep_frames)
+    sizes: dict[str, tuple[int, int]] = {}
+    frames: list[str] = []
+    for frame, lineno, line in lines:
+        where = f"{path}:{lineno}"
+        head = LINE_HEAD.match(line)
+        size = (int(head.group(2)), int(head.group(3))) if head else _parse_line(line, where=where)[1]
+        if frame in sizes:
+            raise fail(where, "frame listed twice", got=frame, hint="the detections are damaged: dvc repro detect")
+        sizes[frame] = size
+        frames.append(frame)
+    empty = np.zeros(0, dtype=np.int64)
+    return RawDetections(header=header, frames=tuple(frames), sizes=sizes, frame=empty, cls=empty,
+                         boxes=np.zeros((0, 4)), score=np.zeros(0))
+
+
+def _chunk(path: Path, header: dict, frames: list[str], sizes: dict[str, tuple[int, int]], rows: list[list],
+           counts: list[int]) -> RawDetections:
+    """One chunk's arrays from its frames' box rows (``counts`` rows per frame), checked."""
+    try:
+        arr = np.array(rows, dtype=np.float64).reshape(-1, 6) if rows else np.zeros((0, 6))
+    except (ValueError, TypeError):
+        raise fail(str(path), "bad box rows in frames " + ", ".join(frames[:3]),
+                   expected="[x1, y1, x2, y2, score, class] numbers") from None
+    if not np.isfinite(arr).all():
+        raise fail(str(path), "a box row holds NaN or infinity in frames " + ", ".join(frames[:3]),
+                   expected="finite numbers")
+    n_cls = len(header.get("classes", []))
     cls = arr[:, 5].astype(np.int64)
     if len(cls) and (cls.min() < 0 or cls.max() >= n_cls):
         raise fail(str(path), "class index out of range of the header's classes", expected=f"0..{n_cls - 1}",
-                   got=int(cls.max()))
+                   got=int(cls.max() if cls.max() >= n_cls else cls.min()))
     return RawDetections(header=header, frames=tuple(frames), sizes=sizes,
-                         frame=np.concatenate(fidx) if fidx else np.zeros(0, dtype=np.int64),
+                         frame=np.repeat(np.arange(len(frames), dtype=np.int64), counts),
                          cls=cls, boxes=arr[:, :4], score=arr[:, 4])
+
+
+def iter_chunks(path: Path, *, keep_frames: set[str] | None = None,
+                max_boxes: int = CHUNK_BOXES) -> Iterator[RawDetections]:
+    """The detections file in chunks of whole frames, in file order, about ``max_boxes`` boxes
+    each (a frame with more is one chunk): each a :class:`RawDetections` of its own frames only
+    (``frame`` indexes the chunk's ``frames``). Only one chunk's boxes are in memory at a time."""
+    header, lines = _scan(path, keep_frames=keep_frames)
+    frames: list[str] = []
+    sizes: dict[str, tuple[int, int]] = {}
+    rows: list[list] = []
+    counts: list[int] = []
+    for _, lineno, line in lines:
+        frame, size, boxes = _parse_line(line, where=f"{path}:{lineno}")
+        frames.append(frame)
+        sizes[frame] = size
+        rows.extend(boxes)
+        counts.append(len(boxes))
+        if len(rows) >= max_boxes:
+            yield _chunk(path, header, frames, sizes, rows, counts)
+            frames, sizes, rows, counts = [], {}, [], []
+    if frames:
+        yield _chunk(path, header, frames, sizes, rows, counts)
+
+
+def split_chunks(raw: RawDetections, *, max_boxes: int = CHUNK_BOXES) -> Iterator[RawDetections]:
+    """Detections already in memory (frame indices ascending, as :func:`read_raw` and :func:`collect`
+    make them) in the chunks :func:`iter_chunks` would read from their file."""
+    per_frame = np.bincount(raw.frame, minlength=len(raw.frames))
+    ends = np.cumsum(per_frame)
+    f0 = 0
+    while f0 < len(raw.frames):
+        base = int(ends[f0 - 1]) if f0 else 0
+        f1 = min(max(int(np.searchsorted(ends, base + max_boxes, side="left")) + 1, f0 + 1), len(raw.frames))
+        d0, d1 = base, int(ends[f1 - 1])
+        frames = raw.frames[f0:f1]
+        yield RawDetections(header=raw.header, frames=frames, sizes={f: raw.sizes[f] for f in frames},
+                            frame=raw.frame[d0:d1] - f0, cls=raw.cls[d0:d1], boxes=raw.boxes[d0:d1],
+                            score=raw.score[d0:d1])
+        f0 = f1
+
+
+def read_raw(path: Path, *, keep_frames: set[str] | None = None) -> RawDetections:
+    """Read ``build/detections/<model>.jsonl`` whole; frames not in ``keep_frames`` are skipped unread."""
+    header, frames, sizes, parts = None, [], {}, []
+    for chunk in iter_chunks(path, keep_frames=keep_frames):
+        header = chunk.header
+        parts.append((len(frames), chunk))
+        frames.extend(chunk.frames)
+        sizes.update(chunk.sizes)
+    if header is None:
+        header = _scan(path, keep_frames=set())[0]
+    return RawDetections(header=header, frames=tuple(frames), sizes=sizes,
+                         frame=np.concatenate([np.zeros(0, np.int64), *(c.frame + k for k, c in parts)]),
+                         cls=np.concatenate([np.zeros(0, np.int64), *(c.cls for _, c in parts)]),
+                         boxes=np.concatenate([np.zeros((0, 4)), *(c.boxes for _, c in parts)]),
+                         score=np.concatenate([np.zeros(0), *(c.score for _, c in parts)]))

@@ -15,8 +15,9 @@ from candor.common.counts import KEY as COUNTS_KEY
 from candor.common.counts import counts_block
 from candor.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 from candor.detection.scoring.columns import DetectionTable, GroundTruth
-from candor.detection.scoring.metrics import operating_point, rate_counts, score_detections, summarize
+from candor.detection.scoring.metrics import operating_point, rate_counts, score_detections
 from candor.detection.scoring.scene import coco_scene
+from candor.detection.scoring.tally import summarize
 
 
 def score_coco_pair(gt: GroundTruth, det: DetectionTable, *, thresholds: np.ndarray | None = None,

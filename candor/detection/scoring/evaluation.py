@@ -1,22 +1,25 @@
 """One model's score-detection result: metrics, outcome rows, plot data, COCO export, figure inputs.
 
-:func:`score_model` reads the model's card and raw detections, checks that the detections
-belong to this card and ``detector.floor``, builds the scene (:mod:`candor.detection.scoring.scene`),
-then applies per-class thresholds, same-class NMS and the matcher once
-(:mod:`candor.detection.scoring.metrics`) at the model's own served thresholds
-(:meth:`candor.detection.config.Thresholds.served`) and reads every view off the matched arrays:
+:func:`score_model` reads the model's card and checks that the raw detections belong to this
+card and ``detector.floor``, builds the scene (:mod:`candor.detection.scoring.scene`), then
+streams the raw boxes in chunks of whole frames (:mod:`candor.detection.scoring.stream`):
+per-class thresholds, same-class NMS and the matcher run once per chunk at the model's own
+served thresholds (:meth:`candor.detection.config.Thresholds.served`) and every view is read
+off the chunks' summed counts (:class:`~candor.detection.scoring.tally.Tally`):
 
-- ``metrics``: blocks ``all``, ``dev``, ``test`` (:func:`~candor.detection.scoring.metrics.summarize`,
+- ``metrics``: blocks ``all``, ``dev``, ``test`` (:meth:`~candor.detection.scoring.tally.Tally.block`,
   plus ``out_of_scope`` when the card's ``class_map`` leaves data classes out,
   :func:`~candor.detection.scoring.scope.out_of_scope_block`),
   ``frozen`` when the card has a frozen evaluation (:func:`frozen_block`), and ``counts``
   (the k of n behind every rate, :func:`~candor.detection.scoring.metrics.rate_counts`);
-- ``frames`` / ``labels``: rows of the outcome tables ``detection-frames.csv``
-  (``frame,split,session,zoom,model,tp,fp,fn``) and ``detection-labels.csv``
-  (``frame,split,label,class,model,found``; crowd labels have no row);
+- ``outcomes``: per frame and label, from which :func:`frame_rows` and :func:`label_rows` make the
+  outcome tables ``detection-frames.csv`` (``frame,split,session,zoom,model,tp,fp,fn``) and
+  ``detection-labels.csv`` (``frame,split,label,class,model,found``; crowd labels have no row);
 - ``plots``: plot data files (kind -> relative path -> bytes, :mod:`candor.detection.scoring.plots`);
-- ``coco``: the served detections (kept at the operating point) as a COCO results list;
 - ``figure``: the inputs of the model's PNGs (drawn outside the pipeline).
+
+The served detections (kept at the operating point) go, as COCO results, to the ``coco``
+callback as each chunk is scored, so the export is written without holding it.
 
 Definitions: docs/detector.md ("score-detection").
 """
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -37,17 +41,14 @@ from candor.common.manifest import load_manifest
 from candor.common.params import DEFAULT_PARAMS, section
 from candor.detection.config import DetectorParams, MatchParams, Thresholds, check_critical, load_thresholds
 from candor.detection.frames import SPLITS
-from candor.detection.inference.detections_file import RawDetections, read_raw
+from candor.detection.inference.detections_file import RawDetections, iter_chunks, read_index, split_chunks
 from candor.detection.model_card import ModelCard, load_card
 from candor.detection.scoring import plots as dp
 from candor.detection.scoring.coco_results import coco_results
-from candor.detection.scoring.columns import DetectionTable
-from candor.detection.scoring.metrics import (
-    OperatingPoint, Scene, Scored, compare_frozen, confusion, curves, operating_point, rate_counts,
-    score_detections, summarize, threshold_grid, wrong_targets,
-)
+from candor.detection.scoring.metrics import compare_frozen, rate_counts, threshold_grid
 from candor.detection.scoring.scene import build_scene
 from candor.detection.scoring.scope import out_of_scope_block
+from candor.detection.scoring.stream import Outcomes, score_stream
 from candor.detection.scoring.truth import Truth
 from candor.detection.sets import add_set_arguments
 
@@ -80,10 +81,8 @@ class ModelScore:
 
     model: str
     metrics: dict
-    frames: list[FrameRow]
-    labels: list[LabelRow]
+    outcomes: Outcomes
     plots: dict[str, dict[str, bytes]]
-    coco: list[dict]
     figure: dp.FigureInputs
 
 
@@ -104,21 +103,58 @@ def frozen_block(card: ModelCard, *, model_sha256: str, manifest_sha256: str, me
     return block
 
 
-def frame_rows(model: str, scene: Scene, s: Scored, op: OperatingPoint) -> list[FrameRow]:
-    """One outcome row per frame: TP and FP of the kept detections, FN of the labels."""
-    n = len(scene.frames)
-    tp = np.bincount(s.frame[op.tp], minlength=n)
-    fp = np.bincount(s.frame[op.fp], minlength=n)
-    fn = np.bincount(scene.label_frame[op.fn], minlength=n)
-    return [(scene.frames[i], scene.split[i], scene.session[i], scene.zoom[i], model, int(tp[i]), int(fp[i]),
-             int(fn[i])) for i in range(n)]
+def _rank(values: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Each array's values as their rank among the values of all the arrays (sorted order)."""
+    _, inverse = np.unique(np.concatenate(values), return_inverse=True)
+    return np.split(inverse, np.cumsum([len(v) for v in values])[:-1])
 
 
-def label_rows(model: str, scene: Scene, op: OperatingPoint) -> list[LabelRow]:
-    """One outcome row per non-crowd label: found (1) or missed (0) at the operating point."""
-    keep = np.flatnonzero(~scene.label_crowd)
-    return [(scene.frames[scene.label_frame[k]], scene.split[scene.label_frame[k]], int(scene.label_index[k]),
-             scene.classes[scene.label_class[k]], model, int(op.found[k])) for k in keep]
+def _sorted_positions(keys: list[list[np.ndarray]]) -> Iterator[tuple[int, int]]:
+    """``(model, position)`` of every row, sorted by the rows' ``keys`` (per key, one array per
+    model, the first key most significant)."""
+    sizes = [len(k) for k in keys[0]]
+    model = np.repeat(np.arange(len(sizes)), sizes)
+    order = np.lexsort([np.concatenate(k) for k in keys[::-1]])
+    starts = np.cumsum([0] + sizes)[:-1]
+    return zip(model[order].tolist(), (order - starts[model[order]]).tolist())
+
+
+def frame_rows(outcomes: dict[str, Outcomes]) -> Iterator[FrameRow]:
+    """The frame rows of every model (model -> :class:`~candor.detection.scoring.stream.Outcomes`), in
+    the order of the rows as tuples (frame, split, session, zoom, model, ...): one per frame and model,
+    TP and FP of the kept detections, FN of the labels. Made one by one, never all held at once."""
+    models = sorted(outcomes)
+    scenes = [outcomes[m].scene for m in models]
+    cols = ("frames", "split", "session", "zoom")
+    keys = [_rank([getattr(sc, c) for sc in scenes]) for c in cols]
+    keys.append([np.full(len(sc.frames), m) for m, sc in enumerate(scenes)])
+    text = [[getattr(sc, c).tolist() for c in cols] for sc in scenes]
+    counts = [[o.tp.tolist(), o.fp.tolist(), o.fn.tolist()] for o in (outcomes[m] for m in models)]
+    for m, i in _sorted_positions(keys):
+        (f, sp, se, z), (tp, fp, fn) = text[m], counts[m]
+        yield f[i], sp[i], se[i], z[i], models[m], tp[i], fp[i], fn[i]
+
+
+def label_rows(outcomes: dict[str, Outcomes]) -> Iterator[LabelRow]:
+    """The label rows of every model, in the order of the rows as tuples (frame, split, label,
+    class, model, found): one per non-crowd label and model, found (1) or missed (0) at the
+    operating point. Made one by one, never all held at once."""
+    models = sorted(outcomes)
+    scenes = [outcomes[m].scene for m in models]
+    keep = [np.flatnonzero(~sc.label_crowd) for sc in scenes]
+    lf = [sc.label_frame[k] for sc, k in zip(scenes, keep)]
+    frame_rank, split_rank = (_rank([getattr(sc, c) for sc in scenes]) for c in ("frames", "split"))
+    names = [np.array(sc.classes, dtype=str)[sc.label_class[k]] if len(k) else np.zeros(0, str)
+             for sc, k in zip(scenes, keep)]
+    keys = [[r[f] for r, f in zip(frame_rank, lf)], [r[f] for r, f in zip(split_rank, lf)],
+            [sc.label_index[k] for sc, k in zip(scenes, keep)], _rank(names),
+            [np.full(len(k), m) for m, k in enumerate(keep)]]
+    frames = [(sc.frames.tolist(), sc.split.tolist()) for sc in scenes]
+    labels = [(f.tolist(), sc.label_index[k].tolist(), n.tolist(), outcomes[m].found[k].astype(int).tolist())
+              for m, sc, k, f, n in zip(models, scenes, keep, lf, names)]
+    for m, i in _sorted_positions(keys):
+        (fr, sp), (f, index, name, found) = frames[m], labels[m]
+        yield fr[f[i]], sp[f[i]], index[i], name[i], models[m], found[i]
 
 
 def coco_ids(truth: Truth, frames: tuple[str, ...], classes: tuple[str, ...], *,
@@ -141,69 +177,76 @@ def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def score_model(model: str, *, data: Path, models: Path, detections: Path, detector: DetectorParams,
-                match: MatchParams, thresholds: Thresholds) -> ModelScore:
+                match: MatchParams, thresholds: Thresholds,
+                coco: Callable[[list[dict]], None] | None = None) -> ModelScore:
     """Score model ``model`` (card ``models/<model>.yaml``, raw boxes ``detections/<model>.jsonl``)
-    on the data set ``data``; see the module docstring for what it returns."""
+    on the data set ``data``; see the module docstring for what it returns. The raw boxes are
+    read in chunks of whole frames (:mod:`candor.detection.scoring.stream`): memory does not grow
+    with their number. ``coco`` receives the served detections as COCO results, chunk by chunk."""
     path = Path(detections) / f"{model}.jsonl"
-    return score_raw(model, read_raw(path), where=str(path), data=data, models=models, detector=detector,
-                     match=match, thresholds=thresholds)
+    return score_chunks(model, read_index(path), iter_chunks(path), where=str(path), data=data, models=models,
+                        detector=detector, match=match, thresholds=thresholds, coco=coco)
 
 
 def score_raw(model: str, raw: RawDetections, *, where: str, data: Path, models: Path, detector: DetectorParams,
               match: MatchParams, thresholds: Thresholds) -> ModelScore:
     """:func:`score_model` on raw boxes already in memory (``where`` names them in errors)."""
+    return score_chunks(model, raw, split_chunks(raw), where=where, data=data, models=models, detector=detector,
+                        match=match, thresholds=thresholds)
+
+
+def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetections], *, where: str, data: Path,
+                 models: Path, detector: DetectorParams, match: MatchParams, thresholds: Thresholds,
+                 coco: Callable[[list[dict]], None] | None = None) -> ModelScore:
+    """:func:`score_model` on the detections' ``index`` (header, frames and sizes:
+    :func:`~candor.detection.inference.detections_file.read_index`) and their ``chunks``."""
     data, models = Path(data), Path(models)
     card = load_card(models / f"{model}.yaml")
-    if raw.header.get("onnx_sha256") != card.sha256:
+    head = index.header
+    if head.get("onnx_sha256") != card.sha256:
         raise fail(where, "detections were made by another model file", expected=card.sha256,
-                   got=raw.header.get("onnx_sha256"), hint="dvc repro detect")
-    if raw.header.get("preprocess") != card.preprocess.model_dump():
+                   got=head.get("onnx_sha256"), hint="dvc repro detect")
+    if head.get("preprocess") != card.preprocess.model_dump():
         raise fail(where, "detections were made with another preprocessing than the card's",
-                   expected=card.preprocess.model_dump(), got=raw.header.get("preprocess"), hint="dvc repro detect")
-    if raw.header.get("floor") != detector.floor:
+                   expected=card.preprocess.model_dump(), got=head.get("preprocess"), hint="dvc repro detect")
+    if head.get("floor") != detector.floor:
         raise fail(where, "detections were made at another detector.floor", expected=detector.floor,
-                   got=raw.header.get("floor"), hint="dvc repro detect")
-    if card.classes and list(card.classes) != list(raw.header["classes"]):
-        raise fail(where, "classes differ from the model card", expected=card.classes, got=raw.header["classes"])
-    inputs = build_scene(data=data, raw=raw, input_hw=tuple(raw.header["input_size"]), class_map=card.class_map,
+                   got=head.get("floor"), hint="dvc repro detect")
+    if card.classes and list(card.classes) != list(head["classes"]):
+        raise fail(where, "classes differ from the model card", expected=card.classes, got=head["classes"])
+    inputs = build_scene(data=data, raw=index, input_hw=tuple(head["input_size"]), class_map=card.class_map,
                          card=str(models / f"{model}.yaml"))
-    scene, dframe, dcls, scope = inputs.scene, inputs.det_frame, inputs.det_class, inputs.scope
+    scene, scope = inputs.scene, inputs.scope
     check_critical(match.critical, classes=scope.data)
     critical = [c for c in match.critical if c in scene.classes]   # out-of-scope ones: counted in out_of_scope
     thr = thresholds.vector(model, classes=scene.classes, known=scope.data, floor=detector.floor)
-    s = score_detections(scene, frame=dframe, cls=dcls, boxes=raw.boxes, score=raw.score,
-                         nms_iou=detector.nms_iou, match_iou=match.iou)
-    op = operating_point(s, thresholds=thr)
-    wrong = wrong_targets(s, op, classes=[scene.classes.index(c) for c in critical])
-    kw = dict(min_support=match.min_support, critical=critical, band_edges=match.bands, wrong=wrong)
-    every = np.ones(len(scene.frames), bool)
-    masks = {"all": every} | {split: scene.split == split for split in SPLITS}
+    image_ids, cat_ids = coco_ids(inputs.truth, tuple(scene.frames.tolist()), scene.classes, data_classes=scope.data)
+    served = None if coco is None else (
+        lambda table: coco(coco_results(table, frame_ids=image_ids, category_ids=cat_ids)))
+    tally, outcomes = score_stream(inputs, chunks, thresholds=thr, nms_iou=detector.nms_iou, match_iou=match.iou,
+                                   critical=critical, band_edges=match.bands, grid=threshold_grid(detector.floor),
+                                   where=where, served=served)
     blocks = {}
-    for split, mask in masks.items():
-        blocks[split] = summarize(s, op, frame_mask=mask, **kw)
+    for split in ("all", *SPLITS):
+        blocks[split] = tally.block(splits=None if split == "all" else (split,), min_support=match.min_support,
+                                    critical=critical)
         if scope.out_of_scope:
+            mask = np.ones(len(scene.frames), bool) if split == "all" else scene.split == split
             blocks[split]["out_of_scope"] = out_of_scope_block(inputs.outside, frame_mask=mask)
     metrics = dict(blocks)
     if card.evaluation:
-        metrics["frozen"] = frozen_block(card, model_sha256=raw.header["onnx_sha256"],
+        metrics["frozen"] = frozen_block(card, model_sha256=head["onnx_sha256"],
                                          manifest_sha256=load_manifest(data / "manifest.csv").sha256, metrics=blocks)
     metrics[COUNTS_KEY] = counts_block(rate_counts(blocks))
-
-    cv = curves(s, thresholds=threshold_grid(detector.floor), frame_mask=every)
-    mat = confusion(s, op)
-    served = np.flatnonzero(op.kept)
-    image_ids, cat_ids = coco_ids(inputs.truth, tuple(scene.frames.tolist()), scene.classes, data_classes=scope.data)
-    table = DetectionTable(classes=scene.classes, frame=s.frame[served], cls=s.cls[served],
-                           boxes=s.boxes[served], score=s.score[served])
+    cv = tally.curves()
     log.info("%s: micro P %s R %s F1 %s over %d frames (test F1 %s)", model, blocks["all"]["micro"]["precision"],
              blocks["all"]["micro"]["recall"], blocks["all"]["micro"]["f1"], len(scene.frames),
              blocks["test"]["micro"]["f1"])
-    figure = dp.FigureInputs(model=model, curves=cv, matrix=mat, classes=scene.classes,
+    figure = dp.FigureInputs(model=model, curves=cv, matrix=tally.matrix, classes=scene.classes,
                              per_class=blocks["all"]["per_class"],
                              thresholds={c: float(thr[i]) for i, c in enumerate(scene.classes)},
                              min_support=match.min_support)
-    return ModelScore(model=model, metrics=metrics, frames=frame_rows(model, scene, s, op),
-                      labels=label_rows(model, scene, op),
-                      plots=dp.plot_files(model, curves=cv, matrix=mat, classes=scene.classes,
+    return ModelScore(model=model, metrics=metrics, outcomes=outcomes,
+                      plots=dp.plot_files(model, curves=cv, matrix=tally.matrix, classes=scene.classes,
                                           per_class=blocks["all"]["per_class"]),
-                      coco=coco_results(table, frame_ids=image_ids, category_ids=cat_ids), figure=figure)
+                      figure=figure)

@@ -227,11 +227,6 @@ def operating_point(s: Scored, *, thresholds: np.ndarray) -> OperatingPoint:
     return OperatingPoint(kept=kept, tp=tp, fp=fp, found=found, fn=fn)
 
 
-def _counts_by(key_det_tp, key_det_fp, key_lab_fn, n: int, tp, fp, fn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return (np.bincount(key_det_tp[tp], minlength=n)[:n], np.bincount(key_det_fp[fp], minlength=n)[:n],
-            np.bincount(key_lab_fn[fn], minlength=n)[:n])
-
-
 def band_names(edges: list[float] | tuple[float, ...]) -> list[str]:
     """Band keys for ``edges`` e.g. ``[16, 48]`` -> ``lt16, 16to48, ge48``."""
     e = [f"{x:g}" for x in edges]
@@ -297,72 +292,12 @@ def confusion(s: Scored, op: OperatingPoint) -> np.ndarray:
     return mat
 
 
-def summarize(s: Scored, op: OperatingPoint, *, frame_mask: np.ndarray, min_support: int,
-              critical: list[str], band_edges: list[float], wrong: np.ndarray | None = None) -> dict:
-    """The metrics block of one set of frames (``frame_mask`` ``(F,)``): see the module docstring.
-
-    Returns ``{micro, per_class, by_band, by_zoom, critical}`` with stable keys.
-    ``wrong`` is :func:`wrong_targets` when already computed (it does not depend on the frames).
-    """
-    sc = s.scene
-    n = len(sc.classes)
-    dmask = frame_mask[s.frame]
-    lmask = frame_mask[sc.label_frame]
-    tp, fp, fn = op.tp & dmask, op.fp & dmask, op.fn & lmask
-    frames = int(frame_mask.sum())
-    micro = Counts(int(tp.sum()), int(fp.sum()), int(fn.sum()), frames)
-
-    ctp, cfp, cfn = _counts_by(s.cls, s.cls, sc.label_class, n, tp, fp, fn)
-    per_class = {}
-    for c, name in enumerate(sc.classes):
-        k = Counts(int(ctp[c]), int(cfp[c]), int(cfn[c]), frames)
-        support = k.tp + k.fn
-        per_class[name] = {"precision": k.precision, "recall": k.recall, "f1": k.f1, "support": support,
-                           "tp": k.tp, "fp": k.fp, "fn": k.fn, "qualified": support >= min_support}
-
-    edges = np.asarray(band_edges, dtype=np.float64)
-    lab_band = np.searchsorted(edges, size_at_input(sc.label_boxes, sc.scale[sc.label_frame]), side="right")
-    det_band = np.searchsorted(edges, size_at_input(s.boxes, sc.scale[s.frame]), side="right")
-    tp_band = det_band.copy()
-    tp_band[s.label >= 0] = lab_band[s.label[s.label >= 0]]
-    names = band_names(band_edges)
-    btp, bfp, bfn = _counts_by(tp_band, det_band, lab_band, len(names), tp, fp, fn)
-    by_band = {}
-    for b, name in enumerate(names):
-        k = Counts(int(btp[b]), int(bfp[b]), int(bfn[b]), frames)
-        by_band[name] = {**{x: k.as_dict()[x] for x in ("precision", "recall", "f1", "tp", "fp", "fn")},
-                         "support": k.tp + k.fn}
-
-    zooms = sorted({str(z) for z in sc.zoom[frame_mask]})
-    by_zoom = {}
-    for z in zooms:
-        fz = frame_mask & (sc.zoom == z)
-        zd, zl = fz[s.frame], fz[sc.label_frame]
-        k = Counts(int((tp & zd).sum()), int((fp & zd).sum()), int((fn & zl).sum()), int(fz.sum()))
-        by_zoom[zoom_key(z)] = k.as_dict()
-
-    if wrong is None:
-        wrong = wrong_targets(s, op, classes=[sc.classes.index(c) for c in critical])
-    wrong = wrong & dmask
-    crit = {}
-    tot_missed = tot_wrong = 0
-    for name in critical:
-        c = sc.classes.index(name)
-        missed = int((fn & (sc.label_class == c)).sum())
-        w = int((wrong & (s.cls == c)).sum())
-        crit[name] = {"missed": missed, "wrong": w}
-        tot_missed += missed
-        tot_wrong += w
-    crit["total"] = {"missed": tot_missed, "wrong": tot_wrong}
-    return {"micro": micro.as_dict(), "per_class": per_class, "by_band": by_band, "by_zoom": by_zoom,
-            "critical": crit}
-
-
 RATE_GROUPS = ("per_class", "by_band", "by_zoom")
 
 
 def rate_counts(blocks: dict[str, dict]) -> dict[str, Count]:
-    """The counts behind every precision and recall of :func:`summarize` blocks (``{split: block}``).
+    """The counts behind every precision and recall of metrics blocks (``{split: block}``,
+    :meth:`candor.detection.scoring.tally.Tally.block`).
 
     Keys are the rates' dotted paths (``all.micro.precision``, ``dev.per_class.deer.recall``);
     precision counts ``tp`` of ``tp + fp`` detections, recall ``tp`` of ``tp + fn`` labels.
@@ -405,33 +340,6 @@ class Curve:
             k = Counts(int(a), int(b), int(c), 0)
             out.append((t, k.precision, k.recall, k.f1))
         return out
-
-
-def curves(s: Scored, *, thresholds: np.ndarray, frame_mask: np.ndarray) -> dict[str, Curve]:
-    """Per-class counts at each threshold (the same threshold for every class), plus ``"all"``.
-
-    Read off the matched arrays: TP(t) = matched detections with score >= t;
-    FP(t) = unmatched, non-ignored detections with score >= t; FN(t) = labels
-    with ``label_score < t`` (crowd excluded). Views of the one matching.
-    """
-    sc = s.scene
-    t = np.asarray(thresholds, dtype=np.float64)
-    dmask = frame_mask[s.frame]
-    lmask = frame_mask[sc.label_frame] & ~sc.label_crowd
-    out = {}
-
-    def count_ge(values: np.ndarray) -> np.ndarray:
-        v = np.sort(values)
-        return len(v) - np.searchsorted(v, t, side="left")
-
-    for c, name in [*enumerate(sc.classes), (-1, "all")]:
-        dsel = dmask if c < 0 else dmask & (s.cls == c)
-        lsel = lmask if c < 0 else lmask & (sc.label_class == c)
-        tp = count_ge(s.score[dsel & (s.label >= 0)])
-        fp = count_ge(s.score[dsel & (s.label < 0) & ~s.ignored])
-        found = count_ge(s.label_score[lsel])
-        out[name] = Curve(thresholds=t, tp=tp, fp=fp, fn=int(lsel.sum()) - found)
-    return out
 
 
 def best_thresholds(curve_by_class: dict[str, Curve], *, support: dict[str, int], min_support: int,

@@ -49,7 +49,8 @@ def build_scene(*, data: Path, raw: RawDetections, input_hw: tuple[int, int], cl
     info = load_frames(data)
     wanted = info.frames if frames is None else frames
     missing = [f for f in wanted if f not in raw.sizes]
-    extra = [f for f in raw.frames if f not in set(wanted)]
+    wanted_set = set(wanted)
+    extra = [f for f in raw.frames if f not in wanted_set]
     if missing or (frames is None and extra):
         raise fail(str(data / "frames.csv"), "the detections do not cover exactly the data set's frames",
                    expected=f"{len(wanted)} frames", got=f"missing {missing[:5]}, extra {extra[:5]}",

@@ -17,15 +17,14 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from candor.common.errors import fail
 from candor.detection.config import DetectorParams, MatchParams, Thresholds
 from candor.detection.model_card import ModelCard
 from candor.detection.frames import load_frames
-from candor.detection.inference.detections_file import read_raw
-from candor.detection.scoring.metrics import best_thresholds, curves, score_detections, threshold_grid
+from candor.detection.inference.detections_file import iter_chunks, read_index
+from candor.detection.scoring.metrics import best_thresholds, threshold_grid
 from candor.detection.scoring.scene import build_scene
+from candor.detection.scoring.stream import score_stream
 
 
 @dataclass(frozen=True)
@@ -54,18 +53,20 @@ def suggest_thresholds(model: str, *, card: ModelCard, data: Path, detections: P
     dev = tuple(f for f, sp in zip(info.frames, info.split) if sp == "dev")
     if not dev:
         raise fail(str(Path(data) / "frames.csv"), "no dev frames to tune on", expected="frames with split=dev")
-    raw = read_raw(Path(detections) / f"{model}.jsonl", keep_frames=set(dev))
+    path = Path(detections) / f"{model}.jsonl"
+    raw = read_index(path, keep_frames=set(dev))
     if raw.header.get("floor") != detector.floor:
         raise fail(model, "detections were made at another detector.floor", hint="dvc repro detect")
     inputs = build_scene(data=Path(data), raw=raw, input_hw=tuple(raw.header["input_size"]), frames=dev,
                          class_map=card.class_map, card=model)
-    scene, dframe, dcls = inputs.scene, inputs.det_frame, inputs.det_class
+    scene = inputs.scene
     assert set(scene.split.tolist()) == {"dev"}  # invariant: only dev frames were read
     current = thresholds.vector(model, classes=scene.classes, known=inputs.scope.data, floor=detector.floor)
     default = float(thresholds.served(model)["default"])
-    s = score_detections(scene, frame=dframe, cls=dcls, boxes=raw.boxes, score=raw.score,
-                         nms_iou=detector.nms_iou, match_iou=match.iou)
-    cv = curves(s, thresholds=threshold_grid(detector.floor), frame_mask=np.ones(len(dev), bool))
+    tally, _ = score_stream(inputs, iter_chunks(path, keep_frames=set(dev)), thresholds=current,
+                            nms_iou=detector.nms_iou, match_iou=match.iou, critical=[], band_edges=[],
+                            grid=threshold_grid(detector.floor), where=str(path))
+    cv = tally.curves()
     support = {c: int(((scene.label_class == i) & ~scene.label_crowd).sum()) for i, c in enumerate(scene.classes)}
     best = best_thresholds(cv, support=support, min_support=match.min_support, default=default)
     return Suggestion(model=model, frames=len(dev), default=default, classes=scene.classes, support=support,

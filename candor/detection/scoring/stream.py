@@ -1,0 +1,102 @@
+"""Scoring one model's raw detections chunk by chunk, in memory bounded by the chunk (docs/scale.md).
+
+:func:`score_stream` takes the scene (the ground truth: every frame and label, a few dozen bytes
+each) and the raw detections as chunks of whole frames
+(:func:`~candor.detection.inference.detections_file.iter_chunks` from the file,
+:func:`~candor.detection.inference.detections_file.split_chunks` from memory). Each chunk is
+scored on its own frames and their labels: NMS and matching never cross a frame, so this is
+exactly the result of scoring every box at once. The chunk's counts are added to a
+:class:`~candor.detection.scoring.tally.Tally`, its per-frame and per-label outcomes kept in
+:class:`Outcomes`, its served detections handed to ``served`` (the COCO export writes them as they
+come), and its boxes dropped. Memory: one chunk's boxes plus a few arrays per frame and label;
+time: linear in the number of boxes.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from candor.common.errors import fail
+from candor.detection.inference.detections_file import RawDetections
+from candor.detection.scoring.boxes import stable_key_order
+from candor.detection.scoring.columns import DetectionTable
+from candor.detection.scoring.metrics import Scene, operating_point, score_detections, wrong_targets
+from candor.detection.scoring.scene import SceneInputs
+from candor.detection.scoring.tally import Tally, frame_groups
+
+
+@dataclass(frozen=True)
+class Outcomes:
+    """Per frame of ``scene``: ``tp``, ``fp``, ``fn`` at the operating point; per label: ``found``
+    (matched by a kept detection). The rows of the outcome tables are read off these."""
+
+    scene: Scene
+    tp: np.ndarray
+    fp: np.ndarray
+    fn: np.ndarray
+    found: np.ndarray
+
+
+def frame_labels(scene: Scene) -> tuple[np.ndarray, np.ndarray]:
+    """The scene's label indices grouped by frame (each frame's labels in their scene order) and
+    the start of each frame's run, ``(F + 1,)``: frame ``f``'s labels are ``order[start[f]:start[f + 1]]``."""
+    order = stable_key_order(scene.label_frame)
+    return order, np.searchsorted(scene.label_frame[order], np.arange(len(scene.frames) + 1))
+
+
+def sub_scene(scene: Scene, frames: np.ndarray, *, order: np.ndarray, start: np.ndarray) -> tuple[Scene, np.ndarray]:
+    """The scene of frames ``frames`` (scene indices; frame ``i`` of the result is ``frames[i]``)
+    with their labels, and those labels' scene indices (:func:`frame_labels` gives ``order`` and ``start``)."""
+    lens = start[frames + 1] - start[frames]
+    offset = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
+    labels = order[np.repeat(start[frames], lens) + offset]
+    sub = Scene(classes=scene.classes, frames=scene.frames[frames], split=scene.split[frames],
+                session=scene.session[frames], zoom=scene.zoom[frames], scale=scene.scale[frames],
+                label_frame=np.repeat(np.arange(len(frames)), lens), label_index=scene.label_index[labels],
+                label_class=scene.label_class[labels], label_boxes=scene.label_boxes[labels],
+                label_crowd=scene.label_crowd[labels])
+    return sub, labels
+
+
+def score_stream(inputs: SceneInputs, chunks: Iterable[RawDetections], *, thresholds: np.ndarray,
+                 nms_iou: float | None, match_iou: float, critical: list[str], band_edges: list[float],
+                 grid: np.ndarray, where: str,
+                 served: Callable[[DetectionTable], None] | None = None) -> tuple[Tally, Outcomes]:
+    """Score the chunks against ``inputs`` (:func:`~candor.detection.scoring.scene.build_scene`) at
+    per-class ``thresholds`` ``(C,)``; curves on ``grid``. Every frame of the scene must come in
+    exactly one chunk (else an input error naming ``where``: the detections changed while read)."""
+    scene = inputs.scene
+    n_frames = len(scene.frames)
+    tally = Tally.empty(frame_groups(scene), classes=scene.classes, band_edges=band_edges, thresholds=grid)
+    out = Outcomes(scene=scene, tp=np.zeros(n_frames, np.int64), fp=np.zeros(n_frames, np.int64),
+                   fn=np.zeros(n_frames, np.int64), found=np.zeros(len(scene.label_frame), bool))
+    position = {f: i for i, f in enumerate(scene.frames.tolist())}
+    seen = np.zeros(n_frames, bool)
+    order, start = frame_labels(scene)
+    critical_idx = [scene.classes.index(c) for c in critical]
+    for chunk in chunks:
+        frames = np.array([position.get(f, -1) for f in chunk.frames], dtype=np.int64)
+        if (frames < 0).any() or seen[frames].any() or len(np.unique(frames)) < len(frames):
+            raise fail(where, "the detections changed while they were read (a frame is unknown or repeated)",
+                       hint="rerun the command; if it persists: dvc repro detect")
+        seen[frames] = True
+        sub, labels = sub_scene(scene, frames, order=order, start=start)
+        s = score_detections(sub, frame=chunk.frame, cls=inputs.scope.model_to_class[chunk.cls], boxes=chunk.boxes,
+                             score=chunk.score, nms_iou=nms_iou, match_iou=match_iou)
+        op = operating_point(s, thresholds=thresholds)
+        tally.add(s, op, wrong=wrong_targets(s, op, classes=critical_idx), of_frame=tally.groups.of_frame[frames])
+        n = len(frames)
+        out.tp[frames] = np.bincount(s.frame[op.tp], minlength=n)
+        out.fp[frames] = np.bincount(s.frame[op.fp], minlength=n)
+        out.fn[frames] = np.bincount(sub.label_frame[op.fn], minlength=n)
+        out.found[labels] = op.found
+        if served is not None:
+            kept = np.flatnonzero(op.kept)
+            served(DetectionTable(classes=scene.classes, frame=frames[s.frame[kept]], cls=s.cls[kept],
+                                  boxes=s.boxes[kept], score=s.score[kept]))
+    if not seen.all():
+        raise fail(where, "the detections changed while they were read (frames are missing)",
+                   hint="rerun the command; if it persists: dvc repro detect")
+    return tally, out
