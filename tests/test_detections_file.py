@@ -109,3 +109,74 @@ def test_file_lines_are_the_header_then_one_line_per_frame():
     # frame a: the 0.04 box is under the floor; sorted by class; 1.00049 rounds to 1.0
     assert json.loads(lines[1])["boxes"] == [[0.0, 0.0, 1.0, 1.0, 0.3, 0], [1.0, 2.0, 3.0, 4.0, 0.9, 1]]
     assert lines[2] == '{"frame":"b","width":640,"height":416,"boxes":[]}'
+
+
+def write_file(path, frames):
+    path.write_text("".join(line + "\n" for line in file_lines(HEADER, frames)))
+    return path
+
+
+def many_frames(n=40, seed=3):
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        k = int(rng.integers(0, 9))
+        rows = np.column_stack([rng.uniform(0, 50, (k, 2)), rng.uniform(50, 60, (k, 2)),
+                                rng.uniform(0.05, 1, k), rng.integers(0, 3, k)])
+        out.append(frame_boxes(f"f{i:03d}", rows.tolist()))
+    return out
+
+
+def same_arrays(a, b):
+    return all(np.array_equal(getattr(a, f), getattr(b, f)) for f in ("frame", "cls", "boxes", "score"))
+
+
+@pytest.mark.parametrize("max_boxes", [1, 5, 17, 10**6])
+def test_chunks_are_whole_frames_in_order_and_add_up_to_the_file(tmp_path, max_boxes):
+    frames = many_frames()
+    path = write_file(tmp_path / "m.jsonl", frames)
+    whole = read_raw(path)
+    chunks = list(detections_file.iter_chunks(path, max_boxes=max_boxes))
+    assert [f for c in chunks for f in c.frames] == [f.frame for f in frames]
+    for c in chunks[:-1]:   # a chunk closes on the frame that reaches max_boxes
+        per_frame = np.bincount(c.frame, minlength=len(c.frames))
+        assert per_frame.sum() >= max_boxes and per_frame[:-1].sum() < max_boxes
+    start = 0
+    for c in chunks:
+        sel = (whole.frame >= start) & (whole.frame < start + len(c.frames))
+        assert np.array_equal(c.frame, whole.frame[sel] - start) and np.array_equal(c.boxes, whole.boxes[sel])
+        assert np.array_equal(c.score, whole.score[sel]) and np.array_equal(c.cls, whole.cls[sel])
+        assert c.sizes == {f: whole.sizes[f] for f in c.frames} and c.header == whole.header
+        start += len(c.frames)
+    in_memory = list(detections_file.split_chunks(whole, max_boxes=max_boxes))
+    assert [c.frames for c in in_memory] == [c.frames for c in chunks]
+    assert all(same_arrays(a, b) and a.sizes == b.sizes for a, b in zip(in_memory, chunks))
+
+
+def test_the_index_holds_frames_and_sizes_without_boxes(tmp_path):
+    path = write_file(tmp_path / "m.jsonl", FRAMES)
+    index = detections_file.read_index(path)
+    assert index.frames == ("a", "b", "c") and index.sizes == {"a": (640, 416), "b": (640, 416), "c": (64, 128)}
+    assert len(index.frame) == len(index.boxes) == 0 and index.header == HEADER
+    assert detections_file.read_index(path, keep_frames={"c"}).frames == ("c",)
+    # a line written with another key order is still read (by the full parser)
+    lines = path.read_text().splitlines()
+    lines[2] = '{"frame":"b","height":416,"width":640,"boxes":[]}'
+    path.write_text("\n".join(lines) + "\n")
+    assert detections_file.read_index(path).sizes["b"] == (640, 416)
+
+
+@pytest.mark.parametrize("line, message", [
+    ('{"frame":"a","width":640,"height":416,"boxes":[]}', "m.jsonl:3: frame listed twice"),
+    ('{"frame":"z","width":640,"height":416,"boxes":[[1,2,3]]}', "bad box rows in frames a, z"),
+    ('{"frame":"z","width":640,"height":416,"boxes":[[1,2,3,4,NaN,0]]}', "holds NaN or infinity"),
+    ('{"frame":"z","width":640,"height":416,"boxes":[[1,2,3,4,0.5,7]]}', "class index out of range"),
+    ('{"width":640,"frame":"z","height":416,"boxes":[]}', "m.jsonl:3: bad frame line"),
+])
+def test_damaged_lines_are_named(tmp_path, line, message):
+    from candor.common.errors import InputError
+    path = tmp_path / "m.jsonl"
+    path.write_text("".join(x + "\n" for x in [*file_lines(HEADER, FRAMES[:1]), line]))
+    with pytest.raises(InputError, match=message):
+        detections_file.read_index(path)
+        list(detections_file.iter_chunks(path))

@@ -61,6 +61,17 @@ def test_outcome_text_writes_the_spec_columns_and_checks_rows():
         outcome_text("fields.csv", [("c", "a", "f", 1)])
 
 
+def test_write_outcome_streams_the_same_text_and_writes_nothing_on_a_bad_row(tmp_path):
+    from candor.stats.outcomes import outcome_text, write_outcome
+
+    rows = [("c,1", "a", 0, "f", 1, 2), ("c2", "a", 0, "f", 0, 2)]
+    write_outcome(tmp_path / "fields.csv", "fields.csv", iter(rows))
+    assert (tmp_path / "fields.csv").read_text() == outcome_text("fields.csv", rows)
+    with pytest.raises(ValueError, match="does not have the 6 columns"):
+        write_outcome(tmp_path / "bad.csv", "fields.csv", iter([rows[0], ("c", "a")]))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fields.csv"]
+
+
 def test_parse_tables_leaves_out_absent_tables_and_reports_every_problem_at_once():
     texts = {"identification.csv": ID_HEADER + "L1,held,a,1,maybe,1\n", "fields.csv": None,
              "valuation.csv": "lot\n"}

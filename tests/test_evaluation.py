@@ -1,0 +1,37 @@
+"""Tests for candor/detection/scoring/evaluation.py: the outcome rows of several models, made one by
+one from per-frame and per-label arrays, come in the order of the rows sorted as tuples."""
+from __future__ import annotations
+
+import numpy as np
+
+from candor.detection.scoring.evaluation import frame_rows, label_rows
+from candor.detection.scoring.metrics import Scene
+from candor.detection.scoring.stream import Outcomes
+
+
+def scene(classes, label_class, label_index, label_frame, crowd):
+    return Scene(classes=classes, frames=np.array(["b", "a,1", "c"]), split=np.array(["test", "dev", "test"]),
+                 session=np.array(["s2", "s1", "s2"]), zoom=np.array(["1", "1", ""]), scale=np.ones(3),
+                 label_frame=np.array(label_frame), label_index=np.array(label_index),
+                 label_class=np.array(label_class), label_boxes=np.zeros((len(label_frame), 4)),
+                 label_crowd=np.array(crowd, bool))
+
+
+def test_rows_of_two_models_in_tuple_order():
+    # "wide" is scored on deer and sheep; "narrow" on sheep only (deer out of scope: no rows)
+    wide = Outcomes(scene(("deer", "sheep"), [0, 1, 1, 0], [1, 0, 0, 2], [0, 0, 1, 0], [0, 0, 0, 1]),
+                    tp=np.array([1, 0, 2]), fp=np.array([0, 3, 0]), fn=np.array([1, 1, 0]),
+                    found=np.array([True, False, True, False]))
+    narrow = Outcomes(scene(("sheep",), [0, 0], [0, 0], [0, 1], [0, 0]),
+                      tp=np.array([0, 1, 0]), fp=np.array([1, 1, 1]), fn=np.array([1, 0, 0]),
+                      found=np.array([False, True]))
+    outcomes = {"wide": wide, "narrow": narrow}
+    assert list(frame_rows(outcomes)) == [
+        ("a,1", "dev", "s1", "1", "narrow", 1, 1, 0), ("a,1", "dev", "s1", "1", "wide", 0, 3, 1),
+        ("b", "test", "s2", "1", "narrow", 0, 1, 1), ("b", "test", "s2", "1", "wide", 1, 0, 1),
+        ("c", "test", "s2", "", "narrow", 0, 1, 0), ("c", "test", "s2", "", "wide", 2, 0, 0)]
+    assert list(label_rows(outcomes)) == [
+        ("a,1", "dev", 0, "sheep", "narrow", 1), ("a,1", "dev", 0, "sheep", "wide", 1),
+        ("b", "test", 0, "sheep", "narrow", 0), ("b", "test", 0, "sheep", "wide", 0),
+        ("b", "test", 1, "deer", "wide", 1)]          # the crowd label (b, 2) has no row
+    assert list(frame_rows({"wide": wide})) == sorted(frame_rows({"wide": wide}))
