@@ -12,15 +12,17 @@ with every answer) and, in replay mode, its recording
 Params (``identify`` in params.yaml, :class:`candor.lots.params.IdentifyParams`): ``mode``
 replay|live, ``runs`` per lot or case, ``gallery`` first|all (one photo or the whole
 gallery per lot), ``providers`` (candidate -> ``local-ocr``; unlisted candidates are
-``openai-compatible``), ``ocr.makes`` (what the local OCR reader can name), ``pause_s``
+``openai-compatible``), ``pause_s``
 between remote calls (per thread), ``timeout_s`` (whole-call deadline per attempt),
 ``retries``, ``backoff_s``, ``concurrency`` (threads) and ``max_calls_per_minute``
 (null: unlimited), ``base_url`` (OpenAI-compatible, e.g. https://api.openai.com/v1), ``model``
 and ``api_key_env`` (the *name* of the environment variable holding the key; the key is never
 read from a file, printed or recorded: it and the base URL's query values are redacted from
-everything the run writes or prints, :mod:`candor.lots.redact`). A ``local-ocr`` candidate's recorded SHA-256 covers its prompt file
-and ``identify.ocr`` (:func:`candor.lots.ocr_reading.reader_sha256`); in live mode it also
-reads ``lots`` (the token rules that say what a model code is).
+everything the run writes or prints, :mod:`candor.lots.redact`). A ``local-ocr`` candidate reads what it can name from
+``--makes`` (``data/lots/vocabulary/makes.yaml``, :mod:`candor.lots.vocabulary`); its recorded
+SHA-256 covers its prompt file and that list (:func:`candor.lots.ocr_reading.reader_sha256`); in
+live mode it also reads ``--tokens`` and ``lots.min_number_digits`` (the token rules that say
+what a model code is).
 
 * **replay** (default, offline, what CI runs): the recording must hold runs
   1..runs of every lot and case, made with this prompt (same SHA-256) and this
@@ -69,6 +71,7 @@ from candor.lots.ratelimit import RateLimiter
 from candor.lots.recording import load_recording
 from candor.lots.replay import check_replay, select_ids
 from candor.lots.scoring import field_json, field_scores
+from candor.lots.vocabulary import FOLDER, Makes, read_token_rules, read_vocabulary
 
 log = logging.getLogger("candor.identify")
 
@@ -79,6 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--candidate", required=True, help="prompt name: <lots>/prompts/<candidate>.txt")
     p.add_argument("--lots", default="data/lots", help="golden-set folder (default: data/lots)")
     p.add_argument("--answers", help="normalised answers out (default: build/answers/<candidate>.jsonl)")
+    p.add_argument("--makes", default=str(FOLDER / "makes.yaml"), help="local-ocr: what the reader can name")
+    p.add_argument("--tokens", default=str(FOLDER / "tokens.yaml"), help="local-ocr, live: the token word lists")
     p.add_argument("--mode", choices=["replay", "live"], help="override identify.mode")
     p.add_argument("--record", help="live recording to append to (default: build/live/<label>.jsonl)")
     p.add_argument("--case", action="append", default=[], metavar="GLOB", help="only these lot ids / case names")
@@ -98,10 +103,10 @@ def chat_responder(params: IdentifyParams) -> Responder:
     return ChatResponder(config=config, api_key=api_key, limiter=RateLimiter(params.max_calls_per_minute))
 
 
-def local_responder(params: IdentifyParams, params_file: str) -> Responder:
-    """RapidOCR with the reading rules (``identify.ocr`` and the ``lots`` token rules)."""
-    tokens = section(LotsParams, "lots", path=params_file).rules()
-    return OcrResponder(params.ocr.rules(tokens=tokens))
+def local_responder(makes: Makes, args: argparse.Namespace) -> Responder:
+    """RapidOCR with the reading rules (``makes`` and the token rules: ``--tokens``, ``lots.min_number_digits``)."""
+    lots = section(LotsParams, "lots", path=args.params)
+    return OcrResponder(makes.rules(tokens=read_token_rules(args.tokens, min_number_digits=lots.min_number_digits)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -126,7 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise fail(prompt_file.as_posix(), "prompt not found", expected="the candidate's prompt file") from None
     provider = params.provider(args.candidate)
     local = provider == "local-ocr"
-    sha = (reader_sha256(template_bytes, params.ocr.model_dump()) if local
+    makes = read_vocabulary(Makes, args.makes) if local else None
+    sha = (reader_sha256(template_bytes, makes.model_dump()) if makes is not None
            else hashlib.sha256(template_bytes).hexdigest())
     ids = select_ids(golden, args.case)
 
@@ -136,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              file=rec_file.as_posix())
     else:
         record = Path(args.record) if args.record else Path("build/live") / f"{label}.jsonl"
-        responder = local_responder(params, args.params) if local else chat_responder(params)
+        responder = local_responder(makes, args) if makes is not None else chat_responder(params)
         lines = run_live(golden, ids=ids, runs=runs, gallery=params.gallery, pause_s=0.0 if local else params.pause_s,
                          template=template_bytes.decode("utf-8"), sha=sha, record=record, responder=responder,
                          concurrency=1 if local else params.concurrency)

@@ -1,10 +1,12 @@
 """score-lots stage: identification, count and field expectations, kept apart (docs/lots.md).
 
-    python -m stages.score_lots [--lots data/lots] [--answers build/answers] [--metrics metrics]
+    python -m stages.score_lots [--lots data/lots] [--tokens data/lots/vocabulary/tokens.yaml] [--answers build/answers]
+        [--metrics metrics]
 
 Reads the golden set and ``<answers>/<candidate>.jsonl`` for every candidate in
-``identify.candidates``; the token rules come from params ``lots``
-(:class:`candor.lots.params.LotsParams`, see :mod:`candor.lots.tokens`). Writes:
+``identify.candidates``; the token rules come from ``--tokens`` (the word lists,
+:mod:`candor.lots.vocabulary`) and params ``lots`` (:class:`candor.lots.params.LotsParams`, see
+:mod:`candor.lots.tokens`). Writes:
 
 * ``<metrics>/identification.json``: per candidate and per tier (``all``,
   ``held``, ``photo``): ``lots`` scored, lot outcomes by majority of runs
@@ -41,6 +43,7 @@ from candor.lots.scoring import (
     check_labels, field_rows, field_scores, fields_json, format_summary, identification_json, provider_errors,
     score_runs, summarise,
 )
+from candor.lots.vocabulary import FOLDER, read_token_rules
 from candor.stats.outcomes import outcome_text
 
 log = logging.getLogger("candor.score_lots")
@@ -50,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m stages.score_lots", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--lots", default="data/lots", help="golden-set folder (default: data/lots)")
+    p.add_argument("--tokens", default=str(FOLDER / "tokens.yaml"), help="the token word lists (default: %(default)s)")
     p.add_argument("--answers", default="build/answers", help="folder of <candidate>.jsonl (default: build/answers)")
     p.add_argument("--metrics", default="metrics", help="metrics folder (default: metrics)")
     p.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (default: params.yaml)")
@@ -58,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    rules = section(LotsParams, "lots", path=args.params).rules()
+    lots = section(LotsParams, "lots", path=args.params)
+    rules = read_token_rules(args.tokens, min_number_digits=lots.min_number_digits)
     candidates = section(IdentifyParams, "identify", path=args.params).candidates
     golden = load_golden(args.lots)
     check_labels(golden, rules)

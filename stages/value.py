@@ -1,7 +1,8 @@
 """value stage (per candidate): comps -> unit value -> lot value -> bid ceiling -> verdict.
 
     python -m stages.value --candidate prompt-a --answers build/answers/prompt-a.jsonl \\
-        --lots data/lots/lots.csv --comps data/comps --out build/values/prompt-a.csv
+        --lots data/lots/lots.csv --comps data/comps --out build/values/prompt-a.csv \\
+        [--tokens data/lots/vocabulary/tokens.yaml] [--accessory-words data/lots/vocabulary/accessory-words.yaml]
 
 Inputs
     ``--answers``  the identify stage's normalised answers (:mod:`candor.lots.answers`).
@@ -9,10 +10,12 @@ Inputs
     ``--lots``     the golden set's ``lots.csv`` (:mod:`candor.lots.golden`); only valuation
                    lots (``valuation=1``) are valued, against their ``current_price``.
     ``--comps``    a folder with ``listings.csv`` (:mod:`candor.lots.listings`).
+    ``--tokens``, ``--accessory-words``  word lists (:mod:`candor.lots.vocabulary`): the token
+                   rules' words, shared with identification scoring so "distinctive" means the
+                   same thing in both, and the titles that are not comps.
     params         section ``comps`` (:class:`candor.lots.params.CompsParams`): the matching
-                   switches, ``min_comps``, ``accessory_words`` and the ceiling arithmetic
-                   (``band`` is read by scoring); section ``lots``: the token rules shared with
-                   identification scoring, so "distinctive" means the same thing in both.
+                   switches, ``min_comps`` and the ceiling arithmetic (``band`` is read by
+                   scoring); section ``lots``: ``min_number_digits`` of the token rules.
 
 Output ``--out``: the values file, one row per valuation lot (:mod:`candor.lots.values`:
 the representative run of each lot, its estimate, ceiling and verdict). Bad input exits 2
@@ -33,6 +36,7 @@ from candor.lots.golden import read_lots
 from candor.lots.listings import read_listings
 from candor.lots.params import CompsParams, LotsParams
 from candor.lots.values import value_lots, values_text
+from candor.lots.vocabulary import FOLDER, AccessoryWords, read_token_rules, read_vocabulary
 
 log = logging.getLogger("candor.value")
 
@@ -44,15 +48,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--answers", required=True, help="normalised answers JSONL of the candidate")
     ap.add_argument("--lots", required=True, help="the golden set's lots.csv")
     ap.add_argument("--comps", required=True, help="folder with listings.csv")
+    ap.add_argument("--tokens", default=str(FOLDER / "tokens.yaml"), help="the token word lists")
+    ap.add_argument("--accessory-words", default=str(FOLDER / "accessory-words.yaml"), help="titles that are not comps")
     ap.add_argument("--out", required=True, help="output CSV (one row per valuation lot)")
     ap.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (sections comps and lots)")
     args = ap.parse_args(argv)
     params = section(CompsParams, "comps", path=args.params)
-    tokens = section(LotsParams, "lots", path=args.params).rules()
+    lots = section(LotsParams, "lots", path=args.params)
+    tokens = read_token_rules(args.tokens, min_number_digits=lots.min_number_digits)
+    accessory_words = read_vocabulary(AccessoryWords, args.accessory_words).accessory_words
     listings = read_listings(Path(args.comps) / "listings.csv")
     answers = read_answers(args.answers)
-    values = value_lots(read_lots(args.lots), answers, listings, rules=params.rules(tokens=tokens),
-                        ceiling=params.ceiling_rules(), answers_file=args.answers)
+    rules = params.rules(tokens=tokens, accessory_words=accessory_words)
+    values = value_lots(read_lots(args.lots), answers, listings, rules=rules, ceiling=params.ceiling_rules(), answers_file=args.answers)
     write_text(args.out, values_text(values))
     n_est = sum(v.estimate.lot_value is not None for v in values)
     log.info("%s: %d valuation lots, %d with an estimate, %d no estimate", args.candidate, len(values), n_est,

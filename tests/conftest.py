@@ -10,6 +10,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+VOCABULARY = ROOT / "data" / "lots" / "vocabulary"    # the committed word lists (candor/lots/vocabulary.py)
+
+
+def committed_token_rules():  # noqa: ANN201 - candor.lots.tokens.TokenRules, imported lazily
+    """The token rules the pipeline uses: the committed ``tokens.yaml`` and params.yaml's ``lots.min_number_digits``."""
+    from candor.common.params import section
+    from candor.lots.params import LotsParams
+    from candor.lots.vocabulary import read_token_rules
+
+    lots = section(LotsParams, "lots", path=ROOT / "params.yaml")
+    return read_token_rules(VOCABULARY / "tokens.yaml", min_number_digits=lots.min_number_digits)
 
 
 @pytest.fixture

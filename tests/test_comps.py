@@ -10,11 +10,12 @@ from candor.lots.comps import (
     Estimate, Listing, Query, brand_matches, family_tokens, match_listing, median_price,
     model_keys, model_phrase, representative_run, value_lot,
 )
-from candor.lots.params import CompsParams, LotsParams
+from candor.lots.params import CompsParams
+from tests.conftest import committed_token_rules
 
-TOKENS = LotsParams().rules()
+TOKENS = committed_token_rules()
 ACC = ("power supply", "for parts", "trading card", "case", "probe", "parts only", "not working")
-ON = replace(CompsParams().rules(tokens=TOKENS), accessory_words=ACC)
+ON = CompsParams().rules(tokens=TOKENS, accessory_words=ACC)
 OFF = replace(ON, require_brand=False, require_model_token=False, hedged_fallback=False,
             exclude_accessories=False, per_unit_price=False)
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 
 from candor.lots.identification import count_exact, identification_outcome
-from candor.lots.params import LotsParams
+from tests.conftest import committed_token_rules
 
-R = LotsParams().rules()
+R = committed_token_rules()
 
 # Real product naming across equipment kinds: label model, pinned model_tokens, then answers
 # that must hit, must be wrong and must abstain (hedged answers abstain too). Numbers shorter

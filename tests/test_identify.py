@@ -13,9 +13,10 @@ import candor.lots.live as live
 import stages.identify as identify
 from candor.common.errors import run_main
 from candor.lots.ocr_reading import answer_text, read_answer, reader_sha256
-from candor.lots.params import OcrParams
+from candor.lots.vocabulary import Makes, read_vocabulary
 from candor.lots.recording import RecordLine, load_recording, parse_answer
 from tests.chat_server import chat_server
+from tests.conftest import VOCABULARY
 
 FIXTURE = Path(__file__).parent / "data" / "lots"
 KEY = "sk-SENTINEL-identify-9731"
@@ -26,9 +27,11 @@ ANSWER = json.dumps({"type": "item", "item": {"itemManufacturer": "Dell", "itemM
 
 @pytest.fixture
 def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A temporary repo-like folder: data/lots (the test fixture) and params.yaml; cwd is set to it."""
+    """A temporary repo-like folder: data/lots (the test fixture, the committed vocabulary) and params.yaml;
+    cwd is set to it."""
     root = tmp_path / "repo"
     shutil.copytree(FIXTURE, root / "data" / "lots")
+    shutil.copytree(VOCABULARY, root / "data" / "lots" / "vocabulary")
     monkeypatch.chdir(root)
     monkeypatch.delenv(ENV, raising=False)
     write_params(root, base_url="http://127.0.0.1:9/v1")
@@ -283,7 +286,7 @@ def test_local_ocr_candidate_records_without_key_or_pause_then_replays(work: Pat
     assert run() == 0                                   # no API key set, no pause between local reads
     assert pauses == []
     rec = load_recording(work / "build/live/p.jsonl")
-    expected_sha = reader_sha256((work / "data/lots/prompts/p.txt").read_bytes(), OcrParams().model_dump())
+    expected_sha = reader_sha256((work / "data/lots/prompts/p.txt").read_bytes(), read_vocabulary(Makes, VOCABULARY / "makes.yaml").model_dump())
     assert len(rec) == 6 and {(x.provider, x.model, x.prompt_sha256) for x in rec} == {
         ("local-ocr", "fake-ocr==0", expected_sha)}
     got = answers(work)
@@ -293,5 +296,5 @@ def test_local_ocr_candidate_records_without_key_or_pause_then_replays(work: Pat
     (work / "build/answers/p.jsonl").unlink()
     write_params(work, providers={"p": "local-ocr"})
     assert run() == 0 and answers(work) == got          # replay gives the same answers
-    write_params(work, providers={"p": "local-ocr"}, ocr={"makes": ["Dell", "HP"]})
+    (work / "data/lots/vocabulary/makes.yaml").write_text("makes: [Dell, HP]\n")
     assert run() == 2                                   # another makes list: the recording is stale

@@ -20,9 +20,10 @@ from candor.common.params import section
 from candor.lots.golden import load_golden
 from candor.lots.live import gallery_paths
 from candor.lots.ocr import OcrResponder, bgr_pixels
-from candor.lots.params import IdentifyParams, LotsParams
+from candor.lots.params import IdentifyParams
 from candor.lots.recording import load_recording
-from tests.conftest import ROOT
+from candor.lots.vocabulary import Makes, read_vocabulary
+from tests.conftest import ROOT, VOCABULARY, committed_token_rules
 
 # a glued model (L001, three photos), a misread lot tag (L013), a palette PNG case image (drill)
 IDS = ("L001", "L013", "drill-on-bench")
@@ -35,8 +36,7 @@ def responder(monkeypatch: pytest.MonkeyPatch) -> OcrResponder:
         raise AssertionError("the OCR tried to open a network connection")
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
-    params = section(IdentifyParams, "identify", path=ROOT / "params.yaml")
-    return OcrResponder(params.ocr.rules(tokens=section(LotsParams, "lots", path=ROOT / "params.yaml").rules()))
+    return OcrResponder(read_vocabulary(Makes, VOCABULARY / "makes.yaml").rules(tokens=committed_token_rules()))
 
 
 def test_real_ocr_reads_what_was_recorded(responder: OcrResponder):

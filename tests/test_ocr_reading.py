@@ -8,10 +8,11 @@ import pytest
 
 from candor.common.params import section
 from candor.lots.ocr_reading import ReadingRules, answer_text, count_marking, read_answer, reader_sha256
-from candor.lots.params import IdentifyParams, LotsParams
+from candor.lots.params import IdentifyParams
 from candor.lots.recording import load_recording
 from candor.lots.tokens import TokenRules
-from tests.conftest import ROOT
+from candor.lots.vocabulary import Makes, read_vocabulary
+from tests.conftest import ROOT, VOCABULARY, committed_token_rules
 
 TOKENS = TokenRules(spec_words=("gb", "port", "in"), form_factors=("sff",), generation_prefixes=("g", "gen"),
                     min_number_digits=3, hedge_markers=())
@@ -74,14 +75,15 @@ def test_reader_sha_covers_the_prompt_and_the_settings():
 
 def test_committed_recording_is_what_the_current_rules_read():
     """Every line of the committed OCR recording re-parsed from its own ``ocrText`` with the rules of
-    params.yaml gives the recorded answer, under the recorded identity. A failure means the parser,
+    params.yaml and data/lots/vocabulary/ gives the recorded answer, under the recorded identity. A failure means the parser,
     the makes or the token rules changed: record again (docs/lots.md, "A local model as a candidate")."""
     params = section(IdentifyParams, "identify", path=ROOT / "params.yaml")
-    rules = params.ocr.rules(tokens=section(LotsParams, "lots", path=ROOT / "params.yaml").rules())
+    makes = read_vocabulary(Makes, VOCABULARY / "makes.yaml")
+    rules = makes.rules(tokens=committed_token_rules())
     prompt = (ROOT / "data/lots/prompts/ocr-baseline.txt").read_bytes()
     lines = load_recording(ROOT / "data/lots/recordings/ocr-baseline.jsonl")
     assert params.provider("ocr-baseline") == "local-ocr" and len(lines) == 32 * params.runs
-    assert {ln.prompt_sha256 for ln in lines} == {reader_sha256(prompt, params.ocr.model_dump())}
+    assert {ln.prompt_sha256 for ln in lines} == {reader_sha256(prompt, makes.model_dump())}
     assert {(ln.provider, ln.gallery, ln.error) for ln in lines} == {("local-ocr", params.gallery, None)}
     for ln in lines:
         assert ln.raw == answer_text(read_answer(ln.parsed["ocrText"], rules=rules)), (ln.case, ln.run)

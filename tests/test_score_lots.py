@@ -15,6 +15,7 @@ import stages.score_lots as score_lots
 from candor.common.errors import run_main
 from candor.lots.golden import load_golden
 from candor.stats.outcomes import TABLES, parse_table
+from tests.conftest import VOCABULARY
 
 FIXTURE = Path(__file__).parent / "data" / "lots"
 REPO = Path(__file__).resolve().parents[1]
@@ -42,6 +43,7 @@ ANSWERS = {
 def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "repo"
     shutil.copytree(FIXTURE, root / "data" / "lots")
+    shutil.copytree(VOCABULARY, root / "data" / "lots" / "vocabulary")
     monkeypatch.chdir(root)
     (root / "params.yaml").write_text(json.dumps({"identify": {"candidates": ["a", "b"], "mode": "replay"},
                                                   "lots": {"min_number_digits": 3}}))

@@ -5,12 +5,12 @@ from dataclasses import replace
 
 import pytest
 
-from candor.lots.params import LotsParams
 from candor.lots.tokens import (
     candidate_tokens, distinctive_tokens, fold, key, label_keys, models_named, parts, spans, tokenize,
 )
+from tests.conftest import committed_token_rules
 
-R = LotsParams().rules()
+R = committed_token_rules()
 
 
 def test_tokenize_keeps_hyphens_and_turns_inch_marks_into_a_size():

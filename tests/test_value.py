@@ -17,20 +17,23 @@ from candor.lots.answers import normalise
 from candor.lots.comps import Listing, Query, match_listing
 from candor.lots.golden import read_lots
 from candor.lots.listings import parse_listings, read_listings
-from candor.lots.params import CompsParams, LotsParams
+from candor.lots.params import CompsParams
 from candor.lots.recording import load_recording
 from candor.lots.valuation import score_lot, summarize
 from candor.lots.values import value_lots
+from candor.lots.vocabulary import AccessoryWords, read_vocabulary
 from stages.value import main
-from tests.conftest import ROOT
+from tests.conftest import ROOT, VOCABULARY, committed_token_rules
 
 DATA = ROOT / "tests" / "data" / "comps"
+ACCESSORY_WORDS = read_vocabulary(AccessoryWords, VOCABULARY / "accessory-words.yaml").accessory_words
 HEADER = "id,title,price,sold_date,quantity,category\n"
 
 
 def run(tmp_path: Path, **over: str) -> tuple[int, Path]:
     args = {"--candidate": "tiny", "--answers": str(DATA / "answers.jsonl"), "--lots": str(DATA / "lots.csv"),
-            "--comps": str(DATA), "--out": str(tmp_path / "out" / "tiny.csv"), "--params": str(DATA / "params.yaml")}
+            "--comps": str(DATA), "--out": str(tmp_path / "out" / "tiny.csv"), "--params": str(DATA / "params.yaml"),
+            "--tokens": str(VOCABULARY / "tokens.yaml"), "--accessory-words": str(DATA / "accessory-words.yaml")}
     args.update(over)
     argv = [x for kv in args.items() for x in kv]
     return run_main(main, argv), tmp_path / "out" / "tiny.csv"
@@ -115,8 +118,8 @@ def test_float_params_stay_exact():
 def test_configured_system_modules_are_not_comps():
     """A configured system is not several instruments (docs/valuation.md): module listings of the
     system (pump, autosampler...) are parts, not comps for the system."""
-    tokens = section(LotsParams, "lots", path=ROOT / "params.yaml").rules()
-    rules = section(CompsParams, "comps", path=ROOT / "params.yaml").rules(tokens=tokens)
+    rules = section(CompsParams, "comps", path=ROOT / "params.yaml").rules(tokens=committed_token_rules(),
+                                                                           accessory_words=ACCESSORY_WORDS)
     q = Query(make="Agilent", model="1260 Infinity HPLC System")
     system = Listing("s", "Agilent 1260 Infinity HPLC system quaternary pump DAD autosampler", Decimal("8000"))
     module = Listing("m", "Agilent 1260 Infinity G1311B quaternary pump module", Decimal("2000"))
@@ -135,8 +138,8 @@ def demo_summary(candidate: str, params: CompsParams):
     lots = read_lots(ROOT / "data" / "lots" / "lots.csv")
     answers = [normalise(x) for x in load_recording(ROOT / "data" / "lots" / "recordings" / f"{candidate}.jsonl")]
     listings = read_listings(ROOT / "data" / "comps" / "listings.csv")
-    tokens = section(LotsParams, "lots", path=ROOT / "params.yaml").rules()
-    values = value_lots(lots, answers, listings, rules=params.rules(tokens=tokens), ceiling=params.ceiling_rules())
+    rules = params.rules(tokens=committed_token_rules(), accessory_words=ACCESSORY_WORDS)
+    values = value_lots(lots, answers, listings, rules=rules, ceiling=params.ceiling_rules())
     verified = {x.id: x.verified_value for x in lots}
     return summarize([score_lot(v.lot, verified[v.lot], v.estimate.lot_value, relevant=(), chosen=(),
                                 hedged=v.estimate.hedged, band=params.band) for v in values]), answers

@@ -16,42 +16,15 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from candor.lots.ceiling import CeilingRules
 from candor.lots.chat import endpoint_problem
 from candor.lots.comps import Rules
-from candor.lots.ocr_reading import ReadingRules
 from candor.lots.tokens import TokenRules
 
 Provider = Literal["openai-compatible", "local-ocr"]
 
 
-class OcrParams(BaseModel):
-    """``identify.ocr``: what the local OCR reader knows (:mod:`candor.lots.ocr_reading`).
-
-    ``makes``: manufacturers it can name, spelled as they are to be answered. A general list
-    of makes common in surplus lots (computing, test and measurement, lab, tools), never
-    taken from the golden set's labels.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    makes: list[str] = Field(default_factory=lambda: [
-        "Acer", "Apple", "APC", "Aruba", "Asus", "Brother", "Canon", "Cisco", "Dell", "Eaton", "Epson",
-        "Fujitsu", "HP", "HPE", "IBM", "Juniper", "Lenovo", "Lexmark", "LG", "Netgear", "Panasonic", "Samsung",
-        "Sony", "Supermicro", "Synology", "Toshiba", "Tripp Lite", "Ubiquiti", "Xerox",
-        "Agilent", "Anritsu", "Fluke", "Keithley", "Keysight", "National Instruments", "Rigol",
-        "Rohde & Schwarz", "Tektronix",
-        "Beckman Coulter", "Bio-Rad", "Corning", "Eppendorf", "Gilson", "Leica", "Mettler Toledo", "Nikon",
-        "Olympus", "PerkinElmer", "Sartorius", "Shimadzu", "Thermo Fisher Scientific", "Thermo Scientific",
-        "VWR", "Waters", "Zeiss",
-        "Bosch", "Craftsman", "DeWalt", "Festool", "Hilti", "Makita", "Metabo", "Milwaukee", "Ridgid", "Ryobi",
-        "Snap-on", "Stanley",
-    ], min_length=1)
-
-    def rules(self, *, tokens: TokenRules) -> ReadingRules:
-        return ReadingRules(makes=tuple(self.makes), tokens=tokens)
-
-
 class IdentifyParams(BaseModel):
     """``identify``: the model step (docs/lots.md). ``api_key_env`` names the variable holding the key;
-    ``providers`` maps a candidate to its live-mode provider (unlisted: ``openai-compatible``).
+    ``providers`` maps a candidate to its live-mode provider (unlisted: ``openai-compatible``). What the local
+    OCR reader can name is data: ``data/lots/vocabulary/makes.yaml`` (:mod:`candor.lots.vocabulary`).
 
     Live-mode bounds: every duration is finite (``.nan``/``.inf`` or the strings ``nan``/``inf``
     are refused, naming the key) and at most an hour; ``retries`` at most 20, so one call has a
@@ -76,7 +49,6 @@ class IdentifyParams(BaseModel):
     base_url: str = "https://api.openai.com/v1"
     model: str = "gpt-4o-mini"
     api_key_env: str = Field(default="OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    ocr: OcrParams = Field(default_factory=OcrParams)
 
     @field_validator("candidates")
     @classmethod
@@ -100,39 +72,19 @@ class IdentifyParams(BaseModel):
 
 
 class LotsParams(BaseModel):
-    """``lots``: what is never a distinctive model token, and what marks a hedge (:mod:`candor.lots.tokens`)."""
+    """``lots``: how long a bare number must be to be a model token (:mod:`candor.lots.tokens`); the
+    word lists of the token rules are data (``data/lots/vocabulary/tokens.yaml``, :mod:`candor.lots.vocabulary`)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    spec_words: list[str] = Field(default_factory=lambda: [
-        "channel", "channels", "ch", "port", "ports", "bay", "bays", "slot", "slots", "way", "pc", "pcs",
-        "pack", "piece", "pieces", "unit", "units", "lot", "module", "modules", "well", "place",
-        "gb", "tb", "mb", "kb", "ghz", "mhz", "hz", "khz", "w", "kw", "watt", "watts", "v", "vac", "vdc",
-        "volt", "volts", "va", "amp", "amps", "ah", "mah", "ml", "ul", "mm", "cm", "in", "inch", "inches",
-        "ft", "lb", "lbs", "kg", "mg", "rpm", "psi", "bar", "nm", "core", "cores", "bit", "ppm", "dpi", "mp",
-        "digit", "digits",
-    ])
-    form_factors: list[str] = Field(default_factory=lambda: [
-        "sff", "usff", "mt", "dt", "tower", "mini", "micro", "tiny", "desktop", "laptop", "notebook",
-        "rackmount", "rack", "1u", "2u", "3u", "4u", "aio",
-    ])
-    generation_prefixes: list[str] = Field(default_factory=lambda: ["g", "gen", "mk", "mkii", "rev", "v", "series"])
     min_number_digits: int = Field(default=3, ge=1)
-    hedge_markers: list[str] = Field(default_factory=lambda: [
-        "e.g.", "such as", "or similar", "possibly", "probably", "likely", "maybe", "perhaps", "approx.",
-        "similar to", "unknown", "?",
-    ])
-
-    def rules(self) -> TokenRules:
-        return TokenRules(spec_words=tuple(self.spec_words), form_factors=tuple(self.form_factors),
-                          generation_prefixes=tuple(self.generation_prefixes),
-                          min_number_digits=self.min_number_digits, hedge_markers=tuple(self.hedge_markers))
 
 
 class CompsParams(BaseModel):
     """``comps``: matching switches, abstention, band and ceiling arithmetic (docs/valuation.md).
 
-    Amounts in USD, percentages in %; decimals are kept exact (``0.1`` stays ``0.1``).
+    Amounts in USD, percentages in %; decimals are kept exact (``0.1`` stays ``0.1``). The accessory
+    words are data (``data/lots/vocabulary/accessory-words.yaml``, :mod:`candor.lots.vocabulary`).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -144,12 +96,6 @@ class CompsParams(BaseModel):
     per_unit_price: bool = True
     min_comps: int = Field(default=3, ge=1)
     band: tuple[float, float] = (0.5, 1.5)
-    accessory_words: tuple[str, ...] = (
-        "for parts", "parts only", "not working", "as-is", "power supply", "ac adapter", "adapter", "charger only",
-        "battery", "replacement", "holster", "test leads", "probe", "case only", "stand base only", "mount",
-        "bracket", "rack mount kit", "module", "injector", "shelf", "chuck", "side handle",
-        "tips", "capillary kit", "draft shield", "motherboard", "trading card", "card", "ink cartridge",
-    )
     buyer_premium_pct: Decimal = Field(default=Decimal("15"), ge=0)
     sell_fee_pct: Decimal = Field(default=Decimal("13"), ge=0)
     margin_pct: Decimal = Field(default=Decimal("25"), ge=0)
@@ -171,11 +117,11 @@ class CompsParams(BaseModel):
             raise ValueError("sell_fee_pct + margin_pct must be below 100")
         return self
 
-    def rules(self, *, tokens: TokenRules) -> Rules:
+    def rules(self, *, tokens: TokenRules, accessory_words: tuple[str, ...]) -> Rules:
         return Rules(require_brand=self.require_brand, require_model_token=self.require_model_token,
                      hedged_fallback=self.hedged_fallback, exclude_accessories=self.exclude_accessories,
                      per_unit_price=self.per_unit_price, min_comps=self.min_comps,
-                     accessory_words=self.accessory_words, tokens=tokens)
+                     accessory_words=accessory_words, tokens=tokens)
 
     def ceiling_rules(self) -> CeilingRules:
         return CeilingRules(buyer_premium_pct=self.buyer_premium_pct, sell_fee_pct=self.sell_fee_pct,

@@ -7,7 +7,8 @@ on bad input would change them, and the hash snapshot would see it)::
 
     params.yaml                  every section the stages read (tiny values)
     data/detector/               2 frames (a: 128x64 dev, b: 128x64 test), YOLO labels, manifest
-    data/lots/                   the lots fixture (tests/data/lots), a replay recording, manifest
+    data/lots/                   the lots fixture (tests/data/lots), the committed vocabulary/, a replay
+                                 recording, manifest (accessory words: the comps fixture's)
     data/comps/listings.csv      the comps fixture
     models/tiny.onnx, tiny.yaml  a constant ONNX detector and its card
     build/verified, build/detections/tiny.jsonl, build/answers/p.jsonl, build/values/p.csv
@@ -64,7 +65,6 @@ identify:
   api_key_env: CANDOR_RELIABILITY_KEY
 comps:
   min_comps: 1
-  accessory_words: [power supply, trading card, card, for parts]
 detector:
   sets: {detector: [tiny]}
   floor: 0.05
@@ -190,6 +190,8 @@ def build_inputs(ws: Path) -> None:
     write_card(ws / "models", "tiny", sha, input_size=[64, 64])
     lots = ws / "data" / "lots"
     shutil.copytree(ROOT / "tests" / "data" / "lots", lots)
+    shutil.copytree(ROOT / "data" / "lots" / "vocabulary", lots / "vocabulary")
+    shutil.copy(ROOT / "tests" / "data" / "comps" / "accessory-words.yaml", lots / "vocabulary")
     (lots / "recordings").mkdir()
     (lots / "recordings" / f"{CANDIDATE}.jsonl").write_text("\n".join(recording_lines(ws)) + "\n", encoding="utf-8")
     write_manifest(lots)

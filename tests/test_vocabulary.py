@@ -1,0 +1,65 @@
+"""candor/lots/vocabulary.py: the word-list files, validated at the boundary (bad file: exit 2 naming file and field)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from candor.common.errors import InputError
+from candor.lots.tokens import TokenRules
+from candor.lots.vocabulary import AccessoryWords, Makes, TokenWords, read_token_rules, read_vocabulary
+from tests.conftest import VOCABULARY
+
+TOKENS = "spec_words: [gb]\nform_factors: [sff]\ngeneration_prefixes: [gen]\nhedge_markers: [e.g.]\n"
+
+
+@pytest.mark.parametrize("model, text, expected", [
+    (Makes, "makes: [Dell, Tripp Lite]\n", Makes(makes=["Dell", "Tripp Lite"])),
+    (AccessoryWords, "accessory_words:\n- for parts\n- '?'\n", AccessoryWords(accessory_words=("for parts", "?"))),
+    (TokenWords, TOKENS, TokenWords(spec_words=["gb"], form_factors=["sff"], generation_prefixes=["gen"],
+                                    hedge_markers=["e.g."])),
+])
+def test_reads_a_good_file(tmp_path: Path, model, text, expected):
+    f = tmp_path / "v.yaml"
+    f.write_text(text)
+    assert read_vocabulary(model, f) == expected
+
+
+def test_token_rules_take_min_number_digits_from_the_caller(tmp_path: Path):
+    f = tmp_path / "tokens.yaml"
+    f.write_text(TOKENS)
+    assert read_token_rules(f, min_number_digits=4) == TokenRules(
+        spec_words=("gb",), form_factors=("sff",), generation_prefixes=("gen",), min_number_digits=4,
+        hedge_markers=("e.g.",))
+
+
+@pytest.mark.parametrize("model, text, needles", [
+    (Makes, "makes: []\n", ["makes.yaml.makes", "at least 1 item"]),
+    (Makes, "makes: Dell\n", ["makes.yaml.makes", "valid list"]),
+    (Makes, "make: [Dell]\n", ["makes.yaml.make", "did you mean 'makes'"]),
+    (Makes, "makes: [Dell]\nmakes: [HP]\n", ["makes.yaml:line 2", "'makes' repeated"]),
+    (AccessoryWords, "accessory_words: [card, 3]\n", ["accessory-words.yaml.accessory_words.1", "valid string"]),
+    (TokenWords, "spec_words: [gb]\n", ["tokens.yaml.form_factors", "Field required"]),
+    (TokenWords, "- gb\n", ["tokens.yaml", "valid dictionary"]),
+])
+def test_a_bad_file_names_the_file_and_the_field(tmp_path: Path, model, text, needles):
+    name = {Makes: "makes.yaml", AccessoryWords: "accessory-words.yaml", TokenWords: "tokens.yaml"}[model]
+    f = tmp_path / name
+    f.write_text(text)
+    with pytest.raises(InputError) as err:
+        read_vocabulary(model, f)
+    for needle in needles:
+        assert needle in str(err.value), str(err.value)
+
+
+def test_a_missing_file_is_an_input_error(tmp_path: Path):
+    with pytest.raises(InputError, match="tokens.yaml"):
+        read_vocabulary(TokenWords, tmp_path / "tokens.yaml")
+
+
+@pytest.mark.parametrize("model, name", [(Makes, "makes.yaml"), (TokenWords, "tokens.yaml"),
+                                         (AccessoryWords, "accessory-words.yaml")])
+def test_the_committed_files_validate_without_repeats(model, name):
+    doc = read_vocabulary(model, VOCABULARY / name).model_dump()
+    for key, words in doc.items():
+        assert words and len(set(words)) == len(words), f"{name}:{key} lists a word twice"
