@@ -39,11 +39,12 @@ plots: $(VENV)/.runtime
 test: $(VENV)/.test
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# The predeclared release gate (params.yaml: gate; docs/stats.md): reproduce up to the gate
-# stage, print every criterion, exit non-zero when the candidate fails (for CI). The gate
-# stage itself always exits 0 so that `make repro` records gate.json instead of stopping.
+# The predeclared release gate (params.yaml: gate; docs/stats.md): reproduce up to the stats
+# stage (which evaluates the gate), then evaluate it again with the machine's latency, print every
+# criterion, exit non-zero when the candidate fails (for CI). The stats stage itself always
+# exits 0 so that `make repro` records gate.json instead of stopping.
 gate: $(VENV)/.runtime
-	$(BIN)/dvc repro gate
+	$(BIN)/dvc repro stats
 	$(BIN)/python -m stages.gate run --latency metrics/latency --out build/gate-with-latency.json
 	$(BIN)/python -m stages.gate check --gate build/gate-with-latency.json
 

@@ -1,34 +1,50 @@
-"""stats stage: Wilson intervals on every counted rate, exact McNemar per candidate vs reference.
+"""stats stage: Wilson intervals on every counted rate, exact McNemar per candidate vs reference,
+then the release gate and what a reviewer reads (one process: they always rerun together).
 
     python -m stages.stats run --outcomes metrics/outcomes --metrics metrics/identification.json \\
-        metrics/fields metrics/detection metrics/valuation.json --out metrics/stats.json
+        metrics/fields metrics/detection metrics/valuation.json --out metrics/stats.json \\
+        [--gate metrics/gate.json --detection metrics/detection] \\
+        [--report plots/report/report.md --headline metrics/headline.json --forest plots/figures]
     python -m stages.stats wilson K N [--confidence 0.95]     # prints JSON
     python -m stages.stats mcnemar B C [--alpha 0.05]         # prints JSON
 
 ``run`` reads params ``stats`` (``confidence``, ``alpha``, ``reference.lots``) and
 ``detector.sets`` (each set's detection tables are in ``<outcomes>/<set>/``; its reference is its
 first model), the outcome tables under ``--outcomes`` and the ``counts`` block of
-every metrics file given, and writes one file, ``metrics/stats.json`` (shape:
-:mod:`candor.stats.stats_file`; what goes in it: :mod:`candor.stats.collect`; docs/stats.md).
-Other stages' metrics files are never modified. An absent input is not an error: it is listed
-as ``absent``, logged as a warning, and shown in the report as not measured.
+every metrics file given, and writes ``--out`` (shape: :mod:`candor.stats.stats_file`; what goes
+in it: :mod:`candor.stats.collect`; docs/stats.md). With ``--gate`` it also evaluates the
+predeclared release gate (:func:`candor.stats.gate_files.gate_from_files`, without latency,
+which is machine-specific: ``make gate`` adds it) and writes it there; it always exits 0 on
+valid input, so that ``dvc repro`` records a failed gate instead of stopping. With ``--report``
+it writes the report of :func:`candor.stats.report.review` (a one-screen summary, the gate,
+links; one file per candidate under ``details/`` beside it, stale ones removed) and, with
+``--headline``, the headline metrics (:mod:`candor.stats.headline`: about ten numbers per
+candidate, the file ``dvc metrics diff`` and ``dvc exp show`` list). The forest plots the report
+links (``--forest``/``forest-<group>.png``) are drawn by ``make figures``. Nothing is written
+unless everything was computed. Other stages' metrics files are never modified. An absent input
+is not an error: it is listed as ``absent``, logged as a warning, and shown in the report as not
+measured.
 """
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from candor.common.atomic import dumps_json, write_json
+from candor.common.atomic import dumps_json, replace_dir_files, write_json, write_text
 from candor.common.counts import MAX_COUNT
 from candor.common.errors import fail, run_main
 from candor.common.params import section
 from candor.detection.config import DetectorParams
-from candor.stats.collect import build_stats, read_inputs, references
+from candor.stats.collect import build_stats, read_inputs, read_metrics, references
+from candor.stats.gate_files import gate_from_files
 from candor.stats.params import StatsParams
 from candor.stats.rates import mcnemar_p, min_k0, min_split, wilson
 from candor.stats.records import p6
+from candor.stats.report import review
+from candor.stats.stats_file import StatsFile
 
 log = logging.getLogger("candor.stats")
 
@@ -36,13 +52,33 @@ log = logging.getLogger("candor.stats")
 def _run(args: argparse.Namespace) -> int:
     params = section(StatsParams, "stats", path=args.params)
     sets = section(DetectorParams, "detector", path=args.params).sets
-    inputs = read_inputs(outcomes=Path(args.outcomes), metrics=[Path(m) for m in args.metrics],
-                         root=Path(args.metrics_root), detection_sets=list(sets))
+    metrics = [Path(m) for m in args.metrics]
+    inputs = read_inputs(outcomes=Path(args.outcomes), metrics=metrics, root=Path(args.metrics_root),
+                         detection_sets=list(sets))
     stats = build_stats(inputs, params=params, refs=references(params.reference.lots, sets))
     for path in stats.absent:
         log.warning("%s is absent: its track is reported as not measured", path)
-    write_json(args.out, stats.as_json())
+    record = stats.as_json()
+    gate = (gate_from_files(params=args.params, outcomes=Path(args.outcomes), detection=Path(args.detection),
+                            models=Path(args.models), latency=None) if args.gate else None)
+    if args.report:
+        out = Path(args.report)
+        forest = os.path.relpath(args.forest, out.parent).replace(os.sep, "/") if args.forest else None
+        head, text, details = review(StatsFile.from_json(record, where=args.out), gate,
+                                     read_metrics(metrics, root=Path(args.metrics_root))[0], sets=sets, forest=forest)
+    # everything is computed: now write
+    write_json(args.out, record)
     log.info("%d rates with intervals, %d paired metrics -> %s", len(stats.rates), len(stats.paired), args.out)
+    if gate is not None:
+        write_json(args.gate, gate.as_json())
+        log.info("gate %s -> %s (%s)", "PASSED" if gate.passed else "FAILED", args.gate,
+                 ", ".join(gate.failed) or "all criteria met")
+    if args.report:
+        replace_dir_files(out.parent / "details", {name: body.encode() for name, body in details.items()}, clean=True)
+        write_text(out, text)
+        if args.headline:
+            write_json(args.headline, head)
+        log.info("report -> %s (+ %d detail files)", out, len(details))
     for metric, comp in stats.paired.items():
         for cand, c in comp.candidates.items():
             print(f"{metric:<48} {comp.reference} vs {cand}: {c.a_only}-{c.b_only} p={c.p:.3g}  {c.explanation}")
@@ -82,12 +118,19 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m stages.stats", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="the stats stage: write metrics/stats.json")
+    run = sub.add_parser("run", help="the stats stage: stats.json, and the gate and the report when asked")
     run.add_argument("--outcomes", default="metrics/outcomes", help="folder of per-case outcome tables")
     run.add_argument("--metrics", nargs="*", default=[], help="metrics JSON files or folders")
     run.add_argument("--metrics-root", default="metrics", help="rate keys are relative to this")
     run.add_argument("--params", default="params.yaml")
     run.add_argument("--out", default="metrics/stats.json")
+    run.add_argument("--gate", default=None, help="also evaluate the release gate and write it here (metrics/gate.json)")
+    run.add_argument("--detection", default="metrics/detection", help="detection metrics (the gate's wrong targets)")
+    run.add_argument("--models", default="models", help="model cards")
+    run.add_argument("--report", default=None, help="also write the Markdown report here (details/ beside it)")
+    run.add_argument("--headline", default=None, help="with --report: the headline metrics JSON to write")
+    run.add_argument("--forest", default="plots/figures",
+                     help="where `make figures` renders forest-<group>.png (linked from the report, not written here)")
     run.set_defaults(func=_run)
     w = sub.add_parser("wilson", help="Wilson interval of K successes in N cases, as JSON")
     w.add_argument("k", type=int, metavar="K")

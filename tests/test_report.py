@@ -1,4 +1,5 @@
-"""The report: stages/report.py over candor/stats/report.py, reading stats.json and gate.json through their types."""
+"""The report: the stats stage's --report (stages/stats.py) over candor/stats/report.py, reading the stats and
+the gate through their types."""
 from __future__ import annotations
 
 import json
@@ -7,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from candor.common.errors import InputError
-from stages import gate as gate_stage
-from stages import report
+from candor.stats.report import review
+from candor.stats.stats_file import StatsFile
 from stages import stats as stats_stage
 from tests.test_gate import DATA, write_gate_inputs
 
@@ -24,14 +25,16 @@ def stats_file(tmp_path: Path) -> Path:
 
 
 def run_report(tmp_path: Path) -> list[str]:
-    stats = stats_file(tmp_path)
-    gate_stage.main(write_gate_inputs(tmp_path, cand_wrong=1))
-    args = ["--stats", str(stats), "--gate", str(tmp_path / "gate.json"),
-            "--metrics", str(DATA / "metrics" / "detection"), str(DATA / "metrics" / "identification.json"),
-            "--metrics-root", str(DATA / "metrics"), "--params", str(tmp_path / "p.yaml"),
-            "--headline", str(tmp_path / "headline.json"), "--out", str(tmp_path / "r" / "report.md"),
+    """The stats stage with the gate and the report, on the gate's fixture (tests/test_gate.py)."""
+    gate_args = write_gate_inputs(tmp_path, cand_wrong=1)
+    at = {k: gate_args[gate_args.index(k) + 1] for k in ("--detection", "--models", "--params")}
+    args = ["run", "--outcomes", str(DATA / "outcomes"), "--metrics", str(DATA / "metrics" / "detection"),
+            str(DATA / "metrics" / "identification.json"), "--metrics-root", str(DATA / "metrics"),
+            "--params", at["--params"], "--out", str(tmp_path / "stats.json"), "--gate", str(tmp_path / "gate.json"),
+            "--detection", at["--detection"], "--models", at["--models"],
+            "--headline", str(tmp_path / "headline.json"), "--report", str(tmp_path / "r" / "report.md"),
             "--forest", str(tmp_path / "figures")]
-    assert report.main(args) == 0
+    assert stats_stage.main(args) == 0
     return args
 
 
@@ -40,10 +43,10 @@ def test_report_is_deterministic_summary_first_with_details_per_candidate(tmp_pa
     md = (tmp_path / "r" / "report.md").read_bytes()
     details = {p.name: p.read_bytes() for p in (tmp_path / "r" / "details").iterdir()}
     (tmp_path / "r" / "details" / "stale.md").write_text("old")
-    report.main(args)
+    stats_stage.main(args)
     assert (tmp_path / "r" / "report.md").read_bytes() == md
     assert {p.name: p.read_bytes() for p in (tmp_path / "r" / "details").iterdir()} == details  # stale one gone
-    assert sorted(p.name for p in tmp_path.rglob("*.png")) == []        # the report stage draws nothing
+    assert sorted(p.name for p in tmp_path.rglob("*.png")) == []        # the stats stage draws nothing
     text = md.decode()
     assert text.index("## Summary") < text.index("## Release gate") < text.index("## Details per candidate")
     # identification.hit, by hand (tests/test_stats.py): A hits 2 of 4 lots, B 3 of 4; discordant 1-2, p = 1
@@ -119,6 +122,5 @@ def test_report_refuses_a_stats_file_of_another_shape(tmp_path):
     stats = stats_file(tmp_path)
     doc = json.loads(stats.read_text())
     doc["paired"] = {"m": {"prompt-b": {"reference": "prompt-a"}}}      # the old shape
-    stats.write_text(json.dumps(doc))
     with pytest.raises(InputError, match="stats.json: not a stats file"):
-        report.main(["--stats", str(stats), "--gate", "", "--out", str(tmp_path / "r.md")])
+        review(StatsFile.from_json(doc, where=str(stats)), None, {}, sets={}, forest=None)

@@ -10,6 +10,7 @@ are not rankings.
 from __future__ import annotations
 
 from candor.stats.gate import Criterion, GateResult
+from candor.stats.headline import dig, headline
 from candor.stats.rates import Rate
 from candor.stats.stats_file import StatsFile
 
@@ -186,3 +187,18 @@ def render_report(stats: StatsFile, gate: GateResult | None, *, forest: str | No
             files[detail_name(group, cand)] = details(stats, group, cand)
     out += ["## Details per candidate", "", ", ".join(f"[{n[:-3]}](details/{n})" for n in files), ""]
     return "\n".join(out) + "\n", files
+
+
+def review(stats: StatsFile, gate: GateResult | None, docs: dict, *, sets: dict[str, list[str]],
+           forest: str | None) -> tuple[dict, str, dict[str, str]]:
+    """What a reviewer reads: the headline metrics (:func:`candor.stats.headline.headline`, the
+    numbers ``dvc metrics diff`` lists), the report text and its detail files
+    (:func:`render_report`), from the stats, the gate (None: not measured), the metrics files
+    ``docs`` (:func:`candor.stats.collect.read_metrics`) and the detection ``sets``. The lots
+    candidates are those of the identification metrics, of the stats and the reference."""
+    reference = stats.reference.get("identification", "")
+    lots = sorted(set(dig(docs.get("identification", ("", None))[1], "identification") or {})
+                  | set(candidates_of(stats, "lots")) | ({reference} if reference else set()))
+    head = headline(stats, gate, docs, sets=sets, candidates=lots, reference=reference)
+    text, details = render_report(stats, gate, forest=forest)
+    return head, text, details

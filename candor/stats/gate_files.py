@@ -1,0 +1,77 @@
+"""The release gate evaluated from files (criteria: :mod:`candor.stats.gate`; docs/stats.md).
+
+:func:`gate_from_files` reads params ``gate`` (the criteria, declared before scoring: the
+detection set ``gate.set``, whose models ``gate.reference`` and ``gate.candidate`` must be in
+``detector.sets``, and the ``gate.split``), ``stats.confidence`` and ``match.critical`` /
+``match.min_support``; the set's per-frame and per-label detection outcome tables
+``<outcomes>/<set>/`` (an absent table is logged, and the criteria that need it fail); each
+model's wrong action targets from ``<detection>/<set>/<model>.json``; and, only when ``latency``
+is given (``make gate``; the pipeline never passes it, latency being machine-specific), the
+candidate's latency diagnostic ``<latency>/<set>/<candidate>.json``, used only when it was
+measured on the candidate's current ONNX file (its card in ``models``).
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from candor.common.errors import InputError, Problem
+from candor.common.params import section
+from candor.common.tables import read_json, read_text
+from candor.detection.config import DetectorParams
+from candor.detection.frames import SPLITS
+from candor.detection.model_card import load_card
+from candor.detection.sets import find_set
+from candor.stats.gate import GateResult, evaluate_gate, find_wrong_targets, latency_p95
+from candor.stats.gate_views import MatchView, StatsView
+from candor.stats.outcomes import parse_tables
+from candor.stats.params import GateParams
+
+log = logging.getLogger("candor.gate")
+
+TABLES = ("detection-frames.csv", "detection-labels.csv")
+
+
+def check_gate(gp: GateParams, det: DetectorParams, *, where: str) -> None:
+    """The gate's set must be a detection set, its reference and candidate models of that set, and
+    its split a split of the data (an unknown name is an input error, never a silently failed gate)."""
+    dset = find_set(det, gp.set, where=where)
+    problems = [Problem(f"{where}:gate.{key}", f"not a model of detection set {dset.name!r}",
+                        expected="one of: " + ", ".join(dset.models), got=repr(name))
+                for key, name in (("reference", gp.reference), ("candidate", gp.candidate)) if name not in dset.models]
+    if gp.split not in SPLITS:
+        problems.append(Problem(f"{where}:gate.split", "unknown split", expected=" or ".join(SPLITS),
+                                got=repr(gp.split)))
+    if problems:
+        raise InputError(problems)
+
+
+def gate_from_files(*, params: str, outcomes: Path, detection: Path, models: Path,
+                    latency: Path | None) -> GateResult:
+    """Evaluate the gate of ``params`` on the files of the module docstring."""
+    gp = section(GateParams, "gate", path=params)
+    sp = section(StatsView, "stats", path=params)
+    mp = section(MatchView, "match", path=params)
+    check_gate(gp, section(DetectorParams, "detector", path=params), where=params)
+    folder = Path(outcomes) / gp.set
+    texts = {n: read_text(folder / n, expected="an outcome table") if (folder / n).is_file() else None for n in TABLES}
+    for name in (n for n, text in texts.items() if text is None):
+        log.warning("%s is absent: gate criteria that need it fail", folder / name)
+    tables = parse_tables(texts, where=lambda name: (folder / name).as_posix())
+    wrong = {}
+    for model in (gp.reference, gp.candidate):
+        f = Path(detection) / gp.set / f"{model}.json"
+        wrong[model] = find_wrong_targets(read_json(f), split=gp.split) if f.is_file() else None
+    p95 = None
+    latency_file = Path(latency) / gp.set / f"{gp.candidate}.json" if latency else None
+    if latency_file is not None and latency_file.is_file():
+        card_file = Path(models) / f"{gp.candidate}.yaml"
+        card_sha = load_card(card_file).sha256 if card_file.is_file() else None
+        p95 = latency_p95(read_json(latency_file, hint="rerun: make latency"), where=latency_file.as_posix(),
+                          onnx_sha256=card_sha)
+        if p95 is None:
+            log.warning("%s was measured on another model file than %s: not used (rerun: make latency)",
+                        latency_file, card_file)
+    return evaluate_gate(frames=tables.get(TABLES[0]), labels=tables.get(TABLES[1]), wrong_targets=wrong,
+                         latency_p95_ms=p95, params=gp, critical=mp.critical, min_support=mp.min_support,
+                         confidence=sp.confidence)
