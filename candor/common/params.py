@@ -13,7 +13,9 @@ only the sections of :data:`SECTIONS`; another top-level key is an error suggest
 """
 from __future__ import annotations
 
+import copy
 import difflib
+import functools
 import math
 from pathlib import Path
 from typing import Any, TypeVar
@@ -76,12 +78,20 @@ def non_finite(doc: Any) -> tuple[str, float] | None:
     return None
 
 
+@functools.lru_cache(maxsize=8)
+def _parsed(text: str) -> Any:
+    """``text`` parsed by the checked loader; the same text (``params.yaml``, read by each section
+    of a stage) is parsed once per process."""
+    return yaml.load(text, Loader=_CheckedLoader)  # noqa: S506 - a SafeLoader subclass
+
+
 def load_yaml(path: str | Path) -> Any:
-    """The YAML file's content (see the module docstring); any problem is an InputError naming the file."""
+    """The YAML file's content (see the module docstring); any problem is an InputError naming the file.
+    Each call returns its own copy (callers may change it)."""
     p = Path(path)
     text = read_text(p, expected="a UTF-8 YAML file")
     try:
-        doc = yaml.load(text, Loader=_CheckedLoader)  # noqa: S506 - a SafeLoader subclass
+        doc = copy.deepcopy(_parsed(text))
     except _Refused as err:
         raise fail(f"{p}:line {err.line}", err.what) from None
     except yaml.YAMLError as err:
