@@ -1,9 +1,10 @@
-"""Run a command as a child process and measure it: wall time and peak RSS (from wait4)."""
+"""Run a command as a child process and measure it: wall time and its own peak RSS (from wait4)."""
 from __future__ import annotations
 
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -18,19 +19,34 @@ class Measured:
     stdout: str
 
 
+# Runs the measured command as its own child and reports that child's peak RSS. Measuring the
+# command as our direct child would not do: a forked child starts as a copy of this (large)
+# process, and Linux keeps that copy's peak in the child's ru_maxrss even after exec. The launcher
+# is a bare interpreter (~10 MB), so what it forks starts small.
+LAUNCHER = ("import os, sys\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n"
+            "    os.execvp(sys.argv[1], sys.argv[1:])\n"
+            "_, status, usage = os.wait4(pid, 0)\n"
+            "sys.stderr.write(f'\\n{MARK} {usage.ru_maxrss}\\n')\n"
+            "sys.exit(os.waitstatus_to_exitcode(status))\n")
+MARK = "candor-bench-peak-rss-kb"
+
+
 def measure(cmd: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None) -> Measured:
-    """Run ``cmd`` once and reap it with ``os.wait4`` (per-child rusage); fail on non-zero exit."""
+    """Run ``cmd`` once through :data:`LAUNCHER` (its own peak RSS, see there); fail on non-zero exit."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=cwd, text=True)
-        _, status, usage = os.wait4(proc.pid, 0)
+        proc = subprocess.run([sys.executable, "-S", "-c", LAUNCHER.replace("{MARK}", MARK), *cmd],
+                              stdout=out, stderr=err, env=env, cwd=cwd, text=True)
         wall = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
+        errors = err.read()
         if proc.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n{err.read()[-2000:]}")
-        return Measured(wall, usage.ru_maxrss / 1024, out.read())
+            raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n{errors[-2000:]}")
+        peak_kb = int(errors.rsplit(MARK, 1)[1].split()[0])
+        return Measured(wall, peak_kb / 1024, out.read())
 
 
 def median(xs: list[float]) -> float:

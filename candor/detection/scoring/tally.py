@@ -21,7 +21,8 @@ What is counted (definitions: :mod:`candor.detection.scoring.metrics`):
   it, ``-inf`` when none) in grid cell ``j``, that is with exactly ``j`` thresholds of the curve
   grid at or below it. "Score >= threshold ``t_j``" is "cell > ``j``", so the curves are exact
   suffix sums whatever the scores, with no sort; ``labels[c]``: non-crowd labels of class ``c``.
-- ``matrix``: the confusion matrix (:func:`~candor.detection.scoring.metrics.confusion`).
+- ``matrix``: the confusion matrix (:func:`~candor.detection.scoring.metrics.confusion`), when
+  asked for (it matches every frame's FPs with its FNs: work a metrics block alone does not need).
 """
 from __future__ import annotations
 
@@ -79,18 +80,19 @@ class Tally:
     frames: np.ndarray
     hist: np.ndarray
     labels: np.ndarray
-    matrix: np.ndarray
+    matrix: np.ndarray | None
 
     @classmethod
     def empty(cls, groups: FrameGroups, *, classes: tuple[str, ...], band_edges: tuple[float, ...] | list[float],
-              thresholds: np.ndarray) -> Tally:
-        """Zero counts for ``groups``, ``classes``, the bands of ``band_edges`` and the curve grid ``thresholds``."""
+              thresholds: np.ndarray, matrix: bool = True) -> Tally:
+        """Zero counts for ``groups``, ``classes``, the bands of ``band_edges`` and the curve grid
+        ``thresholds``; the confusion matrix only with ``matrix``."""
         n_g, n_c, n_b, n_t = len(groups.split), len(classes), len(band_names(band_edges)), len(thresholds)
         return cls(groups=groups, classes=tuple(classes), band_edges=tuple(band_edges),
                    thresholds=np.asarray(thresholds, dtype=np.float64),
                    counts=np.zeros((n_g, n_c, n_b, len(KINDS)), np.int64), frames=np.zeros(n_g, np.int64),
                    hist=np.zeros((3, n_c, n_t + 1), np.int64), labels=np.zeros(n_c, np.int64),
-                   matrix=np.zeros((n_c + 1, n_c + 1), np.int64))
+                   matrix=np.zeros((n_c + 1, n_c + 1), np.int64) if matrix else None)
 
     def add(self, s: Scored, op: OperatingPoint, *, wrong: np.ndarray, of_frame: np.ndarray) -> None:
         """Add the counts of one chunk: ``s`` and ``op`` on a scene of whole frames, ``wrong``
@@ -119,7 +121,8 @@ class Tally:
             cell = np.searchsorted(self.thresholds, score[sel], side="right")
             self.hist[k] += np.bincount(c[sel] * n_t + cell, minlength=n_c * n_t).reshape(n_c, n_t)
         self.labels += np.bincount(sc.label_class[counted_lab], minlength=n_c)
-        self.matrix += confusion(s, op)
+        if self.matrix is not None:
+            self.matrix += confusion(s, op)
 
     def block(self, *, splits: tuple[str, ...] | None, min_support: int, critical: list[str]) -> dict:
         """The metrics block of the frames of ``splits`` (None: every frame):
@@ -182,6 +185,6 @@ def summarize(s: Scored, op: OperatingPoint, *, frame_mask: np.ndarray, min_supp
     if wrong is None:
         wrong = wrong_targets(s, op, classes=[sc.classes.index(c) for c in critical])
     tally = Tally.empty(frame_groups(sc, frame_mask=frame_mask), classes=sc.classes, band_edges=band_edges,
-                        thresholds=np.zeros(0))
+                        thresholds=np.zeros(0), matrix=False)
     tally.add(s, op, wrong=wrong, of_frame=tally.groups.of_frame)
     return tally.block(splits=None, min_support=min_support, critical=critical)
