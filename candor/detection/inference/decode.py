@@ -109,10 +109,14 @@ def decode(output: np.ndarray, *, layout: Layout, num_classes: int, floor: float
     if cls_scores.shape[0] == 0:
         best = np.zeros(fields.shape[1], dtype=np.int64)
         score = np.zeros(fields.shape[1], dtype=np.float64)
+        keep = np.flatnonzero(score >= floor)
+        best, score = best[keep], score[keep]
     else:
-        best = np.argmax(cls_scores, axis=0)
-        score = np.take_along_axis(cls_scores, best[None], axis=0)[0].astype(np.float64)
-    keep = np.flatnonzero(score >= floor)
+        # the best score per anchor is the column maximum (a fast row-wise reduction); the argmax (the
+        # class, ties to the lower index) is needed only for the anchors that pass the floor
+        top = cls_scores.max(axis=0).astype(np.float64)
+        keep = np.flatnonzero(top >= floor)
+        best, score = np.argmax(cls_scores[:, keep], axis=0).astype(np.int64), top[keep]
     cx, cy, w, h = fields[:4, keep].astype(np.float64)
     boxes = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1) if len(keep) else np.zeros((0, 4))
-    return Candidates(boxes=boxes, scores=score[keep], classes=best[keep].astype(np.int64))
+    return Candidates(boxes=boxes, scores=score, classes=best)
