@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 import msgspec
 import numpy as np
@@ -162,9 +162,8 @@ LINE_HEAD = re.compile(r'^\{"frame":"((?:[^"\\]|\\.)*)","width":([0-9]+),"height
 BAD_LINE = '{"frame", "width", "height", "boxes": [[x1, y1, x2, y2, score, class]]}'
 
 
-def _scan(path: Path, *, keep_frames: set[str] | None) -> tuple[dict, Iterator[tuple[str, int, str]]]:
-    """The file's header, and its frame lines ``(frame id, line number, line)``; lines of frames not
-    in ``keep_frames`` are skipped after reading only the frame id of their fixed prefix."""
+def _open(path: Path) -> tuple[dict, IO[str]]:
+    """The file's checked header, and the file open at its first frame line."""
     try:
         fh = open(path, encoding="utf-8")
     except FileNotFoundError:
@@ -176,20 +175,23 @@ def _scan(path: Path, *, keep_frames: set[str] | None) -> tuple[dict, Iterator[t
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         fh.close()
         raise fail(f"{path}:1", "not a candor detections file", expected=f"a header with format {FORMAT}")
+    return header, fh
 
-    def lines() -> Iterator[tuple[str, int, str]]:
-        with fh:
-            try:
-                for lineno, line in enumerate(fh, start=2):
-                    head = FRAME_PREFIX.match(line)
-                    if head is None:
-                        raise fail(f"{path}:{lineno}", "bad frame line", expected=BAD_LINE)
-                    frame = json.loads(f'"{head.group(1)}"')
-                    if keep_frames is None or frame in keep_frames:
-                        yield frame, lineno, line
-            except UnicodeDecodeError as err:
-                raise fail(str(path), f"not UTF-8 text ({err.reason} at byte {err.start} of a read block)") from None
-    return header, lines()
+
+def _frame_lines(path: Path, fh: IO[str], *, keep_frames: set[str] | None) -> Iterator[tuple[str, int, str]]:
+    """The frame lines of ``fh`` (:func:`_open`) as ``(frame id, line number, line)``, then closes it;
+    lines of frames not in ``keep_frames`` are skipped after reading only the frame id of their fixed prefix."""
+    with fh:
+        try:
+            for lineno, line in enumerate(fh, start=2):
+                head = FRAME_PREFIX.match(line)
+                if head is None:
+                    raise fail(f"{path}:{lineno}", "bad frame line", expected=BAD_LINE)
+                frame = json.loads(f'"{head.group(1)}"')
+                if keep_frames is None or frame in keep_frames:
+                    yield frame, lineno, line
+        except UnicodeDecodeError as err:
+            raise fail(str(path), f"not UTF-8 text ({err.reason} at byte {err.start} of a read block)") from None
 
 
 def _parse_line(line: str, *, where: str) -> tuple[str, tuple[int, int], list]:
@@ -205,10 +207,10 @@ def read_index(path: Path, *, keep_frames: set[str] | None = None) -> RawDetecti
     """The header, frames and sizes of a detections file, without its boxes (the arrays are empty):
     what the ground truth and the scene are built from before the boxes are streamed
     (:func:`iter_chunks`). A frame listed twice is an input error naming its line."""
-    header, lines = _scan(path, keep_frames=keep_frames)
+    header, fh = _open(path)
     sizes: dict[str, tuple[int, int]] = {}
     frames: list[str] = []
-    for frame, lineno, line in lines:
+    for frame, lineno, line in _frame_lines(path, fh, keep_frames=keep_frames):
         where = f"{path}:{lineno}"
         head = LINE_HEAD.match(line)
         size = (int(head.group(2)), int(head.group(3))) if head else _parse_line(line, where=where)[1]
@@ -247,12 +249,12 @@ def iter_chunks(path: Path, *, keep_frames: set[str] | None = None,
     """The detections file in chunks of whole frames, in file order, about ``max_boxes`` boxes
     each (a frame with more is one chunk): each a :class:`RawDetections` of its own frames only
     (``frame`` indexes the chunk's ``frames``). Only one chunk's boxes are in memory at a time."""
-    header, lines = _scan(path, keep_frames=keep_frames)
+    header, fh = _open(path)
     frames: list[str] = []
     sizes: dict[str, tuple[int, int]] = {}
     rows: list[list] = []
     counts: list[int] = []
-    for _, lineno, line in lines:
+    for _, lineno, line in _frame_lines(path, fh, keep_frames=keep_frames):
         frame, size, boxes = _parse_line(line, where=f"{path}:{lineno}")
         frames.append(frame)
         sizes[frame] = size
@@ -290,8 +292,9 @@ def read_raw(path: Path, *, keep_frames: set[str] | None = None) -> RawDetection
         parts.append((len(frames), chunk))
         frames.extend(chunk.frames)
         sizes.update(chunk.sizes)
-    if header is None:
-        header = _scan(path, keep_frames=set())[0]
+    if header is None:       # no frame kept: the header alone
+        header, fh = _open(path)
+        fh.close()
     return RawDetections(header=header, frames=tuple(frames), sizes=sizes,
                          frame=np.concatenate([np.zeros(0, np.int64), *(c.frame + k for k, c in parts)]),
                          cls=np.concatenate([np.zeros(0, np.int64), *(c.cls for _, c in parts)]),

@@ -62,14 +62,16 @@ def sub_scene(scene: Scene, frames: np.ndarray, *, order: np.ndarray, start: np.
 
 def score_stream(inputs: SceneInputs, chunks: Iterable[RawDetections], *, thresholds: np.ndarray,
                  nms_iou: float | None, match_iou: float, critical: list[str], band_edges: list[float],
-                 grid: np.ndarray, where: str,
+                 grid: np.ndarray, where: str, matrix: bool = True,
                  served: Callable[[DetectionTable], None] | None = None) -> tuple[Tally, Outcomes]:
     """Score the chunks against ``inputs`` (:func:`~candor.detection.scoring.scene.build_scene`) at
-    per-class ``thresholds`` ``(C,)``; curves on ``grid``. Every frame of the scene must come in
-    exactly one chunk (else an input error naming ``where``: the detections changed while read)."""
+    per-class ``thresholds`` ``(C,)``; curves on ``grid``; the confusion matrix with ``matrix``. Every
+    frame of the scene must come in exactly one chunk (else an input error naming ``where``: the
+    detections changed while read)."""
     scene = inputs.scene
     n_frames = len(scene.frames)
-    tally = Tally.empty(frame_groups(scene), classes=scene.classes, band_edges=band_edges, thresholds=grid)
+    tally = Tally.empty(frame_groups(scene), classes=scene.classes, band_edges=band_edges, thresholds=grid,
+                        matrix=matrix)
     out = Outcomes(scene=scene, tp=np.zeros(n_frames, np.int64), fp=np.zeros(n_frames, np.int64),
                    fn=np.zeros(n_frames, np.int64), found=np.zeros(len(scene.label_frame), bool))
     position = {f: i for i, f in enumerate(scene.frames.tolist())}

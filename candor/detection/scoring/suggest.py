@@ -65,7 +65,7 @@ def suggest_thresholds(model: str, *, card: ModelCard, data: Path, detections: P
     default = float(thresholds.served(model)["default"])
     tally, _ = score_stream(inputs, iter_chunks(path, keep_frames=set(dev)), thresholds=current,
                             nms_iou=detector.nms_iou, match_iou=match.iou, critical=[], band_edges=[],
-                            grid=threshold_grid(detector.floor), where=str(path))
+                            grid=threshold_grid(detector.floor), where=str(path), matrix=False)
     cv = tally.curves()
     support = {c: int(((scene.label_class == i) & ~scene.label_crowd).sum()) for i, c in enumerate(scene.classes)}
     best = best_thresholds(cv, support=support, min_support=match.min_support, default=default)
