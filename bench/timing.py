@@ -1,7 +1,6 @@
 """Run a command as a child process and measure it: wall time and its own peak RSS (from wait4)."""
 from __future__ import annotations
 
-import os
 import statistics
 import subprocess
 import sys

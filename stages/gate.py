@@ -13,26 +13,20 @@ criterion and exits 1 when the gate failed (the command CI calls).
 from __future__ import annotations
 
 import argparse
-import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from candor.common.atomic import write_json
 from candor.common.tables import read_json
 from candor.common.errors import fail, run_main
 from candor.stats.gate import GateResult
-from candor.stats.gate_files import gate_from_files
+from candor.stats.gate_files import gate_from_files, write_gate
 from candor.stats.report import render_check
-
-log = logging.getLogger("candor.gate")
 
 
 def _run(args: argparse.Namespace) -> int:
     result = gate_from_files(params=args.params, outcomes=Path(args.outcomes), detection=Path(args.detection),
                              models=Path(args.models), latency=Path(args.latency) if args.latency else None)
-    write_json(args.out, result.as_json())
-    log.info("gate %s -> %s (%s)", "PASSED" if result.passed else "FAILED", args.out,
-             ", ".join(result.failed) or "all criteria met")
+    write_gate(result, args.out)
     return 0
 
 

@@ -39,7 +39,7 @@ from candor.common.errors import fail, run_main
 from candor.common.params import section
 from candor.detection.config import DetectorParams
 from candor.stats.collect import build_stats, read_inputs, read_metrics, references
-from candor.stats.gate_files import gate_from_files
+from candor.stats.gate_files import gate_from_files, write_gate
 from candor.stats.params import StatsParams
 from candor.stats.rates import mcnemar_p, min_k0, min_split, wilson
 from candor.stats.records import p6
@@ -70,9 +70,7 @@ def _run(args: argparse.Namespace) -> int:
     write_json(args.out, record)
     log.info("%d rates with intervals, %d paired metrics -> %s", len(stats.rates), len(stats.paired), args.out)
     if gate is not None:
-        write_json(args.gate, gate.as_json())
-        log.info("gate %s -> %s (%s)", "PASSED" if gate.passed else "FAILED", args.gate,
-                 ", ".join(gate.failed) or "all criteria met")
+        write_gate(gate, args.gate)
     if args.report:
         replace_dir_files(out.parent / "details", {name: body.encode() for name, body in details.items()}, clean=True)
         write_text(out, text)

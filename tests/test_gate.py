@@ -1,4 +1,4 @@
-"""candor/stats/gate.py (criteria by hand, gate.json round trip) and the gate stage (run / check)."""
+"""candor/stats/gate.py (criteria by hand, gate.json round trip) and the gate command (run / check)."""
 from __future__ import annotations
 
 import json

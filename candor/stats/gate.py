@@ -160,7 +160,7 @@ class GateResult:
                                  for n, c in doc["criteria"].items()},
                        per_class={n: ClassResult.from_json(c, where=f"{where}:per_class.{n}")
                                   for n, c in doc["per_class"].items()})
-        return decoded(where, "a gate result (written by the gate stage)", build)
+        return decoded(where, "a gate result (written by the stats stage)", build)
 
 
 @dataclass(frozen=True)

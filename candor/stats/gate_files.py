@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from candor.common.atomic import write_json
 from candor.common.errors import InputError, Problem
 from candor.common.params import section
 from candor.common.tables import read_json, read_text
@@ -75,3 +76,10 @@ def gate_from_files(*, params: str, outcomes: Path, detection: Path, models: Pat
     return evaluate_gate(frames=tables.get(TABLES[0]), labels=tables.get(TABLES[1]), wrong_targets=wrong,
                          latency_p95_ms=p95, params=gp, critical=mp.critical, min_support=mp.min_support,
                          confidence=sp.confidence)
+
+
+def write_gate(result: GateResult, path: str | Path) -> None:
+    """Write ``result`` (``gate.json``) to ``path`` and log its verdict."""
+    write_json(path, result.as_json())
+    log.info("gate %s -> %s (%s)", "PASSED" if result.passed else "FAILED", path,
+             ", ".join(result.failed) or "all criteria met")

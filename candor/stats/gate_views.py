@@ -1,4 +1,4 @@
-"""The keys of sections owned by other stages that the gate stage reads (``params.yaml``).
+"""The keys of sections owned by other stages that the gate reads (``params.yaml``).
 
 Read-only views: ``extra="ignore"`` (the rest of the section is its owner's), defaults are the
 owners' (:data:`candor.stats.rates.CONFIDENCE`, :data:`candor.detection.match_defaults.MIN_SUPPORT`).
