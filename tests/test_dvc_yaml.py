@@ -75,3 +75,16 @@ def test_package_inits_hold_no_code():
     for init in (ROOT / "candor").rglob("__init__.py"):
         body = ast.parse(init.read_text()).body
         assert all(isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) for n in body), init
+
+
+def test_lock_records_only_stages_of_the_pipeline():
+    """DVC never prunes ``dvc.lock``: a stage removed or renamed in dvc.yaml keeps its old entry,
+    which every later stage run parses and rewrites again. Every entry must name a stage DVC
+    builds from dvc.yaml (foreach expanded with params.yaml)."""
+    from dvc.repo import Repo
+
+    with Repo(str(ROOT)) as repo:
+        stages = {s.addressing for s in repo.index.stages if s.path == str(ROOT / "dvc.yaml")}
+    locked = set(yaml.safe_load((ROOT / "dvc.lock").read_text())["stages"])
+    assert locked - stages == set(), "stale dvc.lock entries: delete them"
+    assert stages - locked == set(), "stages never run: run `dvc repro`"
