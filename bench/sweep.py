@@ -30,15 +30,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from timing import measure, median  # noqa: E402
+from timing import bench_env, measure, median  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _env() -> dict[str, str]:
-    return dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-                DVC_NO_ANALYTICS="1", GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@localhost",
-                GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@localhost")
+    return bench_env(PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+                     DVC_NO_ANALYTICS="1", GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@localhost",
+                     GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@localhost")
 
 
 def _timed(cmd: list[str], cwd: Path) -> tuple[float, str]:

@@ -1,6 +1,7 @@
 """Run a command as a child process and measure it: wall time and its own peak RSS (from wait4)."""
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import sys
@@ -32,12 +33,22 @@ LAUNCHER = ("import os, sys\n"
 MARK = "candor-bench-peak-rss-kb"
 
 
+def bench_env(**extra: str) -> dict[str, str]:
+    """This process's environment as Python leaves it by default, plus ``extra``: without
+    ``PYTHONDONTWRITEBYTECODE``, so a measured command's own modules are compiled once and then
+    loaded from ``__pycache__`` (as the installed packages of candor and of the peers are), not
+    recompiled at every start because the shell running the bench happens to set it."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, **extra}
+
+
 def measure(cmd: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None) -> Measured:
-    """Run ``cmd`` once through :data:`LAUNCHER` (its own peak RSS, see there); fail on non-zero exit."""
+    """Run ``cmd`` once through :data:`LAUNCHER` (its own peak RSS, see there) in ``env`` (default
+    :func:`bench_env`); fail on non-zero exit."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         t0 = time.perf_counter()
         proc = subprocess.run([sys.executable, "-S", "-c", LAUNCHER.replace("{MARK}", MARK), *cmd],
-                              stdout=out, stderr=err, env=env, cwd=cwd, text=True)
+                              stdout=out, stderr=err, env=bench_env() if env is None else env, cwd=cwd, text=True)
         wall = time.perf_counter() - t0
         out.seek(0)
         err.seek(0)

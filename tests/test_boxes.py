@@ -6,7 +6,7 @@ import pytest
 
 from candor.detection.scoring.boxes import (
     box_area, box_iou, iter_group_pairs, key_chunks, nms, paired_crowd_iou, paired_iou, rank_order, stable_key_order,
-    within_group_ranks,
+    within_group_ranks, x_overlap_ends,
 )
 
 
@@ -71,6 +71,20 @@ def test_iter_group_pairs_all_pairs_and_chunks_keep_groups_whole():
     assert list(iter_group_pairs(np.array([], int), b)) == []
 
 
+def nms_reference(groups, boxes, scores, iou):
+    """The definition, box by box: visit each group by (score desc, index), keep a box unless a kept
+    one overlaps it with IoU > iou."""
+    keep = np.ones(len(boxes), bool)
+    for g in np.unique(groups):
+        alive = []
+        for i in sorted(np.flatnonzero(groups == g), key=lambda i: (-scores[i], i)):
+            if all(paired_iou(boxes[[i]], boxes[[j]])[0] <= iou for j in alive):
+                alive.append(i)
+            else:
+                keep[i] = False
+    return keep
+
+
 def test_nms_suppresses_duplicate_keeps_other_group():
     boxes = np.array([[0, 0, 10, 10], [0, 0, 10, 10.5], [0, 0, 10, 10], [50, 50, 60, 60]], float)
     scores = np.array([0.9, 0.8, 0.95, 0.3])
@@ -103,16 +117,7 @@ def test_nms_order_invariant_and_chunked_equals_whole():
     scores = np.round(rng.uniform(0, 1, n), 2)      # many ties
     groups = rng.integers(0, 7, n)
     keep = nms(groups, boxes, scores, iou=0.45)
-    # reference: plain greedy loop per group, same tie rule
-    ref = np.ones(n, bool)
-    for g in np.unique(groups):
-        idx = [i for i in sorted(np.flatnonzero(groups == g), key=lambda i: (-scores[i], i))]
-        alive = []
-        for i in idx:
-            if all(paired_iou(boxes[[i]], boxes[[j]])[0] <= 0.45 for j in alive):
-                alive.append(i)
-            else:
-                ref[i] = False
+    ref = nms_reference(groups, boxes, scores, 0.45)
     assert keep.tolist() == ref.tolist()
     assert nms(groups, boxes, scores, iou=0.45, max_pairs=50).tolist() == ref.tolist()
     perm = rng.permutation(n)   # shuffling the input permutes the result only (up to score ties)
@@ -121,6 +126,42 @@ def test_nms_order_invariant_and_chunked_equals_whole():
     k2 = nms(groups[perm], boxes[perm], untied[perm], iou=0.45)
     assert k2.tolist() == k1[perm].tolist()
     assert nms(np.zeros(0, int), np.zeros((0, 4)), np.zeros(0), iou=0.5).tolist() == []
+
+
+def test_x_overlap_ends_counts_keys_strictly_left_of_each_x2():
+    rng = np.random.default_rng(5)
+    g = np.sort(rng.integers(0, 6, 400))
+    x1 = np.round(rng.uniform(0, 50, 400))                 # many ties, and x2 == some x1 (touching)
+    x2 = x1 + np.round(rng.uniform(-3, 12, 400))            # some boxes with w <= 0
+    by_x = np.lexsort((x1, g))
+    g, x1, x2 = g[by_x], x1[by_x], x2[by_x]
+    rank, end = within_group_ranks(g)
+    ends = x_overlap_ends(x1, x2, np.arange(len(g)) - rank, end)
+    want = [int(np.sum((g < g[i]) | ((g == g[i]) & (x1 < x2[i])))) for i in range(len(g))]
+    assert ends.tolist() == want
+    assert x_overlap_ends(np.zeros(0), np.zeros(0), np.zeros(0, int), np.zeros(0, int)).tolist() == []
+
+
+@pytest.mark.parametrize("iou", [0.0, 0.3, 0.7, 1.0])
+def test_nms_matches_the_definition_on_dense_touching_and_degenerate_boxes(iou):
+    """Pairs are formed only where boxes overlap along x: touching edges (x1 == other's x2), boxes of
+    zero or negative width, equal x1 and dense groups must still give the definition's result."""
+    rng = np.random.default_rng(int(iou * 10) + 17)
+    n = 500
+    xy = np.round(rng.uniform(0, 60, (n, 2)))
+    wh = np.round(rng.uniform(-2, 15, (n, 2)))
+    boxes = np.hstack([xy, xy + wh])
+    scores = np.round(rng.uniform(0, 1, n), 1)
+    groups = rng.integers(0, 4, n)
+    assert nms(groups, boxes, scores, iou=iou).tolist() == nms_reference(groups, boxes, scores, iou).tolist()
+    assert nms(groups, boxes, scores, iou=iou, max_pairs=7).tolist() == nms_reference(groups, boxes, scores, iou).tolist()
+    touching = np.array([[0, 0, 10, 10], [10, 0, 20, 10], [5, 0, 5, 10]], float)   # IoU 0 with each other
+    assert nms(np.zeros(3, int), touching, np.array([0.9, 0.8, 0.7]), iou=iou).all()
+
+
+def test_nms_refuses_an_iou_outside_the_unit_interval():
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        nms(np.zeros(1, int), np.zeros((1, 4)), np.zeros(1), iou=-0.1)
 
 
 def test_rank_order_equals_stable_lexsort_and_group_ranks():

@@ -226,6 +226,30 @@ def iter_group_pairs(a_groups: np.ndarray, b_groups: np.ndarray, *,
         start = stop
 
 
+def x_overlap_ends(x1: np.ndarray, x2: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """For boxes in ``x1`` order within groups, each group at positions ``[start, end)`` (given per
+    box): each box's exclusive end of the boxes of its group whose ``x1`` is strictly left of its
+    ``x2`` (so the later ones among them overlap it along x; ``x1 == x2`` touches, no overlap).
+
+    Exact: a binary search per box within its group, all boxes at once (one vector step per
+    halving, so about log2 of the largest group's size steps).
+
+    >>> x_overlap_ends(np.array([0., 5, 9, 0]), np.array([6., 9, 12, 1]), np.array([0, 0, 0, 3]),
+    ...                np.array([3, 3, 3, 4])).tolist()
+    [2, 2, 3, 4]
+    """
+    x1, x2 = np.asarray(x1, dtype=np.float64), np.asarray(x2, dtype=np.float64)
+    lo, hi = np.array(start, dtype=np.int64), np.array(end, dtype=np.int64)
+    active = np.flatnonzero(lo < hi)
+    while len(active):                       # invariant: x1[:lo] < x2 <= x1[hi:] within the group
+        mid = (lo[active] + hi[active]) // 2
+        left = x1[mid] < x2[active]
+        lo[active[left]] = mid[left] + 1
+        hi[active[~left]] = mid[~left]
+        active = active[lo[active] < hi[active]]
+    return lo
+
+
 def nms(groups: np.ndarray, boxes: np.ndarray, scores: np.ndarray, *, iou: float,
         max_pairs: int = MAX_PAIRS) -> np.ndarray:
     """Greedy non-maximum suppression within each group; returns a keep mask ``(N,)``.
@@ -233,15 +257,20 @@ def nms(groups: np.ndarray, boxes: np.ndarray, scores: np.ndarray, *, iou: float
     Within a group, boxes are visited by the tie rule (score descending, then
     lower original index first); a visited box that is still kept suppresses
     every later box of its group whose IoU with it is **strictly greater** than
-    ``iou`` (torchvision's and Ultralytics' convention). Boxes of different
-    groups never suppress each other (pass ``image * C + class`` for the
+    ``iou`` (torchvision's and Ultralytics' convention; ``iou`` in ``[0, 1]``). Boxes of
+    different groups never suppress each other (pass ``image * C + class`` for the
     served same-class NMS). Empty input gives an empty mask. ``max_pairs``
     bounds memory, not the result.
 
-    Vectorised over groups: only pairs (earlier, later) of a group are formed;
-    step ``r`` applies the suppressions of every group's rank-``r`` box at once,
-    so the Python loop runs (at most) the size of the largest group.
+    Vectorised over groups: only pairs of a group that overlap along x are formed (any other
+    pair has IoU 0, which never exceeds ``iou``): with a group's boxes in ``x1`` order, a box and
+    each later one whose ``x1`` is strictly left of its ``x2`` (:func:`x_overlap_ends`), so
+    dense groups cost about their overlaps, not the square of their size. Step ``r`` applies the
+    suppressions of every group's rank-``r`` box at once, so the Python loop runs (at most) the
+    size of the largest group.
     """
+    if not 0.0 <= iou <= 1.0:
+        raise ValueError(f"nms iou must lie in [0, 1], got {iou!r}")
     boxes = as_boxes(boxes)
     n = len(boxes)
     keep = np.ones(n, dtype=bool)
@@ -252,8 +281,10 @@ def nms(groups: np.ndarray, boxes: np.ndarray, scores: np.ndarray, *, iou: float
     b = boxes[order]
     cols, area = [np.ascontiguousarray(b[:, k]) for k in range(4)], box_area(b)
     rank, end = within_group_ranks(g)
+    by_x = rank_order(g, -cols[0])            # the same groups, each in x1 order (positions in ``order``)
     pos = np.arange(n)
-    cnt = end - pos - 1                      # later boxes of the same group
+    ends = x_overlap_ends(cols[0][by_x], cols[2][by_x], pos - rank, end)    # groups: the same positions
+    cnt = np.maximum(ends - pos - 1, 0)                                     # in ``by_x`` order
     cum = np.cumsum(cnt)
     kept = np.ones(n, dtype=bool)
     start = 0
@@ -262,12 +293,13 @@ def nms(groups: np.ndarray, boxes: np.ndarray, scores: np.ndarray, *, iou: float
         stop = int(np.searchsorted(cum, base + max_pairs, side="right"))
         stop = max(stop, start + 1)
         if stop < n:
-            stop = int(end[stop - 1])        # whole groups per chunk
+            stop = int(end[stop - 1])        # whole groups per chunk (the same positions in both orders)
         c = cnt[start:stop]
         k = int(c.sum())
         if k:
-            ia = np.repeat(pos[start:stop], c)
-            ib = ia + 1 + (np.arange(k) - np.repeat(np.cumsum(c) - c, c))
+            xa = np.repeat(pos[start:stop], c)
+            xb = xa + 1 + (np.arange(k) - np.repeat(np.cumsum(c) - c, c))
+            ia, ib = np.minimum(by_x[xa], by_x[xb]), np.maximum(by_x[xa], by_x[xb])   # earlier rank first
             hit = column_iou([c[ia] for c in cols], [c[ib] for c in cols], area[ia], area[ib]) > iou
             ia, ib = ia[hit], ib[hit]
             if len(ia):
