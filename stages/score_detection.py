@@ -13,7 +13,10 @@ the card has a frozen evaluation, and ``counts``: the k of n behind every rate; 
 block has ``out_of_scope`` when the card maps the model onto a subset of the data's classes), the
 per-frame and per-label outcome tables of the set's models (``<outcomes>/detection-*.csv``), plot
 data under ``<plots>/<kind>/<set>/`` (rendered as PNGs by :mod:`stages.figures`, outside the
-pipeline), and the served detections as COCO results JSON (``<coco-out>/<model>.json``). Nothing is written unless every model scored. Definitions:
+pipeline), and the served detections as COCO results JSON (``<coco-out>/<model>.json``). Nothing is written unless every model scored.
+The models are scored side by side, one process per model up to the usable cores
+(:func:`candor.common.parallel.fork_map`; each streams its own COCO export): the outputs do not
+depend on how many run at once, and memory is each model's bounded peak times the models in flight. Definitions:
 :mod:`candor.detection.scoring.evaluation`, :mod:`candor.detection.scoring.metrics`.
 """
 from __future__ import annotations
@@ -25,6 +28,7 @@ from pathlib import Path
 
 from candor.common.atomic import JsonListWriter, atomic_open, replace_dir_files, write_json
 from candor.common.errors import run_main
+from candor.common.parallel import fork_map
 from candor.detection.frames import SPLITS
 from candor.detection.scoring.evaluation import (
     add_scoring_arguments, frame_rows, label_rows, ModelScore, read_params, score_model,
@@ -66,15 +70,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     outcomes = Path(args.outcomes or f"metrics/outcomes/{dset.name}")
     coco_out = Path(args.coco_out or f"build/coco-results/{dset.name}")
     with ExitStack() as files:
-        # each COCO export is streamed to a temporary file while its model is scored; the
-        # temporaries replace the outputs only when every model scored (else they are removed)
+        # each COCO export is streamed to a temporary file (opened here, before any worker forks)
+        # while its model is scored; the temporaries replace the outputs only when every model
+        # scored (else they are removed)
         coco = {m: JsonListWriter(files.enter_context(atomic_open(coco_out / f"{m}.json"))) for m in dset.models}
-        results = {m: score_model(m, data=data, models=Path(args.models), detections=detections,
-                                  detector=params.detector, match=params.match, thresholds=params.thresholds,
-                                  coco=coco[m].extend)
-                   for m in dset.models}
-        for writer in coco.values():
-            writer.close()
+
+        def score(model: str) -> ModelScore:
+            res = score_model(model, data=data, models=Path(args.models), detections=detections,
+                              detector=params.detector, match=params.match, thresholds=params.thresholds,
+                              coco=coco[model].extend)
+            coco[model].close()
+            coco[model].fh.flush()       # a worker's writes reach the shared file before it returns
+            return res
+
+        results = dict(zip(dset.models, fork_map(score, dset.models)))
         for model, res in results.items():
             write_json(metrics / f"{model}.json", res.metrics)
         scored = {m: res.outcomes for m, res in results.items()}

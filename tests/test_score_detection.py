@@ -354,3 +354,40 @@ def test_a_data_set_without_ground_truth_is_refused(repo, capsys):
     assert run_score() == 2
     err = capsys.readouterr().err
     assert "data/detector: no ground truth" in err and "coco.json" in err
+
+
+def two_models() -> None:
+    """The set scores ``tiny`` and ``twin`` (the same ONNX file, card and raw boxes)."""
+    Path("models/twin.yaml").write_text(Path("models/tiny.yaml").read_text())
+    raw = Path("build/detections/detector")
+    (raw / "twin.jsonl").write_text((raw / "tiny.jsonl").read_text())
+    Path("params.yaml").write_text(PARAMS.replace("sets: {detector: [tiny]}", "sets: {detector: [tiny, twin]}"))
+
+
+def test_models_scored_in_worker_processes_give_the_same_outputs(repo, monkeypatch):
+    """One process per model (forced to two even on one core): each model's outputs are the ones it
+    gets scored alone, and its streamed COCO export is whole."""
+    assert run_score() == 0
+    alone = {p: Path(p).read_bytes() for p in ("metrics/detection/detector/tiny.json",
+                                               "build/coco-results/detector/tiny.json")}
+    two_models()
+    monkeypatch.setattr("candor.common.parallel.usable_cores", lambda: 2)
+    assert run_score() == 0
+    for path, blob in alone.items():
+        assert Path(path).read_bytes() == blob
+        assert Path(path.replace("tiny", "twin")).read_bytes() == blob
+    assert sorted(p.name for p in Path("build/coco-results/detector").iterdir()) == ["tiny.json", "twin.json"]
+
+
+def test_an_error_in_a_worker_process_is_the_stage_error_and_nothing_is_written(repo, capsys, monkeypatch):
+    two_models()
+    raw = Path("build/detections/detector/twin.jsonl")        # the second model: scored by the worker
+    lines = raw.read_text().splitlines()
+    lines[1] = lines[1].replace('"boxes":[[', '"boxes":[[NaN,', 1)
+    raw.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr("candor.common.parallel.usable_cores", lambda: 2)
+    assert run_score() == 2
+    err = capsys.readouterr().err
+    assert "twin.jsonl: frame a: bad box row" in err
+    assert not Path("metrics/detection/detector").exists()
+    assert not Path("build/coco-results/detector").exists() or not any(Path("build/coco-results/detector").iterdir())

@@ -53,11 +53,20 @@ class InputError(Exception):
         self.hint = hint
         super().__init__(self.message)
 
+    def __reduce__(self):  # noqa: ANN204 - pickle protocol
+        """Pickled whole (its problems and hint), so an error raised in a worker process reaches
+        the stage as the same error."""
+        return _input_error, (self.problems, self.hint)
+
     @property
     def message(self) -> str:
         lines = [str(p) for p in self.problems]
         head = lines[0] if len(lines) == 1 else f"{len(lines)} problems:\n  " + "\n  ".join(lines)
         return head + (f"\nhint: {self.hint}" if self.hint else "")
+
+
+def _input_error(problems: list[Problem], hint: str | None) -> InputError:
+    return InputError(problems, hint=hint)
 
 
 def fail(where: str, what: str, *, expected: str | None = None, got: object = None,

@@ -223,22 +223,35 @@ def read_index(path: Path, *, keep_frames: set[str] | None = None) -> RawDetecti
                          boxes=np.zeros((0, 4)), score=np.zeros(0))
 
 
+def _frame_of_row(frames: list[str], counts: list[int], row: int) -> str:
+    """The frame holding box row ``row`` of a chunk (``counts`` rows per frame)."""
+    return frames[int(np.searchsorted(np.cumsum(counts), row, side="right"))]
+
+
 def _chunk(path: Path, header: dict, frames: list[str], sizes: dict[str, tuple[int, int]], rows: list[list],
            counts: list[int]) -> RawDetections:
-    """One chunk's arrays from its frames' box rows (``counts`` rows per frame), checked."""
+    """One chunk's arrays from its frames' box rows (``counts`` rows per frame), checked; a bad row
+    is an input error naming its frame."""
     try:
         arr = np.array(rows, dtype=np.float64).reshape(-1, 6) if rows else np.zeros((0, 6))
     except (ValueError, TypeError):
-        raise fail(str(path), "bad box rows in frames " + ", ".join(frames[:3]),
-                   expected="[x1, y1, x2, y2, score, class] numbers") from None
-    if not np.isfinite(arr).all():
-        raise fail(str(path), "a box row holds NaN or infinity in frames " + ", ".join(frames[:3]),
-                   expected="finite numbers")
+        bad = next(r for r, row in enumerate(rows)
+                   if not (isinstance(row, list) and len(row) == 6 and all(
+                       isinstance(v, (int, float)) and not isinstance(v, bool) for v in row)))
+        raise fail(f"{path}: frame {_frame_of_row(frames, counts, bad)}", "bad box row",
+                   expected="[x1, y1, x2, y2, score, class] numbers", got=rows[bad]) from None
+    finite = np.isfinite(arr).all(axis=1)
+    if not finite.all():
+        bad = int(np.argmin(finite))
+        raise fail(f"{path}: frame {_frame_of_row(frames, counts, bad)}", "a box row holds NaN or infinity",
+                   expected="finite numbers", got=rows[bad])
     n_cls = len(header.get("classes", []))
     cls = arr[:, 5].astype(np.int64)
-    if len(cls) and (cls.min() < 0 or cls.max() >= n_cls):
-        raise fail(str(path), "class index out of range of the header's classes", expected=f"0..{n_cls - 1}",
-                   got=int(cls.max() if cls.max() >= n_cls else cls.min()))
+    out = (cls < 0) | (cls >= n_cls)
+    if out.any():
+        bad = int(np.argmax(out))
+        raise fail(f"{path}: frame {_frame_of_row(frames, counts, bad)}",
+                   "class index out of range of the header's classes", expected=f"0..{n_cls - 1}", got=int(cls[bad]))
     return RawDetections(header=header, frames=tuple(frames), sizes=sizes,
                          frame=np.repeat(np.arange(len(frames), dtype=np.int64), counts),
                          cls=cls, boxes=arr[:, :4], score=arr[:, 4])
