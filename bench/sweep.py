@@ -78,7 +78,7 @@ def copy_commands(clone: Path, stages: list[str], snapshot: Path) -> None:
         outs = [o if isinstance(o, str) else next(iter(o)) for o in body.get("outs", []) + body.get("metrics", [])]
         steps = [f"mkdir -p $(dirname {shlex.quote(o)}) && cp -R {shlex.quote(str(snapshot / o))} {shlex.quote(o)}"
                  for o in outs]
-        first = outs[0] if not outs[0].endswith("}") and "." in Path(outs[0]).name else f"{outs[0]}/params.yaml"
+        first = outs[0] if (snapshot / outs[0]).is_file() else f"{outs[0]}/params.yaml"   # a file, or a folder
         body["cmd"] = " && ".join(steps + [f"cat params.yaml >> {shlex.quote(first)}"])
     (clone / "dvc.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
     _timed(["dvc", "repro"], clone)

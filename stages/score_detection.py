@@ -79,8 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             res = score_model(model, data=data, models=Path(args.models), detections=detections,
                               detector=params.detector, match=params.match, thresholds=params.thresholds,
                               coco=coco[model].extend)
-            coco[model].close()
-            coco[model].fh.flush()       # a worker's writes reach the shared file before it returns
+            coco[model].close()          # flushed: a worker's writes reach the shared file before it returns
             return res
 
         results = dict(zip(dset.models, fork_map(score, dset.models)))

@@ -96,8 +96,10 @@ class JsonListWriter:
             self.empty = False
 
     def close(self) -> None:
-        """End the list (and the file's text: a trailing newline)."""
+        """End the list (and the file's text: a trailing newline) and flush it to the file, so the
+        text is there even when the writer was used in a forked worker process."""
         self.fh.write("[]\n" if self.empty else "\n]\n")
+        self.fh.flush()
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> None:

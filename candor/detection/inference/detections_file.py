@@ -235,9 +235,9 @@ def _chunk(path: Path, header: dict, frames: list[str], sizes: dict[str, tuple[i
     try:
         arr = np.array(rows, dtype=np.float64).reshape(-1, 6) if rows else np.zeros((0, 6))
     except (ValueError, TypeError):
-        bad = next(r for r, row in enumerate(rows)
-                   if not (isinstance(row, list) and len(row) == 6 and all(
-                       isinstance(v, (int, float)) and not isinstance(v, bool) for v in row)))
+        bad = next((r for r, row in enumerate(rows)
+                    if not (isinstance(row, list) and len(row) == 6 and all(
+                        isinstance(v, (int, float)) and not isinstance(v, bool) for v in row))), 0)
         raise fail(f"{path}: frame {_frame_of_row(frames, counts, bad)}", "bad box row",
                    expected="[x1, y1, x2, y2, score, class] numbers", got=rows[bad]) from None
     finite = np.isfinite(arr).all(axis=1)
