@@ -8,9 +8,11 @@ on disk). Nothing is rerun: the committed per-case outcome tables under ``--outc
 ``metrics/outcomes``; the detection tables of every set folder found there) of both sides are read, validated, reduced to paired units and compared
 per metric and candidate (:mod:`candor.stats.compare`; A = ``REV_A``, B = ``REV_B``). Verdicts:
 ``B better``, ``B worse`` (p <= alpha, from params ``stats.alpha`` unless ``--alpha``; within a
-family of tests such as the per-class table, the Holm-adjusted p), or ``no detectable difference
-(could not have seen less than ...)``. Per-frame false-positive counts (the paired precision) are
-compared by the exact sign test.
+family of tests such as the per-class table, the Holm-adjusted p), or ``no detectable difference``
+with what the bench could have seen. Every test is the exact sign-flip test over the clusters
+params ``stats.cluster`` declares (frames, sessions, cases); per-frame false-positive counts
+(the paired precision) are compared the same way. Only what changed is listed, most changed
+first; ``--all`` lists the unchanged rows too.
 
 Nothing is dropped silently: cases present in one revision only are counted and listed, and a
 table, metric or candidate present on one side only is reported as such. Output: a plain table
@@ -27,11 +29,11 @@ from pathlib import Path
 from candor.common.atomic import dumps_json, write_text
 from candor.common.errors import fail, run_main
 from candor.common.params import section
-from candor.stats.compare import compare_count_units, compare_units, render_markdown, render_text
+from candor.stats.compare import compare_units, render_markdown, render_text
 from candor.stats.outcomes import parse_tables, table_paths
 from candor.stats.params import StatsParams
 from candor.stats.revisions import WORKSPACE, folders_at, read_at, resolve_revision
-from candor.stats.units import count_units_from_tables, units_from_tables
+from candor.stats.units import units_from_tables
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--markdown", action="store_true", help="a Markdown table for a review comment")
     fmt.add_argument("--json", action="store_true", help="JSON for machines")
     ap.add_argument("--out", help="write the report here instead of stdout")
+    ap.add_argument("--all", action="store_true", help="also list the rows that did not change")
     ap.add_argument("--outcomes", default="metrics/outcomes", help="outcome tables, relative to the repo")
     ap.add_argument("--repo", default=".", help="repository root (default: current folder)")
     ap.add_argument("--params", default="params.yaml", help="params file for stats.alpha / confidence")
@@ -67,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     revs = [resolve_revision(rev, repo=repo) for rev in (args.rev_a, args.rev_b)]
     absent: list[str] = []
-    units, count_units = [], []
+    units = []
     root = args.outcomes.rstrip("/")
     sets = sorted({d for rev in revs for d in folders_at(rev, root, repo=repo)})    # a set on one side only: absent
     paths = {name: f"{root}/{name}" for name in table_paths(sets)}
@@ -75,18 +78,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         texts = {name: read_at(rev, path, repo=repo) for name, path in paths.items()}
         absent += [f"{paths[name]} is absent in {label} ({rev})" for name, text in texts.items() if text is None]
         tables = parse_tables(texts, where=lambda name: f"{rev}:{paths[name]}")
-        units.append(units_from_tables(tables))
-        count_units.append(count_units_from_tables(tables))
+        units.append(units_from_tables(tables, clusters={d: params.cluster.detection_of(d) for d in sets}))
     rows = compare_units(units[0], units[1], alpha=alpha, confidence=confidence)
-    count_rows = compare_count_units(count_units[0], count_units[1], alpha=alpha)
     if args.json:
         text = dumps_json({"a": args.rev_a, "b": args.rev_b, "a_commit": revs[0], "b_commit": revs[1],
                            "alpha": alpha, "confidence": confidence, "absent": absent,
-                           "rows": [r.as_json() for r in rows], "count_rows": [r.as_json() for r in count_rows]})
+                           "rows": [r.as_json() for r in rows]})
     else:
         render = render_markdown if args.markdown else render_text
         text = render(rows, rev_a=args.rev_a, rev_b=args.rev_b, confidence=confidence, alpha=alpha, absent=absent,
-                      count_rows=count_rows)
+                      everything=args.all)
     if args.out:
         write_text(args.out, text)
     else:

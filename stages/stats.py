@@ -1,5 +1,6 @@
-"""stats stage: Wilson intervals on every counted rate, exact McNemar per candidate vs reference,
-then the release gate and what a reviewer reads (one process: they always rerun together).
+"""stats stage: intervals over independent clusters on every counted rate, the exact sign-flip
+test per candidate vs reference, then the release gate and what a reviewer reads (one process:
+they always rerun together).
 
     python -m stages.stats run --outcomes metrics/outcomes --metrics metrics/identification.json \\
         metrics/fields metrics/detection metrics/valuation.json --out metrics/stats.json \\
@@ -7,8 +8,12 @@ then the release gate and what a reviewer reads (one process: they always rerun 
         [--report plots/report/report.md --headline metrics/headline.json --forest plots/figures]
     python -m stages.stats wilson K N [--confidence 0.95]     # prints JSON
     python -m stages.stats mcnemar B C [--alpha 0.05]         # prints JSON
+    python -m stages.stats plan --discordance D (--improvement X | --units N) [--alpha --power]
 
-``run`` reads params ``stats`` (``confidence``, ``alpha``, ``reference.lots``) and
+``plan`` is the exact power of the paired test (:mod:`candor.stats.power`): the independent units
+needed to detect an improvement at a discordance, or the least improvement ``--units`` detect.
+
+``run`` reads params ``stats`` (``confidence``, ``alpha``, ``reference.lots``, ``cluster``) and
 ``detector.sets`` (each set's detection tables are in ``<outcomes>/<set>/``; its reference is its
 first model), the outcome tables under ``--outcomes`` and the ``counts`` block of
 every metrics file given, and writes ``--out`` (shape: :mod:`candor.stats.stats_file`; what goes
@@ -41,6 +46,7 @@ from candor.detection.config import DetectorParams
 from candor.stats.collect import build_stats, read_inputs, read_metrics, references
 from candor.stats.gate_files import gate_from_files, write_gate
 from candor.stats.params import StatsParams
+from candor.stats.power import detectable, pairs_needed
 from candor.stats.rates import mcnemar_p, min_k0, min_split, wilson
 from candor.stats.records import p6
 from candor.stats.report import review
@@ -79,7 +85,27 @@ def _run(args: argparse.Namespace) -> int:
         log.info("report -> %s (+ %d detail files)", out, len(details))
     for metric, comp in stats.paired.items():
         for cand, c in comp.candidates.items():
-            print(f"{metric:<48} {comp.reference} vs {cand}: {c.a_only}-{c.b_only} p={c.p:.3g}  {c.explanation}")
+            print(f"{metric:<48} {comp.reference} vs {cand}: {c.explanation}")
+    return 0
+
+
+def _plan(args: argparse.Namespace) -> int:
+    d, alpha, power = args.discordance, args.alpha, args.power
+    for name, v in (("--discordance", d), ("--alpha", alpha), ("--power", power)):
+        if not 0 < v < 1:
+            raise fail(name, "must be strictly between 0 and 1", got=v)
+    if args.units is not None:
+        if not 0 < args.units < MAX_COUNT:
+            raise fail("--units", "must be a positive number of independent pairs", got=args.units)
+        x = detectable(args.units, d, alpha=alpha, power=power)
+        print(dumps_json({"units": args.units, "discordance": d, "alpha": alpha, "power": power,
+                          "detectable_improvement": x}), end="")
+        return 0
+    if args.improvement is None or not 0 < args.improvement <= d:
+        raise fail("--improvement", "give --units N, or an improvement in (0, discordance]", got=args.improvement)
+    n = pairs_needed(d, args.improvement, alpha=alpha, power=power)
+    print(dumps_json({"improvement": args.improvement, "discordance": d, "alpha": alpha, "power": power,
+                      "units_needed": n}), end="")
     return 0
 
 
@@ -140,6 +166,15 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("c", type=int, metavar="C")
     m.add_argument("--alpha", type=float, default=0.05)
     m.set_defaults(func=_mcnemar)
+    pl = sub.add_parser("plan", help="exact power of the paired test: units needed for an improvement, or the "
+                                     "improvement N units detect (JSON)")
+    pl.add_argument("--discordance", type=float, required=True,
+                    help="share of units where the two sides disagree (a_only + b_only) / n, e.g. 0.19")
+    pl.add_argument("--improvement", type=float, help="B's rate minus A's to detect (e.g. 0.05 = 5 pp)")
+    pl.add_argument("--units", type=int, help="independent units (lots; or effective frames) on the bench")
+    pl.add_argument("--alpha", type=float, default=0.05)
+    pl.add_argument("--power", type=float, default=0.8)
+    pl.set_defaults(func=_plan)
     return ap
 
 

@@ -94,10 +94,11 @@ def print_report(rep: dict, *, tol: Tolerance) -> None:
         print(f"    {r['canonical']} -> {r['fresh']}")
 
 
-def verify_model(model: str, *, data: Path, canonical: Path, args: argparse.Namespace, tol: Tolerance) -> dict:
+def verify_model(model: str, *, set_name: str, data: Path, canonical: Path, args: argparse.Namespace,
+                 tol: Tolerance) -> dict:
     """Rerun one model on the set's ``data``, compare its boxes and scored results with the canonical
     file in ``canonical`` (the fresh boxes stay in memory)."""
-    det, match, thresholds = read_params(args.params)
+    det, match, thresholds, cluster = read_params(args.params)
     info, images, loaded = open_inputs(model=model, models=args.models, data=data, verified=args.verified,
                                        providers=det.providers)
     head, boxes = header(loaded, floor=det.floor), list(iter_frames(loaded, info.frames, images, floor=det.floor))
@@ -108,7 +109,7 @@ def verify_model(model: str, *, data: Path, canonical: Path, args: argparse.Name
     if not cmp.ok:
         return model_report(cmp, crossings=[], scored={"metrics": [], "frames": [], "labels": []})
     runs = {name: score_raw(model, raw, where=where, data=data, models=args.models, detector=det,
-                            match=match, thresholds=thresholds)
+                            match=match, thresholds=thresholds, cluster=cluster.detection_of(set_name))
             for name, raw, where in (("canonical", canonical, str(canonical_path)), ("fresh", fresh, "re-inference"))}
     served, cmap = runs["canonical"].figure.thresholds, loaded.card.class_map or {}   # by scored (data) class
     thr = np.array([served[cmap.get(c, c)] for c in canonical.header["classes"]])
@@ -134,7 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     det = section(DetectorParams, "detector", path=args.params)
     reports = []
     for dset, data, canonical in chosen_sets(args, det, where=args.params):
-        reports += [{"set": dset.name, **verify_model(m, data=data, canonical=canonical, args=args, tol=tol)}
+        reports += [{"set": dset.name, **verify_model(m, set_name=dset.name, data=data, canonical=canonical,
+                                                         args=args, tol=tol)}
                     for m in dset.models]
     for rep in reports:
         print_report(rep, tol=tol)

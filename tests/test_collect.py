@@ -100,7 +100,8 @@ def test_detection_sets_are_separate_tracks_each_with_its_reference():
     }
     paired = paired_stats(units_from_tables(tables), references("prompt-a", {"demo": ["m1", "m2"], "birds": ["y8", "m1"]}),
                           alpha=0.05, confidence=0.95)
-    assert sorted(paired) == ["detection.birds.test.frame_error_free", "detection.demo.test.frame_error_free"]
+    assert sorted(paired) == ["detection.birds.test.false_positives", "detection.birds.test.frame_error_free",
+                              "detection.demo.test.false_positives", "detection.demo.test.frame_error_free"]
     demo, birds = paired["detection.demo.test.frame_error_free"], paired["detection.birds.test.frame_error_free"]
     assert (demo.reference, list(demo.candidates)) == ("m1", ["m2"])       # frame f1 of demo is not f1 of birds
     assert (birds.reference, list(birds.candidates)) == ("y8", ["m1"])

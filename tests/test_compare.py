@@ -60,7 +60,9 @@ def test_compare_two_commits_json(repo, capsys):
     assert hit["a"]["unit"] == "lot"
     assert hit["p"] == pytest.approx(0.125, abs=1e-6)  # 2 * (1 + 7) / 128
     assert hit["verdict"] == "no detectable difference"
-    assert hit["explanation"].startswith("no detectable difference (could not have seen less than a 6-0 split")
+    assert hit["explanation"].startswith("no detectable difference: B - A = +0.625 [")
+    assert hit["explanation"].endswith("1-6 lots; p = 0.125 (not distinguishable from noise; the smallest split that "
+                                       "could reach alpha is 6-0 of 8 lots)")
     assert hit["only_in_a"] == ["L9"] and hit["only_in_b"] == ["L10"]
     only_b = rows[("detection.demo.test.frame_error_free", "demo-v1")]
     assert (only_b["status"], only_b["paired"]) == ("only in B", None)
@@ -90,13 +92,31 @@ def test_compare_markdown_and_text(repo, capsys, tmp_path):
     target = tmp_path / "review.md"
     assert main(["HEAD~1", "HEAD", "--repo", str(repo), "--markdown", "--out", str(target)]) == 0
     md = target.read_text()
-    assert "| metric | candidate | A | B | A only | B only | p | verdict | unpaired |" in md
-    assert "| identification.hit | prompt-a | 2/8 = 0.250 [" in md
+    assert "| metric | candidate | B - A [interval] | A | B | split | p | verdict | unpaired |" in md
+    assert "| identification.hit | prompt-a | B - A = +0.625 [" in md and "| 2/8 = 0.250 [" in md
     assert "1 only in A: L9; 1 only in B: L10" in md
     assert main(["HEAD~1", "HEAD", "--repo", str(repo)]) == 0
     text = capsys.readouterr().out
-    assert "discordant: A only 1, B only 6; p = 0.125" in text
+    assert "1-6 lots; p = 0.125" in text
     assert "only in B: not compared" in text
+
+
+def test_reports_list_what_changed_most_changed_first_and_fold_the_rest():
+    from candor.stats.compare import render_text, shown
+    from candor.stats.units import PairedMetric
+
+    def side(flags):
+        return {"t": {m: PairedMetric("lot", {"x": {(str(i),): f for i, f in enumerate(v)}}) for m, v in flags.items()}}
+    a = side({"same": [True] * 6, "one": [True] * 6, "three": [True] * 6})
+    b = side({"same": [True] * 6, "one": [False] + [True] * 5, "three": [False] * 3 + [True] * 3})
+    rows = compare_units(a, b, alpha=0.05, confidence=0.95)
+    listed, folded = shown(rows)
+    assert [r.metric for r in listed] == ["three", "one"] and folded == 1
+    text = render_text(rows, rev_a="A", rev_b="B", confidence=0.95, alpha=0.05, absent=[])
+    assert text.index("three  [x]") < text.index("one  [x]") and "same  [x]" not in text
+    assert "1 unchanged row (every paired unit the same in A and B) not shown; --all lists them" in text
+    assert "same  [x]" in render_text(rows, rev_a="A", rev_b="B", confidence=0.95, alpha=0.05, absent=[],
+                                      everything=True)
 
 
 def test_compare_experiment_name(repo, capsys):
@@ -129,20 +149,21 @@ def test_compare_units_only_in_one_side():
     assert rows[0].paired.a_only == 1 and rows[1].paired is None
 
 
-def test_count_rows_compare_false_positives_per_frame_by_the_sign_test():
-    from candor.stats.compare import compare_count_units
-    from candor.stats.units import CountMetric
+def test_false_positives_per_frame_are_compared_by_the_same_test():
+    from candor.stats.units import PairedMetric
 
     def side(counts):
-        return {"detection.demo": {"detection.demo.test.false_positives": CountMetric(
-            "frame", {"m": {(f"f{i}",): c for i, c in enumerate(counts)}})}}
-    (row,) = compare_count_units(side([2, 2, 1, 3, 1, 1, 0]), side([0, 0, 0, 0, 0, 0, 0]), alpha=0.05)
-    assert (row.status, row.counts.a_fewer, row.counts.b_fewer, row.counts.verdict) == ("compared", 0, 6, "B better")
-    assert row.counts.p == pytest.approx(0.03125)
+        return {"detection.demo": {"detection.demo.test.false_positives": PairedMetric(
+            "frame", {"m": {(f"f{i}",): c for i, c in enumerate(counts)}}, kind="count", cluster="frame",
+            cluster_of={(f"f{i}",): f"f{i}" for i in range(len(counts))})}}
+    (row,) = compare_units(side([2, 2, 1, 3, 1, 1, 0]), side([0, 0, 0, 0, 0, 0, 0]), alpha=0.05, confidence=0.95)
+    p = row.paired
+    assert (row.status, p.kind, p.a_only, p.b_only, p.verdict) == ("compared", "count", 0, 6, "B better")
+    # d = (2, 2, 1, 3, 1, 1): the sign-flip test on the totals, by enumeration: 2 of 64 patterns reach |10|
+    assert p.p == pytest.approx(2 / 64)
 
 
 def test_a_per_class_row_reads_its_verdict_from_the_holm_adjusted_p():
-    from candor.stats.compare import compare_units
     from candor.stats.units import PairedMetric
 
     def side(found):
@@ -151,8 +172,8 @@ def test_a_per_class_row_reads_its_verdict_from_the_holm_adjusted_p():
     a = side({"deer": [False] * 7, "sheep": [True] * 7, "boar": [True] * 7})
     b = side({"deer": [True] * 7, "sheep": [True] * 7, "boar": [True] * 7})
     rows = {r.metric.split(".")[4]: r for r in compare_units(a, b, alpha=0.05, confidence=0.95)}
-    deer = rows["deer"]
-    assert deer.paired.verdict == "B better" and deer.paired.p == pytest.approx(0.015625)   # 7-0 alone
-    assert deer.p_holm == pytest.approx(0.046875)                                          # x 3 tests
-    assert deer.explanation.startswith("B better (Holm p = 0.04688")
-    assert rows["sheep"].p_holm == 1.0
+    deer = rows["deer"].paired
+    assert deer.verdict == "B better" and deer.p == pytest.approx(0.015625)   # 7-0 alone
+    assert deer.p_holm == pytest.approx(0.046875)                            # x 3 tests
+    assert "Holm p = 0.0469" in deer.explanation
+    assert rows["sheep"].paired.p_holm == 1.0

@@ -32,3 +32,36 @@ def test_a_bad_entry_names_file_and_key(entry):
 def test_a_count_beyond_2_53_or_not_an_integer_is_refused(n):
     with pytest.raises(InputError, match="m.json:counts.r"):
         read_counts({"counts": {"r": {"k": 1, "n": n, "unit": "lot"}}}, where="m.json")
+
+
+def test_cluster_sums_round_trip_and_a_mean():
+    from candor.common.counts import Clusters, clusters_of
+    c = Count(3, 5, "label", clusters_of([(2, 3), (1, 2), (0, 0)], name="frame"))
+    assert c.clusters == Clusters("frame", 2, 5, 8, 13)
+    doc = counts_block({"r": c, "m": Count(9, 2, "frame", clusters_of([(4, 1), (5, 1)], name="frame"),
+                                           estimate="mean")})
+    assert doc["r"] == {"k": 3, "n": 5, "unit": "label", "cluster": "frame", "clusters": 2, "sum_k2": 5,
+                        "sum_kn": 8, "sum_n2": 13}
+    assert doc["m"]["estimate"] == "mean"
+    assert read_counts({"counts": doc}, where="m.json") == {"r": c, "m": Count(9, 2, "frame", Clusters("frame", 2, 41, 9, 2),
+                                                                                estimate="mean")}
+
+
+@pytest.mark.parametrize("sums", [
+    {"clusters": 3},                      # more clusters than units
+    {"sum_k2": 2},                        # below k
+    {"sum_n2": 4},                        # below n
+    {"sum_kn": 14},                       # k_g > n_g somewhere
+    {"cluster": ""},
+])
+def test_cluster_sums_no_clustering_could_give_are_refused(sums):
+    entry = {"k": 3, "n": 5, "unit": "label", "cluster": "frame", "clusters": 2, "sum_k2": 5, "sum_kn": 8,
+             "sum_n2": 13} | sums
+    entry["n"] = 2 if "clusters" in sums else entry["n"]
+    with pytest.raises(InputError, match=r"m.json:counts.r: bad count"):
+        read_counts({"counts": {"r": entry}}, where="m.json")
+
+
+def test_a_mean_needs_its_cluster_sums():
+    with pytest.raises(ValueError):
+        Count(9, 2, "frame", estimate="mean")

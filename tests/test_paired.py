@@ -1,52 +1,118 @@
-"""candor/stats/paired.py: the paired comparison, by hand, and its one JSON shape."""
+"""candor/stats/paired.py: the one paired comparison, by hand, against McNemar, and its JSON shape."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 
 from candor.common.errors import InputError
-from candor.stats.paired import Paired, compare_paired, verdict
+from candor.stats.paired import Paired, compare_paired, verdict_of
+from candor.stats.rates import mcnemar_p, wilson
 
 
-@pytest.mark.parametrize("a_only,b_only,expected", [
-    (0, 6, "B better"), (6, 0, "B worse"), (0, 3, "no detectable difference"),
-    (1, 5, "no detectable difference"), (0, 0, "no detectable difference"), (2, 12, "B better"),
+@pytest.mark.parametrize("favour,p,expected", [
+    (1.0, 0.01, "B better"), (-0.5, 0.05, "B worse"), (1.0, 0.06, "no detectable difference"),
+    (0.0, 0.01, "no detectable difference"),
 ])
-def test_verdict(a_only, b_only, expected):
-    assert verdict(a_only, b_only, alpha=0.05) == expected
+def test_verdict_of(favour, p, expected):
+    assert verdict_of(favour, p, alpha=0.05) == expected
 
 
-def test_compare_paired_counts_and_only_in():
+def test_one_unit_per_cluster_is_exact_mcnemar_with_plain_wilson():
     a = {("l1",): True, ("l2",): True, ("l3",): False, ("l4",): False, ("l5",): True}
     b = {("l1",): True, ("l2",): False, ("l3",): True, ("l4",): False, ("l6",): True}
     r = compare_paired(a, b, unit="lot", alpha=0.05, confidence=0.95)
-    assert (r.n, r.a_only, r.b_only) == (4, 1, 1)
+    assert (r.n, r.a_only, r.b_only, r.clusters, r.cluster) == (4, 1, 1, 4, "lot")
     assert (r.a.k, r.b.k, r.a.unit) == (2, 2, "lot")
+    assert (r.a.lo, r.a.hi) == (wilson(2, 4).lo, wilson(2, 4).hi)
     assert r.p == 1.0
     assert r.only_in_a == ("l5",) and r.only_in_b == ("l6",)
-    assert r.min_k0 is None  # 4 cases can never reach 0.05
-    assert "even a 4-0 split" in r.explanation
+    assert r.min_k0 is None  # 4 lots can never reach 0.05
+    assert "even a 4-0 split of 4 lots" in r.explanation
 
 
-def test_compare_paired_explanation_names_what_could_be_seen():
-    a = {(f"l{i}",): True for i in range(17)}
-    b = dict(a) | {("l0",): False, ("l1",): False, ("l2",): False}
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.booleans()), min_size=1, max_size=60))
+def test_independent_units_match_statsmodels_exact_mcnemar(pairs):
+    a = {(str(i),): x for i, (x, _) in enumerate(pairs)}
+    b = {(str(i),): y for i, (_, y) in enumerate(pairs)}
     r = compare_paired(a, b, unit="lot", alpha=0.05, confidence=0.95)
-    assert (r.a_only, r.b_only, r.p) == (3, 0, 0.25)
-    assert r.explanation == ("no detectable difference (could not have seen less than a "
-                             "6-0 split: 6 of 17 cases, 35 percentage points)")
+    a_only = sum(x and not y for x, y in pairs)
+    b_only = sum(y and not x for x, y in pairs)
+    table = [[0, a_only], [b_only, 0]]
+    assert r.p == pytest.approx(sm_mcnemar(table, exact=True).pvalue, abs=1e-12)
+    assert r.p == mcnemar_p(a_only, b_only)        # the same function, so the lots outputs keep their bytes
 
 
+def test_clustered_labels_test_frames_not_labels():
+    # 7 labels only B found, in 5 frames: by labels a 0-7 split (p = 0.0156), by frames 0-5 (p = 0.0625)
+    a, b, of = {}, {}, {}
+    for f, n in (("f1", 3), ("f2", 1), ("f3", 1), ("f4", 1), ("f5", 1)):
+        for i in range(n):
+            a[(f, str(i))], b[(f, str(i))], of[(f, str(i))] = False, True, f
+    a[("f6", "0")], b[("f6", "0")], of[("f6", "0")] = True, True, "f6"
+    r = compare_paired(a, b, unit="label", alpha=0.05, confidence=0.95, cluster="frame", cluster_of=of)
+    assert (r.a_only, r.b_only, r.a_better, r.b_better, r.clusters) == (0, 7, 0, 5, 6)
+    assert r.p == 0.0625 and r.verdict == "no detectable difference"
+    assert r.split == "0-7 labels in 0-5 of 6 frames"
+    assert r.min_k0 == 6 and "6-0 of 6 frames" in r.explanation
+    assert r.diff == pytest.approx(7 / 8)
+
+
+def test_sign_flip_with_uneven_clusters_by_hand():
+    # frame f1: 2 labels only A found; f2: 1 only B: d = (-2, +1); |+-2 +-1| >= 1 for all 4 patterns
+    of = {("f1", "0"): "f1", ("f1", "1"): "f1", ("f2", "0"): "f2"}
+    a = {("f1", "0"): True, ("f1", "1"): True, ("f2", "0"): False}
+    b = {("f1", "0"): False, ("f1", "1"): False, ("f2", "0"): True}
+    r = compare_paired(a, b, unit="label", alpha=0.05, confidence=0.95, cluster="frame", cluster_of=of)
+    assert (r.a_only, r.b_only, r.a_better, r.b_better, r.p) == (2, 1, 1, 1, 1.0)
+
+
+def test_counts_fewer_is_better_and_a_mean_per_unit():
+    a = {("f1",): 3, ("f2",): 1, ("f3",): 0, ("f5",): 1}
+    b = {("f1",): 0, ("f2",): 1, ("f4",): 2, ("f5",): 0}
+    r = compare_paired(a, b, unit="frame", alpha=0.05, confidence=0.95, kind="count")
+    assert (r.n, r.a.k, r.b.k, r.a_only, r.b_only, r.b_better) == (3, 5, 1, 0, 2, 2)
+    assert r.a.estimate == "mean" and r.a.rate == pytest.approx(5 / 3)
+    assert r.diff == pytest.approx(-4 / 3) and r.favour_b > 0
+    # d = (3, 0, 1): patterns with |+-3 +-1| >= 4: 2 of 4
+    assert r.p == 0.5
+    assert r.only_in_a == ("f3",) and r.only_in_b == ("f4",)
+
+
+def test_no_discordance_interval_is_not_a_point():
+    a = {(str(i),): i % 2 == 0 for i in range(20)}
+    r = compare_paired(a, dict(a), unit="lot", alpha=0.05, confidence=0.95)
+    half = wilson(0, 20).hi
+    assert r.diff == 0 and (r.diff_lo, r.diff_hi) == (-half, half)
+    every = compare_paired({("x",): False, ("y",): False}, {("x",): True, ("y",): True}, unit="lot", alpha=0.05,
+                           confidence=0.95)
+    assert (every.diff, every.diff_lo, every.diff_hi) == (1.0, 1.0 - wilson(0, 2).hi, 1.0)   # clipped at 1
+
+
+def test_holm_adjusted_verdict_is_the_verdict():
+    a = {(str(i),): False for i in range(8)}
+    b = {(str(i),): True for i in range(8)}
+    r = compare_paired(a, b, unit="lot", alpha=0.05, confidence=0.95)
+    assert r.verdict == "B better"
+    adj = r.adjusted(0.2)
+    assert (adj.p, adj.p_holm, adj.verdict) == (r.p, 0.2, "no detectable difference")
+    assert "Holm p = 0.2" in adj.explanation
 
 
 def test_paired_json_is_one_shape_and_reads_back():
     a = {("f1", "0"): True, ("f1", "1"): True, ("f2", "0"): False}
     b = {("f1", "0"): False, ("f1", "1"): True, ("f2", "0"): True, ("f3", "0"): True}
-    r = compare_paired(a, b, unit="label", alpha=0.05, confidence=0.95)
+    r = compare_paired(a, b, unit="label", alpha=0.05, confidence=0.95, cluster="frame",
+                       cluster_of={c: c[0] for c in (*a, *b)})
     doc = r.as_json()
-    assert list(doc) == ["a", "b", "a_only", "b_only", "p", "alpha", "min_k0", "verdict", "explanation",
-                         "only_in_a", "only_in_b"]
+    assert list(doc) == ["kind", "unit", "cluster", "clusters", "n", "a", "b", "a_only", "b_only", "a_better",
+                         "b_better", "diff", "diff_lo", "diff_hi", "p", "p_holm", "alpha", "min_k0", "verdict",
+                         "explanation", "only_in_a", "only_in_b"]
     assert (doc["a_only"], doc["b_only"], doc["p"], doc["only_in_b"]) == (1, 1, 1.0, ["f3/0"])
-    assert (doc["a"]["k"], doc["a"]["n"], doc["a"]["unit"], doc["b"]["k"]) == (2, 3, "label", 2)
+    assert (doc["a"]["k"], doc["a"]["n"], doc["a"]["unit"], doc["a"]["cluster"], doc["b"]["k"]) == \
+        (2, 3, "label", "frame", 2)
     back = Paired.from_json(doc, where="s.json")
     assert back.as_json() == doc
     with pytest.raises(InputError, match="s.json: not a paired comparison"):

@@ -10,7 +10,8 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
 from candor.common.errors import InputError
-from candor.stats.rates import Rate, mcnemar_p, min_k0, min_split, wilson
+from candor.common.counts import Count, clusters_of
+from candor.stats.rates import Rate, interval, mcnemar_p, min_k0, min_split, ratio_variance, wilson
 
 
 def hand_mcnemar(b: int, c: int) -> float:
@@ -137,11 +138,14 @@ def test_mcnemar_by_hand():
 def test_rate_json_round_trip_and_unit():
     r = wilson(2, 3, unit="lot")
     doc = r.as_json()
-    assert list(doc) == ["k", "n", "unit", "rate", "lo", "hi"]
+    assert list(doc) == ["k", "n", "unit", "estimate", "cluster", "clusters", "deff", "rate", "lo", "hi"]
     assert (doc["k"], doc["n"], doc["unit"], doc["rate"]) == (2, 3, "lot", 0.666667)
+    assert (doc["cluster"], doc["clusters"], doc["deff"]) == ("lot", 3, 1.0)      # each lot its own cluster
     back = Rate.from_json(doc, where="x.json")
     assert (back.k, back.n, back.unit, back.rate, back.lo, back.hi) == (2, 3, "lot", 0.666667, doc["lo"], doc["hi"])
-    assert wilson(0, 0).as_json() == {"k": 0, "n": 0, "unit": "case", "rate": None, "lo": 0.0, "hi": 1.0}
+    assert back.as_json() == doc
+    assert wilson(0, 0).as_json() == {"k": 0, "n": 0, "unit": "case", "estimate": "rate", "cluster": "case",
+                                      "clusters": 0, "deff": 1.0, "rate": None, "lo": 0.0, "hi": 1.0}
     with pytest.raises(InputError, match="x.json: not a rate"):
         Rate.from_json({"k": 1, "n": 2}, where="x.json")
 
@@ -186,3 +190,64 @@ def test_scipy_special_forms_equal_scipy_stats_to_1e_12():
     for a, b in [(0, 1), (3, 0), (5, 1), (6, 0), (10, 10), (11, 10), (40, 70)] + [
             (int(x), int(y)) for x, y in rng.integers(0, 3000, size=(200, 2))]:
         assert abs(mcnemar_p(a, b) - min(1.0, binomtest(min(a, b), a + b, 0.5).pvalue if a + b else 1.0)) <= 1e-12
+
+
+def clustered(pairs: list[tuple[int, int]], unit: str = "label") -> Count:
+    return Count(sum(k for k, _ in pairs), sum(n for _, n in pairs), unit, clusters_of(pairs, name="frame"))
+
+
+def test_one_unit_per_cluster_is_the_plain_wilson_interval():
+    c = clustered([(1, 1)] * 15 + [(0, 1)] * 2)
+    r, plain = interval(c), wilson(15, 17)
+    assert (r.lo, r.hi, r.deff, r.clusters, r.cluster) == (plain.lo, plain.hi, 1.0, 17, "frame")
+
+
+def test_cluster_robust_variance_matches_statsmodels():
+    import numpy as np
+    import statsmodels.api as sm
+    pairs = [(3, 5), (0, 4), (7, 7), (1, 6), (2, 2), (4, 9), (0, 1)]
+    y = np.concatenate([[1] * k + [0] * (n - k) for k, n in pairs]).astype(float)
+    groups = np.concatenate([[g] * n for g, (_, n) in enumerate(pairs)])
+    fit = sm.OLS(y, np.ones_like(y)).fit(cov_type="cluster", cov_kwds={"groups": groups, "use_correction": False})
+    G = len(pairs)
+    c = clustered(pairs)
+    v = ratio_variance(c.k, c.n, g=G, sum_k2=c.clusters.sum_k2, sum_kn=c.clusters.sum_kn, sum_n2=c.clusters.sum_n2)
+    assert float(v) == pytest.approx(fit.bse[0] ** 2 * G / (G - 1), rel=1e-12)
+
+
+def test_clustered_interval_by_hand_and_invariants():
+    from scipy.stats import t as student
+    pairs = [(3, 5), (0, 4), (7, 7), (1, 6), (2, 2), (4, 9), (0, 1)]
+    c = clustered(pairs)
+    k, n, G = c.k, c.n, len(pairs)
+    r = k / n
+    var = G / (G - 1) * sum((kg - r * ng) ** 2 for kg, ng in pairs) / n ** 2
+    deff = max(1.0, var / (r * (1 - r) / n))
+    z, tq = 1.959963984540054, student.ppf(0.975, G - 1)
+    lo, hi = hand_wilson_real(r, n / deff * (z / tq) ** 2, z)
+    got = interval(c)
+    assert (got.lo, got.hi, got.deff) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12),
+                                           pytest.approx(deff, rel=1e-12))
+    assert got.lo <= r <= got.hi and got.hi - got.lo > wilson(k, n).hi - wilson(k, n).lo
+
+
+def hand_wilson_real(p: float, n: float, z: float) -> tuple[float, float]:
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def test_one_cluster_has_no_interval_and_a_mean_gets_a_t_interval():
+    one = interval(clustered([(3, 5)]))
+    assert one.rate == 0.6 and (one.lo, one.hi) == (None, None)
+    fps = [(4, 1), (0, 1), (2, 1), (6, 1)]                       # false positives per frame
+    m = interval(Count(12, 4, "frame", clusters_of(fps, name="frame"), estimate="mean"))
+    from scipy.stats import t as student
+    sd = math.sqrt(sum((x - 3) ** 2 for x, _ in fps) / 3)
+    assert m.rate == 3.0 and m.hi == pytest.approx(3 + student.ppf(0.975, 3) * sd / 2, rel=1e-12)
+    assert m.lo == 0.0                                            # clipped at 0
+
+
+def test_all_or_nothing_keeps_deff_1():
+    r = interval(clustered([(2, 2), (3, 3), (1, 1)]))
+    assert r.deff == 1.0 and r.hi == 1.0 and r.lo < 1.0

@@ -223,21 +223,32 @@ def test_frozen_evaluation_reproduced_and_differences(repo):
 
 
 def test_counts_block_holds_k_and_n_of_every_rate(repo):
-    """precision: TP of TP + FP detections; recall: TP of TP + FN labels; one entry per rate, None rates too."""
+    """precision: TP of TP + FP detections; recall: TP of TP + FN labels; F1: 2 TP of 2 TP + FP + FN;
+    FP/frame: FP per frame (a mean); one entry per rate, None rates too, each with its frame cluster sums."""
     assert run_score() == 0
     m = json.loads(Path("metrics/detection/detector/tiny.json").read_text())
     counts = m["counts"]
-    assert counts["all.micro.precision"] == {"k": 2, "n": 8, "unit": "detection"}     # TP 2, FP 6
-    assert counts["all.micro.recall"] == {"k": 2, "n": 3, "unit": "label"}             # TP 2, FN 1
-    assert counts["test.per_class.relic.recall"] == {"k": 0, "n": 0, "unit": "label"}  # recall null: n 0
-    assert counts["dev.by_zoom.zoom_1.precision"] == {"k": 2, "n": 4, "unit": "detection"}
+    def plain(c):
+        return {k: c[k] for k in ("k", "n", "unit")}
+    assert plain(counts["all.micro.precision"]) == {"k": 2, "n": 8, "unit": "detection"}     # TP 2, FP 6
+    assert plain(counts["all.micro.recall"]) == {"k": 2, "n": 3, "unit": "label"}             # TP 2, FN 1
+    assert plain(counts["test.per_class.relic.recall"]) == {"k": 0, "n": 0, "unit": "label"}  # recall null: n 0
+    assert plain(counts["dev.by_zoom.zoom_1.precision"]) == {"k": 2, "n": 4, "unit": "detection"}
+    # two frames: dev (TP 2, FP 2) and test (FP 4, FN 1), by hand
+    assert counts["all.micro.precision"] | {} == {"k": 2, "n": 8, "unit": "detection", "cluster": "frame",
+                                                  "clusters": 2, "sum_k2": 4, "sum_kn": 8, "sum_n2": 32}
+    assert counts["all.micro.fp_per_frame"] == {"k": 6, "n": 2, "unit": "frame", "estimate": "mean",
+                                                "cluster": "frame", "clusters": 2, "sum_k2": 20, "sum_kn": 6,
+                                                "sum_n2": 2}
     for key, c in counts.items():
         split, group, *name, rate = key.split(".")
         block = m[split][group] if group == "micro" else m[split][group][".".join(name)]
         assert block[rate] == (None if c["n"] == 0 else round(c["k"] / c["n"], 6)), key
+        assert c["cluster"] == "frame"
     rates = {f"{split}.{g}.{r}" for split in ("all", "dev", "test") for g in ["micro"]
              + [f"{grp}.{n}" for grp in ("per_class", "by_band", "by_zoom") for n in m[split][grp]]
-             for r in ("precision", "recall")}
+             for r in ("precision", "recall", "f1", *(("fp_per_frame",) if g == "micro" or g.startswith("by_zoom")
+                                                      else ()))}
     assert set(counts) == rates
 
 

@@ -100,7 +100,8 @@ def test_hand_computed_metrics_and_outcome_tables(work: Path, capsys):
     fa = json.loads((work / "metrics/fields/a.json").read_text())
     assert fa["overall"] == round((0.5 + 0.5 + 0.5 + 0 + 0.5) / 5, 6)
     assert fa["fields_met"] == {"met": 0, "n": 5, "rate": 0.0}               # 1 of 2 runs is no majority
-    assert fa["counts"] == {"fields_met.rate": {"k": 0, "n": 5, "unit": "(case, field)"},
+    assert fa["counts"] == {"fields_met.rate": {"k": 0, "n": 5, "unit": "(case, field)", "cluster": "case",
+                                                "clusters": 1, "sum_k2": 0, "sum_kn": 0, "sum_n2": 25},
                             "cases_met.rate": {"k": 0, "n": 1, "unit": "case"}}
     assert [f["position"] for f in fa["cases"]["drill"]["fields"]] == [0, 1, 2, 3, 4]
     assert any("expected list is empty" in n for n in fa["cases"]["drill"]["notes"])

@@ -40,7 +40,7 @@ def deer_family(s: dict) -> str:
     for j, p in enumerate(raw):
         running = max(running, min(1.0, (len(raw) - j) * p))
         expected.append(round(running, 6))
-    got = sorted(round(s["paired"][m]["p_holm"]["demo-v2"], 6) for m in family)
+    got = sorted(round(s["paired"][m]["candidates"]["demo-v2"]["p_holm"], 6) for m in family)
     assert len(family) >= 2 and got == expected
     return comp["family"]
 
@@ -49,7 +49,8 @@ def test_stage_on_fixtures(tmp_path):
     code, out = run_stage(tmp_path)
     assert code == 0
     s = json.loads(out.read_text())
-    assert list(s) == ["confidence", "alpha", "min_k0", "reference", "inputs", "rates", "paired", "paired_counts"]
+    assert list(s) == ["confidence", "alpha", "min_k0", "reference", "inputs", "cluster", "benches", "rates", "paired"]
+    assert s["cluster"] == {"detection.detector": "frame", "fields": "case"}
     assert s["min_k0"] == 6
     # inputs: absent tables and metrics are listed, not dropped
     assert s["inputs"][str(DATA / "outcomes" / "valuation.csv")] == "absent"
@@ -79,15 +80,15 @@ def test_stage_on_fixtures(tmp_path):
     assert (deer["a"]["n"], deer["a"]["rate"], deer["b"]["rate"]) == (2, 0.5, 1.0)
     assert "detection.detector.dev.label_found" not in s["paired"]
     # paired precision, per test frame: f1 0-0, f2 A 1 B 0 (B fewer), f3 A 0 B 1 (A fewer): 1-1, p = 1
-    fp = s["paired_counts"]["detection.detector.test.false_positives"]
-    assert fp["reference"] == "demo-v1" and "detection.detector.dev.false_positives" not in s["paired_counts"]
+    fp = s["paired"]["detection.detector.test.false_positives"]
+    assert fp["reference"] == "demo-v1" and "detection.detector.dev.false_positives" not in s["paired"]
     c = fp["candidates"]["demo-v2"]
-    assert (c["unit"], c["n"], c["a_total"], c["b_total"], c["a_fewer"], c["b_fewer"], c["p"]) == (
-        "frame", 3, 1, 1, 1, 1, 1.0)
+    assert (c["kind"], c["unit"], c["n"], c["a"]["k"], c["b"]["k"], c["a_only"], c["b_only"], c["p"]) == (
+        "count", "frame", 3, 1, 1, 1, 1, 1.0)
     # per-class tests form a family (Holm); the headline label test is not adjusted
     assert deer_family(s) == "detection.detector.test.class.*.label_found"
     assert s["paired"]["detection.detector.test.label_found"]["family"] is None
-    assert s["paired"]["detection.detector.test.label_found"]["p_holm"] == {}
+    assert s["paired"]["detection.detector.test.label_found"]["candidates"]["demo-v2"]["p_holm"] is None
     # rates: exactly the counts blocks of the metrics files, each with its unit; nothing guessed
     r = s["rates"]
     assert sorted(r) == sorted([
@@ -96,10 +97,12 @@ def test_stage_on_fixtures(tmp_path):
         "detection.detector.demo-v1.test.micro.precision", "detection.detector.demo-v1.test.micro.recall",
         "detection.detector.demo-v1.test.per_class.deer.precision", "detection.detector.demo-v1.test.per_class.deer.recall",
         "detection.detector.demo-v1.test.per_class.sheep.precision", "detection.detector.demo-v1.test.per_class.sheep.recall"])
-    assert r["detection.detector.demo-v1.test.micro.recall"] == {"k": 3, "n": 5, "unit": "label", "rate": 0.6,
-                                                       "lo": wilson6(3, 5)[0], "hi": wilson6(3, 5)[1]}
+    assert r["detection.detector.demo-v1.test.micro.recall"] == {
+        "k": 3, "n": 5, "unit": "label", "estimate": "rate", "cluster": "label", "clusters": 5, "deff": 1.0,
+        "rate": 0.6, "lo": wilson6(3, 5)[0], "hi": wilson6(3, 5)[1]}
     assert r["detection.detector.demo-v1.test.per_class.sheep.precision"] == {
-        "k": 0, "n": 0, "unit": "detection", "rate": None, "lo": 0.0, "hi": 1.0}
+        "k": 0, "n": 0, "unit": "detection", "estimate": "rate", "cluster": "detection", "clusters": 0, "deff": 1.0,
+        "rate": None, "lo": 0.0, "hi": 1.0}
     assert (r["identification.prompt-a.all.hit_rate"]["k"], r["identification.prompt-a.all.hit_rate"]["n"],
             r["identification.prompt-a.all.hit_rate"]["unit"]) == (5, 12, "run")
 

@@ -11,19 +11,19 @@ def test_identification_units_majority_per_lot():
             rows.append(dict(lot="L1", tier="held", candidate=cand, run=run, outcome=o,
                              count_exact=True if run else None))
     u = identification_units(rows)
-    assert u["identification.hit"].outcomes == {"a": {("L1",): True}, "b": {("L1",): False}}
+    assert u["identification.hit"].values == {"a": {("L1",): True}, "b": {("L1",): False}}
     assert u["identification.hit"].unit == "lot"
-    assert u["identification.held.hit"].outcomes["a"] == {("L1",): True}
-    assert u["identification.not_wrong"].outcomes == {"a": {("L1",): True}, "b": {("L1",): True}}
+    assert u["identification.held.hit"].values["a"] == {("L1",): True}
+    assert u["identification.not_wrong"].values == {"a": {("L1",): True}, "b": {("L1",): True}}
     # count: runs 1 and 2 labelled, both exact -> majority of labelled runs
-    assert u["identification.count_exact"].outcomes["a"] == {("L1",): True}
+    assert u["identification.count_exact"].values["a"] == {("L1",): True}
 
 
 def test_identification_units_even_runs_tie_is_not_majority():
     rows = [dict(lot="L", tier="photo", candidate="a", run=i, outcome=o, count_exact=None)
             for i, o in enumerate(["hit", "wrong"])]
     u = identification_units(rows)
-    assert u["identification.hit"].outcomes["a"][("L",)] is False
+    assert u["identification.hit"].values["a"][("L",)] == 0
     assert "identification.count_exact" not in u
 
 
@@ -32,18 +32,37 @@ def test_fields_valuation_detection_units():
                       dict(case="c", candidate="a", position=1, field="y", hits=1, total=2),
                       dict(case="c", candidate="a", position=2, field="x", hits=0, total=3),   # a repeated path
                       dict(case="c", candidate="a", position=3, field="z", hits=0, total=0)])
-    assert f["fields.majority"].outcomes["a"] == {("c", "0", "x"): True, ("c", "1", "y"): False,
+    assert f["fields.majority"].values["a"] == {("c", "0", "x"): True, ("c", "1", "y"): False,
                                                   ("c", "2", "x"): False}
     v = valuation_units([dict(lot="L1", candidate="a", in_band=True),
                          dict(lot="L2", candidate="a", in_band=None),
                          dict(lot="L3", candidate="a", in_band=False)])
-    assert v["valuation.in_band"].outcomes["a"] == {("L1",): True, ("L2",): False, ("L3",): False}
+    assert v["valuation.in_band"].values["a"] == {("L1",): True, ("L2",): False, ("L3",): False}
     d = detection_units(
         [dict(frame="f1", split="test", model="m", tp=2, fp=0, fn=0),
          dict(frame="f2", split="test", model="m", tp=1, fp=1, fn=0)],
         [dict(frame="f1", split="test", label="0", **{"class": "deer"}, model="m", found=True),
          dict(frame="f2", split="test", label="0", **{"class": "tree"}, model="m", found=False)],
         track="detection.demo")
-    assert d["detection.demo.test.frame_error_free"].outcomes["m"] == {("f1",): True, ("f2",): False}
-    assert d["detection.demo.test.label_found"].outcomes["m"] == {("f1", "0"): True, ("f2", "0"): False}
-    assert d["detection.demo.test.class.deer.label_found"].outcomes["m"] == {("f1", "0"): True}
+    assert d["detection.demo.test.frame_error_free"].values["m"] == {("f1",): True, ("f2",): False}
+    assert d["detection.demo.test.label_found"].values["m"] == {("f1", "0"): True, ("f2", "0"): False}
+    assert d["detection.demo.test.class.deer.label_found"].values["m"] == {("f1", "0"): True}
+
+
+def test_units_name_their_clusters():
+    f = fields_units([dict(case="c1", candidate="a", position=0, field="x", hits=2, total=3),
+                      dict(case="c1", candidate="a", position=1, field="y", hits=1, total=3),
+                      dict(case="c2", candidate="a", position=0, field="x", hits=3, total=3)])["fields.majority"]
+    assert (f.cluster, f.cluster_of) == ("case", {("c1", "0", "x"): "c1", ("c1", "1", "y"): "c1",
+                                                  ("c2", "0", "x"): "c2"})
+    frames = [dict(frame="f1", split="test", session="s1", model="m", tp=1, fp=2, fn=0),
+              dict(frame="f2", split="test", session="s1", model="m", tp=0, fp=0, fn=1)]
+    labels = [dict(frame=f, split="test", label="0", model="m", found=True, **{"class": "deer"}) for f in ("f1", "f2")]
+    by_frame = detection_units(frames, labels, track="detection.d")
+    assert by_frame["detection.d.test.label_found"].cluster_of == {("f1", "0"): "f1", ("f2", "0"): "f2"}
+    by_session = detection_units(frames, labels, track="detection.d", cluster="session")
+    assert by_session["detection.d.test.label_found"].cluster_of == {("f1", "0"): "s1", ("f2", "0"): "s1"}
+    fp = by_session["detection.d.test.false_positives"]
+    assert (fp.kind, fp.values["m"], fp.cluster) == ("count", {("f1",): 2, ("f2",): 0}, "session")
+    lots = identification_units([dict(lot="L", tier="held", candidate="a", run=0, outcome="hit", count_exact=None)])
+    assert lots["identification.hit"].cluster_of is None                 # each lot its own cluster

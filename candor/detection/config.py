@@ -204,3 +204,24 @@ def load_thresholds(params: str | Path) -> Thresholds:
         raise fail(f"{params}:thresholds", "missing or not a mapping", expected="{default: 0.35, <class>: ...}")
     by_model = section(ThresholdsByModel, "thresholds_by_model", path=params).root
     return Thresholds(shared=thr, by_model=by_model, where=str(params))
+
+
+class ClusterView(BaseModel):
+    """The keys of ``params.yaml: stats.cluster`` (owned by the stats stage, docs/stats.md) that say
+    what a detection set's rates cluster in: ``frame`` or ``session``, for every set unless
+    ``by_set`` names another. Read-only: the rest of the section is its owner's."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    detection: Literal["frame", "session"] = "frame"
+    by_set: dict[str, Literal["frame", "session"]] = {}
+
+    def detection_of(self, name: str) -> Literal["frame", "session"]:
+        """The cluster of detection set ``name``."""
+        return self.by_set.get(name, self.detection)
+
+
+class StatsClusterView(BaseModel):
+    """``params.yaml: stats``, read by detection scoring for its ``cluster`` keys only."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    cluster: ClusterView = ClusterView()

@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from candor.common.counts import KEY, Count, counts_block
+from candor.common.counts import KEY, Count, clusters_of, counts_block
 from candor.common.errors import InputError, Problem
 from candor.lots.answers import Answer
 from candor.lots.fields import CaseScore, FieldScore, overall_score, score_case
@@ -209,9 +209,11 @@ def field_json(f: FieldScore) -> dict[str, Any]:
 def fields_json(candidate: str, cases: Sequence[CaseScore]) -> dict[str, Any]:
     """``metrics/fields/<candidate>.json``: the mean of the case scores (``overall``, descriptive),
     the share of (case, field) met and of cases met, per-case field scores, notes and provider
-    errors (no model text), then the counts block (``fields_met.rate``, unit ``(case, field)``;
+    errors (no model text), then the counts block (``fields_met.rate``, unit ``(case, field)``
+    clustered by case: the fields of one case are answered from one image in the same runs;
     ``cases_met.rate``, unit ``case``)."""
-    fmet = [m for c in cases for m in map(field_met, c.fields) if m is not None]
+    per_case = [[m for m in map(field_met, c.fields) if m is not None] for c in cases]
+    fmet = [m for met in per_case for m in met]
     cmet = [m for m in map(case_met, cases) if m is not None]
     return {
         "candidate": candidate, "overall": r6(overall_score(cases)),
@@ -220,7 +222,9 @@ def fields_json(candidate: str, cases: Sequence[CaseScore]) -> dict[str, Any]:
         "cases": {c.case: {"score": r6(c.score), "met": case_met(c), "runs": c.runs,
                            "fields": [field_json(f) for f in c.fields],
                            "notes": list(c.notes), "errors": list(c.errors)} for c in cases},
-        KEY: counts_block({"fields_met.rate": Count(k=sum(fmet), n=len(fmet), unit="(case, field)"),
+        KEY: counts_block({"fields_met.rate": Count(k=sum(fmet), n=len(fmet), unit="(case, field)",
+                                                    clusters=clusters_of(((sum(m), len(m)) for m in per_case),
+                                                                         name="case")),
                            "cases_met.rate": Count(k=sum(cmet), n=len(cmet), unit="case")}),
     }
 

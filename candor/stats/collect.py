@@ -1,8 +1,9 @@
 """The stats stage's collection: outcome tables and metrics files in, :class:`StatsFile` out.
 
 *Rates* come only from the ``counts`` block of each metrics file
-(:func:`candor.common.counts.read_counts`): each entry gives ``k``, ``n`` and the ``unit``, and
-gets its Wilson interval. Nothing is inferred from key names; a rate a scorer did not count is
+(:func:`candor.common.counts.read_counts`): each entry gives ``k``, ``n``, the ``unit`` and, for
+clustered units, the cluster sums, and gets its interval over independent clusters
+(:func:`candor.stats.rates.interval`). Nothing is inferred from key names; a rate a scorer did not count is
 not in ``stats.json``. A rate's key is ``<file>.<key in its counts block>``, where ``<file>`` is
 the metrics path relative to the metrics root without ``.json``, ``/`` as ``.``
 (``metrics/detection/demo-v1.json`` + ``test.micro.recall`` ->
@@ -10,8 +11,8 @@ the metrics path relative to the metrics root without ``.json``, ``/`` as ``.``
 does not repeat it (``metrics/identification.json`` + ``identification.prompt-a.all.hit_rate``
 -> ``identification.prompt-a.all.hit_rate``).
 
-*Paired comparisons* come from the outcome tables (:mod:`candor.stats.units`): for each paired
-metric and each candidate other than its track's reference (:func:`references`: ``stats.reference.lots``
+*Paired comparisons* come from the outcome tables (:mod:`candor.stats.units`, clustered as
+``stats.cluster`` declares): for each paired metric and each candidate other than its track's reference (:func:`references`: ``stats.reference.lots``
 for the lots tracks, the first model of each detection set for ``detection.<set>``), the reference
 (A) against the candidate (B). A present table that lacks its reference is an input error.
 
@@ -26,16 +27,16 @@ from pathlib import Path
 from typing import Any
 
 from candor.common.counts import read_counts
-from candor.common.tables import read_json, read_text
 from candor.common.errors import InputError, Problem, fail
-from candor.stats.outcomes import parse_tables, table_paths
+from candor.common.tables import read_json, read_text
 from candor.stats.multiple import family, holm_by_family
+from candor.stats.outcomes import parse_tables, table_paths
 from candor.stats.paired import compare_paired
-from candor.stats.paired_counts import compare_counts
-from candor.stats.params import StatsParams
-from candor.stats.rates import Rate, min_k0, wilson
-from candor.stats.stats_file import Comparisons, CountComparisons, Presence, StatsFile
-from candor.stats.units import CountUnits, Units, count_units_from_tables, units_from_tables
+from candor.stats.params import MIN_SESSIONS, StatsParams
+from candor.stats.rates import Rate, interval, min_k0
+from candor.stats.records import r6
+from candor.stats.stats_file import Comparisons, Presence, StatsFile
+from candor.stats.units import DETECTION_TABLES, ClusterBy, Units, units_from_tables
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ def rates_from_counts(metrics: Mapping[str, tuple[str, Any]], *, confidence: flo
             if name in rates:
                 raise fail(f"{where}:counts.{key}", "two rates share one stats key", got=name,
                            hint="rename the metrics file or the counts key so every rate has its own key")
-            rates[name] = wilson(c.k, c.n, unit=c.unit, confidence=confidence)
+            rates[name] = interval(c, confidence=confidence)
     return dict(sorted(rates.items()))
 
 
@@ -119,16 +120,17 @@ def paired_stats(units: Mapping[str, Units], refs: Mapping[str, str], *, alpha: 
     problems = []
     for track, by_metric in sorted(units.items()):
         reference = refs.get(track)
-        candidates = sorted({c for m in by_metric.values() for c in m.outcomes})
+        candidates = sorted({c for m in by_metric.values() for c in m.values})
         if candidates and reference not in candidates:
             key = "detector.sets (first model)" if track.startswith("detection.") else "stats.reference.lots"
             problems.append(Problem(f"params.yaml:{key} ({track})", "reference not in the outcome table",
                                     expected=" or ".join(candidates), got=reference))
             continue
         for metric, m in by_metric.items():
-            compared = {cand: compare_paired(m.outcomes.get(reference, {}), cases, unit=m.unit, alpha=alpha,
-                                             confidence=confidence)
-                        for cand, cases in sorted(m.outcomes.items()) if cand != reference}
+            compared = {cand: compare_paired(m.values.get(reference, {}), cases, unit=m.unit, alpha=alpha,
+                                             confidence=confidence, kind=m.kind, cluster=m.cluster,
+                                             cluster_of=m.cluster_of)
+                        for cand, cases in sorted(m.values.items()) if cand != reference}
             if compared:
                 out[metric] = Comparisons(reference, compared)
     if problems:
@@ -139,35 +141,72 @@ def paired_stats(units: Mapping[str, Units], refs: Mapping[str, str], *, alpha: 
 
 def with_holm(paired: Mapping[str, Comparisons]) -> dict[str, Comparisons]:
     """Each comparison with its family and, per candidate, its Holm-adjusted p within the family
-    (the family's metrics for that candidate; :mod:`candor.stats.multiple`)."""
+    (the family's metrics for that candidate; :mod:`candor.stats.multiple`), which its verdict
+    then reads."""
     adjusted = holm_by_family({(m, cand): c.p for m, comp in paired.items() for cand, c in comp.candidates.items()})
-    return {m: Comparisons(c.reference, c.candidates, family=family(m),
-                           p_holm={cand: adjusted[(m, cand)] for cand in c.candidates if (m, cand) in adjusted})
+    return {m: Comparisons(c.reference, {cand: p.adjusted(adjusted[(m, cand)]) if (m, cand) in adjusted else p
+                                         for cand, p in c.candidates.items()}, family=family(m))
             for m, c in paired.items()}
 
 
-def paired_count_stats(units: Mapping[str, CountUnits], refs: Mapping[str, str], *,
-                       alpha: float) -> dict[str, CountComparisons]:
-    """Count metric -> the track's reference against each other candidate (sign test); tracks whose
-    reference is missing are reported by :func:`paired_stats`."""
-    out = {}
-    for track, by_metric in sorted(units.items()):
-        reference = refs.get(track)
-        for metric, m in by_metric.items():
-            if reference in m.counts and len(m.counts) > 1:
-                out[metric] = CountComparisons(reference, {
-                    cand: compare_counts(m.counts[reference], cases, unit=m.unit, alpha=alpha)
-                    for cand, cases in sorted(m.counts.items()) if cand != reference})
+def check_sessions(tables: Mapping[str, list[dict[str, object]]], clusters: Mapping[str, ClusterBy]) -> None:
+    """A set clustered by session needs at least :data:`MIN_SESSIONS` sessions in each split: with
+    fewer, Student's t with ``G - 1`` degrees of freedom makes every interval nearly [0, 1] and
+    no paired test can reach alpha."""
+    problems = []
+    for name, by in sorted(clusters.items()):
+        if by != "session":
+            continue
+        sessions: dict[str, set[str]] = {}
+        for r in tables.get(f"{name}/{DETECTION_TABLES[0]}", []):
+            sessions.setdefault(str(r["split"]), set()).add(str(r["session"]))
+        problems += [Problem(f"params.yaml:stats.cluster (set {name}, split {split})",
+                             "too few capture sessions to cluster by session",
+                             expected=f">= {MIN_SESSIONS} sessions", got=f"{len(s)}: {', '.join(sorted(s))}")
+                     for split, s in sorted(sessions.items()) if len(s) < MIN_SESSIONS]
+    if problems:
+        raise InputError(problems, hint="cluster by frame (stats.cluster.detection: frame), or add sessions")
+
+
+def benches(tables: Mapping[str, list[dict[str, object]]], clusters: Mapping[str, ClusterBy]) -> dict[str, dict]:
+    """Per detection set and split, what its statistics rest on: its frames, what they cluster in,
+    and each capture session's micro TP/FP/FN, precision and recall per model (intervals over
+    frames do not cover session-to-session variation; these show it)."""
+    out: dict[str, dict] = {}
+    for name, by in sorted(clusters.items()):
+        rows = tables.get(f"{name}/{DETECTION_TABLES[0]}")
+        if rows is None:
+            continue
+        splits: dict[str, dict] = {}
+        for r in rows:
+            split = splits.setdefault(str(r["split"]), {"frames": set(), "sessions": {}})
+            split["frames"].add(str(r["frame"]))
+            acc = split["sessions"].setdefault(str(r["session"]), {}).setdefault(
+                str(r["model"]), {"frames": 0, "tp": 0, "fp": 0, "fn": 0})
+            acc["frames"] += 1
+            for col in ("tp", "fp", "fn"):
+                acc[col] += int(r[col])  # type: ignore[call-overload]
+        for split in splits.values():
+            split["frames"] = len(split["frames"])
+            for models in split["sessions"].values():
+                for acc in models.values():
+                    acc["precision"] = r6(acc["tp"] / (acc["tp"] + acc["fp"])) if acc["tp"] + acc["fp"] else None
+                    acc["recall"] = r6(acc["tp"] / (acc["tp"] + acc["fn"])) if acc["tp"] + acc["fn"] else None
+        out[f"detection.{name}"] = {"cluster": by, "splits": {k: splits[k] for k in sorted(splits)}}
     return out
 
 
 def build_stats(inputs: Inputs, *, params: StatsParams, refs: Mapping[str, str]) -> StatsFile:
     """The whole of ``stats.json`` from what was read (pure); ``refs`` as :func:`references`."""
+    sets = sorted(t.split(".", 1)[1] for t in refs if t.startswith("detection."))
+    clusters = {name: params.cluster.detection_of(name) for name in sets}
+    check_sessions(inputs.tables, clusters)
     return StatsFile(
         confidence=params.confidence, alpha=params.alpha, min_k0=min_k0(params.alpha),
         reference=dict(refs), inputs=dict(sorted(inputs.presence.items())),
         rates=rates_from_counts(inputs.metrics, confidence=params.confidence),
-        paired=with_holm(paired_stats(units_from_tables(inputs.tables), refs, alpha=params.alpha,
+        paired=with_holm(paired_stats(units_from_tables(inputs.tables, clusters=clusters), refs, alpha=params.alpha,
                                       confidence=params.confidence)),
-        paired_counts=paired_count_stats(count_units_from_tables(inputs.tables), refs, alpha=params.alpha),
+        cluster={f"detection.{n}": c for n, c in clusters.items()} | {"fields": params.cluster.fields},
+        benches=benches(inputs.tables, clusters),
     )

@@ -1,13 +1,17 @@
 """Two revisions compared case by case: every paired metric and candidate, A = the first, B = the second.
 
 Pure: no I/O. Both sides are the paired units of their outcome tables
-(:func:`candor.stats.units.units_from_tables`); for each (metric, candidate) present on both
-sides the cases common to both are compared (:func:`candor.stats.paired.compare_paired`). A
-metric or candidate present on one side only is a :class:`Row` with status ``only in A`` /
-``only in B`` and no comparison: nothing is dropped silently. A row of a family of tests
+(:func:`candor.stats.units.units_from_tables`, clustered as ``stats.cluster`` declares); for each
+(metric, candidate) present on both sides the units common to both are compared
+(:func:`candor.stats.paired.compare_paired`: the sign-flip test over clusters, outcome or count
+alike). A metric or candidate present on one side only is a :class:`Row` with status ``only in
+A`` / ``only in B`` and no comparison: nothing is dropped silently. A row of a family of tests
 (:func:`candor.stats.multiple.family`) carries its Holm-adjusted p within the family (same
-candidate) and its verdict is read from it. Per-frame false-positive counts are compared by the
-sign test (:func:`compare_count_units`, :mod:`candor.stats.paired_counts`).
+candidate) and its verdict is read from it.
+
+The reports list only what changed (a row where some paired unit differs), most changed first
+(the most units that changed), each with its difference and cluster interval first and the test
+second; the unchanged rows are folded into one count line (``--all`` lists them too).
 """
 from __future__ import annotations
 
@@ -15,11 +19,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from candor.stats.multiple import family, holm_by_family
-from candor.stats.paired import Case, Paired, compare_paired, verdict
-from candor.stats.paired_counts import PairedCounts, compare_counts
+from candor.stats.multiple import holm_by_family
+from candor.stats.paired import Paired, compare_paired, fmt_diff
 from candor.stats.report import fmt_count
-from candor.stats.units import CountUnits, Units
+from candor.stats.units import PairedMetric, Units
 
 Status = Literal["compared", "only in A", "only in B"]
 
@@ -32,38 +35,21 @@ class Row:
     candidate: str
     status: Status
     paired: Paired | None
-    p_holm: float | None = None
+
+    @property
+    def changed(self) -> bool:
+        """Some paired unit differs between the revisions (or the row is on one side only)."""
+        return self.paired is None or self.paired.a_only + self.paired.b_only > 0
 
     @property
     def explanation(self) -> str:
-        """The verdict in words: from the Holm-adjusted p in a family, else the raw comparison's."""
-        r = self.paired
-        if r is None:
-            return f"{self.status}: not compared"
-        if self.p_holm is None:
-            return r.explanation
-        adjusted = verdict(r.a_only, r.b_only, alpha=r.alpha) if self.p_holm <= r.alpha else "no detectable difference"
-        return f"{adjusted} (Holm p = {self.p_holm:.4g} in {family(self.metric)})"
+        """The verdict in words (from the Holm-adjusted p in a family, :class:`Paired`)."""
+        return f"{self.status}: not compared" if self.paired is None else self.paired.explanation
 
     def as_json(self) -> dict[str, Any]:
-        """``{"metric", "candidate", "status", "paired", "p_holm"}`` (``paired``: :meth:`Paired.as_json`
-        or ``null``; ``p_holm``: ``null`` outside a family)."""
+        """``{"metric", "candidate", "status", "paired"}`` (``paired``: :meth:`Paired.as_json` or ``null``)."""
         return {"metric": self.metric, "candidate": self.candidate, "status": self.status,
-                "paired": None if self.paired is None else self.paired.as_json(), "p_holm": self.p_holm}
-
-
-@dataclass(frozen=True)
-class CountRow:
-    """One count metric and candidate across the two revisions (sign test); ``None`` unless compared."""
-
-    metric: str
-    candidate: str
-    status: Status
-    counts: PairedCounts | None
-
-    def as_json(self) -> dict[str, Any]:
-        return {"metric": self.metric, "candidate": self.candidate, "status": self.status,
-                "counts": None if self.counts is None else self.counts.as_json()}
+                "paired": None if self.paired is None else self.paired.as_json()}
 
 
 def sides(a: Mapping, b: Mapping) -> list[tuple[tuple[str, str], Status]]:
@@ -73,33 +59,39 @@ def sides(a: Mapping, b: Mapping) -> list[tuple[tuple[str, str], Status]]:
 
 
 def compare_units(a: Mapping[str, Units], b: Mapping[str, Units], *, alpha: float, confidence: float) -> list[Row]:
-    """Pair every (metric, candidate) of revision A (track -> units) with the same of revision B."""
-    def flat(side: Mapping[str, Units]) -> dict[tuple[str, str], tuple[str, dict[Case, bool]]]:
-        return {(m, c): (pm.unit, cases) for units in side.values() for m, pm in units.items()
-                for c, cases in pm.outcomes.items()}
+    """Pair every (metric, candidate) of revision A (track -> units) with the same of revision B
+    (clustered as revision B clusters it)."""
+    def flat(side: Mapping[str, Units]) -> dict[tuple[str, str], tuple[PairedMetric, dict]]:
+        return {(m, c): (pm, cases) for units in side.values() for m, pm in units.items()
+                for c, cases in pm.values.items()}
     flat_a, flat_b = flat(a), flat(b)
-    rows = [Row(*key, status, None if status != "compared" else
-                compare_paired(flat_a[key][1], flat_b[key][1], unit=flat_a[key][0], alpha=alpha,
-                               confidence=confidence))
-            for key, status in sides(flat_a, flat_b)]
+    rows = []
+    for key, status in sides(flat_a, flat_b):
+        paired = None
+        if status == "compared":
+            (ma, cases_a), (mb, cases_b) = flat_a[key], flat_b[key]
+            of = {**(ma.cluster_of or {}), **(mb.cluster_of or {})} if mb.cluster_of is not None else None
+            paired = compare_paired(cases_a, cases_b, unit=mb.unit, alpha=alpha, confidence=confidence,
+                                    kind=mb.kind, cluster=mb.cluster, cluster_of=of)
+        rows.append(Row(*key, status, paired))
     return with_holm(rows)
 
 
 def with_holm(rows: Sequence[Row]) -> list[Row]:
-    """``rows`` with the Holm-adjusted p of each compared row that belongs to a family."""
+    """``rows`` with the Holm-adjusted p (and the verdict it gives) of each compared row of a family."""
     adjusted = holm_by_family({(r.metric, r.candidate): r.paired.p for r in rows if r.paired is not None})
-    return [Row(r.metric, r.candidate, r.status, r.paired, adjusted.get((r.metric, r.candidate))) for r in rows]
+    return [Row(r.metric, r.candidate, r.status, r.paired.adjusted(adjusted[(r.metric, r.candidate)]))
+            if r.paired is not None and (r.metric, r.candidate) in adjusted else r for r in rows]
 
 
-def compare_count_units(a: Mapping[str, CountUnits], b: Mapping[str, CountUnits], *, alpha: float) -> list[CountRow]:
-    """Pair every (count metric, candidate) of revision A with the same of revision B (sign test)."""
-    def flat(side: Mapping[str, CountUnits]) -> dict[tuple[str, str], tuple[str, dict[Case, int]]]:
-        return {(m, c): (cm.unit, cases) for units in side.values() for m, cm in units.items()
-                for c, cases in cm.counts.items()}
-    flat_a, flat_b = flat(a), flat(b)
-    return [CountRow(*key, status, None if status != "compared" else
-                     compare_counts(flat_a[key][1], flat_b[key][1], unit=flat_a[key][0], alpha=alpha))
-            for key, status in sides(flat_a, flat_b)]
+def shown(rows: Sequence[Row], *, everything: bool = False) -> tuple[list[Row], int]:
+    """The rows a report lists, most changed first, and how many unchanged ones it folds
+    (``everything``: none folded, in key order)."""
+    if everything:
+        return list(rows), 0
+    changed = [r for r in rows if r.changed]
+    changed.sort(key=lambda r: (-(r.paired.a_only + r.paired.b_only) if r.paired else 0, r.metric, r.candidate))
+    return changed, len(rows) - len(changed)
 
 
 def _unpaired(r: Paired, limit: int = 8) -> str:
@@ -111,51 +103,51 @@ def _unpaired(r: Paired, limit: int = 8) -> str:
     return "; ".join(parts)
 
 
+def _folded(n: int) -> str:
+    return f"{n} unchanged row{'s' if n != 1 else ''} (every paired unit the same in A and B) not shown; --all lists them"
+
+
 def render_text(rows: Sequence[Row], *, rev_a: str, rev_b: str, confidence: float, alpha: float,
-                absent: Sequence[str], count_rows: Sequence[CountRow] = ()) -> str:
-    """Plain report: one block per (metric, candidate), then the count comparisons."""
-    lines = [f"A = {rev_a}, B = {rev_b}; Wilson {confidence:.0%} intervals; exact McNemar, alpha {alpha:g}"]
+                absent: Sequence[str], everything: bool = False) -> str:
+    """Plain report: one block per changed (metric, candidate), most changed first."""
+    listed, folded = shown(rows, everything=everything)
+    lines = [f"A = {rev_a}, B = {rev_b}; {confidence:.0%} intervals over independent clusters; exact sign-flip "
+             f"test over clusters, alpha {alpha:g}"]
     lines += [f"note: {note}" for note in absent]
-    for row in rows:
+    for row in listed:
         lines += ["", f"{row.metric}  [{row.candidate}]"]
         r = row.paired
         if r is None:
             lines.append(f"  {row.status}: not compared")
             continue
-        lines += [f"  A  {fmt_count(r.a)}", f"  B  {fmt_count(r.b)}",
-                  f"  discordant: A only {r.a_only}, B only {r.b_only}; p = {r.p:.4g}", f"  {row.explanation}"]
+        lines += [f"  {fmt_diff(r)}", f"  A  {fmt_count(r.a)}", f"  B  {fmt_count(r.b)}", f"  {r.explanation}"]
         if r.only_in_a or r.only_in_b:
             lines.append(f"  unpaired: {_unpaired(r)}")
-    for c in count_rows:
-        lines += ["", f"{c.metric}  [{c.candidate}]  (fewer is better; sign test per {c.counts.unit if c.counts else 'case'})",
-                  f"  {c.status}: not compared" if c.counts is None else f"  {c.counts.explanation}; p = {c.counts.p:.4g}"]
+    if folded:
+        lines += ["", _folded(folded)]
     return "\n".join(lines) + "\n"
 
 
 def render_markdown(rows: Sequence[Row], *, rev_a: str, rev_b: str, confidence: float, alpha: float,
-                    absent: Sequence[str], count_rows: Sequence[CountRow] = ()) -> str:
-    """A Markdown table fit for a review comment."""
-    out = [f"**{rev_a}** (A) vs **{rev_b}** (B): paired per case; Wilson {confidence:.0%} intervals; "
-           f"exact McNemar on discordant cases, alpha {alpha:g}.", ""]
+                    absent: Sequence[str], everything: bool = False) -> str:
+    """A Markdown table fit for a review comment: changed rows, most changed first."""
+    listed, folded = shown(rows, everything=everything)
+    out = [f"**{rev_a}** (A) vs **{rev_b}** (B): paired per unit; {confidence:.0%} intervals over independent "
+           f"clusters; exact sign-flip test over clusters, alpha {alpha:g}.", ""]
     out += [f"> {note}" for note in absent]
     if absent:
         out.append("")
-    out += ["| metric | candidate | A | B | A only | B only | p | verdict | unpaired |",
-            "|---|---|---|---|---:|---:|---:|---|---|"]
-    for row in rows:
+    out += ["| metric | candidate | B - A [interval] | A | B | split | p | verdict | unpaired |",
+            "|---|---|---|---|---|---|---:|---|---|"]
+    for row in listed:
         r = row.paired
         if r is None:
             out.append(f"| {row.metric} | {row.candidate} | | | | | | {row.status}: not compared | |")
         else:
-            out.append(f"| {row.metric} | {row.candidate} | {fmt_count(r.a)} | {fmt_count(r.b)} | "
-                       f"{r.a_only} | {r.b_only} | {r.p:.4g} | {row.explanation} | {_unpaired(r)} |")
-    if count_rows:
-        out += ["", "Counts per case, fewer is better (exact sign test on the cases where A and B differ):", "",
-                "| metric | candidate | total A | total B | A fewer | B fewer | p | verdict |",
-                "|---|---|---:|---:|---:|---:|---:|---|"]
-        for c in count_rows:
-            k = c.counts
-            out.append(f"| {c.metric} | {c.candidate} | | | | | | {c.status}: not compared |" if k is None else
-                       f"| {c.metric} | {c.candidate} | {k.a_total} | {k.b_total} | {k.a_fewer} | {k.b_fewer} | "
-                       f"{k.p:.4g} | {k.verdict} |")
+            p = r.p if r.p_holm is None else r.p_holm
+            out.append(f"| {row.metric} | {row.candidate} | {fmt_diff(r)} | {fmt_count(r.a)} | {fmt_count(r.b)} | "
+                       f"{r.split} | {p:.4g}{' (Holm)' if r.p_holm is not None else ''} | {r.verdict} | "
+                       f"{_unpaired(r)} |")
+    if folded:
+        out += ["", _folded(folded)]
     return "\n".join(out) + "\n"

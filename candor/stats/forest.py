@@ -22,10 +22,10 @@ def forest_rows(stats: StatsFile, group: str) -> list[tuple[str, str, float, flo
             continue
         ref_done = False
         for cand, c in comp.candidates.items():
-            if not ref_done and c.a.rate is not None:
+            if not ref_done and c.a.rate is not None and c.a.lo is not None and c.a.hi is not None:
                 rows.append((metric, comp.reference, c.a.rate, c.a.lo, c.a.hi))
                 ref_done = True
-            if c.b.rate is not None:
+            if c.b.rate is not None and c.b.lo is not None and c.b.hi is not None:
                 rows.append((metric, f"{cand} (p={c.p:.3g})", c.b.rate, c.b.lo, c.b.hi))
     return rows
 
@@ -45,7 +45,7 @@ def forest_png(rows: Sequence[tuple[str, str, float, float, float]], *, confiden
     ax.set_yticks(ys)
     ax.set_yticklabels([f"{m}  {s}" for m, s, *_ in rows], fontsize=7)
     ax.set_xlim(-0.02, 1.02)
-    ax.set_xlabel(f"rate with Wilson {confidence:.0%} interval (paired cases)")
+    ax.set_xlabel(f"rate with its {confidence:.0%} interval over independent clusters (paired units)")
     ax.grid(axis="x", alpha=0.3)
     if not rows:
         ax.text(0.5, 0.5, "no paired comparisons (outcome tables absent)", ha="center", va="center")

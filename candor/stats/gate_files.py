@@ -4,7 +4,8 @@
 detection set ``gate.set``, whose models ``gate.reference`` and ``gate.candidate`` must be in
 ``detector.sets``, and the ``gate.split``), ``stats.confidence`` and ``match.critical`` /
 ``match.min_support``; the set's per-frame and per-label detection outcome tables
-``<outcomes>/<set>/`` (an absent table is logged, and the criteria that need it fail); each
+``<outcomes>/<set>/`` (an absent table is logged, and the criteria that need it are not
+evaluated), clustered as ``stats.cluster`` declares for the set; each
 model's wrong action targets from ``<detection>/<set>/<model>.json``; and, only when ``latency``
 is given (``make gate``; the pipeline never passes it, latency being machine-specific), the
 candidate's latency diagnostic ``<latency>/<set>/<candidate>.json``, used only when it was
@@ -27,6 +28,7 @@ from candor.stats.gate import GateResult, evaluate_gate, find_wrong_targets, lat
 from candor.stats.gate_views import MatchView, StatsView
 from candor.stats.outcomes import parse_tables
 from candor.stats.params import GateParams
+from candor.stats.units import frame_clusters
 
 log = logging.getLogger("candor.gate")
 
@@ -73,9 +75,12 @@ def gate_from_files(*, params: str, outcomes: Path, detection: Path, models: Pat
         if p95 is None:
             log.warning("%s was measured on another model file than %s: not used (rerun: make latency)",
                         latency_file, card_file)
-    return evaluate_gate(frames=tables.get(TABLES[0]), labels=tables.get(TABLES[1]), wrong_targets=wrong,
+    cluster = sp.cluster.detection_of(gp.set)
+    frames = tables.get(TABLES[0])
+    return evaluate_gate(frames=frames, labels=tables.get(TABLES[1]), wrong_targets=wrong,
                          latency_p95_ms=p95, params=gp, critical=mp.critical, min_support=mp.min_support,
-                         confidence=sp.confidence)
+                         confidence=sp.confidence, cluster=cluster,
+                         cluster_of=frame_clusters(frames or [], by=cluster))
 
 
 def write_gate(result: GateResult, path: str | Path) -> None:

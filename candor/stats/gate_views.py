@@ -8,14 +8,16 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from candor.detection.match_defaults import MIN_SUPPORT
+from candor.stats.params import Cluster
 from candor.stats.rates import CONFIDENCE
 
 
 class StatsView(BaseModel):
-    """The key of ``params.yaml: stats`` the gate reads."""
+    """The keys of ``params.yaml: stats`` the gate reads."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
     confidence: float = Field(default=CONFIDENCE, gt=0.0, lt=1.0)
+    cluster: Cluster = Cluster()
 
 
 class MatchView(BaseModel):

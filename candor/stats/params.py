@@ -4,8 +4,11 @@ The gate's read-only views of keys owned by other stages are in :mod:`candor.sta
 """
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
+from candor.detection.config import ClusterView
 from candor.stats.rates import CONFIDENCE
 
 
@@ -17,6 +20,23 @@ class Reference(BaseModel):
     lots: str = "prompt-a"
 
 
+MIN_SESSIONS = 6            # clustering by session needs at least this many sessions per split (docs/stats.md)
+
+
+class Cluster(ClusterView):
+    """``stats.cluster``: what the units of a track cluster in (docs/stats.md, "Units and clusters").
+
+    ``detection``: ``frame`` (the labels and detections of one frame) or ``session`` (the frame's
+    capture session, its ``session`` column; a split then needs at least :data:`MIN_SESSIONS`
+    sessions), for every detection set unless ``by_set`` names another for a set (detection
+    scoring reads these keys through :class:`~candor.detection.config.ClusterView`); ``fields``:
+    ``case`` (the fields of one case). Lots are their own clusters.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    fields: Literal["case"] = "case"
+
+
 class StatsParams(BaseModel):
     """``params.yaml: stats``."""
 
@@ -24,10 +44,16 @@ class StatsParams(BaseModel):
     confidence: float = Field(default=CONFIDENCE, gt=0.0, lt=1.0)
     alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
     reference: Reference = Reference()
+    cluster: Cluster = Cluster()
 
 
 class GateParams(BaseModel):
-    """``params.yaml: gate``: the release gate, declared before a candidate is scored."""
+    """``params.yaml: gate``: the release gate, declared before a candidate is scored
+    (:mod:`candor.stats.gate`): ``improvement`` (``shown``: each micro difference must also reach
+    alpha; ``higher``: the point estimate alone, not noise-controlled), ``max_recall_drop`` (the
+    non-inferiority margin of each critical class), ``unqualified`` (what a critical class too
+    small to show anything does to the gate) and ``waive`` (criteria that do not count, each a
+    visible line in review)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     set: str = "detector"
@@ -35,4 +61,9 @@ class GateParams(BaseModel):
     candidate: str = "demo-v2"
     split: str = "test"
     alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
-    latency_p95_ms: float = Field(default=2000.0, gt=0.0)
+    latency_p95_ms: float = Field(default=2000.0, gt=0.0, allow_inf_nan=False)
+    improvement: Literal["shown", "higher"] = "shown"
+    max_recall_drop: float = Field(default=0.05, gt=0.0, lt=1.0)
+    unqualified: Literal["fail", "waive"] = "fail"
+    waive: list[Literal["micro_precision_higher", "micro_recall_higher", "micro_f1_higher",
+                        "critical_recall_non_inferior", "wrong_targets_no_increase", "latency_p95"]] = []

@@ -41,11 +41,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
-from scipy.special import betainc, ndtri
+from scipy.special import betainc, ndtri, stdtrit
 
-from candor.common.counts import MAX_COUNT
+from candor.common.counts import MAX_COUNT, Count, Estimate
 from candor.stats.records import decoded, r6
 
 CONFIDENCE = 0.95          # the default confidence level of every interval (params.yaml: stats.confidence)
@@ -53,32 +54,45 @@ CONFIDENCE = 0.95          # the default confidence level of every interval (par
 
 @dataclass(frozen=True)
 class Rate:
-    """``k`` of ``n`` units (``unit`` names them) with the Wilson interval ``[lo, hi]``.
+    """``k`` of ``n`` units (``unit`` names them), clustered in ``clusters`` clusters named
+    ``cluster``, with the interval ``[lo, hi]`` (``None``: no interval, fewer than 2 clusters).
 
-    Stored as ``{"k", "n", "unit", "rate", "lo", "hi"}`` (rate and bounds to 6 decimals;
-    ``rate`` is ``null`` when ``n = 0``). The confidence level is stored once per file.
+    ``estimate`` is ``rate`` (a proportion) or ``mean`` (a total per unit, e.g. false positives
+    per frame); ``deff`` the design effect the interval used (1 for independent units).
+    Stored as ``{"k", "n", "unit", "estimate", "cluster", "clusters", "deff", "rate", "lo",
+    "hi"}`` (rate, bounds and deff to 6 decimals; ``rate`` is ``null`` when ``n = 0``). The
+    confidence level is stored once per file.
     """
 
     k: int
     n: int
     unit: str
     rate: float | None
-    lo: float
-    hi: float
+    lo: float | None
+    hi: float | None
+    cluster: str = ""
+    clusters: int = 0
+    deff: float = 1.0
+    estimate: Estimate = "rate"
 
     def as_json(self) -> dict[str, Any]:
         """The stored form."""
-        return {"k": self.k, "n": self.n, "unit": self.unit, "rate": r6(self.rate), "lo": r6(self.lo),
-                "hi": r6(self.hi)}
+        return {"k": self.k, "n": self.n, "unit": self.unit, "estimate": self.estimate,
+                "cluster": self.cluster or self.unit, "clusters": self.clusters, "deff": r6(self.deff),
+                "rate": r6(self.rate), "lo": r6(self.lo), "hi": r6(self.hi)}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], *, where: str) -> Rate:
         """Read :meth:`as_json`'s form back; another shape is an InputError naming ``where``."""
         def build() -> Rate:
-            rate = None if doc["rate"] is None else float(doc["rate"])
-            return cls(k=int(doc["k"]), n=int(doc["n"]), unit=str(doc["unit"]), rate=rate,
-                       lo=float(doc["lo"]), hi=float(doc["hi"]))
-        return decoded(where, "a rate {k, n, unit, rate, lo, hi}", build)
+            def opt(key: str) -> float | None:
+                return None if doc[key] is None else float(doc[key])
+            if doc["estimate"] not in ("rate", "mean"):
+                raise ValueError(f"estimate {doc['estimate']!r}")
+            return cls(k=int(doc["k"]), n=int(doc["n"]), unit=str(doc["unit"]), rate=opt("rate"),
+                       lo=opt("lo"), hi=opt("hi"), cluster=str(doc["cluster"]), clusters=int(doc["clusters"]),
+                       deff=float(doc["deff"]), estimate=doc["estimate"])
+        return decoded(where, "a rate {k, n, unit, estimate, cluster, clusters, deff, rate, lo, hi}", build)
 
 
 def _check_counts(k: int, n: int) -> None:
@@ -98,14 +112,70 @@ def wilson(k: int, n: int, *, unit: str = "case", confidence: float = CONFIDENCE
     _check_counts(k, n)
     _check_level(confidence, "confidence")
     if n == 0:
-        return Rate(k=0, n=0, unit=unit, rate=None, lo=0.0, hi=1.0)
-    z = float(ndtri(0.5 + 0.5 * confidence))
-    p, t = k / n, 1.0 + z * z / n
+        return Rate(k=0, n=0, unit=unit, rate=None, lo=0.0, hi=1.0, cluster=unit)
+    lo, hi = _wilson_bounds(k / n, n, float(ndtri(0.5 + 0.5 * confidence)))
+    return Rate(k=k, n=n, unit=unit, rate=k / n, lo=lo, hi=hi, cluster=unit, clusters=n)
+
+
+def _wilson_bounds(p: float, n: float, z: float) -> tuple[float, float]:
+    """The Wilson bounds of proportion ``p`` at (possibly fractional) sample size ``n``, clipped to
+    ``[0, 1]`` and made to contain ``p``."""
+    t = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / t
     half = z / t * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n))
-    lo = min(max(centre - half, 0.0), k / n)
-    hi = max(min(centre + half, 1.0), k / n)
-    return Rate(k=k, n=n, unit=unit, rate=k / n, lo=lo, hi=hi)
+    return min(max(centre - half, 0.0), p), max(min(centre + half, 1.0), p)
+
+
+def ratio_variance(k: int, n: int, *, g: int, sum_k2: int, sum_kn: int, sum_n2: int) -> Fraction:
+    """``G/(G-1) * sum_g (k_g - r n_g)**2 / n**2`` with ``r = k / n``, exactly, from the per-cluster
+    sums: the cluster-robust (linearised) variance of the ratio ``k / n`` over ``G >= 2`` clusters
+    (``n > 0``; ``k_g`` may be any integers, e.g. paired differences).
+
+    >>> ratio_variance(3, 4, g=2, sum_k2=5, sum_kn=6, sum_n2=8)     # clusters (2 of 2) and (1 of 2)
+    Fraction(1, 16)
+    """
+    num = n * n * sum_k2 - 2 * n * k * sum_kn + k * k * sum_n2        # n**2 sum (k_g - r n_g)**2
+    return Fraction(g * num, (g - 1) * n ** 4)
+
+
+def interval(count: Count, *, confidence: float = CONFIDENCE) -> Rate:
+    """The rate of ``count`` with its interval over independent clusters (docs/stats.md, "Rates").
+
+    - Independent units (no clusters, or every cluster holds one unit): the plain Wilson interval.
+    - A proportion over ``G >= 2`` clusters: the Wilson interval at the effective sample size
+      ``n* = n / deff * (z / t_{G-1})**2``, ``deff = max(1, V / (r (1 - r) / n))`` with ``V``
+      the cluster-robust variance (:func:`ratio_variance`) and ``deff = 1`` when ``r`` is
+      0 or 1; ``t_{G-1}`` Student's quantile (SciPy's ``stdtrit``), so few clusters widen it.
+    - A mean (``estimate: mean``) over ``G >= 2`` clusters: ``m -/+ t_{G-1} sqrt(V)``, the lower
+      bound clipped at 0 (for independent units, the clusters are the units).
+    - Fewer than 2 clusters: no interval (``lo = hi = None``).
+
+    >>> from candor.common.counts import Clusters
+    >>> r = interval(Count(4, 6, "label", Clusters("frame", 2, 10, 12, 18)))
+    >>> (r.clusters, r.deff, round(r.lo, 3), round(r.hi, 3))     # 3/3 and 1/3: two clusters, t with 1 df
+    (2, 3.0, 0.005, 0.999)
+    """
+    _check_level(confidence, "confidence")
+    k, n, c = count.k, count.n, count.clusters
+    name = count.unit if c is None else c.name
+    if count.estimate == "rate" and (c is None or c.sum_n2 == n):
+        r = wilson(k, n, unit=count.unit, confidence=confidence)
+        return Rate(k=k, n=n, unit=count.unit, rate=r.rate, lo=r.lo, hi=r.hi, cluster=name,
+                    clusters=n if c is None else c.g)
+    g = 0 if c is None else c.g
+    if c is None or n == 0 or g < 2:
+        return Rate(k=k, n=n, unit=count.unit, rate=k / n if n else None, lo=None, hi=None, cluster=name,
+                    clusters=g, estimate=count.estimate)
+    z, t = float(ndtri(0.5 + 0.5 * confidence)), float(stdtrit(g - 1, 0.5 + 0.5 * confidence))
+    var = ratio_variance(k, n, g=g, sum_k2=c.sum_k2, sum_kn=c.sum_kn, sum_n2=c.sum_n2)
+    r = k / n
+    if count.estimate == "mean":
+        half = t * math.sqrt(var)
+        return Rate(k=k, n=n, unit=count.unit, rate=r, lo=max(0.0, r - half), hi=r + half, cluster=name,
+                    clusters=g, deff=1.0, estimate="mean")
+    deff = 1.0 if k in (0, n) else max(1.0, float(var * n * n * n / (k * (n - k))))
+    lo, hi = _wilson_bounds(r, n / deff * (z / t) ** 2, z)
+    return Rate(k=k, n=n, unit=count.unit, rate=r, lo=lo, hi=hi, cluster=name, clusters=g, deff=deff)
 
 
 def mcnemar_p(a_only: int, b_only: int) -> float:

@@ -6,16 +6,18 @@ Shape (docs/stats.md)::
      "reference": {"<track>": "<name>", ...},   # e.g. identification: prompt-a, detection.<set>: its first model
      "inputs":  {"<path>": "present" | "absent", ...},
      "rates":   {"<key>": <Rate>, ...},
+     "cluster": {"detection.<set>": "frame" | "session", "fields": "case"},
+     "benches": {"detection.<set>": {"cluster": ..., "splits": {"<split>": {"frames": 32, "sessions":
+                 {"<session>": {"<model>": {"frames", "tp", "fp", "fn", "precision", "recall"}}}}}}},
      "paired":  {"<metric>": {"reference": "<name>", "family": "<family>" | null,
-                              "candidates": {"<name>": <Paired>, ...}, "p_holm": {"<name>": p, ...}}, ...},
-     "paired_counts": {"<metric>": {"reference": "<name>", "candidates": {"<name>": <PairedCounts>}}, ...}}
+                              "candidates": {"<name>": <Paired>, ...}}, ...}}
 
-``<Rate>`` is :meth:`candor.stats.rates.Rate.as_json`, ``<Paired>`` is
-:meth:`candor.stats.paired.Paired.as_json`, ``<PairedCounts>`` is
-:meth:`candor.stats.paired_counts.PairedCounts.as_json` (A = the reference, B = the candidate).
-``family`` names the metric's family of tests (:func:`candor.stats.multiple.family`) and
-``p_holm`` holds each candidate's Holm-adjusted p within it (empty for a headline test, which is
-not adjusted).
+``<Rate>`` is :meth:`candor.stats.rates.Rate.as_json` (its unit, cluster and interval),
+``<Paired>`` is :meth:`candor.stats.paired.Paired.as_json` (A = the reference, B = the
+candidate; outcome and count comparisons alike, told apart by its ``kind``). ``family`` names
+the metric's family of tests (:func:`candor.stats.multiple.family`); each candidate's record then
+holds its Holm-adjusted ``p_holm`` within it, and its verdict reads it (``null`` for a headline
+test, which is not adjusted).
 """
 from __future__ import annotations
 
@@ -24,30 +26,20 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from candor.stats.paired import Paired
-from candor.stats.paired_counts import PairedCounts
 from candor.stats.rates import Rate
-from candor.stats.records import decoded, p6
+from candor.stats.records import decoded
 
 Presence = Literal["present", "absent"]
 
 
 @dataclass(frozen=True)
 class Comparisons:
-    """One paired metric: its ``reference`` (A) against each candidate (B), by candidate name; its
-    ``family`` and each candidate's Holm-adjusted p within it (module docstring)."""
+    """One paired metric: its ``reference`` (A) against each candidate (B), by candidate name, and
+    its ``family`` (module docstring)."""
 
     reference: str
     candidates: dict[str, Paired]
     family: str | None = None
-    p_holm: dict[str, float] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class CountComparisons:
-    """One paired count metric: its ``reference`` (A) against each candidate (B)."""
-
-    reference: str
-    candidates: dict[str, PairedCounts]
 
 
 @dataclass(frozen=True)
@@ -61,7 +53,8 @@ class StatsFile:
     inputs: dict[str, Presence]
     rates: dict[str, Rate]
     paired: dict[str, Comparisons]
-    paired_counts: dict[str, CountComparisons] = field(default_factory=dict)
+    cluster: dict[str, str] = field(default_factory=dict)     # track -> what its units cluster in
+    benches: dict[str, Any] = field(default_factory=dict)     # detection track -> its frames and sessions
 
     @property
     def absent(self) -> list[str]:
@@ -74,14 +67,12 @@ class StatsFile:
             "confidence": self.confidence, "alpha": self.alpha, "min_k0": self.min_k0,
             "reference": dict(sorted(self.reference.items())),
             "inputs": dict(sorted(self.inputs.items())),
+            "cluster": dict(sorted(self.cluster.items())),
+            "benches": self.benches,
             "rates": {k: r.as_json() for k, r in sorted(self.rates.items())},
             "paired": {m: {"reference": c.reference, "family": c.family,
-                           "candidates": {n: p.as_json() for n, p in sorted(c.candidates.items())},
-                           "p_holm": {n: p6(p) for n, p in sorted(c.p_holm.items())}}
+                           "candidates": {n: p.as_json() for n, p in sorted(c.candidates.items())}}
                        for m, c in sorted(self.paired.items())},
-            "paired_counts": {m: {"reference": c.reference,
-                                  "candidates": {n: p.as_json() for n, p in sorted(c.candidates.items())}}
-                              for m, c in sorted(self.paired_counts.items())},
         }
 
     @classmethod
@@ -99,12 +90,9 @@ class StatsFile:
                 paired={m: Comparisons(str(c["reference"]),
                                        {n: Paired.from_json(p, where=f"{where}:paired.{m}.{n}")
                                         for n, p in c["candidates"].items()},
-                                       family=None if c["family"] is None else str(c["family"]),
-                                       p_holm={str(n): float(p) for n, p in c["p_holm"].items()})
+                                       family=None if c["family"] is None else str(c["family"]))
                         for m, c in doc["paired"].items()},
-                paired_counts={m: CountComparisons(str(c["reference"]), {
-                                   n: PairedCounts.from_json(p, where=f"{where}:paired_counts.{m}.{n}")
-                                   for n, p in c["candidates"].items()})
-                               for m, c in doc["paired_counts"].items()},
+                cluster={str(t): str(c) for t, c in doc["cluster"].items()},
+                benches=dict(doc["benches"]),
             )
         return decoded(where, "a stats file (written by the stats stage)", build)

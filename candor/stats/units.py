@@ -7,30 +7,37 @@ Pure: no I/O. Rows are the typed rows of :func:`candor.stats.outcomes.parse_tabl
 - ``identification.hit`` (and ``identification.<tier>.hit``): unit ``lot``; a *strict
   majority* of the lot's runs are hits (2 of 3; with an even number of runs a tie is not a
   majority). Runs of one lot are not independent cases, and run *i* of A has nothing to do
-  with run *i* of B, so a lot is one case.
+  with run *i* of B, so a lot is one case, and its own cluster.
 - ``identification.not_wrong``: unit ``lot``; a strict majority of its runs are not *wrong*
   (wrong answers are the costly failure, docs/lots.md).
 - ``identification.count_exact``: unit ``lot`` (with a count label); a strict majority of its
   labelled runs count exactly (runs with no count label are skipped).
 - ``fields.majority``: unit ``(case, field)``, one expectation of a case, named by its
   position in the case (a case may repeat a path); ``hits * 2 > total``; a (case, field)
-  with ``total = 0`` (every run failed) is not a case and is left out.
+  with ``total = 0`` (every run failed) is not a case and is left out. Clustered by **case**:
+  the fields of one case are answered from one image by the same runs.
 - ``valuation.in_band``: unit ``lot``; in band (``in_band = 1``); a lot with no estimate
   (empty ``in_band``) is not in band: an abstention is not a success.
 - ``detection.<set>.<split>.frame_error_free``: unit ``frame``; ``fp == 0 and fn == 0``.
-- ``detection.<set>.<split>.false_positives`` (a count, fewer is better; :mod:`candor.stats.paired_counts`):
-  unit ``frame``; the frame's false positives at the operating point (the paired precision).
+- ``detection.<set>.<split>.false_positives`` (a *count*, fewer is better): unit ``frame``; the
+  frame's false positives at the operating point (the paired precision and FP/frame).
 - ``detection.<set>.<split>.label_found`` (and ``detection.<set>.<split>.class.<name>.label_found``):
-  unit ``label`` (a (frame, label index)); the label was matched. Each detection set is its own
-  track (``detection.<set>``): its models are compared only with each other, on its own frames.
+  unit ``label`` (a (frame, label index)); the label was matched.
+
+Detection units are clustered by **frame** (the labels and detections of one frame share its
+scene, zoom and model state), or by capture **session** when the set declares it
+(``stats.cluster``; the session of a frame is its ``session`` column in the per-frame table).
+Each detection set is its own track (``detection.<set>``): its models are compared only with
+each other, on its own frames.
 """
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
-from candor.stats.paired import Case
+from candor.stats.paired import Case, Kind
 
 Row = Mapping[str, object]
 DETECTION_TABLES = ("detection-frames.csv", "detection-labels.csv")
@@ -38,24 +45,19 @@ DETECTION_TABLES = ("detection-frames.csv", "detection-labels.csv")
 
 @dataclass(frozen=True)
 class PairedMetric:
-    """One paired metric: its ``unit`` and ``outcomes``: candidate -> case -> success (sorted)."""
+    """One paired metric: its ``unit``, ``kind`` (``outcome``: 1 = success; ``count``: fewer is
+    better), ``values``: candidate -> case -> value (sorted), and how the cases cluster:
+    ``cluster`` names the cluster, ``cluster_of`` maps each case to its cluster id (``None``:
+    each case is its own cluster)."""
 
     unit: str
-    outcomes: dict[str, dict[Case, bool]]
+    values: dict[str, dict[Case, int]]
+    kind: Kind = "outcome"
+    cluster: str | None = None
+    cluster_of: dict[Case, str] | None = None
 
 
-Units = dict[str, PairedMetric]          # metric -> its paired outcomes
-
-
-@dataclass(frozen=True)
-class CountMetric:
-    """One paired count metric (fewer is better): its ``unit`` and ``counts``: candidate -> case -> count."""
-
-    unit: str
-    counts: dict[str, dict[Case, int]]
-
-
-CountUnits = dict[str, CountMetric]      # metric -> its paired counts
+Units = dict[str, PairedMetric]          # metric -> its paired values
 
 
 def _majority(flags: Iterable[bool]) -> bool:
@@ -63,15 +65,21 @@ def _majority(flags: Iterable[bool]) -> bool:
     return 2 * sum(flags) > len(flags)
 
 
-def _nest(items: Iterable[tuple[str, str, str, Case, bool]]) -> Units:
-    """``(metric, unit, candidate, case, success)`` items -> :data:`Units`, sorted by key."""
+def _nest(items: Iterable[tuple[str, str, str, Case, int]], *, kind: Kind = "outcome", cluster: str | None = None,
+          cluster_of: Callable[[Case], str] | None = None) -> Units:
+    """``(metric, unit, candidate, case, value)`` items -> :data:`Units`, sorted by key, every metric
+    of ``kind`` clustered by ``cluster_of`` (case -> cluster id, named ``cluster``)."""
     units: dict[str, str] = {}
-    out: dict[str, dict[str, dict[Case, bool]]] = defaultdict(lambda: defaultdict(dict))
-    for metric, unit, candidate, case, ok in items:
+    out: dict[str, dict[str, dict[Case, int]]] = defaultdict(lambda: defaultdict(dict))
+    for metric, unit, candidate, case, value in items:
         units[metric] = unit
-        out[metric][candidate][case] = ok
-    return {m: PairedMetric(units[m], {c: dict(sorted(cases.items())) for c, cases in sorted(by.items())})
-            for m, by in sorted(out.items())}
+        out[metric][candidate][case] = int(value)
+    nested = {}
+    for m, by in sorted(out.items()):
+        values = {c: dict(sorted(cases.items())) for c, cases in sorted(by.items())}
+        of = None if cluster_of is None else {case: cluster_of(case) for cases in values.values() for case in cases}
+        nested[m] = PairedMetric(units[m], values, kind, cluster, of)
+    return nested
 
 
 def identification_units(rows: Iterable[Row]) -> Units:
@@ -93,11 +101,12 @@ def identification_units(rows: Iterable[Row]) -> Units:
 
 def fields_units(rows: Iterable[Row]) -> Units:
     """Rows ``case, candidate, position, field, hits, total`` -> per-(case, field) majority units
-    (the case key is ``(case, position, field)``)."""
-    return _nest(("fields.majority", "(case, field)", str(r["candidate"]),
-                  (str(r["case"]), str(r["position"]), str(r["field"])),
-                  2 * int(r["hits"]) > int(r["total"]))  # type: ignore[call-overload]
-                 for r in rows if int(r["total"]) > 0)  # type: ignore[call-overload]
+    (the case key is ``(case, position, field)``), clustered by case."""
+    return _nest((("fields.majority", "(case, field)", str(r["candidate"]),
+                   (str(r["case"]), str(r["position"]), str(r["field"])),
+                   2 * int(r["hits"]) > int(r["total"]))  # type: ignore[call-overload]
+                  for r in rows if int(r["total"]) > 0),  # type: ignore[call-overload]
+                 cluster="case", cluster_of=lambda case: case[0])
 
 
 def valuation_units(rows: Iterable[Row]) -> Units:
@@ -106,27 +115,41 @@ def valuation_units(rows: Iterable[Row]) -> Units:
                  for r in rows)
 
 
-def detection_units(frames: Iterable[Row], labels: Iterable[Row], *, track: str) -> Units:
-    """Per-frame error-free and per-label found units, per split (and per class for labels), named
-    under ``track`` (``detection.<set>``)."""
-    items = []
+ClusterBy = Literal["frame", "session"]
+
+
+def frame_clusters(frames: Iterable[Row], *, by: ClusterBy) -> dict[str, str]:
+    """Frame -> its cluster id: itself (``frame``) or its capture session (``session``)."""
+    return {str(r["frame"]): str(r["frame"] if by == "frame" else r["session"]) for r in frames}
+
+
+def detection_units(frames: Sequence[Row], labels: Iterable[Row], *, track: str, cluster: ClusterBy = "frame") -> Units:
+    """Per-frame error-free and false-positive units and per-label found units, per split (and per
+    class for labels), named under ``track`` (``detection.<set>``), clustered by ``cluster``."""
+    of_frame = frame_clusters(frames, by=cluster)
+    def of(case: Case) -> str:
+        return of_frame.get(case[0], case[0])
+    flags, counts = [], []
     for r in frames:
         ok = int(r["fp"]) == 0 and int(r["fn"]) == 0  # type: ignore[call-overload]
-        items.append((f"{track}.{r['split']}.frame_error_free", "frame", str(r["model"]), (str(r["frame"]),), ok))
+        flags.append((f"{track}.{r['split']}.frame_error_free", "frame", str(r["model"]), (str(r["frame"]),), ok))
+        counts.append((f"{track}.{r['split']}.false_positives", "frame", str(r["model"]), (str(r["frame"]),),
+                       int(r["fp"])))  # type: ignore[call-overload]
     for r in labels:
         case = (str(r["frame"]), str(r["label"]))
         found = r["found"] is True
-        items.append((f"{track}.{r['split']}.label_found", "label", str(r["model"]), case, found))
-        items.append((f"{track}.{r['split']}.class.{r['class']}.label_found", "label", str(r["model"]), case, found))
-    return _nest(items)
+        flags.append((f"{track}.{r['split']}.label_found", "label", str(r["model"]), case, found))
+        flags.append((f"{track}.{r['split']}.class.{r['class']}.label_found", "label", str(r["model"]), case, found))
+    return _nest(flags, cluster=cluster, cluster_of=of) | _nest(counts, kind="count", cluster=cluster, cluster_of=of)
 
 
-def units_from_tables(tables: Mapping[str, list[dict[str, object]]]) -> dict[str, Units]:
+def units_from_tables(tables: Mapping[str, list[dict[str, object]]], *,
+                      clusters: Mapping[str, ClusterBy] | None = None) -> dict[str, Units]:
     """Track -> paired units, from the parsed tables present (table path -> rows, paths as
     :func:`candor.stats.outcomes.table_paths`; an absent table gives no track).
 
     Tracks: ``identification``, ``fields``, ``valuation``, ``detection.<set>`` (either table of
-    the set's folder).
+    the set's folder), the latter clustered by ``clusters[<set>]`` (default ``frame``).
     """
     out: dict[str, Units] = {}
     if "identification.csv" in tables:
@@ -137,21 +160,6 @@ def units_from_tables(tables: Mapping[str, list[dict[str, object]]]) -> dict[str
         out["valuation"] = valuation_units(tables["valuation.csv"])
     for d in sorted({path.rsplit("/", 1)[0] for path in tables if path.endswith(tuple("/" + t for t in DETECTION_TABLES))}):
         out[f"detection.{d}"] = detection_units(tables.get(f"{d}/{DETECTION_TABLES[0]}", []),
-                                                tables.get(f"{d}/{DETECTION_TABLES[1]}", []), track=f"detection.{d}")
+                                                tables.get(f"{d}/{DETECTION_TABLES[1]}", []), track=f"detection.{d}",
+                                                cluster=(clusters or {}).get(d, "frame"))
     return out
-
-
-def detection_count_units(frames: Iterable[Row], *, track: str) -> CountUnits:
-    """Per-frame false-positive counts, per split, named under ``track`` (``detection.<set>``)."""
-    out: dict[str, dict[str, dict[Case, int]]] = defaultdict(lambda: defaultdict(dict))
-    for r in frames:
-        out[f"{track}.{r['split']}.false_positives"][str(r["model"])][(str(r["frame"]),)] = int(r["fp"])  # type: ignore[call-overload]
-    return {m: CountMetric("frame", {c: dict(sorted(cases.items())) for c, cases in sorted(by.items())})
-            for m, by in sorted(out.items())}
-
-
-def count_units_from_tables(tables: Mapping[str, list[dict[str, object]]]) -> dict[str, CountUnits]:
-    """Track -> paired count units (``detection.<set>``, from each set's ``detection-frames.csv``)."""
-    suffix = "/" + DETECTION_TABLES[0]
-    return {f"detection.{path[:-len(suffix)]}": detection_count_units(rows, track=f"detection.{path[:-len(suffix)]}")
-            for path, rows in sorted(tables.items()) if path.endswith(suffix)}

@@ -39,13 +39,16 @@ from candor.common.counts import counts_block
 from candor.common.errors import fail
 from candor.common.manifest import load_manifest
 from candor.common.params import DEFAULT_PARAMS, section
-from candor.detection.config import DetectorParams, MatchParams, Thresholds, check_critical, load_thresholds
+from candor.detection.config import (
+    ClusterView, DetectorParams, MatchParams, StatsClusterView, Thresholds, check_critical, load_thresholds,
+)
+from candor.detection.scoring.clusters import ClusterBy
 from candor.detection.frames import SPLITS
 from candor.detection.inference.detections_file import RawDetections, iter_chunks, read_index, split_chunks
 from candor.detection.model_card import ModelCard, load_card
 from candor.detection.scoring import plots as dp
 from candor.detection.scoring.coco_results import coco_results
-from candor.detection.scoring.metrics import compare_frozen, rate_counts, threshold_grid
+from candor.detection.scoring.metrics import compare_frozen, threshold_grid
 from candor.detection.scoring.scene import build_scene
 from candor.detection.scoring.scope import out_of_scope_block
 from candor.detection.scoring.stream import Outcomes, score_stream
@@ -59,20 +62,24 @@ LabelRow = tuple[str, str, int, str, str, int]              # frame, split, labe
 
 
 class ScoreParams(NamedTuple):
-    """The params sections scoring reads: ``detector``, ``match``, ``thresholds`` and ``thresholds_by_model``."""
+    """The params sections scoring reads: ``detector``, ``match``, ``thresholds`` and
+    ``thresholds_by_model``, and the ``stats.cluster`` keys."""
 
     detector: DetectorParams
     match: MatchParams
     thresholds: Thresholds
+    cluster: ClusterView = ClusterView()
 
 
 def read_params(path: str | Path) -> ScoreParams:
     """The ``detector``, ``match``, ``thresholds`` and ``thresholds_by_model`` sections of a params
-    file, validated (every model of ``thresholds_by_model`` must be a model of ``detector.sets``)."""
+    file, validated (every model of ``thresholds_by_model`` must be a model of ``detector.sets``),
+    and the ``stats.cluster`` keys that say what the set's rates cluster in."""
     detector = section(DetectorParams, "detector", path=str(path))
     thresholds = load_thresholds(path)
     thresholds.check_models(detector.models)
-    return ScoreParams(detector, section(MatchParams, "match", path=str(path)), thresholds)
+    return ScoreParams(detector, section(MatchParams, "match", path=str(path)), thresholds,
+                       section(StatsClusterView, "stats", path=str(path)).cluster)
 
 
 @dataclass(frozen=True)
@@ -178,26 +185,27 @@ def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
 
 def score_model(model: str, *, data: Path, models: Path, detections: Path, detector: DetectorParams,
                 match: MatchParams, thresholds: Thresholds,
-                coco: Callable[[list[dict]], None] | None = None) -> ModelScore:
+                coco: Callable[[list[dict]], None] | None = None, cluster: ClusterBy = "frame") -> ModelScore:
     """Score model ``model`` (card ``models/<model>.yaml``, raw boxes ``detections/<model>.jsonl``)
     on the data set ``data``; see the module docstring for what it returns. The raw boxes are
     read in chunks of whole frames (:mod:`candor.detection.scoring.stream`): memory does not grow
-    with their number. ``coco`` receives the served detections as COCO results, chunk by chunk."""
+    with their number. ``coco`` receives the served detections as COCO results, chunk by chunk;
+    ``cluster`` is what the rates' units cluster in (``stats.cluster``)."""
     path = Path(detections) / f"{model}.jsonl"
     return score_chunks(model, read_index(path), iter_chunks(path), where=str(path), data=data, models=models,
-                        detector=detector, match=match, thresholds=thresholds, coco=coco)
+                        detector=detector, match=match, thresholds=thresholds, coco=coco, cluster=cluster)
 
 
 def score_raw(model: str, raw: RawDetections, *, where: str, data: Path, models: Path, detector: DetectorParams,
-              match: MatchParams, thresholds: Thresholds) -> ModelScore:
+              match: MatchParams, thresholds: Thresholds, cluster: ClusterBy = "frame") -> ModelScore:
     """:func:`score_model` on raw boxes already in memory (``where`` names them in errors)."""
     return score_chunks(model, raw, split_chunks(raw), where=where, data=data, models=models, detector=detector,
-                        match=match, thresholds=thresholds)
+                        match=match, thresholds=thresholds, cluster=cluster)
 
 
 def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetections], *, where: str, data: Path,
                  models: Path, detector: DetectorParams, match: MatchParams, thresholds: Thresholds,
-                 coco: Callable[[list[dict]], None] | None = None) -> ModelScore:
+                 coco: Callable[[list[dict]], None] | None = None, cluster: ClusterBy = "frame") -> ModelScore:
     """:func:`score_model` on the detections' ``index`` (header, frames and sizes:
     :func:`~candor.detection.inference.detections_file.read_index`) and their ``chunks``."""
     data, models = Path(data), Path(models)
@@ -225,7 +233,7 @@ def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetection
         lambda table: coco(coco_results(table, frame_ids=image_ids, category_ids=cat_ids)))
     tally, outcomes = score_stream(inputs, chunks, thresholds=thr, nms_iou=detector.nms_iou, match_iou=match.iou,
                                    critical=critical, band_edges=match.bands, grid=threshold_grid(detector.floor),
-                                   where=where, served=served)
+                                   where=where, served=served, cluster=cluster)
     blocks = {}
     for split in ("all", *SPLITS):
         blocks[split] = tally.block(splits=None if split == "all" else (split,), min_support=match.min_support,
@@ -237,7 +245,8 @@ def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetection
     if card.evaluation:
         metrics["frozen"] = frozen_block(card, model_sha256=head["onnx_sha256"],
                                          manifest_sha256=load_manifest(data / "manifest.csv").sha256, metrics=blocks)
-    metrics[COUNTS_KEY] = counts_block(rate_counts(blocks))
+    metrics[COUNTS_KEY] = counts_block({key: c for split in ("all", *SPLITS) for key, c in tally.cluster_counts(
+        splits=None if split == "all" else (split,), prefix=split).items()})
     cv = tally.curves()
     log.info("%s: micro P %s R %s F1 %s over %d frames (test F1 %s)", model, blocks["all"]["micro"]["precision"],
              blocks["all"]["micro"]["recall"], blocks["all"]["micro"]["f1"], len(scene.frames),

@@ -24,6 +24,7 @@ from candor.detection.scoring.boxes import stable_key_order
 from candor.detection.scoring.columns import DetectionTable
 from candor.detection.scoring.metrics import Scene, operating_point, score_detections, wrong_targets
 from candor.detection.scoring.scene import SceneInputs
+from candor.detection.scoring.clusters import ClusterBy
 from candor.detection.scoring.tally import Tally, frame_groups
 
 
@@ -63,15 +64,17 @@ def sub_scene(scene: Scene, frames: np.ndarray, *, order: np.ndarray, start: np.
 def score_stream(inputs: SceneInputs, chunks: Iterable[RawDetections], *, thresholds: np.ndarray,
                  nms_iou: float | None, match_iou: float, critical: list[str], band_edges: list[float],
                  grid: np.ndarray, where: str, matrix: bool = True,
-                 served: Callable[[DetectionTable], None] | None = None) -> tuple[Tally, Outcomes]:
+                 served: Callable[[DetectionTable], None] | None = None,
+                 cluster: ClusterBy | None = None) -> tuple[Tally, Outcomes]:
     """Score the chunks against ``inputs`` (:func:`~candor.detection.scoring.scene.build_scene`) at
-    per-class ``thresholds`` ``(C,)``; curves on ``grid``; the confusion matrix with ``matrix``. Every
+    per-class ``thresholds`` ``(C,)``; curves on ``grid``; the confusion matrix with ``matrix``; the
+    cluster sums of every rate by ``cluster`` (frame or session) when given. Every
     frame of the scene must come in exactly one chunk (else an input error naming ``where``: the
     detections changed while read)."""
     scene = inputs.scene
     n_frames = len(scene.frames)
     tally = Tally.empty(frame_groups(scene), classes=scene.classes, band_edges=band_edges, thresholds=grid,
-                        matrix=matrix)
+                        matrix=matrix, cluster=cluster)
     out = Outcomes(scene=scene, tp=np.zeros(n_frames, np.int64), fp=np.zeros(n_frames, np.int64),
                    fn=np.zeros(n_frames, np.int64), found=np.zeros(len(scene.label_frame), bool))
     position = {f: i for i, f in enumerate(scene.frames.tolist())}

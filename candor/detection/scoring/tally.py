@@ -23,6 +23,8 @@ What is counted (definitions: :mod:`candor.detection.scoring.metrics`):
   suffix sums whatever the scores, with no sort; ``labels[c]``: non-crowd labels of class ``c``.
 - ``matrix``: the confusion matrix (:func:`~candor.detection.scoring.metrics.confusion`), when
   asked for (it matches every frame's FPs with its FNs: work a metrics block alone does not need).
+- ``clusters``: the cluster sums behind every rate's interval
+  (:mod:`candor.detection.scoring.clusters`), when a cluster (frame or session) is given.
 """
 from __future__ import annotations
 
@@ -30,8 +32,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from candor.common.counts import Count
+from candor.detection.scoring.clusters import ClusterBy, ClusterTally, view_counts
 from candor.detection.scoring.metrics import (
-    Counts, Curve, OperatingPoint, Scene, Scored, band_names, confusion, size_at_input, wrong_targets, zoom_key,
+    RATE_GROUPS, Counts, Curve, OperatingPoint, Scene, Scored, band_names, confusion, size_at_input, wrong_targets,
+    zoom_key,
 )
 
 KINDS = ("tp", "fp", "fn", "wrong")
@@ -81,18 +86,20 @@ class Tally:
     hist: np.ndarray
     labels: np.ndarray
     matrix: np.ndarray | None
+    clusters: ClusterTally | None = None
 
     @classmethod
     def empty(cls, groups: FrameGroups, *, classes: tuple[str, ...], band_edges: tuple[float, ...] | list[float],
-              thresholds: np.ndarray, matrix: bool = True) -> Tally:
+              thresholds: np.ndarray, matrix: bool = True, cluster: ClusterBy | None = None) -> Tally:
         """Zero counts for ``groups``, ``classes``, the bands of ``band_edges`` and the curve grid
-        ``thresholds``; the confusion matrix only with ``matrix``."""
+        ``thresholds``; the confusion matrix only with ``matrix``; cluster sums by ``cluster``."""
         n_g, n_c, n_b, n_t = len(groups.split), len(classes), len(band_names(band_edges)), len(thresholds)
         return cls(groups=groups, classes=tuple(classes), band_edges=tuple(band_edges),
                    thresholds=np.asarray(thresholds, dtype=np.float64),
                    counts=np.zeros((n_g, n_c, n_b, len(KINDS)), np.int64), frames=np.zeros(n_g, np.int64),
                    hist=np.zeros((3, n_c, n_t + 1), np.int64), labels=np.zeros(n_c, np.int64),
-                   matrix=np.zeros((n_c + 1, n_c + 1), np.int64) if matrix else None)
+                   matrix=np.zeros((n_c + 1, n_c + 1), np.int64) if matrix else None,
+                   clusters=None if cluster is None else ClusterTally(cluster, n_g, 1 + n_c + n_b))
 
     def add(self, s: Scored, op: OperatingPoint, *, wrong: np.ndarray, of_frame: np.ndarray) -> None:
         """Add the counts of one chunk: ``s`` and ``op`` on a scene of whole frames, ``wrong``
@@ -113,6 +120,8 @@ class Tally:
             sel = sel & (g >= 0)
             flat = ((g[sel] * n_c + c[sel]) * n_b + b[sel]) * n_k + k
             self.counts += np.bincount(flat, minlength=self.counts.size).reshape(self.counts.shape)
+        if self.clusters is not None:
+            self._add_clusters(s, op, of_frame=of_frame, bands=(tp_band, det_band, lab_band))
         counted_det, counted_lab = det_g >= 0, (lab_g >= 0) & ~sc.label_crowd
         n_t = self.hist.shape[2]
         scored = [(counted_det & (s.label >= 0), s.cls, s.score), (counted_det & (s.label < 0) & ~s.ignored, s.cls, s.score),
@@ -123,6 +132,57 @@ class Tally:
         self.labels += np.bincount(sc.label_class[counted_lab], minlength=n_c)
         if self.matrix is not None:
             self.matrix += confusion(s, op)
+
+    def _add_clusters(self, s: Scored, op: OperatingPoint, *, of_frame: np.ndarray,
+                      bands: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+        """Each counted frame's ``(tp, fp, fn, 1)`` per view (micro, class, band) to the cluster sums."""
+        sc = s.scene
+        n_f, n_c, n_b = len(sc.frames), len(self.classes), len(band_names(self.band_edges))
+        n_v = 1 + n_c + n_b
+        tp_band, det_band, lab_band = bands
+        flat = []
+        for sel, f, c, b, k in ((op.tp, s.frame, s.cls, tp_band, TP), (op.fp, s.frame, s.cls, det_band, FP),
+                                (op.fn, sc.label_frame, sc.label_class, lab_band, FN)):
+            sel = sel & (of_frame[f] >= 0)
+            for view in (np.zeros(sel.sum(), np.int64), 1 + c[sel], 1 + n_c + b[sel]):
+                flat.append((f[sel] * n_v + view) * 4 + k)
+        per_frame = np.bincount(np.concatenate(flat) if flat else np.zeros(0, np.int64),
+                                minlength=n_f * n_v * 4).reshape(n_f, n_v, 4)
+        per_frame[:, :, 3] = 1
+        counted = of_frame >= 0
+        self.clusters.add(per_frame[counted], group=of_frame[counted], session=sc.session[counted])  # type: ignore[union-attr]
+
+    def cluster_counts(self, *, splits: tuple[str, ...] | None, prefix: str) -> dict[str, Count]:
+        """The counts block entries of the frames of ``splits`` (None: every frame), keyed
+        ``<prefix>.<path>.<rate>`` as :func:`~candor.detection.scoring.metrics.rate_counts` keys them,
+        each with its cluster sums (:mod:`candor.detection.scoring.clusters`), plus ``f1`` and, for
+        micro and per zoom, ``fp_per_frame``; requires cluster sums (:meth:`empty` with ``cluster``)."""
+        if self.clusters is None:
+            raise ValueError("this tally keeps no cluster sums")
+        sel = np.array([splits is None or sp in splits for sp in self.groups.split], dtype=bool)
+        sel &= self.frames > 0
+        n_c = len(self.classes)
+        def totals(c: np.ndarray, frames: int) -> tuple[int, int, int, int]:
+            return int(c[..., TP].sum()), int(c[..., FP].sum()), int(c[..., FN].sum()), frames
+        name, out = self.clusters.by, {}
+        sums, held = self.clusters.sums_over(sel)
+        frames = int(self.frames[sel].sum())
+        views = [("micro", 0, totals(self.counts[sel], frames))]
+        views += [(f"{RATE_GROUPS[0]}.{c}", 1 + i, totals(self.counts[sel][:, i], frames))
+                  for i, c in enumerate(self.classes)]
+        views += [(f"{RATE_GROUPS[1]}.{b}", 1 + n_c + i, totals(self.counts[sel][:, :, i], frames))
+                  for i, b in enumerate(band_names(self.band_edges))]
+        for path, v, tot in views:
+            out |= {f"{prefix}.{path}.{k}": c for k, c in view_counts(sums, held, v=v, totals=tot, name=name).items()
+                    if v == 0 or k != "fp_per_frame"}             # FP/frame is a micro (and per-zoom) figure
+        zooms = np.array(self.groups.zoom, dtype=object)
+        for z in sorted(set(zooms[sel].tolist())):
+            zsel = sel & (zooms == z)
+            zsums, zheld = self.clusters.sums_over(zsel)
+            tot = totals(self.counts[zsel], int(self.frames[zsel].sum()))
+            out |= {f"{prefix}.{RATE_GROUPS[2]}.{zoom_key(z)}.{k}": c
+                    for k, c in view_counts(zsums, zheld, v=0, totals=tot, name=name).items()}
+        return out
 
     def block(self, *, splits: tuple[str, ...] | None, min_support: int, critical: list[str]) -> dict:
         """The metrics block of the frames of ``splits`` (None: every frame):
