@@ -124,6 +124,9 @@ def test_live_without_key_exits_2_naming_the_variable(work: Path, capsys):
     ({"base_url": "api.example.com/v1"}, "base_url needs the scheme http:// or https://"),
     ({"base_url": "https:///v1"}, "base_url has no host"),
     ({"base_url": "https://me:pw-SENTINEL-0099@api.example.com/v1"}, "base_url user-info"),
+    ({"base_url": "https://api.example.com/v1?api_key=pw-SENTINEL-0099"},
+     "named like a credential (api_key): a URL is written to params, logs and dvc.lock; put the credential in "
+     "the variable named by identify.api_key_env"),
 ])
 def test_bad_live_params_exit_2_naming_the_key_before_any_work(work: Path, monkeypatch, capsys, kw, needle):
     monkeypatch.setenv(ENV, KEY)
@@ -266,6 +269,7 @@ class FakeOcr:
 
     provider = "local-ocr"
     model = "fake-ocr==0"
+    endpoint = None
 
     def __init__(self, rules):
         self.rules = rules
@@ -273,7 +277,7 @@ class FakeOcr:
     def load(self, images):
         return list(images)
 
-    def reply(self, *, prompt, images):
+    def reply(self, *, prompt, images, context):
         return live.Reply(text=answer_text(read_answer([["lot T x3"], ["Dell", "P2419H"]] * len(images),
                                                        rules=self.rules)))
 
@@ -298,3 +302,117 @@ def test_local_ocr_candidate_records_without_key_or_pause_then_replays(work: Pat
     assert run() == 0 and answers(work) == got          # replay gives the same answers
     (work / "data/lots/vocabulary/makes.yaml").write_text("makes: [Dell, HP]\n")
     assert run() == 2                                   # another makes list: the recording is stale
+
+
+def test_live_records_the_endpoint_with_query_values_masked(work: Path, monkeypatch):
+    monkeypatch.setenv(ENV, KEY)
+    with chat_server([("ok", ANSWER)]) as srv:
+        write_params(work, base_url=srv.url + "?api-version=2024-06-01&deployment=dep-SENTINEL-77", mode="live",
+                     runs=1)
+        assert run() == 0
+    text = (work / "build/live/p.jsonl").read_text()
+    assert "dep-SENTINEL-77" not in text
+    assert {x.endpoint for x in load_recording(work / "build/live/p.jsonl")} == {
+        srv.url + "?api-version=***&deployment=***"}
+
+
+def test_a_latin1_prompt_in_live_mode_exits_2_naming_the_file_before_any_call(work: Path, monkeypatch, capsys):
+    monkeypatch.setenv(ENV, KEY)
+    (work / "data/lots/prompts/p.txt").write_bytes("Catalogue the lot. Caf\xe9 style.\n".encode("latin-1"))
+    with chat_server([("ok", ANSWER)]) as srv:
+        write_params(work, base_url=srv.url, mode="live")
+        assert run() == 2
+    err = capsys.readouterr().err
+    assert "data/lots/prompts/p.txt: not UTF-8 text (byte 22" in err and "Traceback" not in err
+    assert srv.requests == [] and not (work / "build").exists()
+
+
+def test_a_non_text_content_part_is_a_recorded_malformed_response(work: Path, monkeypatch):
+    monkeypatch.setenv(ENV, KEY)
+    body = json.dumps({"choices": [{"message": {"content": [{"type": "image_url", "image_url": {"url": "x"}}]}}]})
+    with chat_server([("malformed", body.encode()), ("ok", ANSWER)]) as srv:
+        write_params(work, base_url=srv.url, mode="live", runs=1)
+        assert run() == 1
+    rec = load_recording(work / "build/live/p.jsonl")
+    assert [x.error for x in rec if x.error] == [
+        "after 1 attempt(s): malformed response: choices[0].message.content[0] is a 'image_url' part, not text"]
+    assert [x.raw for x in rec if x.error is None] == [ANSWER, ANSWER]
+
+
+def test_a_lone_surrogate_in_a_live_answer_is_recorded_replaced(work: Path, monkeypatch, capsys):
+    monkeypatch.setenv(ENV, KEY)
+    body = b'{"choices": [{"message": {"content": "{\\"imageNotes\\": \\"a\\ud800b\\"}"}}]}'
+    with chat_server([("malformed", body)]) as srv:
+        write_params(work, base_url=srv.url, mode="live", runs=1)
+        assert run() == 0
+    assert "Traceback" not in capsys.readouterr().err
+    rec = load_recording(work / "build/live/p.jsonl")
+    assert {x.raw for x in rec} == {'{"imageNotes": "a\ufffdb"}'}
+    assert {x.parsed["imageNotes"] for x in rec} == {"a\ufffdb"}
+
+
+PRODUCTION = """\
+import json
+
+CALLS = []
+
+
+class Busy(Exception):
+    transient = True
+
+
+def analyze(images, context):
+    CALLS.append(context["id"])
+    if context["id"] == "T002" and context["run"] == 2:
+        raise ValueError("no nameplate in view")
+    if context["id"] == "T001" and context["run"] == 1 and CALLS.count("T001") == 1:
+        raise Busy("try again")
+    return {"type": "item", "item": {"itemManufacturer": "Dell", "itemModel": "OptiPlex 7090",
+                                     "quantity": len(images)}, "imageNotes": context["kind"]}
+"""
+
+
+def test_python_provider_records_live_then_replays_and_a_code_change_makes_it_stale(work: Path, capsys, user_code):
+    (work / "prodcode").mkdir()
+    (work / "prodcode" / "analysis.py").write_text(PRODUCTION)
+    (work / "data/lots/prompts/p.txt").unlink()                  # a python candidate needs no prompt
+    providers = {"p": {"python": "prodcode.analysis:analyze"}}
+    write_params(work, mode="live", providers=providers)
+    assert run() == 1                                             # T002 run 2 failed, the others are kept
+    rec = load_recording(work / "build/live/p.jsonl")
+    code_sha = hashlib.sha256((work / "prodcode/analysis.py").read_bytes()).hexdigest()
+    assert {(x.provider, x.model, x.prompt_sha256) for x in rec} == {("python", "prodcode.analysis:analyze",
+                                                                      code_sha)}
+    assert [(x.case, x.run, x.error) for x in rec if x.error] == [
+        ("T002", 2, "after 1 attempt(s): ValueError: no nameplate in view")]
+    t1 = next(x for x in rec if (x.case, x.run) == ("T001", 1))
+    assert t1.parsed["item"]["quantity"] == 2 and t1.parsed["imageNotes"] == "lot"    # retried, whole gallery
+    drill = next(x for x in rec if x.case == "drill")
+    assert drill.parsed["imageNotes"] == "case"
+    # promote (with the failed run recorded again by a second, now passing, attempt)
+    (work / "prodcode" / "analysis.py").write_text(PRODUCTION)
+    rec_file = work / "data/lots/recordings/p.jsonl"
+    rec_file.parent.mkdir(exist_ok=True)
+    lines = [x.model_copy(update={"error": None, "raw": t1.raw, "parsed": t1.parsed}) if x.error else x for x in rec]
+    rec_file.write_text("".join(x.to_json() + "\n" for x in lines))
+    write_params(work, providers=providers)
+    assert run() == 0
+    first = (work / "build/answers/p.jsonl").read_bytes()
+    assert run() == 0 and (work / "build/answers/p.jsonl").read_bytes() == first       # byte-identical replay
+    capsys.readouterr()
+    with open(work / "prodcode" / "analysis.py", "a") as fh:
+        fh.write("# one more line\n")
+    assert run() == 2
+    err = capsys.readouterr().err
+    assert "recorded with other production code: prodcode/analysis.py changed" in err
+    assert "python -m stages.identify --candidate p --mode live --record build/live/p.jsonl" in err
+    # a folder as the declared source: a change to any file of it is a change
+    write_params(work, providers=providers, sources={"p": "prodcode"})
+    assert run() == 2 and "prodcode changed" in capsys.readouterr().err
+
+
+def test_python_provider_import_errors_exit_2_naming_the_key(work: Path, capsys, user_code):
+    write_params(work, mode="live", providers={"p": {"python": "nowhere.at_all:analyze"}})
+    assert run() == 2
+    err = capsys.readouterr().err
+    assert "identify.providers.p.python" in err and "module nowhere not found" in err and "Traceback" not in err
