@@ -202,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines = check_replay(load_recording(rec_file), ids=ids, runs=runs, sha=cand.sha, gallery=params.gallery,
                              file=rec_file.as_posix(), code=cand.code,
                              rerecord=f"python -m stages.identify --candidate {args.candidate} --mode live "
-                                      f"--record build/live/{args.candidate}.jsonl")
+                                      f"--record build/live/{args.candidate}-{cand.sha[:8]}.jsonl")
     else:
         template = None if cand.prompt_file is None else read_text(cand.prompt_file, expected="the candidate's "
                                                                     "prompt, UTF-8 text")

@@ -226,7 +226,7 @@ def test_live_refuses_a_recording_made_with_another_prompt(work: Path, monkeypat
         assert run() == 0
         (work / "data/lots/prompts/p.txt").write_text("A different prompt.\n")
         assert run() == 2
-    assert "another prompt, model, gallery or provider" in capsys.readouterr().err
+    assert "another prompt (or code), model, gallery or provider" in capsys.readouterr().err
 
 
 def test_by_hand_flags_need_out_outside_the_repo(work: Path, tmp_path: Path, capsys):
@@ -405,7 +405,8 @@ def test_python_provider_records_live_then_replays_and_a_code_change_makes_it_st
     assert run() == 2
     err = capsys.readouterr().err
     assert "recorded with other production code: prodcode/analysis.py changed" in err
-    assert "python -m stages.identify --candidate p --mode live --record build/live/p.jsonl" in err
+    new_sha = hashlib.sha256((work / "prodcode/analysis.py").read_bytes()).hexdigest()
+    assert f"python -m stages.identify --candidate p --mode live --record build/live/p-{new_sha[:8]}.jsonl" in err
     # a folder as the declared source: a change to any file of it is a change
     write_params(work, providers=providers, sources={"p": "prodcode"})
     assert run() == 2 and "prodcode changed" in capsys.readouterr().err

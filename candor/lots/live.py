@@ -207,7 +207,8 @@ def load_live(path: Path, *, sha: str, model: str, gallery: str, provider: str) 
     lines = parse_recording(text, file=path.as_posix(), allow_partial_tail=True)
     for ln in lines:
         if (ln.prompt_sha256, ln.model, ln.gallery, ln.provider) != (sha, model, gallery, provider):
-            raise fail(path.as_posix(), "live recording was made with another prompt, model, gallery or provider",
+            raise fail(path.as_posix(), "live recording was made with another prompt (or code), model, gallery or "
+                       "provider",
                        expected=f"{sha[:12]}…/{model}/{gallery}/{provider}",
                        got=f"{ln.prompt_sha256[:12]}…/{ln.model}/{ln.gallery}/{ln.provider}",
                        hint="pass a new --record path (or --label), or delete the old recording")
