@@ -5,14 +5,17 @@
         --label gpt-x-newprompt --out /tmp/bm.json          # by hand: a throwaway report
 
 Inputs: the golden set (``--lots``: ``lots.csv``, ``cases/*.json``, photos),
-the candidate's prompt ``<lots>/prompts/<candidate>.txt`` (its SHA-256 goes
-with every answer) and, in replay mode, its recording
-``<lots>/recordings/<candidate>.jsonl`` (:mod:`candor.lots.recording`).
+the candidate's source ``identify.sources.<candidate>`` (default: its prompt
+``<lots>/prompts/<candidate>.txt``; for production code, the file or folder of
+it; its SHA-256 goes with every answer, :mod:`candor.lots.identity`) and, in
+replay mode, its recording ``<lots>/recordings/<candidate>.jsonl``
+(:mod:`candor.lots.recording`).
 
 Params (``identify`` in params.yaml, :class:`candor.lots.params.IdentifyParams`): ``mode``
 replay|live, ``runs`` per lot or case, ``gallery`` first|all (one photo or the whole
-gallery per lot), ``providers`` (candidate -> ``local-ocr``; unlisted candidates are
-``openai-compatible``), ``pause_s``
+gallery per lot), ``providers`` (candidate -> ``local-ocr``, ``{python: "pkg.mod:fn"}``
+(:mod:`candor.lots.production`) or ``{http: URL, ...}`` (:mod:`candor.lots.route`): the
+production code itself; unlisted candidates are ``openai-compatible``), ``sources``, ``pause_s``
 between remote calls (per thread), ``timeout_s`` (whole-call deadline per attempt),
 ``retries``, ``backoff_s``, ``concurrency`` (threads) and ``max_calls_per_minute``
 (null: unlimited), ``base_url`` (OpenAI-compatible, e.g. https://api.openai.com/v1), ``model``
@@ -25,14 +28,17 @@ live mode it also reads ``--tokens`` and ``lots.min_number_digits`` (the token r
 what a model code is).
 
 * **replay** (default, offline, what CI runs): the recording must hold runs
-  1..runs of every lot and case, made with this prompt (same SHA-256) and this
-  gallery setting; otherwise exit 2 naming what is missing or stale (:mod:`candor.lots.replay`).
+  1..runs of every lot and case, made with this prompt or code (same SHA-256) and this
+  gallery setting; otherwise exit 2 naming what is missing or stale and the command that
+  records it again (:mod:`candor.lots.replay`). Production code is never imported in replay.
 * **live**: asks the candidate's provider for every (lot/case, run) in order (:mod:`candor.lots.live`:
   pauses, retries, resume after an interruption), appending each finished run to the
   live recording (``--record``, default ``build/live/<label>.jsonl``). ``openai-compatible``
   calls the endpoint (a missing, short or CR/LF-tainted key exits 2 naming the variable,
   never showing the value); ``local-ocr`` runs
-  RapidOCR on this machine (:mod:`candor.lots.ocr`; no key, no network, no pause). A failed
+  RapidOCR on this machine (:mod:`candor.lots.ocr`; no key, no network, no pause); ``python``
+  calls the production callable, ``http`` the app's route. One live run per recording at a
+  time (a second exits 2 naming the holder). A failed
   run is recorded with the provider's error verbatim and the other runs are kept; the
   stage exits 1 at the end when any run failed. Copy the live recording to
   ``<lots>/recordings/<candidate>.jsonl`` (and rewrite the manifest) to make replay use it.

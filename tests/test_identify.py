@@ -417,3 +417,28 @@ def test_python_provider_import_errors_exit_2_naming_the_key(work: Path, capsys,
     assert run() == 2
     err = capsys.readouterr().err
     assert "identify.providers.p.python" in err and "module nowhere not found" in err and "Traceback" not in err
+
+
+def test_python_provider_resumes_after_an_interruption_and_takes_the_by_hand_flags(work: Path, tmp_path: Path,
+                                                                                 monkeypatch, user_code):
+    (work / "prodcode").mkdir()
+    (work / "prodcode" / "stop.py").write_text(
+        "import os\nCALLS = []\n\n\ndef analyze(images, context):\n    CALLS.append(1)\n"
+        "    if len(CALLS) == 3 and os.environ.get('STOP_AT_THREE'):\n        raise KeyboardInterrupt\n"
+        "    return {'type': 'item', 'item': {'itemModel': 'OptiPlex 7090'}, 'imageNotes': context['id']}\n")
+    write_params(work, mode="live", providers={"p": {"python": "prodcode.stop:analyze"}})
+    monkeypatch.setenv("STOP_AT_THREE", "1")
+    with pytest.raises(KeyboardInterrupt):
+        run()
+    monkeypatch.delenv("STOP_AT_THREE")
+    assert len(load_recording(work / "build/live/p.jsonl")) == 2
+    assert not (work / "build/live/p.jsonl.lock").exists()          # the lock went with the interrupted run
+    assert run() == 0
+    rec = load_recording(work / "build/live/p.jsonl")
+    assert [(x.case, x.run) for x in rec] == [(i, r) for i in ("T001", "T002", "drill") for r in (1, 2)]
+    report = tmp_path / "bm.json"
+    assert run("--case", "dr*", "--runs", "1", "--label", "try", "--out", str(report),
+               "--record", str(tmp_path / "try.jsonl")) == 0
+    doc = json.loads(report.read_text())
+    assert (doc["label"], doc["runs"], [a["case"] for a in doc["answers"]]) == ("try", 1, ["drill"])
+    assert json.loads(doc["answers"][0]["raw"])["imageNotes"] == "drill"

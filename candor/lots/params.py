@@ -84,8 +84,9 @@ class IdentifyParams(BaseModel):
 
     Live-mode bounds: every duration is finite (``.nan``/``.inf`` or the strings ``nan``/``inf``
     are refused, naming the key) and at most an hour; ``retries`` at most 20, so one call has a
-    bounded worst case. ``concurrency`` (threads, default 1) and ``max_calls_per_minute`` (default
-    ``null``: unlimited; :mod:`candor.lots.ratelimit`) apply to the remote provider only.
+    bounded worst case. ``concurrency`` (threads, default 1) applies to every provider but
+    ``local-ocr``; ``max_calls_per_minute`` (default ``null``: unlimited; :mod:`candor.lots.ratelimit`)
+    to the HTTP ones (``openai-compatible``, ``http``; a ``python`` provider's calls are its own).
     ``base_url`` must be ``http(s)://host[:port][/path][?query]`` (:func:`candor.lots.chat.endpoint_problem`);
     the error names the key but never quotes the value, which may hold a secret.
 
