@@ -81,7 +81,7 @@ from candor.lots.production import PythonResponder, load_entry_point, on_import_
 from candor.lots.ratelimit import RateLimiter
 from candor.lots.recording import load_recording
 from candor.lots.redact import Redactor, url_secrets
-from candor.lots.route import RouteResponder, read_headers
+from candor.lots.route import RouteResponder, header_secrets, read_headers
 from candor.lots.replay import check_replay, select_ids
 from candor.lots.scoring import field_json, field_scores
 from candor.lots.vocabulary import FOLDER, Makes, read_token_rules, read_vocabulary
@@ -166,7 +166,8 @@ def run_secrets(params: IdentifyParams, candidate: str) -> Redactor:
     provider = params.provider(candidate)
     values = [os.environ.get(params.api_key_env, ""), *url_secrets(params.base_url)]
     if isinstance(provider, HttpProvider):
-        values += [*url_secrets(provider.http), *(os.environ.get(v, "") for v in provider.headers.values())]
+        headers = [os.environ.get(v, "") for v in provider.headers.values()]
+        values += [*url_secrets(provider.http), *header_secrets(headers)]
     return Redactor.of(values)
 
 
@@ -214,12 +215,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                                     "prompt, UTF-8 text")
         record = Path(args.record) if args.record else Path("build/live") / f"{label}.jsonl"
         responder = live_responder(params, args, cand)
-        for handler in logging.getLogger().handlers:
-            handler.addFilter(RedactingFilter(run_secrets(params, args.candidate)))
         local = cand.makes is not None
-        lines = run_live(golden, ids=ids, runs=runs, gallery=params.gallery, pause_s=0.0 if local else params.pause_s,
-                         template=template, sha=cand.sha, record=record, responder=responder,
-                         concurrency=1 if local else params.concurrency)
+        handlers, scrub = logging.getLogger().handlers, RedactingFilter(run_secrets(params, args.candidate))
+        for handler in handlers:                    # the production code's own client logs go to this console
+            handler.addFilter(scrub)
+        try:
+            lines = run_live(golden, ids=ids, runs=runs, gallery=params.gallery,
+                             pause_s=0.0 if local else params.pause_s, template=template, sha=cand.sha,
+                             record=record, responder=responder, concurrency=1 if local else params.concurrency)
+        finally:
+            for handler in handlers:
+                handler.removeFilter(scrub)
 
     lines = sorted(lines, key=lambda x: (x.case, x.run))
     answers = [normalise(ln) for ln in lines]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import shutil
 from pathlib import Path
 
@@ -442,3 +443,20 @@ def test_python_provider_resumes_after_an_interruption_and_takes_the_by_hand_fla
     doc = json.loads(report.read_text())
     assert (doc["label"], doc["runs"], [a["case"] for a in doc["answers"]]) == ("try", 1, ["drill"])
     assert json.loads(doc["answers"][0]["raw"])["imageNotes"] == "drill"
+
+
+def test_production_code_logging_its_key_reaches_the_console_redacted(work: Path, monkeypatch, caplog, capsys,
+                                                                       user_code):
+    (work / "prodcode").mkdir()
+    (work / "prodcode" / "chatty.py").write_text(
+        "import logging, os\n\n\ndef analyze(images, context):\n"
+        "    logging.getLogger('prodcode').warning('POST with key %s', os.environ['CANDOR_TEST_KEY'])\n"
+        "    return {'type': 'item'}\n")
+    monkeypatch.setenv(ENV, KEY)                   # identify.api_key_env names it: its value is a secret
+    write_params(work, mode="live", runs=1, providers={"p": {"python": "prodcode.chatty:analyze"}})
+    assert run() == 0
+    out = capsys.readouterr()
+    assert "POST with key ***" in caplog.text
+    assert KEY not in caplog.text + out.out + out.err
+    assert not [f for h in logging.getLogger().handlers for f in h.filters
+                if isinstance(f, live.RedactingFilter)]          # removed after the run

@@ -64,13 +64,13 @@ def test_5xx_and_429_are_retried():
 
 def test_header_values_and_query_values_are_redacted_from_answers_versions_and_errors():
     query = "qv-ROUTE-SENTINEL-4471"
-    echo = f"token {TOKEN} q {query}".encode()
+    echo = f"token {TOKEN} q {query} alone {TOKEN.split()[1]}".encode()
     with chat_server([("reply", 200, echo, {"X-Analyzer-Version": f"v1 {query}"}), ("body", 401, echo)]) as srv:
         r = responder(srv.url + f"/route?tenant={query}")
         ok = r.reply(prompt="", images=[], context=CONTEXT)
         with pytest.raises(ReplyError) as err:
             r.reply(prompt="", images=[], context=CONTEXT)
-    assert ok.text == "token *** q ***" and ok.version == "v1 ***"
+    assert ok.text == "token *** q *** alone ***" and ok.version == "v1 ***"
     assert "token *** q ***" in str(err.value) and TOKEN not in str(err.value)
     assert query not in r.endpoint and r.endpoint.endswith("/route?tenant=***")
 

@@ -22,7 +22,8 @@ failure (not retried). The client is :mod:`candor.lots.client`: the whole attemp
 ``timeout_s``, no redirect followed, 429/5xx/timeouts/dropped connections retried, the
 provider's error recorded verbatim.
 
-**Secrets**: the header values and the URL's query values are redacted (:mod:`candor.lots.redact`)
+**Secrets**: the header values (whole, and each word: :func:`header_secrets`) and the URL's
+query values are redacted (:mod:`candor.lots.redact`)
 from the answer, the version and every error before they leave this module; the URL refuses
 user-info and credential-named query parameters (:func:`candor.lots.chat.endpoint_problem`).
 """
@@ -31,7 +32,7 @@ from __future__ import annotations
 import json
 import time
 import urllib.parse
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,13 @@ def read_headers(spec: HttpProvider, environ: Mapping[str, str], *, where: str) 
     return out
 
 
+def header_secrets(values: Iterable[str]) -> list[str]:
+    """The secrets of header values: each value whole and each of its space-separated words (the token of
+    ``Bearer <token>``, which a route may echo alone; a word shorter than :data:`MIN_SECRET`, such as
+    ``Bearer``, is not redacted: :mod:`candor.lots.redact`)."""
+    return [part for v in values for part in (v, *v.split())]
+
+
 def request_body(context: Mapping[str, Any], images: Sequence[str]) -> dict[str, Any]:
     """The route's request body (module docstring)."""
     keys = ("id", "kind", "run", "category_library", "default_library")
@@ -86,7 +94,7 @@ class RouteResponder:
 
     @property
     def redact(self) -> Redactor:
-        return Redactor.of([*self.headers.values(), *url_secrets(self.spec.http)])
+        return Redactor.of([*header_secrets(self.headers.values()), *url_secrets(self.spec.http)])
 
     @property
     def endpoint(self) -> str:
