@@ -16,7 +16,6 @@ from candor.lots.golden import load_golden
 from tests.chat_server import chat_server
 from tests.support_repo import add_candidates, repo_copy, sh
 
-pytest.importorskip("openai")
 pytestmark = pytest.mark.slow
 
 KEY = "sk-EXAMPLE-SENTINEL-2b7d11"
