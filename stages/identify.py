@@ -5,14 +5,17 @@
         --label gpt-x-newprompt --out /tmp/bm.json          # by hand: a throwaway report
 
 Inputs: the golden set (``--lots``: ``lots.csv``, ``cases/*.json``, photos),
-the candidate's prompt ``<lots>/prompts/<candidate>.txt`` (its SHA-256 goes
-with every answer) and, in replay mode, its recording
-``<lots>/recordings/<candidate>.jsonl`` (:mod:`candor.lots.recording`).
+the candidate's source ``identify.sources.<candidate>`` (default: its prompt
+``<lots>/prompts/<candidate>.txt``; for production code, the file or folder of
+it; its SHA-256 goes with every answer, :mod:`candor.lots.identity`) and, in
+replay mode, its recording ``<lots>/recordings/<candidate>.jsonl``
+(:mod:`candor.lots.recording`).
 
 Params (``identify`` in params.yaml, :class:`candor.lots.params.IdentifyParams`): ``mode``
 replay|live, ``runs`` per lot or case, ``gallery`` first|all (one photo or the whole
-gallery per lot), ``providers`` (candidate -> ``local-ocr``; unlisted candidates are
-``openai-compatible``), ``pause_s``
+gallery per lot), ``providers`` (candidate -> ``local-ocr``, ``{python: "pkg.mod:fn"}``
+(:mod:`candor.lots.production`) or ``{http: URL, ...}`` (:mod:`candor.lots.route`): the
+production code itself; unlisted candidates are ``openai-compatible``), ``sources``, ``pause_s``
 between remote calls (per thread), ``timeout_s`` (whole-call deadline per attempt),
 ``retries``, ``backoff_s``, ``concurrency`` (threads) and ``max_calls_per_minute``
 (null: unlimited), ``base_url`` (OpenAI-compatible, e.g. https://api.openai.com/v1), ``model``
@@ -25,14 +28,17 @@ live mode it also reads ``--tokens`` and ``lots.min_number_digits`` (the token r
 what a model code is).
 
 * **replay** (default, offline, what CI runs): the recording must hold runs
-  1..runs of every lot and case, made with this prompt (same SHA-256) and this
-  gallery setting; otherwise exit 2 naming what is missing or stale (:mod:`candor.lots.replay`).
+  1..runs of every lot and case, made with this prompt or code (same SHA-256) and this
+  gallery setting; otherwise exit 2 naming what is missing or stale and the command that
+  records it again (:mod:`candor.lots.replay`). Production code is never imported in replay.
 * **live**: asks the candidate's provider for every (lot/case, run) in order (:mod:`candor.lots.live`:
   pauses, retries, resume after an interruption), appending each finished run to the
   live recording (``--record``, default ``build/live/<label>.jsonl``). ``openai-compatible``
   calls the endpoint (a missing, short or CR/LF-tainted key exits 2 naming the variable,
   never showing the value); ``local-ocr`` runs
-  RapidOCR on this machine (:mod:`candor.lots.ocr`; no key, no network, no pause). A failed
+  RapidOCR on this machine (:mod:`candor.lots.ocr`; no key, no network, no pause); ``python``
+  calls the production callable, ``http`` the app's route. One live run per recording at a
+  time (a second exits 2 naming the holder). A failed
   run is recorded with the provider's error verbatim and the other runs are kept; the
   stage exits 1 at the end when any run failed. Copy the live recording to
   ``<lots>/recordings/<candidate>.jsonl`` (and rewrite the manifest) to make replay use it.
@@ -54,6 +60,7 @@ import hashlib
 import logging
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from candor.common.atomic import write_json
@@ -62,13 +69,19 @@ from candor.common.params import DEFAULT_PARAMS, section
 from candor.lots.answers import normalise, write_answers
 from candor.lots.fields import format_case_table
 from candor.lots.golden import load_golden
+from candor.common.tables import read_text
 from candor.lots.chat import ChatConfig, read_api_key
-from candor.lots.live import ChatResponder, Responder, run_live
+from candor.lots.client import Policy
+from candor.lots.identity import module_file, source_sha256
+from candor.lots.live import ChatResponder, RedactingFilter, Responder, run_live
 from candor.lots.ocr import OcrResponder
 from candor.lots.ocr_reading import reader_sha256
-from candor.lots.params import IdentifyParams, LotsParams
+from candor.lots.params import HttpProvider, IdentifyParams, LotsParams, PythonProvider
+from candor.lots.production import PythonResponder, load_entry_point, on_import_path
 from candor.lots.ratelimit import RateLimiter
 from candor.lots.recording import load_recording
+from candor.lots.redact import Redactor, url_secrets
+from candor.lots.route import RouteResponder, header_secrets, read_headers
 from candor.lots.replay import check_replay, select_ids
 from candor.lots.scoring import field_json, field_scores
 from candor.lots.vocabulary import FOLDER, Makes, read_token_rules, read_vocabulary
@@ -94,13 +107,77 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def chat_responder(params: IdentifyParams) -> Responder:
+@dataclass(frozen=True)
+class Identity:
+    """What a candidate's answers come from: its prompt file (``None`` for production code), the production
+    code it is (``code``: the path, or ``None`` for a prompt), the local reader's makes list, and the SHA-256
+    its recording carries."""
+
+    sha: str
+    prompt_file: Path | None = None
+    code: str | None = None
+    makes: Makes | None = None
+
+
+def identity(params: IdentifyParams, args: argparse.Namespace) -> Identity:
+    """The candidate's :class:`Identity`: ``identify.sources.<candidate>`` or the default place
+    (``<lots>/prompts/<candidate>.txt``; a python provider's module file)."""
+    provider = params.provider(args.candidate)
+    source = params.sources.get(args.candidate)
+    where = f"{args.params}:identify.sources.{args.candidate}"
+    if isinstance(provider, PythonProvider | HttpProvider):
+        if source is None:              # a python provider (an http one has a source: IdentifyParams)
+            on_import_path()
+            code = module_file(provider.module, where=f"{args.params}:identify.providers.{args.candidate}.python")
+        else:
+            code = Path(source)
+        return Identity(sha=source_sha256(code, where=where), code=code.as_posix())
+    prompt_file = Path(source) if source else Path(args.lots) / "prompts" / f"{args.candidate}.txt"
+    try:
+        template_bytes = prompt_file.read_bytes()
+    except (FileNotFoundError, IsADirectoryError):
+        raise fail(prompt_file.as_posix(), "prompt not found", expected="the candidate's prompt file") from None
+    if provider == "local-ocr":
+        makes = read_vocabulary(Makes, args.makes)
+        return Identity(sha=reader_sha256(template_bytes, makes.model_dump()), prompt_file=prompt_file, makes=makes)
+    return Identity(sha=hashlib.sha256(template_bytes).hexdigest(), prompt_file=prompt_file)
+
+
+def live_responder(params: IdentifyParams, args: argparse.Namespace, cand: Identity) -> Responder:
+    """The candidate's live responder; its secrets read from the environment (exit 2 naming a missing one)."""
+    provider = params.provider(args.candidate)
+    limiter = RateLimiter(params.max_calls_per_minute)
+    policy = Policy(timeout_s=params.timeout_s, retries=params.retries, backoff_s=params.backoff_s)
+    if isinstance(provider, PythonProvider):
+        fn = load_entry_point(provider, where=f"{args.params}:identify.providers.{args.candidate}.python")
+        key = os.environ.get(params.api_key_env)
+        return PythonResponder(fn=fn, name=provider.python, policy=policy, secrets=[key] if key else [])
+    if isinstance(provider, HttpProvider):
+        headers = read_headers(provider, os.environ, where=f"identify.providers.{args.candidate}")
+        return RouteResponder(spec=provider, headers=headers, policy=policy, throttle=limiter.wait)
+    if cand.makes is not None:
+        return local_responder(cand.makes, args)
+    return chat_responder(params, limiter)
+
+
+def run_secrets(params: IdentifyParams, candidate: str) -> Redactor:
+    """Every secret a live run of ``candidate`` can know: the key, the base URL's and a route URL's query
+    values, a route's header values (the environment's values of the variables the params name)."""
+    provider = params.provider(candidate)
+    values = [os.environ.get(params.api_key_env, ""), *url_secrets(params.base_url)]
+    if isinstance(provider, HttpProvider):
+        headers = [os.environ.get(v, "") for v in provider.headers.values()]
+        values += [*url_secrets(provider.http), *header_secrets(headers)]
+    return Redactor.of(values)
+
+
+def chat_responder(params: IdentifyParams, limiter: RateLimiter) -> Responder:
     """The OpenAI-compatible endpoint, with the key from the environment variable ``api_key_env``
     and the call-rate limit ``max_calls_per_minute``."""
     api_key = read_api_key(params.api_key_env, os.environ)
     config = ChatConfig(base_url=params.base_url, model=params.model, timeout_s=params.timeout_s,
                         retries=params.retries, backoff_s=params.backoff_s)
-    return ChatResponder(config=config, api_key=api_key, limiter=RateLimiter(params.max_calls_per_minute))
+    return ChatResponder(config=config, api_key=api_key, limiter=limiter)
 
 
 def local_responder(makes: Makes, args: argparse.Namespace) -> Responder:
@@ -124,28 +201,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs = args.runs or params.runs
     label = args.label or args.candidate
     golden = load_golden(args.lots)
-    prompt_file = Path(args.lots) / "prompts" / f"{args.candidate}.txt"
-    try:
-        template_bytes = prompt_file.read_bytes()
-    except FileNotFoundError:
-        raise fail(prompt_file.as_posix(), "prompt not found", expected="the candidate's prompt file") from None
-    provider = params.provider(args.candidate)
-    local = provider == "local-ocr"
-    makes = read_vocabulary(Makes, args.makes) if local else None
-    sha = (reader_sha256(template_bytes, makes.model_dump()) if makes is not None
-           else hashlib.sha256(template_bytes).hexdigest())
+    cand = identity(params, args)
     ids = select_ids(golden, args.case)
 
     if mode == "replay":
         rec_file = Path(args.lots) / "recordings" / f"{args.candidate}.jsonl"
-        lines = check_replay(load_recording(rec_file), ids=ids, runs=runs, sha=sha, gallery=params.gallery,
-                             file=rec_file.as_posix())
+        lines = check_replay(load_recording(rec_file), ids=ids, runs=runs, sha=cand.sha, gallery=params.gallery,
+                             file=rec_file.as_posix(), code=cand.code,
+                             rerecord=f"python -m stages.identify --candidate {args.candidate} --mode live "
+                                      f"--record build/live/{args.candidate}-{cand.sha[:8]}.jsonl")
     else:
+        template = None if cand.prompt_file is None else read_text(cand.prompt_file, expected="the candidate's "
+                                                                    "prompt, UTF-8 text")
         record = Path(args.record) if args.record else Path("build/live") / f"{label}.jsonl"
-        responder = local_responder(makes, args) if makes is not None else chat_responder(params)
-        lines = run_live(golden, ids=ids, runs=runs, gallery=params.gallery, pause_s=0.0 if local else params.pause_s,
-                         template=template_bytes.decode("utf-8"), sha=sha, record=record, responder=responder,
-                         concurrency=1 if local else params.concurrency)
+        responder = live_responder(params, args, cand)
+        local = cand.makes is not None
+        handlers, scrub = logging.getLogger().handlers, RedactingFilter(run_secrets(params, args.candidate))
+        for handler in handlers:                    # the production code's own client logs go to this console
+            handler.addFilter(scrub)
+        try:
+            lines = run_live(golden, ids=ids, runs=runs, gallery=params.gallery,
+                             pause_s=0.0 if local else params.pause_s, template=template, sha=cand.sha,
+                             record=record, responder=responder, concurrency=1 if local else params.concurrency)
+        finally:
+            for handler in handlers:
+                handler.removeFilter(scrub)
 
     lines = sorted(lines, key=lambda x: (x.case, x.run))
     answers = [normalise(ln) for ln in lines]
@@ -156,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_json(args.out, {
             "label": label, "candidate": args.candidate, "mode": mode, "runs": runs,
             "provider": first.provider if first else None, "model": first.model if first else None,
-            "prompt_sha256": sha,
+            "prompt_sha256": cand.sha,
             "cases": [{"case": c.case, "score": c.score, "fields": [field_json(f) for f in c.fields],
                        "notes": list(c.notes), "errors": list(c.errors)} for c in scores],
             "answers": [a.model_dump() | {"raw": ln.raw} for a, ln in zip(answers, lines)],

@@ -3,7 +3,8 @@
 Each POST to ``/v1/chat/completions`` takes the next step of the script (the
 last step repeats): ``("ok", text)``, ``("status", code)``,
 ``("status", code, retry_after)``, ``("sleep", seconds, text)`` (answers after a
-delay), ``("malformed", body)``, ``("body", code, body)``, ``("trickle", seconds, text)``
+delay), ``("malformed", body)`` (bytes, or text sent as UTF-8), ``("body", code, body)``, ``("reply", code, body, headers)`` (any
+body with extra response headers: an app's own route), ``("trickle", seconds, text)``
 (the headers at once, then the body one byte every ``seconds``) or
 ``("redirect", code, location)``. Every request is kept (path with query, headers, JSON body).
 
@@ -105,9 +106,11 @@ def chat_server(script: list[tuple[Any, ...]], *, rate_per_minute: float | None 
                 err = {"error": {"message": f"server says {step[1]}", "type": "test"}}
                 self._send(step[1], json.dumps(err).encode(), extra)
             elif kind == "malformed":
-                self._send(200, step[1])
+                self._send(200, step[1] if isinstance(step[1], bytes) else step[1].encode())
             elif kind == "body":
                 self._send(step[1], step[2])
+            elif kind == "reply":
+                self._send(step[1], step[2], step[3])
             elif kind == "redirect":
                 self._send(step[1], b"", {"Location": step[2]})
             elif kind == "trickle":

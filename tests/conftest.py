@@ -42,3 +42,16 @@ def http_root(tmp_path: Path) -> Iterator[tuple[Path, str]]:
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
         pass
+
+
+@pytest.fixture
+def user_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """``tmp_path`` as the folder of a user's production code: imports from it (the python provider puts the
+    working directory on ``sys.path``) are forgotten after the test, and ``sys.path`` is restored."""
+    import sys
+
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    yield tmp_path
+    for name, module in list(sys.modules.items()):
+        if str(getattr(module, "__file__", None) or "").startswith(str(tmp_path)):
+            del sys.modules[name]

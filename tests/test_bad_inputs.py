@@ -15,6 +15,10 @@ copies it per case, applies the case, snapshots every file's SHA-256, runs
   under ``metrics/``, ``plots/``, the recordings or ``build/``); an ``exit: 0``
   case may change exactly its ``changes``.
 
+A case with ``serve`` runs its stage against a scripted chat server on 127.0.0.1
+(:mod:`tests.chat_server`; the steps as lists): ``identify.base_url`` is set to its URL and
+the API key variable to a test key, so a live answer the provider sends can be the bad input.
+
 A case whose bug sits in a module this suite may not fix carries
 ``pending: <module>: <what is wrong>``; it runs as ``xfail(strict=True)``, so
 the fix turns it into a failure until the mark is removed.
@@ -28,7 +32,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -40,9 +44,11 @@ from stages import fetch
 from candor.common.errors import run_main
 from candor.common.manifest import sha256_file
 from tests.bad_inputs import workspace as W
+from tests.chat_server import chat_server
 
 CORPUS = Path(__file__).parent / "bad_inputs"
 WORKERS = 3
+TEST_KEY = "sk-corpus-test-key-0000"
 
 
 class Generate(BaseModel):
@@ -78,6 +84,7 @@ class Spec(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict)   # dotted keys set in params.yaml
     remanifest: list[str] = Field(default_factory=list)    # data sets whose manifest is rewritten, then fetch
     recard: list[str] = Field(default_factory=list)        # cards whose sha256 is set to their file's, then fetch
+    serve: list[list[Any]] = Field(default_factory=list)   # a chat server's script (module docstring)
     expect: Expect
     pending: str | None = None
 
@@ -160,14 +167,20 @@ def outcomes(base: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
     """Prepare every case (sequentially), run all of them (in parallel), snapshot before and after."""
     root = tmp_path_factory.mktemp("cases")
     prepared = {}
-    for name, spec in SPECS.items():
-        ws = root / name
-        shutil.copytree(base, ws)
-        apply(ws, name, spec)
-        prepared[name] = (ws, W.snapshot(ws))
+    with ExitStack() as servers:
+        for name, spec in SPECS.items():
+            ws = root / name
+            shutil.copytree(base, ws)
+            apply(ws, name, spec)
+            if spec.serve:
+                srv = servers.enter_context(chat_server([tuple(step) for step in spec.serve]))
+                W.set_params(ws, identify={"base_url": srv.url})
+            prepared[name] = (ws, W.snapshot(ws))
 
-    names = list(prepared)
-    results = W.run_batch([(prepared[n][0], SPECS[n].stage, SPECS[n].args) for n in names], workers=WORKERS)
+        names = list(prepared)
+        envs = [{W.KEY_ENV: TEST_KEY} if SPECS[n].serve else {} for n in names]
+        results = W.run_batch([(prepared[n][0], SPECS[n].stage, SPECS[n].args) for n in names], workers=WORKERS,
+                              envs=envs)
     return {n: Outcome(result=r, changed=W.diff(prepared[n][1], W.snapshot(prepared[n][0])))
             for n, r in zip(names, results)}
 
@@ -195,6 +208,8 @@ def test_case(name: str, outcomes: dict[str, Outcome]):
             assert needle in message, f"{needle!r} not in the message\n{context}"
         assert out.changed == [], f"files changed on bad input: {out.changed}\n{context}"
     else:
+        for needle in spec.expect.message:          # what the run logged (a recorded failure, a replaced character)
+            assert needle in res.stderr, f"{needle!r} not in stderr\n{context}"
         assert sorted(c[1:] for c in out.changed) == sorted(spec.expect.changes), context
         assert all(c.startswith("~") for c in out.changed), context
 

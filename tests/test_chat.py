@@ -74,6 +74,12 @@ def test_slow_then_fast_succeeds():
     (b"<html>oops</html>", "response is not JSON"),
     (b'{"choices": []}', "no choices[0].message.content"),
     (b'{"choices": [{"message": {"content": 42}}]}', "is int, not text"),
+    (b'{"choices": [{"message": {"content": [{"type": "image_url", "image_url": {"url": "x"}}]}}]}',
+     "content[0] is a 'image_url' part, not text"),
+    (b'{"choices": [{"message": {"content": [{"type": "text", "text": "a"}, {"type": "refusal", "refusal": "no"}]}}]}',
+     "content[1] is a 'refusal' part, not text"),
+    (b'{"choices": [{"message": {"content": ["a"]}}]}', "content[0] is a 'str' part"),
+    (b'{"choices": [{"message": {"content": [{"type": "text", "text": 5}]}}]}', "content[0] is a 'text' part"),
 ])
 def test_malformed_body_fails_without_retry(body, needle):
     with chat_server([("malformed", body)]) as srv:
@@ -106,11 +112,12 @@ def test_provider_is_the_host_only_and_the_query_is_kept():
     assert "api-version" not in repr(cfg)                   # the URL (which may hold a secret) is not in the repr
 
 
-def test_query_is_sent_and_a_model_echo_of_a_query_secret_is_redacted():
-    secret = "qs-SENTINEL-77aa01"
+def test_query_is_sent_and_a_model_echo_of_a_query_value_is_redacted():
+    secret = "qs-SENTINEL-77aa01"      # a query value that is no credential by name is still never echoed
     with chat_server([("ok", f"my key is {KEY} and {secret}")]) as srv:
-        reply = complete(config(srv.url + f"?api-version=2024-06-01&key={secret}"), KEY, prompt="p", image_urls=[])
-    assert srv.requests[0]["path"] == f"/v1/chat/completions?api-version=2024-06-01&key={secret}"
+        reply = complete(config(srv.url + f"?api-version=2024-06-01&deployment={secret}"), KEY, prompt="p",
+                         image_urls=[])
+    assert srv.requests[0]["path"] == f"/v1/chat/completions?api-version=2024-06-01&deployment={secret}"
     assert reply.text == "my key is *** and ***"
 
 
@@ -151,6 +158,13 @@ def test_a_redirect_to_another_origin_is_not_followed_and_the_key_goes_nowhere_e
     ("https://h/v1 ", "whitespace"),
     ("https://h/v1\r\nX: y", "control"),
     ("https://h/v1/caf\u00e9", "non-ASCII"),
+    ("https://h/v1?api-version=2024-06-01&deployment=gpt", None),
+    ("https://h/v1?key=abc", "named like a credential (key)"),
+    ("https://h/v1?api-version=1&API-Key=abc", "(API-Key)"),
+    ("https://h/v1?sig=1&Token=2", "(sig, Token)"),
+    ("https://h/v1?sas_token=1", "(sas_token)"),
+    ("https://h/v1?password=1", "identify.api_key_env"),
+    ("https://h/v1?client%5Fsecret=1", "(client_secret)"),
 ])
 def test_endpoint_problem(url, why):
     got = endpoint_problem(url)

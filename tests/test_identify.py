@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import shutil
 from pathlib import Path
 
@@ -124,6 +125,9 @@ def test_live_without_key_exits_2_naming_the_variable(work: Path, capsys):
     ({"base_url": "api.example.com/v1"}, "base_url needs the scheme http:// or https://"),
     ({"base_url": "https:///v1"}, "base_url has no host"),
     ({"base_url": "https://me:pw-SENTINEL-0099@api.example.com/v1"}, "base_url user-info"),
+    ({"base_url": "https://api.example.com/v1?api_key=pw-SENTINEL-0099"},
+     "named like a credential (api_key): a URL is written to params, logs and dvc.lock; put the credential in "
+     "the variable named by identify.api_key_env"),
 ])
 def test_bad_live_params_exit_2_naming_the_key_before_any_work(work: Path, monkeypatch, capsys, kw, needle):
     monkeypatch.setenv(ENV, KEY)
@@ -223,7 +227,7 @@ def test_live_refuses_a_recording_made_with_another_prompt(work: Path, monkeypat
         assert run() == 0
         (work / "data/lots/prompts/p.txt").write_text("A different prompt.\n")
         assert run() == 2
-    assert "another prompt, model, gallery or provider" in capsys.readouterr().err
+    assert "another prompt (or code), model, gallery or provider" in capsys.readouterr().err
 
 
 def test_by_hand_flags_need_out_outside_the_repo(work: Path, tmp_path: Path, capsys):
@@ -266,6 +270,7 @@ class FakeOcr:
 
     provider = "local-ocr"
     model = "fake-ocr==0"
+    endpoint = None
 
     def __init__(self, rules):
         self.rules = rules
@@ -273,7 +278,7 @@ class FakeOcr:
     def load(self, images):
         return list(images)
 
-    def reply(self, *, prompt, images):
+    def reply(self, *, prompt, images, context):
         return live.Reply(text=answer_text(read_answer([["lot T x3"], ["Dell", "P2419H"]] * len(images),
                                                        rules=self.rules)))
 
@@ -298,3 +303,160 @@ def test_local_ocr_candidate_records_without_key_or_pause_then_replays(work: Pat
     assert run() == 0 and answers(work) == got          # replay gives the same answers
     (work / "data/lots/vocabulary/makes.yaml").write_text("makes: [Dell, HP]\n")
     assert run() == 2                                   # another makes list: the recording is stale
+
+
+def test_live_records_the_endpoint_with_query_values_masked(work: Path, monkeypatch):
+    monkeypatch.setenv(ENV, KEY)
+    with chat_server([("ok", ANSWER)]) as srv:
+        write_params(work, base_url=srv.url + "?api-version=2024-06-01&deployment=dep-SENTINEL-77", mode="live",
+                     runs=1)
+        assert run() == 0
+    text = (work / "build/live/p.jsonl").read_text()
+    assert "dep-SENTINEL-77" not in text
+    assert {x.endpoint for x in load_recording(work / "build/live/p.jsonl")} == {
+        srv.url + "?api-version=***&deployment=***"}
+
+
+def test_a_latin1_prompt_in_live_mode_exits_2_naming_the_file_before_any_call(work: Path, monkeypatch, capsys):
+    monkeypatch.setenv(ENV, KEY)
+    (work / "data/lots/prompts/p.txt").write_bytes("Catalogue the lot. Caf\xe9 style.\n".encode("latin-1"))
+    with chat_server([("ok", ANSWER)]) as srv:
+        write_params(work, base_url=srv.url, mode="live")
+        assert run() == 2
+    err = capsys.readouterr().err
+    assert "data/lots/prompts/p.txt: not UTF-8 text (byte 22" in err and "Traceback" not in err
+    assert srv.requests == [] and not (work / "build").exists()
+
+
+def test_a_non_text_content_part_is_a_recorded_malformed_response(work: Path, monkeypatch):
+    monkeypatch.setenv(ENV, KEY)
+    body = json.dumps({"choices": [{"message": {"content": [{"type": "image_url", "image_url": {"url": "x"}}]}}]})
+    with chat_server([("malformed", body.encode()), ("ok", ANSWER)]) as srv:
+        write_params(work, base_url=srv.url, mode="live", runs=1)
+        assert run() == 1
+    rec = load_recording(work / "build/live/p.jsonl")
+    assert [x.error for x in rec if x.error] == [
+        "after 1 attempt(s): malformed response: choices[0].message.content[0] is a 'image_url' part, not text"]
+    assert [x.raw for x in rec if x.error is None] == [ANSWER, ANSWER]
+
+
+def test_a_lone_surrogate_in_a_live_answer_is_recorded_replaced(work: Path, monkeypatch, capsys):
+    monkeypatch.setenv(ENV, KEY)
+    body = b'{"choices": [{"message": {"content": "{\\"imageNotes\\": \\"a\\ud800b\\"}"}}]}'
+    with chat_server([("malformed", body)]) as srv:
+        write_params(work, base_url=srv.url, mode="live", runs=1)
+        assert run() == 0
+    assert "Traceback" not in capsys.readouterr().err
+    rec = load_recording(work / "build/live/p.jsonl")
+    assert {x.raw for x in rec} == {'{"imageNotes": "a\ufffdb"}'}
+    assert {x.parsed["imageNotes"] for x in rec} == {"a\ufffdb"}
+
+
+PRODUCTION = """\
+import json
+
+CALLS = []
+
+
+class Busy(Exception):
+    transient = True
+
+
+def analyze(images, context):
+    CALLS.append(context["id"])
+    if context["id"] == "T002" and context["run"] == 2:
+        raise ValueError("no nameplate in view")
+    if context["id"] == "T001" and context["run"] == 1 and CALLS.count("T001") == 1:
+        raise Busy("try again")
+    return {"type": "item", "item": {"itemManufacturer": "Dell", "itemModel": "OptiPlex 7090",
+                                     "quantity": len(images)}, "imageNotes": context["kind"]}
+"""
+
+
+def test_python_provider_records_live_then_replays_and_a_code_change_makes_it_stale(work: Path, capsys, user_code):
+    (work / "prodcode").mkdir()
+    (work / "prodcode" / "analysis.py").write_text(PRODUCTION)
+    (work / "data/lots/prompts/p.txt").unlink()                  # a python candidate needs no prompt
+    providers = {"p": {"python": "prodcode.analysis:analyze"}}
+    write_params(work, mode="live", providers=providers)
+    assert run() == 1                                             # T002 run 2 failed, the others are kept
+    rec = load_recording(work / "build/live/p.jsonl")
+    code_sha = hashlib.sha256((work / "prodcode/analysis.py").read_bytes()).hexdigest()
+    assert {(x.provider, x.model, x.prompt_sha256) for x in rec} == {("python", "prodcode.analysis:analyze",
+                                                                      code_sha)}
+    assert [(x.case, x.run, x.error) for x in rec if x.error] == [
+        ("T002", 2, "after 1 attempt(s): ValueError: no nameplate in view")]
+    t1 = next(x for x in rec if (x.case, x.run) == ("T001", 1))
+    assert t1.parsed["item"]["quantity"] == 2 and t1.parsed["imageNotes"] == "lot"    # retried, whole gallery
+    drill = next(x for x in rec if x.case == "drill")
+    assert drill.parsed["imageNotes"] == "case"
+    # promote (with the failed run recorded again by a second, now passing, attempt)
+    (work / "prodcode" / "analysis.py").write_text(PRODUCTION)
+    rec_file = work / "data/lots/recordings/p.jsonl"
+    rec_file.parent.mkdir(exist_ok=True)
+    lines = [x.model_copy(update={"error": None, "raw": t1.raw, "parsed": t1.parsed}) if x.error else x for x in rec]
+    rec_file.write_text("".join(x.to_json() + "\n" for x in lines))
+    write_params(work, providers=providers)
+    assert run() == 0
+    first = (work / "build/answers/p.jsonl").read_bytes()
+    assert run() == 0 and (work / "build/answers/p.jsonl").read_bytes() == first       # byte-identical replay
+    capsys.readouterr()
+    with open(work / "prodcode" / "analysis.py", "a") as fh:
+        fh.write("# one more line\n")
+    assert run() == 2
+    err = capsys.readouterr().err
+    assert "recorded with other production code: prodcode/analysis.py changed" in err
+    new_sha = hashlib.sha256((work / "prodcode/analysis.py").read_bytes()).hexdigest()
+    assert f"python -m stages.identify --candidate p --mode live --record build/live/p-{new_sha[:8]}.jsonl" in err
+    # a folder as the declared source: a change to any file of it is a change
+    write_params(work, providers=providers, sources={"p": "prodcode"})
+    assert run() == 2 and "prodcode changed" in capsys.readouterr().err
+
+
+def test_python_provider_import_errors_exit_2_naming_the_key(work: Path, capsys, user_code):
+    write_params(work, mode="live", providers={"p": {"python": "nowhere.at_all:analyze"}})
+    assert run() == 2
+    err = capsys.readouterr().err
+    assert "identify.providers.p.python" in err and "module nowhere not found" in err and "Traceback" not in err
+
+
+def test_python_provider_resumes_after_an_interruption_and_takes_the_by_hand_flags(work: Path, tmp_path: Path,
+                                                                                 monkeypatch, user_code):
+    (work / "prodcode").mkdir()
+    (work / "prodcode" / "stop.py").write_text(
+        "import os\nCALLS = []\n\n\ndef analyze(images, context):\n    CALLS.append(1)\n"
+        "    if len(CALLS) == 3 and os.environ.get('STOP_AT_THREE'):\n        raise KeyboardInterrupt\n"
+        "    return {'type': 'item', 'item': {'itemModel': 'OptiPlex 7090'}, 'imageNotes': context['id']}\n")
+    write_params(work, mode="live", providers={"p": {"python": "prodcode.stop:analyze"}})
+    monkeypatch.setenv("STOP_AT_THREE", "1")
+    with pytest.raises(KeyboardInterrupt):
+        run()
+    monkeypatch.delenv("STOP_AT_THREE")
+    assert len(load_recording(work / "build/live/p.jsonl")) == 2
+    assert not (work / "build/live/p.jsonl.lock").exists()          # the lock went with the interrupted run
+    assert run() == 0
+    rec = load_recording(work / "build/live/p.jsonl")
+    assert [(x.case, x.run) for x in rec] == [(i, r) for i in ("T001", "T002", "drill") for r in (1, 2)]
+    report = tmp_path / "bm.json"
+    assert run("--case", "dr*", "--runs", "1", "--label", "try", "--out", str(report),
+               "--record", str(tmp_path / "try.jsonl")) == 0
+    doc = json.loads(report.read_text())
+    assert (doc["label"], doc["runs"], [a["case"] for a in doc["answers"]]) == ("try", 1, ["drill"])
+    assert json.loads(doc["answers"][0]["raw"])["imageNotes"] == "drill"
+
+
+def test_production_code_logging_its_key_reaches_the_console_redacted(work: Path, monkeypatch, caplog, capsys,
+                                                                       user_code):
+    (work / "prodcode").mkdir()
+    (work / "prodcode" / "chatty.py").write_text(
+        "import logging, os\n\n\ndef analyze(images, context):\n"
+        "    logging.getLogger('prodcode').warning('POST with key %s', os.environ['CANDOR_TEST_KEY'])\n"
+        "    return {'type': 'item'}\n")
+    monkeypatch.setenv(ENV, KEY)                   # identify.api_key_env names it: its value is a secret
+    write_params(work, mode="live", runs=1, providers={"p": {"python": "prodcode.chatty:analyze"}})
+    assert run() == 0
+    out = capsys.readouterr()
+    assert "POST with key ***" in caplog.text
+    assert KEY not in caplog.text + out.out + out.err
+    assert not [f for h in logging.getLogger().handlers for f in h.filters
+                if isinstance(f, live.RedactingFilter)]          # removed after the run

@@ -44,12 +44,12 @@ def test_rate_limited_concurrent_run_loses_and_duplicates_nothing_at_the_limit(w
 def test_concurrent_recording_is_the_sequential_one_byte_for_byte(work, monkeypatch):
     monkeypatch.setenv(ENV, KEY)
     files = {}
-    for concurrency in (1, 3):
-        (work / RECORD).unlink(missing_ok=True)
-        with chat_server([("ok", ANSWER)], latency_s=0.05) as srv:
+    with chat_server([("ok", ANSWER)], latency_s=0.05) as srv:     # one endpoint: every line records it
+        for concurrency in (1, 3):
+            (work / RECORD).unlink(missing_ok=True)
             write_params(work, base_url=srv.url, mode="live", runs=3, concurrency=concurrency)
             assert run() == 0
-        files[concurrency] = (work / RECORD).read_bytes()
+            files[concurrency] = (work / RECORD).read_bytes()
     assert files[1] == files[3] and files[1].count(b"\n") == 9
 
 

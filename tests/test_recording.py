@@ -6,7 +6,8 @@ import json
 import pytest
 
 from candor.common.errors import InputError
-from candor.lots.recording import RecordLine, append_line, load_recording, parse_answer, parse_recording
+from candor.lots.recording import (RecordLine, append_line, load_recording, parse_answer, parse_recording,
+                                   without_surrogates)
 
 SHA = "a" * 64
 
@@ -63,3 +64,27 @@ def test_partial_tail_dropped_only_when_allowed(tmp_path):
     with pytest.raises(InputError, match="recording not found"):
         load_recording(tmp_path / "none.jsonl")
 
+
+
+@pytest.mark.parametrize("run, needle", [
+    (True, "rec.jsonl:line 1.run: Input should be a valid integer (got True)"),
+    ("1", "rec.jsonl:line 1.run: Input should be a valid integer (got '1')"),
+    (1.0, "rec.jsonl:line 1.run: Input should be a valid integer (got 1.0)"),
+])
+def test_run_is_a_json_integer_and_anything_else_is_named(run, needle):
+    text = json.dumps(json.loads(line().to_json()) | {"run": run}) + "\n"
+    with pytest.raises(InputError) as err:
+        parse_recording(text, file="rec.jsonl")
+    assert needle in err.value.message
+
+
+def test_endpoint_and_version_are_left_out_when_absent_and_kept_when_set():
+    assert "endpoint" not in line().to_json() and "version" not in line().to_json()
+    full = line().model_copy(update={"endpoint": "http://h/v1?k=***", "version": "app 1.2"})
+    doc = json.loads(full.to_json())
+    assert (doc["endpoint"], doc["version"]) == ("http://h/v1?k=***", "app 1.2")
+    assert parse_recording(full.to_json() + "\n", file="r") == [full]
+
+
+def test_without_surrogates_keeps_every_other_character():
+    assert without_surrogates("é✓\U0001F600" + chr(0xDFFF)) == "é✓\U0001F600\ufffd"

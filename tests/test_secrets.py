@@ -81,15 +81,16 @@ def sentinel_leaks(roots: list[Path], texts: list[str]) -> list[str]:
 
 
 def test_sentinels_in_every_secret_place_reach_no_file_no_output_and_no_error(tmp_path: Path):
-    """Sentinels in the key, the base URL's query, its user-info, and a model that echoes key and query back;
-    then every file of the workspace, the by-hand report and everything printed are searched."""
+    """Sentinels in the key, the base URL's query, its user-info, credential-named query keys of the base URL and
+    of a route, and a model that echoes key and query back; then every file of the workspace, the by-hand report
+    and everything printed are searched."""
     ws = W.copy_base(tmp_path / "ws")
     out = tmp_path / "outside"
     texts: list[str] = []
     echo_answer = json.dumps(json.loads(W.ANSWER) | {"imageNotes": f"key {KEY} query {QUERY_SECRET}"})
     echo_error = json.dumps({"error": {"message": f"bad key {KEY} for token={QUERY_SECRET}"}}).encode()
     with chat_server([("ok", echo_answer), ("body", 401, echo_error), ("ok", echo_answer)]) as srv:
-        url = f"{srv.url}?api-version=2024-06-01&token={QUERY_SECRET}"
+        url = f"{srv.url}?api-version=2024-06-01&deployment={QUERY_SECRET}"
         W.set_params(ws, identify={"mode": "live", "base_url": url, "retries": 0, "backoff_s": 0, "pause_s": 0,
                                    "concurrency": 2})
         res = W.run_stage(ws, "identify", extra_env={W.KEY_ENV: KEY})
@@ -102,9 +103,9 @@ def test_sentinels_in_every_secret_place_reach_no_file_no_output_and_no_error(tm
     assert hand.code in (0, 1), hand.stderr
     # the sentinels were live: the key was sent, the query too, and the model echoed both
     assert {r["headers"]["Authorization"] for r in srv.requests} == {f"Bearer {KEY}"}
-    assert all(r["path"].endswith(f"token={QUERY_SECRET}") for r in srv.requests)
+    assert all(r["path"].endswith(f"deployment={QUERY_SECRET}") for r in srv.requests)
     rec = (ws / "build/live/p.jsonl").read_text()
-    assert "key *** query ***" in rec and "bad key *** for ***" in rec   # (token=<value> is one secret)
+    assert "key *** query ***" in rec and "bad key *** for token=***" in rec
     assert "key *** query ***" in (out / "x.json").read_text()
     for stage in ("score-lots", "value"):
         r = W.run_stage(ws, stage, extra_env={W.KEY_ENV: KEY})
@@ -117,6 +118,11 @@ def test_sentinels_in_every_secret_place_reach_no_file_no_output_and_no_error(tm
          "base_url user-info"),
         ({"base_url": f"http://{USER_SECRET}@127.0.0.1:9/v1"}, KEY, "base_url user-info"),
         ({"base_url": f"127.0.0.1:9/v1?token={QUERY_SECRET}"}, KEY, "base_url needs the scheme"),
+        ({"base_url": f"http://127.0.0.1:9/v1?token={QUERY_SECRET}"}, KEY,
+         "put the credential in the variable named by identify.api_key_env"),
+        ({"base_url": f"http://127.0.0.1:9/v1?api-version=1&X-Api-Key={QUERY_SECRET}"}, KEY, "(X-Api-Key)"),
+        ({"providers": {"p": {"http": f"http://127.0.0.1:9/route?access_token={QUERY_SECRET}"}},
+          "sources": {"p": "data/lots/lots.csv"}}, KEY, "put the credential in headers"),
         ({}, KEY + "\r", f"API key variable {W.KEY_ENV} holds whitespace, a control character"),
         ({}, KEY + "\r\n", f"API key variable {W.KEY_ENV} holds whitespace, a control character"),
     ]:
@@ -298,3 +304,44 @@ def test_the_loaded_bytes_are_the_hashed_bytes(detect_ws):
     card = yaml.safe_load((ws / "models/tiny.yaml").read_text())
     assert len(spy.calls) == 1 and isinstance(spy.calls[0], bytes)
     assert hashlib.sha256(spy.calls[0]).hexdigest() == card["sha256"]
+
+
+ROUTE_SECRET = "rt-SECRETS-SENTINEL-d40c1e"
+
+
+@pytest.mark.slow
+def test_no_sentinel_reaches_dvc_lock_the_run_cache_outputs_or_the_console(tmp_path: Path):
+    """Real DVC on a copy of the pipeline: a base URL with a query secret and a route whose header value is a
+    secret (from the environment) are used by a live run and two ``dvc repro`` runs; ``dvc.lock``,
+    ``.dvc/cache/runs``, every output and all console text are searched. A credential-named query key makes
+    ``dvc repro`` fail with the message, and writes nothing of it either."""
+    from tests.support_repo import add_candidates, repo_copy, sh
+
+    repo = repo_copy(tmp_path / "repo")
+    env = {W.KEY_ENV: KEY, "WEBAPP_AUTH": f"Bearer {ROUTE_SECRET}"}
+    echo = json.dumps({"type": "item", "imageNotes": f"header was Bearer {ROUTE_SECRET}"}).encode()
+    texts: list[str] = []
+    with chat_server([("reply", 200, echo, {"X-Analyzer-Version": "app 1"})]) as srv:
+        add_candidates(repo, {"webapp": {"http": srv.url + "/api/analyze-image?tenant=demo",
+                                         "headers": {"Authorization": "WEBAPP_AUTH"}}},
+                       {"webapp": "examples"}, pause_s=0, api_key_env=W.KEY_ENV,
+                       base_url=f"http://127.0.0.1:9/v1?api-version=2024-06-01&deployment={QUERY_SECRET}")
+        live = sh(["python", "-m", "stages.identify", "--candidate", "webapp", "--mode", "live"], cwd=repo, env=env)
+        texts += [live.stdout, live.stderr]
+    assert {r["headers"]["Authorization"] for r in srv.requests} == {f"Bearer {ROUTE_SECRET}"}   # it was sent
+    (repo / "data/lots/recordings/webapp.jsonl").write_bytes((repo / "build/live/webapp.jsonl").read_bytes())
+    for _ in range(2):
+        r = sh(["dvc", "repro", "-s", "identify@prompt-a", "identify@webapp"], cwd=repo, env=env)
+        texts += [r.stdout, r.stderr]
+    lock = (repo / "dvc.lock").read_text()
+    assert "identify.base_url" not in lock and "base_url" not in lock and "127.0.0.1:9" not in lock
+    assert list((repo / ".dvc/cache/runs").rglob("*")), "the run cache was written (the search is not vacuous)"
+
+    doc = yaml.safe_load((repo / "params.yaml").read_text())
+    doc["identify"]["base_url"] = f"http://127.0.0.1:9/v1?api_key={QUERY_SECRET}"
+    (repo / "params.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    bad = sh(["dvc", "repro", "-s", "identify@prompt-a", "--force"], cwd=repo, env=env, check=False)
+    texts += [bad.stdout, bad.stderr]
+    assert bad.returncode != 0 and "named like a credential (api_key)" in bad.stdout + bad.stderr
+    assert sentinel_leaks([repo], texts) == [] and ROUTE_SECRET not in "".join(texts)
+    assert not [p for p in repo.rglob("*") if p.is_file() and ROUTE_SECRET.encode() in p.read_bytes()]

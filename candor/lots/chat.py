@@ -3,39 +3,26 @@
 ``POST <base_url>/chat/completions`` (the base URL's query string kept) with
 ``Authorization: Bearer <key>`` and one user message: the prompt text followed by the images
 as ``image_url`` parts (data URLs, :mod:`candor.common.images`). The reply text is
-``choices[0].message.content`` (a string, or a list of parts whose ``text`` are joined).
+``choices[0].message.content``: a string, or a list of text parts (``{"type": "text", "text":
+...}``, the type optional) whose texts are joined; any other part (an image, a refusal, a
+tool call) is a malformed response, recorded as a failure, never an empty answer.
 
-* **Deadline**: ``timeout_s`` bounds each whole attempt (connect, send, response headers and
-  body), not each socket read: a watchdog shuts the socket down at the deadline, so a server
-  trickling bytes is cut there and the attempt fails as ``timed out after <timeout_s> s``.
-  (Name resolution is the one step the watchdog cannot interrupt.)
-* **Redirects**: none is followed. A 3xx is a failure naming the target's origin (scheme,
-  host, port): an API endpoint has no reason to redirect a POST, following one to another
-  host would send it the key, and following 301/302/303 would turn the POST into a GET anyway.
-  Set ``base_url`` to the endpoint itself.
-* **Retries**: a 429, any 5xx, a timeout or a dropped connection is retried up to ``retries``
-  times, waiting ``backoff_s * 2**attempt`` seconds (or the server's numeric
-  ``Retry-After``), capped at ``max_backoff_s``. Any other HTTP status, a redirect or a
-  malformed body fails at once. Before every attempt ``throttle()`` is called (the live
-  run's :class:`candor.lots.ratelimit.RateLimiter`: every attempt counts against the limit).
-* **Failure**: :class:`ChatError` whose message is the provider's error verbatim (status,
-  reason, the start of the body), prefixed with the number of attempts.
+The deadline, redirects, retries and the failure message are those of
+:mod:`candor.lots.client` (the whole attempt under ``timeout_s``; no redirect followed; a
+429, 5xx, timeout or dropped connection retried; :class:`ChatError` with the provider's
+error verbatim). Set ``base_url`` to the endpoint itself.
+
 * **Secrets** (:mod:`candor.lots.redact`): the key and the base URL's query values are
   replaced by ``***`` in every error message and in the reply text (a model that echoes the
-  key back), before any of it leaves this module. User-info in ``base_url`` is refused
-  (:func:`endpoint_problem`) and never sent.
+  key back), before any of it leaves this module. User-info in ``base_url`` and query
+  parameters named like credentials are refused (:func:`endpoint_problem`) and never sent.
 
 The standard library is enough here (one POST, JSON in and out), so no HTTP dependency is
-added. ``http.client`` rather than ``urllib.request``: it follows no redirect and lets the
-watchdog reach the socket; proxy environment variables are therefore not used.
+added.
 """
 from __future__ import annotations
 
-import http.client
 import json
-import math
-import socket
-import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
@@ -43,17 +30,40 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from candor.common.errors import fail
+from candor.lots.client import CallError, Policy, checked, exchange, with_retries
 from candor.lots.redact import MIN_SECRET, Redactor
 
-BODY_EXCERPT = 500
-MAX_BODY = 16 * 1024 * 1024
+ChatError = CallError   # the chat client's failure (:mod:`candor.lots.client`)
+
+# Query parameter names that carry a credential, compared lower-cased with ``-`` read as ``_``;
+# so are names ending in ``_key``, ``_token``, ``_secret`` or ``_password``.
+CREDENTIAL_KEYS = frozenset({"key", "api_key", "apikey", "token", "access_token", "auth", "authorization",
+                             "secret", "client_secret", "password", "passwd", "pwd", "sig", "signature",
+                             "code", "session", "credential", "credentials", "bearer", "jwt"})
 
 
-def endpoint_problem(base_url: str) -> str | None:
-    """Why ``base_url`` cannot be called (``None`` when it can); never quotes the URL (it may hold a secret).
+def credential_keys(query: str) -> list[str]:
+    """The query parameter names of ``query`` that look like credentials (:data:`CREDENTIAL_KEYS`), in order.
+
+    >>> credential_keys("api-version=2024-06-01&API-Key=x&sas_token=y")
+    ['API-Key', 'sas_token']
+    """
+    out = []
+    for pair in query.split("&"):
+        name = urllib.parse.unquote_plus(pair.partition("=")[0])
+        norm = name.lower().replace("-", "_")
+        if norm in CREDENTIAL_KEYS or norm.endswith(("_key", "_token", "_secret", "_password")):
+            out.append(name)
+    return out
+
+
+def endpoint_problem(base_url: str, *, secrets_go: str = "the variable named by identify.api_key_env") -> str | None:
+    """Why ``base_url`` cannot be called (``None`` when it can); never quotes a value (it may hold a secret).
 
     Accepted: ``http`` or ``https``, a host, an optional numeric port, a path and a query, in
-    ASCII; no whitespace or control character, no user-info (``name:password@``), no fragment.
+    ASCII; no whitespace or control character, no user-info (``name:password@``), no query
+    parameter named like a credential (:func:`credential_keys`; ``api-version`` is fine), no
+    fragment. ``secrets_go`` says where a credential belongs instead.
     """
     if any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7F for c in base_url):
         return "contains whitespace or a control character"
@@ -63,8 +73,7 @@ def endpoint_problem(base_url: str) -> str | None:
     if parts.scheme not in ("http", "https"):
         return "needs the scheme http:// or https://"
     if "@" in parts.netloc:
-        return ("user-info (name:password@) is not supported: the endpoint authenticates with the key "
-                "in identify.api_key_env")
+        return f"user-info (name:password@) is not supported: put the credential in {secrets_go}"
     if not parts.hostname:
         return "has no host"
     try:
@@ -73,6 +82,9 @@ def endpoint_problem(base_url: str) -> str | None:
         return "has a port that is not a number in 0-65535"
     if parts.fragment or base_url.endswith("#"):
         return "has a fragment (#...), which is never sent"
+    if names := credential_keys(parts.query):
+        return (f"has query parameter(s) named like a credential ({', '.join(names)}): a URL is written to "
+                f"params, logs and dvc.lock; put the credential in {secrets_go}")
     return None
 
 
@@ -113,6 +125,11 @@ class ChatConfig:
             raise ValueError(f"base_url {why}")
 
     @property
+    def policy(self) -> Policy:
+        return Policy(timeout_s=self.timeout_s, retries=self.retries, backoff_s=self.backoff_s,
+                      max_backoff_s=self.max_backoff_s)
+
+    @property
     def target(self) -> str:
         """The request target: the base path plus ``/chat/completions``, then the base URL's query."""
         parts = urllib.parse.urlsplit(self.base_url)
@@ -132,16 +149,6 @@ class ChatReply:
     text: str
     model: str
     attempts: int
-
-
-class ChatError(Exception):
-    """A call that failed for good; ``str()`` is the provider's error, redacted."""
-
-
-class _Retryable(Exception):
-    def __init__(self, message: str, retry_after: float | None = None):
-        super().__init__(message)
-        self.retry_after = retry_after
 
 
 def build_body(*, model: str, prompt: str, image_urls: Sequence[str]) -> dict[str, Any]:
@@ -164,84 +171,24 @@ def reply_text(body: bytes) -> tuple[str, str | None]:
     except (KeyError, IndexError, TypeError):
         raise ValueError("response has no choices[0].message.content") from None
     if isinstance(content, list):
-        content = "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+        for i, part in enumerate(content):
+            if not (isinstance(part, dict) and part.get("type", "text") == "text" and isinstance(part.get("text"), str)):
+                kind = part.get("type") if isinstance(part, dict) else type(part).__name__
+                raise ValueError(f"choices[0].message.content[{i}] is a {str(kind)[:40]!r} part, not text")
+        content = "".join(part["text"] for part in content)
     if not isinstance(content, str):
         raise ValueError(f"choices[0].message.content is {type(content).__name__}, not text")
     model = doc.get("model") if isinstance(doc.get("model"), str) else None
     return content, model
 
 
-def _retry_after(value: str | None) -> float | None:
-    try:
-        wait = float(value) if value is not None else None
-    except ValueError:
-        return None
-    return max(0.0, wait) if wait is not None and math.isfinite(wait) else None
-
-
-def _origin(location: str | None) -> str:
-    parts = urllib.parse.urlsplit(location or "")
-    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}" if parts.netloc else "the same host"
-
-
-def _exchange(config: ChatConfig, api_key: str, payload: bytes) -> tuple[http.client.HTTPResponse, bytes]:
-    """One POST under the whole-call deadline; the response and up to MAX_BODY + 1 bytes of its body."""
-    parts = urllib.parse.urlsplit(config.base_url)
-    cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    conn = cls(parts.hostname, parts.port, timeout=config.timeout_s)
-    expired = threading.Event()
-    sockets: list[socket.socket] = []     # kept here: the connection forgets its socket once a response is read
-
-    def cut() -> None:
-        expired.set()
-        for sock in sockets + ([conn.sock] if conn.sock is not None else []):
-            try:
-                socket.socket.shutdown(sock, socket.SHUT_RDWR)   # the raw socket, under any TLS layer
-            except OSError:
-                pass
-
-    watchdog = threading.Timer(config.timeout_s, cut)
-    watchdog.daemon = True
-    watchdog.start()
-    try:
-        conn.connect()
-        sockets.append(conn.sock)
-        if expired.is_set():
-            cut()
-        conn.request("POST", config.target, body=payload, headers={
-            "Content-Type": "application/json", "Authorization": f"Bearer {api_key}", "Accept": "application/json"})
-        resp = conn.getresponse()
-        body = resp.read(MAX_BODY + 1)
-        if expired.is_set():                       # a body without a length, cut short by the watchdog
-            raise TimeoutError
-        return resp, body
-    except (OSError, http.client.HTTPException, ValueError) as err:
-        if expired.is_set() or isinstance(err, TimeoutError):
-            raise _Retryable(f"timed out after {config.timeout_s:g} s") from None
-        if isinstance(err, ValueError):          # http.client refusing the request itself: not retried
-            raise ChatError(f"request could not be sent: {type(err).__name__}: {err}") from None
-        raise _Retryable(f"connection failed: {type(err).__name__}: {err}") from None
-    finally:
-        watchdog.cancel()
-        conn.close()
-
-
 def _once(config: ChatConfig, api_key: str, payload: bytes) -> tuple[str, str | None]:
-    resp, body = _exchange(config, api_key, payload)
-    status = f"HTTP {resp.status} {resp.reason}"
-    if 300 <= resp.status <= 399:
-        raise ChatError(f"{status}: redirect to {_origin(resp.getheader('Location'))} not followed "
-                        "(identify.base_url must name the endpoint itself)")
-    if not 200 <= resp.status <= 299:
-        excerpt = body[:BODY_EXCERPT].decode("utf-8", "replace").strip()
-        message = status + (f": {excerpt}" if excerpt else "")
-        if resp.status == 429 or 500 <= resp.status <= 599:
-            raise _Retryable(message, _retry_after(resp.getheader("Retry-After")))
-        raise ChatError(message)
-    if len(body) > MAX_BODY:
-        raise ChatError(f"malformed response: larger than {MAX_BODY // 2**20} MiB")
+    resp = checked(exchange(config.base_url, path=config.target, payload=payload, timeout_s=config.timeout_s,
+                            headers={"Content-Type": "application/json", "Authorization": f"Bearer {api_key}",
+                                     "Accept": "application/json"}),
+                   hint="identify.base_url must name the endpoint itself")
     try:
-        return reply_text(body)
+        return reply_text(resp.body)
     except ValueError as err:
         raise ChatError(f"malformed response: {err}") from None
 
@@ -251,21 +198,6 @@ def complete(config: ChatConfig, api_key: str, *, prompt: str, image_urls: Seque
     """One chat completion with retries; raise :class:`ChatError` when it fails for good."""
     redact = Redactor.for_endpoint(config.base_url, api_key)
     payload = json.dumps(build_body(model=config.model, prompt=prompt, image_urls=image_urls)).encode("utf-8")
-    attempts = config.retries + 1
-    message = "no attempt made"
-    for attempt in range(attempts):
-        throttle()
-        try:
-            text, model = _once(config, api_key, payload)
-            return ChatReply(text=redact(text), model=redact(model or config.model), attempts=attempt + 1)
-        except _Retryable as err:
-            if attempt + 1 >= attempts:
-                message = f"after {attempts} attempt(s): {err}"
-                break
-            wait = err.retry_after if err.retry_after is not None else config.backoff_s * 2 ** attempt
-            sleep(min(wait, config.max_backoff_s))
-        except ChatError as err:
-            message = f"after {attempt + 1} attempt(s): {err}"
-            break
-    # raised outside the except blocks: the unredacted provider error is not kept as __context__
-    raise ChatError(redact(message))
+    (text, model), attempts = with_retries(lambda: _once(config, api_key, payload), policy=config.policy,
+                                           redact=redact, sleep=sleep, throttle=throttle)
+    return ChatReply(text=redact(text), model=redact(model or config.model), attempts=attempts)

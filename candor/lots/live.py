@@ -1,12 +1,23 @@
 """Live: ask a responder for every missing (lot or case, run), resumable, optionally concurrent.
 
-A **responder** answers one prompt about a lot's images: the OpenAI-compatible chat endpoint
-(:class:`ChatResponder`, :mod:`candor.lots.chat`) or a local model
-(:class:`candor.lots.ocr.OcrResponder`). It names the ``provider`` and ``model`` recorded with
-every line, checks and loads a lot's images (:meth:`Responder.load`) and replies with the
-model's raw text (:meth:`Responder.reply`), raising :class:`ReplyError` when the call failed
-for good. A chat responder's text and errors are already redacted (:mod:`candor.lots.redact`)
-when they reach this module, so no secret reaches the recording or the log.
+A **responder** answers one (lot or case, run) from its images: the OpenAI-compatible chat
+endpoint (:class:`ChatResponder`, :mod:`candor.lots.chat`), a local model
+(:class:`candor.lots.ocr.OcrResponder`), the production code's Python entry point
+(:class:`candor.lots.production.PythonResponder`) or the app's HTTP route
+(:class:`candor.lots.route.RouteResponder`). It names the ``provider`` and ``model`` recorded
+with every line (and the ``endpoint`` called, redacted, or None), checks and loads a lot's
+images (:meth:`Responder.load`) and replies with the raw text (:meth:`Responder.reply`, given
+the rendered prompt and the :func:`call_context`; a production responder ignores the prompt),
+raising :class:`ReplyError` when the call failed for good. A remote responder's text and
+errors are already redacted (:mod:`candor.lots.redact`) when they reach this module, so no
+secret reaches the recording or the log. A lone surrogate in a text or an error is replaced
+by U+FFFD before it is logged or recorded (:func:`candor.lots.recording.without_surrogates`).
+
+**One writer per recording**: a run holds an exclusive lock on ``<record>.lock``
+(:func:`hold`) from before it reads the recording until it has written its last line; a
+second run on the same recording exits 2 naming the holder (process id, host, start time),
+so no call is paid twice and no (id, run) is written twice. The lock is the operating
+system's (``flock``): it is released when the holder ends, even when it is killed.
 
 Calls run on ``concurrency`` threads (1: one after the other), taken in (id, run) order; at
 most ``concurrency`` are in flight, and a thread pauses ``pause_s`` between two of its own
@@ -25,12 +36,18 @@ image is checked before the first call (an unusable photo wastes no call).
 """
 from __future__ import annotations
 
+import fcntl
+import json
 import logging
+import os
+import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -38,11 +55,28 @@ from candor.common.atomic import write_lines
 from candor.common.errors import fail
 from candor.common.images import data_url
 from candor.lots.chat import ChatConfig, ChatError, complete
-from candor.lots.golden import Golden, render_prompt
+from candor.lots.client import recorded_url
+from candor.lots.golden import DEFAULT_LIBRARY, Golden, render_prompt
 from candor.lots.ratelimit import RateLimiter
-from candor.lots.recording import RecordLine, append_line, parse_answer, parse_recording
+from candor.lots.recording import RecordLine, append_line, parse_answer, parse_recording, without_surrogates
+from candor.lots.redact import Redactor
 
 log = logging.getLogger("candor.identify")
+
+
+class RedactingFilter(logging.Filter):
+    """A log handler filter that passes every record through ``redact`` (:mod:`candor.lots.redact`): the
+    production code's own HTTP client may log the URL it calls, and the console is candor's output."""
+
+    def __init__(self, redact: Redactor):
+        super().__init__()
+        self.redact = redact
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if (clean := without_surrogates(self.redact(message))) != message:
+            record.msg, record.args = clean, ()
+        return True
 
 
 class ReplyError(Exception):
@@ -51,10 +85,11 @@ class ReplyError(Exception):
 
 @dataclass(frozen=True)
 class Reply:
-    """The model's raw text and how many attempts it took."""
+    """The model's raw text, how many attempts it took, and the version the provider reported (or None)."""
 
     text: str
     attempts: int = 1
+    version: str | None = None
 
 
 class Responder(Protocol):
@@ -66,10 +101,13 @@ class Responder(Protocol):
     @property
     def model(self) -> str: ...
 
+    @property
+    def endpoint(self) -> str | None: ...
+
     def load(self, images: Sequence[Path]) -> Any:
         """Check and load one lot's images before any call; InputError naming the file when unusable."""
 
-    def reply(self, *, prompt: str, images: Any) -> Reply:
+    def reply(self, *, prompt: str, images: Any, context: Mapping[str, Any]) -> Reply:
         """One answer about the loaded ``images``; :class:`ReplyError` when the call failed for good."""
 
 
@@ -90,10 +128,15 @@ class ChatResponder:
     def model(self) -> str:
         return self.config.model
 
+    @property
+    def endpoint(self) -> str:
+        """``base_url`` as recorded (:func:`candor.lots.client.recorded_url`)."""
+        return recorded_url(self.config.base_url)
+
     def load(self, images: Sequence[Path]) -> list[str]:
         return [data_url(p) for p in images]
 
-    def reply(self, *, prompt: str, images: list[str]) -> Reply:
+    def reply(self, *, prompt: str, images: list[str], context: Mapping[str, Any]) -> Reply:
         try:
             answer = complete(self.config, self.api_key, prompt=prompt, image_urls=images, throttle=self.limiter.wait)
         except ChatError as err:
@@ -114,6 +157,47 @@ def gallery_paths(golden: Golden, ident: str, gallery: str) -> list[Path]:
     return [golden.root / p for p in photos]
 
 
+def call_context(golden: Golden, ident: str, run: int) -> dict[str, Any]:
+    """What a production responder is told about one call: ``id``, ``kind`` (``lot`` or ``case``), ``run``,
+    ``category_library`` (the case's, else the curated default, as lists or None) and ``default_library``."""
+    case = next((c for c in golden.cases if c.name == ident), None)
+    library = case.categoryLibrary if case is not None else None
+    return {"id": ident, "kind": "case" if case is not None else "lot", "run": run,
+            "category_library": (library or DEFAULT_LIBRARY).model_dump(mode="json"),
+            "default_library": library is None}
+
+
+@contextmanager
+def hold(record: Path) -> Iterator[None]:
+    """An exclusive lock on ``record`` for this process (module docstring); InputError naming the holder."""
+    lock = record.with_name(record.name + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 4096).decode("utf-8", "replace").strip() or "unknown (it is starting)"
+            os.close(fd)
+            raise fail(record.as_posix(), "another live run is recording here", got=holder,
+                       hint="wait for it to finish, or record elsewhere (--record PATH or --label NAME)") from None
+        try:
+            same = os.fstat(fd).st_ino == os.stat(lock).st_ino   # not a lock file its last holder just removed
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    since = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    os.ftruncate(fd, 0)
+    os.write(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": since}).encode())
+    try:
+        yield
+    finally:
+        lock.unlink(missing_ok=True)
+        os.close(fd)
+
+
 def load_live(path: Path, *, sha: str, model: str, gallery: str, provider: str) -> list[RecordLine]:
     """The finished lines of an existing live recording (failed calls and a cut-off last line
     are dropped from the file, to be retried)."""
@@ -123,7 +207,8 @@ def load_live(path: Path, *, sha: str, model: str, gallery: str, provider: str) 
     lines = parse_recording(text, file=path.as_posix(), allow_partial_tail=True)
     for ln in lines:
         if (ln.prompt_sha256, ln.model, ln.gallery, ln.provider) != (sha, model, gallery, provider):
-            raise fail(path.as_posix(), "live recording was made with another prompt, model, gallery or provider",
+            raise fail(path.as_posix(), "live recording was made with another prompt (or code), model, gallery or "
+                       "provider",
                        expected=f"{sha[:12]}…/{model}/{gallery}/{provider}",
                        got=f"{ln.prompt_sha256[:12]}…/{ln.model}/{ln.gallery}/{ln.provider}",
                        hint="pass a new --record path (or --label), or delete the old recording")
@@ -134,10 +219,18 @@ def load_live(path: Path, *, sha: str, model: str, gallery: str, provider: str) 
     return kept
 
 
-def run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: str, pause_s: float, template: str,
+def run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: str, pause_s: float, template: str | None,
              sha: str, record: Path, responder: Responder, concurrency: int = 1) -> list[RecordLine]:
     """Ask ``responder`` for every missing (id, run) on ``concurrency`` threads, appending each finished
-    run to ``record`` (then putting it in (id, run) order); every wanted line in (id, run) order."""
+    run to ``record`` (then putting it in (id, run) order) under :func:`hold`; every wanted line in (id, run)
+    order. ``template`` is the prompt (None for a production responder, which builds its own)."""
+    with hold(record):
+        return _run_live(golden, ids=ids, runs=runs, gallery=gallery, pause_s=pause_s, template=template, sha=sha,
+                         record=record, responder=responder, concurrency=concurrency)
+
+
+def _run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: str, pause_s: float, template: str | None,
+              sha: str, record: Path, responder: Responder, concurrency: int) -> list[RecordLine]:
     kept = load_live(record, sha=sha, model=responder.model, gallery=gallery, provider=responder.provider)
     done = {(ln.case, ln.run): ln for ln in kept}
     in_file = list(done)
@@ -146,7 +239,8 @@ def run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: str, pau
     if done:
         log.info("resuming %s: %d run(s) already recorded, %d to go", record, len(done), len(todo))
     images = {i: responder.load(gallery_paths(golden, i, gallery)) for i in sorted({i for i, _ in todo})}
-    prompts = {i: render_prompt(template, cases[i].categoryLibrary if i in cases else None) for i in images}
+    prompts = {i: "" if template is None else render_prompt(template, cases[i].categoryLibrary if i in cases else None)
+               for i in images}
     worker = threading.local()
 
     def ask(ident: str, run: int) -> RecordLine:
@@ -154,15 +248,19 @@ def run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: str, pau
             time.sleep(pause_s)
         worker.called = True
         common = dict(case=ident, run=run, provider=responder.provider, model=responder.model, prompt_sha256=sha,
-                      gallery=gallery)
+                      gallery=gallery, endpoint=responder.endpoint)
         try:
-            reply = responder.reply(prompt=prompts[ident], images=images[ident])
+            reply = responder.reply(prompt=prompts[ident], images=images[ident],
+                                    context=call_context(golden, ident, run))
         except ReplyError as err:
-            log.warning("%s run %d failed: %s", ident, run, err)
-            return RecordLine(error=str(err), **common)
-        parsed, why = parse_answer(reply.text)
-        log.info("%s run %d (%d attempt(s)):\n%s", ident, run, reply.attempts, reply.text)
-        return RecordLine(raw=reply.text, parsed=parsed, parse_error=why, **common)
+            message = without_surrogates(str(err))
+            log.warning("%s run %d failed: %s", ident, run, message)
+            return RecordLine(error=message, **common)
+        text = without_surrogates(reply.text)
+        parsed, why = parse_answer(text)
+        log.info("%s run %d (%d attempt(s)):\n%s", ident, run, reply.attempts, text)
+        version = None if reply.version is None else without_surrogates(reply.version)
+        return RecordLine(raw=text, parsed=parsed, parse_error=why, version=version, **common)
 
     queue = iter(todo)
     pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="live")

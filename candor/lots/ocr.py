@@ -51,6 +51,7 @@ class OcrResponder:
     """RapidOCR plus the reading rules, as a live-mode responder (module docstring)."""
 
     provider = PROVIDER
+    endpoint = None                    # nothing is called over the network
 
     def __init__(self, rules: ReadingRules):
         try:
@@ -76,6 +77,6 @@ class OcrResponder:
             load_frame(p)  # decodable, or an InputError naming the file, before any reading
         return list(images)
 
-    def reply(self, *, prompt: str, images: Any) -> Reply:
+    def reply(self, *, prompt: str, images: Any, context: Any = None) -> Reply:
         reading = [self.read(p) for p in images]
         return Reply(text=answer_text(read_answer(reading, rules=self.rules)))

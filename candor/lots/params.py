@@ -9,16 +9,72 @@ so a misspelled key is an error naming ``params.yaml`` and the key
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
+from candor.common.manifest import path_problem
 from candor.lots.ceiling import CeilingRules
 from candor.lots.chat import endpoint_problem
 from candor.lots.comps import Rules
 from candor.lots.tokens import TokenRules
 
-Provider = Literal["openai-compatible", "local-ocr"]
+ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+HEADER_NAME = r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$"
+
+
+class PythonProvider(BaseModel):
+    """``{python: "pkg.mod:fn"}``: the production entry point, a callable ``fn(images, context)`` in module
+    ``pkg.mod`` (:mod:`candor.lots.production`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    python: str = Field(pattern=r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
+
+    @property
+    def module(self) -> str:
+        return self.python.partition(":")[0]
+
+    @property
+    def function(self) -> str:
+        return self.python.partition(":")[2]
+
+
+class HttpProvider(BaseModel):
+    """``{http: URL, version_header: NAME, headers: {Header: ENV_VAR}}``: the app's own route
+    (:mod:`candor.lots.route`). ``headers`` maps a request header to the *name* of the environment
+    variable holding its value (a token, a cookie); the URL follows the rules of
+    :func:`candor.lots.chat.endpoint_problem`, so no credential rides in it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    http: str = Field(repr=False)
+    version_header: str = Field(default="X-Analyzer-Version", pattern=HEADER_NAME)
+    headers: dict[Annotated[str, Field(pattern=HEADER_NAME)], Annotated[str, Field(pattern=ENV_NAME)]] = Field(
+        default_factory=dict)
+
+    @model_validator(mode="after")
+    def _callable_route(self) -> HttpProvider:
+        secrets_go = "headers (header name: the environment variable holding its value)"
+        if (why := endpoint_problem(self.http, secrets_go=secrets_go)) is not None:
+            raise ValueError(f"http URL {why} (the value is not shown: it may hold a secret)")
+        return self
+
+
+def _provider_kind(v: Any) -> str | None:
+    if isinstance(v, str):
+        return "name"
+    if isinstance(v, dict):
+        return "python" if "python" in v else "http" if "http" in v else None
+    return "python" if isinstance(v, PythonProvider) else "http" if isinstance(v, HttpProvider) else None
+
+
+Provider = Annotated[
+    Annotated[Literal["openai-compatible", "local-ocr"], Tag("name")]
+    | Annotated[PythonProvider, Tag("python")] | Annotated[HttpProvider, Tag("http")],
+    Discriminator(_provider_kind, custom_error_type="provider",
+                  custom_error_message="a provider is openai-compatible, local-ocr, {python: \"pkg.mod:fn\"} "
+                                       "or {http: URL}")]
 
 
 class IdentifyParams(BaseModel):
@@ -28,10 +84,16 @@ class IdentifyParams(BaseModel):
 
     Live-mode bounds: every duration is finite (``.nan``/``.inf`` or the strings ``nan``/``inf``
     are refused, naming the key) and at most an hour; ``retries`` at most 20, so one call has a
-    bounded worst case. ``concurrency`` (threads, default 1) and ``max_calls_per_minute`` (default
-    ``null``: unlimited; :mod:`candor.lots.ratelimit`) apply to the remote provider only.
+    bounded worst case. ``concurrency`` (threads, default 1) applies to every provider but
+    ``local-ocr``; ``max_calls_per_minute`` (default ``null``: unlimited; :mod:`candor.lots.ratelimit`)
+    to the HTTP ones (``openai-compatible``, ``http``; a ``python`` provider's calls are its own).
     ``base_url`` must be ``http(s)://host[:port][/path][?query]`` (:func:`candor.lots.chat.endpoint_problem`);
-    the error names the key but never quotes the value, which may hold a secret."""
+    the error names the key but never quotes the value, which may hold a secret.
+
+    ``sources`` maps each candidate to the file or folder its answers come from (its prompt
+    file, or its production code: :mod:`candor.lots.identity`); dvc.yaml's identify stage
+    iterates over it, so when it is set it names every candidate. Empty (the default outside the
+    committed pipeline): ``<lots>/prompts/<candidate>.txt``, or a ``python`` provider's module file."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -48,7 +110,8 @@ class IdentifyParams(BaseModel):
     max_calls_per_minute: float | None = Field(default=None, gt=0, le=1_000_000, allow_inf_nan=False)
     base_url: str = "https://api.openai.com/v1"
     model: str = "gpt-4o-mini"
-    api_key_env: str = Field(default="OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    api_key_env: str = Field(default="OPENAI_API_KEY", pattern=ENV_NAME)
+    sources: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("candidates")
     @classmethod
@@ -64,9 +127,21 @@ class IdentifyParams(BaseModel):
         # a model-level error: pydantic reports the section, not the value (which may hold a secret)
         if (why := endpoint_problem(self.base_url)) is not None:
             raise ValueError(f"base_url {why} (the value is not shown: it may hold a secret)")
+        if self.sources and set(self.sources) != set(self.candidates):
+            missing = sorted(set(self.candidates) - set(self.sources))
+            extra = sorted(set(self.sources) - set(self.candidates))
+            raise ValueError("sources must name every candidate and nothing else (dvc.yaml's identify stage "
+                             f"iterates over it): missing {missing or 'none'}, not a candidate {extra or 'none'}")
+        if routes := [c for c in self.candidates if isinstance(self.provider(c), HttpProvider) and c not in self.sources]:
+            raise ValueError(f"sources: the http candidate(s) {', '.join(routes)} need a source (the route's code in "
+                             "this repository, or a file that pins the version benchmarked): nothing else "
+                             "identifies their answers offline")
+        for name, path in self.sources.items():
+            if (why := path_problem(path)) is not None:
+                raise ValueError(f"sources.{name}: {why}; a path relative to the repository root")
         return self
 
-    def provider(self, candidate: str) -> Provider:
+    def provider(self, candidate: str) -> str | PythonProvider | HttpProvider:
         """The live-mode provider of ``candidate``."""
         return self.providers.get(candidate, "openai-compatible")
 

@@ -5,7 +5,14 @@ A **recording line** (one finished run of one lot or case)::
     {"case": "L001", "run": 1, "raw": "<the model's text>", "parsed": {...} | null,
      "parse_error": null | "<why raw is not a JSON object>", "error": null | "<provider error>",
      "provider": "api.example.com", "model": "<model name>", "prompt_sha256": "<hex>",
-     "gallery": "first" | "all"}
+     "gallery": "first" | "all", "endpoint": "<url, redacted>", "version": "<served version>"}
+
+``prompt_sha256`` is the SHA-256 of what produced the answer: the prompt file, or the
+production code of a ``python`` or ``http`` provider (:mod:`candor.lots.identity`).
+``endpoint`` (live remote providers: the URL called, its secrets replaced by ``***``) and
+``version`` (an ``http`` provider: its declared version header) are optional and left out
+of the line when absent, so recordings made before they existed keep their bytes.
+``run`` is a JSON integer (``true`` is not run 1).
 
 Exactly one of two shapes: a provider **error** (``error`` set; ``raw``,
 ``parsed`` and ``parse_error`` null) or an **answer** (``raw`` set and exactly one
@@ -62,13 +69,28 @@ def parse_answer(raw: str) -> tuple[dict[str, Any] | None, str | None]:
     return obj, None
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def without_surrogates(text: str) -> str:
+    """``text`` with every lone surrogate (which UTF-8 cannot encode) replaced by U+FFFD.
+
+    A live answer can hold one (a JSON ``"\\ud800"`` escape in a provider's body, a string
+    returned by a production callable); it is kept, visibly replaced, rather than failing the write.
+
+    >>> without_surrogates("a" + chr(0xD800) + "b") == "a\\ufffdb"
+    True
+    """
+    return _SURROGATE.sub("\ufffd", text)
+
+
 class RecordLine(BaseModel):
     """One validated recording line (see the module docstring)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     case: str = Field(pattern=r"^[A-Za-z0-9._-]+$")
-    run: int = Field(ge=1)
+    run: int = Field(ge=1, strict=True)
     raw: str | None = None
     parsed: dict[str, Any] | None = None
     parse_error: str | None = None
@@ -77,6 +99,8 @@ class RecordLine(BaseModel):
     model: str = Field(min_length=1)
     prompt_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     gallery: Literal["first", "all"]
+    endpoint: str | None = None
+    version: str | None = None
 
     @model_validator(mode="after")
     def _one_shape(self) -> RecordLine:
@@ -93,7 +117,11 @@ class RecordLine(BaseModel):
         return self
 
     def to_json(self) -> str:
-        return json.dumps(self.model_dump(), ensure_ascii=False, sort_keys=False)
+        doc = self.model_dump()
+        for optional in ("endpoint", "version"):
+            if doc[optional] is None:
+                del doc[optional]
+        return json.dumps(doc, ensure_ascii=False, sort_keys=False)
 
 
 def parse_case_runs(lines: list[str], model: type[R], *, file: str) -> list[R]:

@@ -2,8 +2,9 @@
 
 Replay (the default, offline) needs runs ``1..runs`` of every wanted lot and case in the
 candidate's recording (:mod:`candor.lots.recording`), made with the candidate's current
-prompt (same SHA-256) and the current gallery setting; anything missing or stale is one
-InputError listing every problem, with the fix.
+prompt or production code (same SHA-256, :mod:`candor.lots.identity`) and the current gallery
+setting; anything missing or stale is one InputError listing every problem, with the fix
+(the command that records it again).
 """
 from __future__ import annotations
 
@@ -28,8 +29,11 @@ def select_ids(golden: Golden, globs: Sequence[str]) -> list[str]:
 
 
 def check_replay(lines: Sequence[RecordLine], *, ids: Sequence[str], runs: int, sha: str, gallery: str,
-                 file: str) -> list[RecordLine]:
-    """The recorded line of every wanted (id, run), in (id, run) order; InputError when missing or stale."""
+                 file: str, code: str | None = None, rerecord: str | None = None) -> list[RecordLine]:
+    """The recorded line of every wanted (id, run), in (id, run) order; InputError when missing or stale.
+
+    ``code`` names the production code the SHA-256 covers (None: the SHA is a prompt's); ``rerecord``
+    is the command that records the candidate again, given in the hint."""
     by_key = {(ln.case, ln.run): ln for ln in lines}
     problems: list[Problem] = []
     missing = [f"{i} run {r}" for i in ids for r in range(1, runs + 1) if (i, r) not in by_key]
@@ -40,13 +44,14 @@ def check_replay(lines: Sequence[RecordLine], *, ids: Sequence[str], runs: int, 
     wanted = [by_key[(i, r)] for i in ids for r in range(1, runs + 1) if (i, r) in by_key]
     stale = sorted({ln.prompt_sha256 for ln in wanted if ln.prompt_sha256 != sha})
     if stale:
-        problems.append(Problem(file, "recorded with a different prompt", expected=f"prompt_sha256 {sha}",
-                                got=", ".join(stale)))
+        what = "recorded with a different prompt" if code is None else f"recorded with other production code: {code} changed"
+        problems.append(Problem(file, what, expected=f"prompt_sha256 {sha}", got=", ".join(stale)))
     other = sorted({ln.gallery for ln in wanted if ln.gallery != gallery})
     if other:
         problems.append(Problem(file, "recorded with a different gallery setting", expected=gallery,
                                 got=", ".join(other)))
     if problems:
-        raise InputError(problems, hint="record it again with identify.mode: live (or set runs/gallery to match "
-                                        "the recording)")
+        how = f"`{rerecord}`" if rerecord else "identify.mode: live"
+        raise InputError(problems, hint=f"record it again with {how}, then copy the recording to {file} (or set "
+                                        "runs/gallery to match the recording)")
     return wanted

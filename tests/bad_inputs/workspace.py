@@ -137,11 +137,11 @@ def run_stage(ws: Path, stage: str, argv: list[str] | None = None, *, timeout: f
 
 
 def run_batch(jobs: list[tuple[Path, str, list[str] | None]], *, workers: int = 3,
-              timeout: float = 300) -> list[Result]:
+              timeout: float = 300, envs: list[dict[str, str]] | None = None) -> list[Result]:
     """Run many ``(workspace, stage, argv)`` jobs through :mod:`tests.bad_inputs.zygote` (forked processes).
 
     Same contract as :func:`run_stage` (working directory, environment, exit code, stdout,
-    stderr), minus the per-process import time.
+    stderr), minus the per-process import time; ``envs`` adds variables per job.
     """
     import tempfile
 
@@ -150,7 +150,7 @@ def run_batch(jobs: list[tuple[Path, str, list[str] | None]], *, workers: int = 
         for i, (ws, stage, argv) in enumerate(jobs):
             full = STAGES[stage] if argv is None else [STAGES[stage][0], *argv]
             argvs.append(tuple(full))
-            requests.append(json.dumps({"cwd": str(ws), "argv": full, "env": env(),
+            requests.append(json.dumps({"cwd": str(ws), "argv": full, "env": env(**(envs[i] if envs else {})),
                                         "stdout": f"{tmp}/{i}.out", "stderr": f"{tmp}/{i}.err"}))
         proc = subprocess.run([sys.executable, "-m", "tests.bad_inputs.zygote", str(workers)],
                               input="\n".join(requests) + "\n", capture_output=True, text=True, cwd=ROOT,

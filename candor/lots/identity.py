@@ -1,0 +1,67 @@
+"""The identity of a candidate's production code: the SHA-256 its recording carries, and where the code is.
+
+A candidate whose answers come from production code (a ``python`` or ``http`` provider,
+:mod:`candor.lots.production`, :mod:`candor.lots.route`) records, in ``prompt_sha256``, the
+SHA-256 of its **source**: ``identify.sources.<candidate>``, a file or a folder of the
+repository (by default, for a ``python`` provider, the file of the entry point's module).
+
+* **A file**: the SHA-256 of its bytes (the same as ``sha256sum``).
+* **A folder**: the SHA-256 of its listing, one line ``<sha256 of the file>  <path>\\n`` per
+  file below it, sorted by path (posix, relative to the folder); ``__pycache__`` folders and
+  ``*.pyc`` files are left out (they are not code, and ``.dvcignore`` leaves them out of the
+  stage's deps too). An empty folder is an error: it identifies nothing.
+
+Replay compares this SHA with the recording's, so any change to the code, one byte of one
+file, makes the recording stale (:mod:`candor.lots.replay`).
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import sys
+from pathlib import Path
+
+from candor.common.errors import fail
+
+
+def source_files(root: Path) -> list[Path]:
+    """The files that make up ``root`` (itself when a file), sorted by relative posix path."""
+    if root.is_file():
+        return [root]
+    return sorted((p for p in root.rglob("*") if p.is_file() and p.suffix != ".pyc"
+                   and "__pycache__" not in p.relative_to(root).parts),
+                  key=lambda p: p.relative_to(root).as_posix())
+
+
+def source_sha256(root: Path, *, where: str) -> str:
+    """The SHA-256 of a source file or folder (module docstring); InputError naming ``where`` when it is
+    missing or an empty folder."""
+    if not root.exists():
+        raise fail(f"{where}: {root.as_posix()}", "production code not found",
+                   expected="a file or folder of the repository")
+    if root.is_file():
+        return hashlib.sha256(root.read_bytes()).hexdigest()
+    files = source_files(root)
+    if not files:
+        raise fail(f"{where}: {root.as_posix()}", "folder holds no file", expected="the production code's files")
+    listing = "".join(f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.relative_to(root).as_posix()}\n"
+                      for p in files)
+    return hashlib.sha256(listing.encode("utf-8")).hexdigest()
+
+
+def module_file(module: str, *, where: str) -> Path:
+    """The file of ``module`` (``pkg.mod``) on the import path, relative to the working directory when
+    inside it; found without importing (no code of the package runs). InputError naming ``where``."""
+    path: list[str] | None = None
+    spec = None
+    for i in range(len(parts := module.split("."))):
+        spec = importlib.machinery.PathFinder.find_spec(".".join(parts[:i + 1]), path or sys.path)
+        if spec is None:
+            raise fail(where, f"module {'.'.join(parts[:i + 1])} not found on the import path",
+                       expected="a module under the repository root or an installed package", got=module)
+        path = list(spec.submodule_search_locations or [])
+    if spec is None or not spec.origin or not Path(spec.origin).is_file():
+        raise fail(where, f"module {module} has no source file", expected="a .py module or package", got=module)
+    origin = Path(spec.origin).resolve()
+    cwd = Path.cwd().resolve()
+    return origin.relative_to(cwd) if origin.is_relative_to(cwd) else origin

@@ -1,0 +1,60 @@
+"""The SHA-256 of production code: a file's bytes, a folder's sorted listing (bytecode left out), and the module
+file found without running the package."""
+from __future__ import annotations
+
+import hashlib
+import sys
+
+import pytest
+
+from candor.common.errors import InputError
+from candor.lots.identity import module_file, source_files, source_sha256
+
+
+def test_a_file_is_the_sha256_of_its_bytes(tmp_path):
+    f = tmp_path / "analysis.py"
+    f.write_bytes(b"def analyze(images, context):\n    return {}\n")
+    assert source_sha256(f, where="w") == hashlib.sha256(f.read_bytes()).hexdigest()
+
+
+def test_a_folder_is_the_sha256_of_its_listing_and_bytecode_is_left_out(tmp_path):
+    root = tmp_path / "pkg"
+    (root / "sub").mkdir(parents=True)
+    (root / "b.py").write_text("b\n")
+    (root / "sub" / "a.py").write_text("a\n")
+    listing = "".join(f"{hashlib.sha256(t.encode()).hexdigest()}  {p}\n" for p, t in [("b.py", "b\n"), ("sub/a.py", "a\n")])
+    expected = hashlib.sha256(listing.encode()).hexdigest()
+    assert source_sha256(root, where="w") == expected
+    (root / "__pycache__").mkdir()
+    (root / "__pycache__" / "b.cpython-311.pyc").write_bytes(b"\0")
+    (root / "c.pyc").write_bytes(b"\1")
+    assert source_sha256(root, where="w") == expected              # importing the code changes nothing
+    assert [p.name for p in source_files(root)] == ["b.py", "a.py"]
+    (root / "sub" / "a.py").write_text("a  \n")                     # one byte of one file
+    assert source_sha256(root, where="w") != expected
+    (root / "sub" / "a.py").rename(root / "sub" / "z.py")           # a rename is a change too
+    assert source_sha256(root, where="w") != expected
+
+
+@pytest.mark.parametrize("make, needle", [
+    (lambda p: None, "production code not found"),
+    (lambda p: p.mkdir(), "folder holds no file"),
+])
+def test_missing_or_empty_sources_name_the_key_and_the_path(tmp_path, make, needle):
+    make(tmp_path / "gone")
+    with pytest.raises(InputError) as err:
+        source_sha256(tmp_path / "gone", where="identify.sources.x")
+    assert needle in err.value.message and "identify.sources.x" in err.value.message
+
+
+def test_module_file_is_found_without_importing(tmp_path, monkeypatch):
+    pkg = tmp_path / "prodpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("raise RuntimeError('the package ran')\n")
+    (pkg / "analysis.py").write_text("def analyze(images, context): ...\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])       # (restored by monkeypatch)
+    assert module_file("prodpkg.analysis", where="w").as_posix() == "prodpkg/analysis.py"
+    assert "prodpkg" not in sys.modules
+    with pytest.raises(InputError, match="module prodpkg.missing not found"):
+        module_file("prodpkg.missing", where="w")
