@@ -13,7 +13,8 @@ copies it per case, applies the case, snapshots every file's SHA-256, runs
   ``message`` substring (the file and the row, field or box);
 * no file anywhere in the workspace was added, removed or changed (so nothing
   under ``metrics/``, ``plots/``, the recordings or ``build/``); an ``exit: 0``
-  case may change exactly its ``changes``.
+  case may change exactly its ``changes``, and its ``contains`` names lines those
+  files must then hold (e.g. a neutralised CSV cell).
 
 A case whose bug sits in a module this suite may not fix carries
 ``pending: <module>: <what is wrong>``; it runs as ``xfail(strict=True)``, so
@@ -61,6 +62,7 @@ class Expect(BaseModel):
     exit: int = 2
     message: list[str] = Field(default_factory=list)
     changes: list[str] = Field(default_factory=list)
+    contains: dict[str, list[str]] = Field(default_factory=dict)   # an exit 0 case: path -> lines the file holds
 
 
 class Spec(BaseModel):
@@ -148,6 +150,7 @@ class Outcome(BaseModel):
 
     result: Any
     changed: list[str]
+    lines: dict[str, list[str]] = Field(default_factory=dict)   # the lines of each ``contains`` file after the run
 
 
 @pytest.fixture(scope="session")
@@ -168,7 +171,9 @@ def outcomes(base: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
 
     names = list(prepared)
     results = W.run_batch([(prepared[n][0], SPECS[n].stage, SPECS[n].args) for n in names], workers=WORKERS)
-    return {n: Outcome(result=r, changed=W.diff(prepared[n][1], W.snapshot(prepared[n][0])))
+    return {n: Outcome(result=r, changed=W.diff(prepared[n][1], W.snapshot(prepared[n][0])),
+                       lines={f: (prepared[n][0] / f).read_text(encoding="utf-8").splitlines()
+                              for f in SPECS[n].expect.contains if (prepared[n][0] / f).is_file()})
             for n, r in zip(names, results)}
 
 
@@ -197,6 +202,8 @@ def test_case(name: str, outcomes: dict[str, Outcome]):
     else:
         assert sorted(c[1:] for c in out.changed) == sorted(spec.expect.changes), context
         assert all(c.startswith("~") for c in out.changed), context
+        for path, lines in spec.expect.contains.items():
+            assert set(lines) <= set(out.lines.get(path, [])), f"{path}: {lines} not all in {out.lines.get(path)}"
 
 
 def test_pending_cases_that_fail_still_write_nothing(outcomes: dict[str, Outcome]):

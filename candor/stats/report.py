@@ -15,6 +15,17 @@ from candor.stats.rates import Rate
 from candor.stats.stats_file import StatsFile
 
 
+
+def md_text(text: str) -> str:
+    """``text`` (a name or key that came from data: a class, a field, a metric key) safe in a Markdown
+    table cell and in HTML: ``&``, ``<``, ``>`` as entities and ``|`` escaped, so a name can neither
+    end the cell nor become markup (``<img onerror=...>``).
+
+    >>> md_text("deer"), md_text("<img src=x onerror=alert(1)>|x")
+    ('deer', '&lt;img src=x onerror=alert(1)&gt;\\\\|x')
+    """
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+
 def fmt_interval(r: Rate) -> str:
     """``0.500 [0.150, 0.850]``; ``n/a`` when nothing was measured."""
     return "n/a" if r.rate is None else f"{r.rate:.3f} [{r.lo:.3f}, {r.hi:.3f}]"
@@ -133,20 +144,20 @@ def details(stats: StatsFile, group: str, cand: str) -> str:
         c, holm_p = comp.candidates[cand], comp.p_holm.get(cand)
         said = c.explanation if holm_p is None else (
             (c.verdict if holm_p <= c.alpha else "no detectable difference") + " (Holm)")
-        out.append(f"| {metric} | {fmt_interval(c.a)} | {fmt_interval(c.b)} | {c.n} | {c.a.unit} | {c.a_only} | "
+        out.append(f"| {md_text(metric)} | {fmt_interval(c.a)} | {fmt_interval(c.b)} | {c.n} | {c.a.unit} | {c.a_only} | "
                    f"{c.b_only} | {c.p:.4g} | {'' if holm_p is None else f'{holm_p:.4g}'} | {said} |")
     counts = [(m, k.candidates[cand]) for m, k in stats.paired_counts.items()
               if cand in k.candidates and m.startswith(tuple(t + "." for t in tracks))]
     if counts:
         out += ["", "| counts (fewer is better) | total A | total B | A fewer | B fewer | p (sign test) | verdict |",
                 "|---|---:|---:|---:|---:|---:|---|"]
-        out += [f"| {m} | {k.a_total} | {k.b_total} | {k.a_fewer} | {k.b_fewer} | {k.p:.4g} | {k.verdict} |"
+        out += [f"| {md_text(m)} | {k.a_total} | {k.b_total} | {k.a_fewer} | {k.b_fewer} | {k.p:.4g} | {k.verdict} |"
                 for m, k in counts]
     rates = [(key, r) for key, r in stats.rates.items()
              if f".{cand}." in f".{key}." and key.startswith(tuple(t + "." for t in tracks))]
     out += ["", f"## Rates of {cand} (counted by their scorers)", "", "| rate | k / n | unit | rate [interval] |",
             "|---|---:|---|---|"]
-    out += [f"| {key} | {r.k} / {r.n} | {r.unit} | {fmt_interval(r)} |" for key, r in rates]
+    out += [f"| {md_text(key)} | {r.k} / {r.n} | {r.unit} | {fmt_interval(r)} |" for key, r in rates]
     return "\n".join(out) + "\n"
 
 
@@ -170,7 +181,7 @@ def render_report(stats: StatsFile, gate: GateResult | None, *, forest: str | No
     if gate is not None:
         out += ["## Release gate (predeclared in `params.yaml: gate`)", "",
                 "| criterion | result | numbers |", "|---|---|---|"]
-        out += [f"| {name} | {'pass' if c.passed else 'FAIL'} | {_numbers(c)} |" for name, c in gate.criteria.items()]
+        out += [f"| {md_text(name)} | {'pass' if c.passed else 'FAIL'} | {md_text(_numbers(c))} |" for name, c in gate.criteria.items()]
         out += ["", "Per class on its own labels (unqualified: support under `match.min_support`, "
                 "never called improved):", "",
                 "| class | support | status | recall A [interval] | recall B [interval] | A only | B only | p |",
@@ -179,7 +190,7 @@ def render_report(stats: StatsFile, gate: GateResult | None, *, forest: str | No
             p = k.paired
             cells = ("n/a | n/a | | | |" if p is None else
                      f"{fmt_interval(p.a)} | {fmt_interval(p.b)} | {p.a_only} | {p.b_only} | {p.p:.4g} |")
-            out.append(f"| {name} | {k.support} | {k.status} | {cells}")
+            out.append(f"| {md_text(name)} | {k.support} | {k.status} | {cells}")
         out += [""]
     files = {}
     for group, reference in track_groups(stats).items():
