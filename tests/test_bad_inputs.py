@@ -63,6 +63,7 @@ class Expect(BaseModel):
     message: list[str] = Field(default_factory=list)
     changes: list[str] = Field(default_factory=list)
     contains: dict[str, list[str]] = Field(default_factory=dict)   # an exit 0 case: path -> lines the file holds
+    absent: list[str] = Field(default_factory=list)    # never in stdout or stderr (a planted secret)
 
 
 class Spec(BaseModel):
@@ -80,6 +81,7 @@ class Spec(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict)   # dotted keys set in params.yaml
     remanifest: list[str] = Field(default_factory=list)    # data sets whose manifest is rewritten, then fetch
     recard: list[str] = Field(default_factory=list)        # cards whose sha256 is set to their file's, then fetch
+    symlink_out: list[str] = Field(default_factory=list)   # files moved out of the workspace, a symlink left
     expect: Expect
     pending: str | None = None
 
@@ -139,6 +141,11 @@ def apply(ws: Path, name: str, spec: Spec) -> None:
         card = yaml.safe_load(card_file.read_text())
         card["sha256"] = sha256_file(card_file.parent / card["onnx"])
         card_file.write_text(yaml.safe_dump(card, sort_keys=False))
+    for rel in spec.symlink_out:         # the same bytes, outside the workspace, reached through a symlink
+        moved = ws.parent / f"{ws.name}-outside" / rel
+        moved.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(ws / rel, moved)
+        (ws / rel).symlink_to(moved)
     if spec.remanifest or spec.recard:   # the user did the bookkeeping: the fetch stage passes
         with chdir(ws):
             assert run_main(fetch.main, ["verify", "--data", "data", "--models", "models",
@@ -192,6 +199,7 @@ def test_case(name: str, outcomes: dict[str, Outcome]):
     context = f"{name}: {' '.join(res.argv)}\nexit {res.code}\nstderr:\n{res.stderr[-3000:]}"
     assert res.code == spec.expect.exit, context
     assert "Traceback" not in res.stderr, context
+    assert [s for s in spec.expect.absent if s in res.stdout + res.stderr] == [], context
     if spec.expect.exit == 2:
         errors = [ln for ln in res.stderr.splitlines() if ln.startswith("error: ")]
         assert len(errors) == 1, context
