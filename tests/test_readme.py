@@ -91,7 +91,9 @@ def clone(parent: Path, source: Path = ROOT) -> Path:
     repo = fresh_clone(parent) if source == ROOT else parent / "candor"
     if source != ROOT:
         subprocess.run(["git", "clone", "-q", str(source), str(repo)], check=True)
-    (repo / ".venv").symlink_to(VENV)            # git-ignored: `make` finds its venv installed
+    (repo / ".venv").symlink_to(VENV)            # `make` finds its venv installed
+    with open(repo / ".git" / "info" / "exclude", "a") as fh:      # .gitignore's `.venv/` is for a folder
+        fh.write(".venv\n")
     for req in repo.glob("requirements*.txt"):   # older than the venv's stamp: make installs nothing
         os.utime(req, (0, 0))
     return repo
