@@ -100,7 +100,7 @@ def clone(parent: Path, source: Path = ROOT) -> Path:
 
 
 def status(repo: Path) -> str:
-    return run(repo, "git status --porcelain --untracked-files=all").strip()
+    return run(repo, "git status --porcelain --untracked-files=all").rstrip("\n")
 
 
 def test_the_blocks_are_found():
