@@ -222,11 +222,12 @@ def test_pending_cases_that_fail_still_write_nothing(outcomes: dict[str, Outcome
 
 # The reliability classes (README, "Reliability") and the name prefix of their cases.
 CLASSES = {"enc-": "encodings", "path-": "paths of the wrong kind", "yaml-": "YAML",
-           "ambiguous-": "ambiguous data", "json-": "hostile JSON", "unbounded-": "unbounded work"}
+           "ambiguous-": "ambiguous data", "json-": "hostile JSON", "unbounded-": "unbounded work",
+           "raw-": "raw detections", "csv-": "CSV formula cells"}
 
 
 def test_corpus_is_large_enough_and_covers_every_stage():
-    assert len(SPECS) >= 150
+    assert len(SPECS) >= 250
     per_class = {c: sum(n.startswith(prefix) for n in SPECS) for prefix, c in CLASSES.items()}
     assert min(per_class.values()) >= 8, per_class
     assert {s.stage for s in SPECS.values()} == {"fetch", "detect", "score-detection", "coco-eval", "identify",
