@@ -3,7 +3,8 @@
 Decide, then act (:func:`candor.common.manifest.decide`): a present file is hashed; a
 missing one with a ``source`` is fetched through fsspec into a temporary file beside its
 final path, hashed, and moved into place only when the SHA-256 matches; a missing one
-without a source is a Problem. Every bad file of every manifest is collected, so one
+without a source is a Problem, and so is a listed path that leads out of its folder (a
+symlink) or holds a folder. A source's user-info never reaches a Problem or the log. Every bad file of every manifest is collected, so one
 message can list them all.
 """
 from __future__ import annotations
@@ -170,6 +171,11 @@ def rewrite_manifest(root: Path, *, columns: Path | None = None,
     """
     if not root.is_dir():
         raise fail(str(root), "not a folder", expected="an existing data set folder")
+    if source_prefix and userinfo(source_prefix):
+        raise fail("--source-prefix", "holds user-info (a user name or password)",
+                   expected="a URL without credentials", got=redact_source(source_prefix),
+                   hint="a manifest is committed: give fsspec its credentials through its configuration or "
+                        "the environment, never in the URL")
     extra, cols, sources = carried_columns(root / MANIFEST_NAME)
     if columns is not None:
         given, given_cols = read_columns(columns)
@@ -177,11 +183,6 @@ def rewrite_manifest(root: Path, *, columns: Path | None = None,
             extra[path] = {**extra.get(path, {}), **values}
         cols = (*cols, *(c for c in given_cols if c not in cols))
     entries = build_manifest_rows(root, extra=extra)
-    if source_prefix and userinfo(source_prefix):
-        raise fail("--source-prefix", "holds user-info (a user name or password)",
-                   expected="a URL without credentials", got=redact_source(source_prefix),
-                   hint="a manifest is committed: give fsspec its credentials through its configuration or "
-                        "the environment, never in the URL")
     if source_prefix:
         prefix = source_prefix.rstrip("/")
         sources = {e.path: f"{prefix}/{e.path}" for e in entries}
