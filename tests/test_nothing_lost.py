@@ -56,6 +56,12 @@ def test_every_output_is_persistent():
             assert isinstance(out, dict) and next(iter(out.values())).get("persist") is True, (name, out)
 
 
+def test_no_run_cache_entry_is_written(clone):
+    """A side effect of persist: DVC keeps no run cache for these stages, so no copy of a tracked
+    param (or of an output) lands in ``.dvc/cache/runs/``."""
+    assert not (clone / ".dvc" / "cache" / "runs").exists()
+
+
 @pytest.mark.parametrize("value", ["abc", "-0.1", "1e309"])
 def test_exp_run_with_a_bad_value_changes_no_output(clone, value):
     before = outputs(clone)
