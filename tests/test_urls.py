@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from candor.common.urls import redact_source, redact_text, userinfo
+from candor.common.urls import redact_source, redact_text, redact_urls, userinfo
 
 
 @pytest.mark.parametrize("url, shown", [
@@ -27,3 +27,8 @@ def test_every_form_of_the_user_info_leaves_free_text():
     assert out.startswith("GET https://***@h.example/x failed")
     assert redact_text("a pin 123 stays", "https://u:123@h/x") == "a pin 123 stays"      # short: not searched
     assert redact_text("no url", None) == "no url"
+
+
+def test_every_url_quoted_in_free_text_loses_its_user_info():
+    text = "got 'https://ann:pw-123456@h.example/x' or file://u@/tmp/y; mail a@b.example stays"
+    assert redact_urls(text) == "got 'https://***@h.example/x' or file://***@/tmp/y; mail a@b.example stays"

@@ -13,10 +13,12 @@ hosts and query strings are kept: they say which file failed.
 """
 from __future__ import annotations
 
+import re
 import urllib.parse
 
 MASK = "***"
 MIN_PASSWORD = 4      # a shorter password alone is not searched for in free text (it would blank words)
+URL_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^/\s@'\"]+@")
 
 
 def userinfo(url: str) -> str:
@@ -46,3 +48,13 @@ def redact_text(text: str, url: str | None) -> str:
     for secret in sorted(secrets, key=len, reverse=True):
         text = text.replace(secret, MASK)
     return text
+
+
+def redact_urls(text: str) -> str:
+    """``text`` with the user-info of every URL in it replaced by ``***`` (for text that may quote
+    a value the user wrote anywhere, e.g. a validation error's ``got``).
+
+    >>> redact_urls("got 'http://ann:pw@h.example/x' and s3://k@b/y, not a@b.c")
+    "got 'http://***@h.example/x' and s3://***@b/y, not a@b.c"
+    """
+    return URL_USERINFO.sub(lambda m: f"{m.group(1)}{MASK}@", text)

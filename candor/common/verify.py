@@ -4,8 +4,8 @@ Decide, then act (:func:`candor.common.manifest.decide`): a present file is hash
 missing one with a ``source`` is fetched through fsspec into a temporary file beside its
 final path, hashed, and moved into place only when the SHA-256 matches; a missing one
 without a source is a Problem, and so is a listed path that leads out of its folder (a
-symlink) or holds a folder. A source's user-info never reaches a Problem or the log. Every bad file of every manifest is collected, so one
-message can list them all.
+symlink) or holds a folder. A source's user-info never reaches a Problem or the log. Every
+bad file of every manifest is collected, so one message can list them all.
 """
 from __future__ import annotations
 

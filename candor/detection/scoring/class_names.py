@@ -31,7 +31,9 @@ def class_name_problems(classes: tuple[str, ...] | list[str], *, where: str) -> 
     >>> class_name_problems(["deer", "red deer"], where="c.txt")
     []
     >>> [p.what for p in class_name_problems(["All", "a b", "a_b", "</script>"], where="c.txt")]
-    ['reserved class name', "two class names give one plot file name 'a_b'", 'a character that is markup, a quote or a control character']
+    ... # doctest: +NORMALIZE_WHITESPACE
+    ['reserved class name', "two class names give one plot file name 'a_b'",
+     'a character that is markup, a quote or a control character']
     """
     problems = []
     seen: dict[str, str] = {}
