@@ -203,13 +203,13 @@ def _fmt(score: float | None) -> str:
     return "n/a" if score is None else f"{score:.2f}"
 
 
-REPLAYED_FAILURE = "recorded failure (replayed, not a call of this run)"
+REPLAYED_FAILURE = "recorded failure (in replay mode: replayed from the recording, no call made)"
 
 
 def format_case_table(case: CaseScore, *, failure: str = REPLAYED_FAILURE) -> str:
     """The console table of one case (field, expected, hits, score), then notes and the failed runs,
-    each labelled ``failure``: by default a failure stored in a recording and replayed (it is data,
-    the run's status; no call failed now), which is what every caller but a live run prints."""
+    each labelled ``failure``: by default a failure stored in the recording, which replay mode (the
+    default) replays as data, the run's status, without a call; a live run records its own."""
     header = ("field", "expected", "hits", "score")
     rows = [(f.field, " | ".join(f.expected) or "(none)", f"{f.hits}/{f.total}", _fmt(f.score)) for f in case.fields]
     widths = [max(len(r[i]) for r in (header, *rows)) for i in range(4)]
