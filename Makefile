@@ -70,7 +70,8 @@ bench: $(VENV)/.test
 
 # A queued multi-value sweep (README "Sweeps"): one experiment per value through DVC's queue, run
 # JOBS at a time, then the experiments ranked by SORT (a headline metric). Inference never reruns
-# for a threshold: each experiment reruns scoring and what reads it.
+# for a threshold: each experiment reruns scoring and what reads it. It waits until each of its
+# experiments has finished, prints each failed one's error, and then exits 1 when any failed.
 #   make sweep PARAM=thresholds.deer VALUES="0.15 0.25 0.3"
 PARAM ?= thresholds.deer
 VALUES ?= 0.15 0.2 0.25
@@ -78,8 +79,11 @@ JOBS ?= 2
 SORT ?= metrics/headline.json:detection.detector.demo-v2.f1
 comma := ,
 sweep: $(VENV)/.runtime
-	$(BIN)/dvc exp run --queue -S '$(PARAM)=$(subst $() ,$(comma),$(strip $(VALUES)))'
-	$(BIN)/dvc queue start -j $(JOBS)
-	@while $(BIN)/dvc queue status 2>/dev/null | grep -qE ' (Queued|Running) '; do sleep 2; done
-	@if $(BIN)/dvc queue status 2>/dev/null | grep -q ' Failed '; then $(BIN)/dvc queue status; exit 1; fi
-	$(BIN)/dvc exp show --only-changed --sort-by $(SORT) --sort-order desc --no-pager
+	@set -e; queued=$$($(BIN)/dvc exp run --queue -S '$(PARAM)=$(subst $() ,$(comma),$(strip $(VALUES)))'); \
+	echo "$$queued"; names=$$(echo "$$queued" | sed -n "s/^Queued experiment '\([^']*\)'.*/\1/p" | paste -sd'|'); \
+	test -n "$$names"; $(BIN)/dvc queue start -j $(JOBS); \
+	while $(BIN)/dvc queue status | grep -E " ($$names) " | grep -qvE ' (Success|Failed)$$'; do sleep 2; done; \
+	failed=$$($(BIN)/dvc queue status | grep -E " ($$names) .* Failed$$" | awk '{print $$2}'); \
+	for n in $$failed; do echo "experiment $$n failed:" >&2; $(BIN)/dvc queue logs $$n | grep -E '^(error|hint): ' >&2 || true; done; \
+	$(BIN)/dvc exp show --only-changed --sort-by $(SORT) --sort-order desc --no-pager; \
+	if [ -n "$$failed" ]; then echo "error: make sweep: failed experiment(s):" $$failed "(dvc queue logs <name>)" >&2; exit 1; fi

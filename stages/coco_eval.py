@@ -8,6 +8,8 @@ its defaults (IoU 0.5); with it, the shared ``thresholds`` (no model is named, s
 ``thresholds_by_model`` does not apply), ``detector.nms_iou``/``floor`` and ``match`` apply. Size bands are in original pixels (there is no model input). Output:
 ``{"all": {...}, "counts": {...}}`` (:mod:`candor.detection.scoring.coco_pair`;
 docs/detector.md, "Standalone COCO mode").
+
+Exit codes: 0 ok; 2 bad input or configuration (a file, entry or field named; nothing written).
 """
 from __future__ import annotations
 

@@ -13,6 +13,8 @@ Why not a DVC stage: PNG bytes depend on the matplotlib build (font rasterisatio
 antialiasing change between releases), so hashing them into ``dvc.lock`` would make a fresh
 clone on another machine differ. The pipeline's plot *data* (``plots/detection/``, what
 ``dvc plots show`` renders) is byte-identical everywhere; these PNGs are views of it.
+
+Exit codes: 0 ok; 2 bad input (a plot data file or params named; nothing written).
 """
 from __future__ import annotations
 

@@ -9,6 +9,9 @@ machine-specific. ``run`` evaluates the same gate from the same files
 (:func:`candor.stats.gate_files.gate_from_files`), plus the candidate's latency diagnostic when
 ``--latency`` is given (``make gate``). It always exits 0 on valid input; ``check`` prints every
 criterion and exits 1 when the gate failed (the command CI calls).
+
+Exit codes: 0 ok (``run``; ``check`` of a passed gate); 1 ``check`` of a failed gate; 2 bad input or
+configuration (the file or params key named; nothing written).
 """
 from __future__ import annotations
 

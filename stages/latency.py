@@ -14,6 +14,8 @@ These figures are machine-specific: this stage lives in its own pipeline file
 of ``make repro``, and nothing of it is committed or pushed. Compare them only with a
 candidate run on the same host, provider, inputs and scope. The release gate reads
 ``end_to_end.p95_ms`` when present (``docs/stats.md``).
+
+Exit codes: 0 ok; 2 bad input or configuration (the card, model or frame named; nothing written).
 """
 from __future__ import annotations
 

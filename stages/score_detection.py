@@ -18,6 +18,8 @@ The models are scored side by side, one process per model up to the usable cores
 (:func:`candor.common.parallel.fork_map`; each streams its own COCO export): the outputs do not
 depend on how many run at once, and memory is each model's bounded peak times the models in flight. Definitions:
 :mod:`candor.detection.scoring.evaluation`, :mod:`candor.detection.scoring.metrics`.
+
+Exit codes: 0 ok; 2 bad input or configuration (the file and line, row, field or box named; nothing written).
 """
 from __future__ import annotations
 

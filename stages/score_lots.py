@@ -23,6 +23,9 @@ Reads the golden set and ``<answers>/<candidate>.jsonl`` for every candidate in
 * a console summary per candidate and a table per case.
 
 Scoring units and the degenerate cases: :mod:`candor.lots.scoring`.
+
+Exit codes: 0 ok (failed runs recorded in the answers are scored, not errors of this stage); 2 bad input
+or configuration (the file and row or field named; nothing written).
 """
 from __future__ import annotations
 
@@ -81,7 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         reports[cand] = fields_json(cand, cases)
         f_rows.extend(field_rows(cand, cases))
         console.append(format_summary(cand, summaries[cand][0]))
-        console.extend(format_case_table(c) for c in cases)
+        console.extend(format_case_table(c, failure="recorded failure (read from the answers; this stage calls "
+                                                      "nothing)") for c in cases)
         console.append(f"{cand} — field overall {reports[cand]['overall']}")
     metrics = Path(args.metrics)
     id_rows.sort(key=lambda r: (r["lot"], r["candidate"], r["run"]))

@@ -22,6 +22,8 @@ Outputs (deterministic: sorted rows, floats rounded to 6 decimals, no timestamps
         comps_precision,comps_recall`` (docs/CONVENTIONS.md): in_band/hedged 1/0 (no
         estimate: in_band 0, estimate and ratio empty); an undefined precision/recall is empty.
     ``metrics/audit.json``  :class:`candor.lots.audit.AuditSummary` and the guard of every root cause.
+
+Exit codes: 0 ok; 2 bad input or configuration (the file and row or field named; nothing written).
 """
 from __future__ import annotations
 

@@ -29,6 +29,9 @@ links (``--forest``/``forest-<group>.png``) are drawn by ``make figures``. Nothi
 unless everything was computed. Other stages' metrics files are never modified. An absent input
 is not an error: it is listed as ``absent``, logged as a warning, and shown in the report as not
 measured.
+
+Exit codes: 0 ok (a failed gate too: it is recorded in gate.json; ``make gate`` fails the build);
+2 bad input or configuration (the file, row or params key named; nothing written).
 """
 from __future__ import annotations
 

@@ -9,6 +9,8 @@ sessions), picks per class the threshold of best F1 on the 0.01 grid (classes un
 applies it to this model only (``thresholds_by_model.<model>.<class>``;
 :mod:`candor.detection.scoring.suggest`). The dev frames are those of ``--set`` (default: the
 first detection set of ``detector.sets`` that lists the model).
+
+Exit codes: 0 ok; 2 bad input or configuration (the file or params key named; nothing printed).
 """
 from __future__ import annotations
 

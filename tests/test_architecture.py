@@ -3,6 +3,7 @@ leaves that no code imports, and the library (candor/) never reaches up into the
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -36,3 +37,10 @@ def test_library_subpackages_keep_their_direction():
     for folder, banned in rules.items():
         for p in (ROOT / folder).rglob("*.py"):
             assert not [n for n in imported(p) if n.startswith(banned)], p
+
+
+@pytest.mark.parametrize("stage", sorted(p.stem for p in (ROOT / "stages").glob("*.py") if p.stem != "__init__"))
+def test_every_stage_help_states_its_exit_codes(stage):
+    """``--help`` prints the module docstring: it must say what the exit codes mean (2: bad input)."""
+    doc = ast.get_docstring(ast.parse((ROOT / "stages" / f"{stage}.py").read_text()))
+    assert re.search(r"(?is)\bexit.{0,160}?\b2\b", doc), stage

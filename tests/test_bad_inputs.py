@@ -13,7 +13,8 @@ copies it per case, applies the case, snapshots every file's SHA-256, runs
   ``message`` substring (the file and the row, field or box);
 * no file anywhere in the workspace was added, removed or changed (so nothing
   under ``metrics/``, ``plots/``, the recordings or ``build/``); an ``exit: 0``
-  case may change exactly its ``changes``.
+  case may change exactly its ``changes``, and its ``contains`` names lines those
+  files must then hold (e.g. a neutralised CSV cell).
 
 A case with ``serve`` runs its stage against a scripted chat server on 127.0.0.1
 (:mod:`tests.chat_server`; the steps as lists): ``identify.base_url`` is set to its URL and
@@ -67,6 +68,8 @@ class Expect(BaseModel):
     exit: int = 2
     message: list[str] = Field(default_factory=list)
     changes: list[str] = Field(default_factory=list)
+    contains: dict[str, list[str]] = Field(default_factory=dict)   # an exit 0 case: path -> lines the file holds
+    absent: list[str] = Field(default_factory=list)    # never in stdout or stderr (a planted secret)
 
 
 class Spec(BaseModel):
@@ -85,6 +88,7 @@ class Spec(BaseModel):
     remanifest: list[str] = Field(default_factory=list)    # data sets whose manifest is rewritten, then fetch
     recard: list[str] = Field(default_factory=list)        # cards whose sha256 is set to their file's, then fetch
     serve: list[list[Any]] = Field(default_factory=list)   # a chat server's script (module docstring)
+    symlink_out: list[str] = Field(default_factory=list)   # files moved out of the workspace, a symlink left
     expect: Expect
     pending: str | None = None
 
@@ -144,6 +148,11 @@ def apply(ws: Path, name: str, spec: Spec) -> None:
         card = yaml.safe_load(card_file.read_text())
         card["sha256"] = sha256_file(card_file.parent / card["onnx"])
         card_file.write_text(yaml.safe_dump(card, sort_keys=False))
+    for rel in spec.symlink_out:         # the same bytes, outside the workspace, reached through a symlink
+        moved = ws.parent / f"{ws.name}-outside" / rel
+        moved.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(ws / rel, moved)
+        (ws / rel).symlink_to(moved)
     if spec.remanifest or spec.recard:   # the user did the bookkeeping: the fetch stage passes
         with chdir(ws):
             assert run_main(fetch.main, ["verify", "--data", "data", "--models", "models",
@@ -155,6 +164,7 @@ class Outcome(BaseModel):
 
     result: Any
     changed: list[str]
+    lines: dict[str, list[str]] = Field(default_factory=dict)   # the lines of each ``contains`` file after the run
 
 
 @pytest.fixture(scope="session")
@@ -181,7 +191,9 @@ def outcomes(base: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
         envs = [{W.KEY_ENV: TEST_KEY} if SPECS[n].serve else {} for n in names]
         results = W.run_batch([(prepared[n][0], SPECS[n].stage, SPECS[n].args) for n in names], workers=WORKERS,
                               envs=envs)
-    return {n: Outcome(result=r, changed=W.diff(prepared[n][1], W.snapshot(prepared[n][0])))
+    return {n: Outcome(result=r, changed=W.diff(prepared[n][1], W.snapshot(prepared[n][0])),
+                       lines={f: (prepared[n][0] / f).read_text(encoding="utf-8").splitlines()
+                              for f in SPECS[n].expect.contains if (prepared[n][0] / f).is_file()})
             for n, r in zip(names, results)}
 
 
@@ -200,6 +212,7 @@ def test_case(name: str, outcomes: dict[str, Outcome]):
     context = f"{name}: {' '.join(res.argv)}\nexit {res.code}\nstderr:\n{res.stderr[-3000:]}"
     assert res.code == spec.expect.exit, context
     assert "Traceback" not in res.stderr, context
+    assert [s for s in spec.expect.absent if s in res.stdout + res.stderr] == [], context
     if spec.expect.exit == 2:
         errors = [ln for ln in res.stderr.splitlines() if ln.startswith("error: ")]
         assert len(errors) == 1, context
@@ -212,6 +225,8 @@ def test_case(name: str, outcomes: dict[str, Outcome]):
             assert needle in res.stderr, f"{needle!r} not in stderr\n{context}"
         assert sorted(c[1:] for c in out.changed) == sorted(spec.expect.changes), context
         assert all(c.startswith("~") for c in out.changed), context
+        for path, lines in spec.expect.contains.items():
+            assert set(lines) <= set(out.lines.get(path, [])), f"{path}: {lines} not all in {out.lines.get(path)}"
 
 
 def test_pending_cases_that_fail_still_write_nothing(outcomes: dict[str, Outcome]):
@@ -222,11 +237,12 @@ def test_pending_cases_that_fail_still_write_nothing(outcomes: dict[str, Outcome
 
 # The reliability classes (README, "Reliability") and the name prefix of their cases.
 CLASSES = {"enc-": "encodings", "path-": "paths of the wrong kind", "yaml-": "YAML",
-           "ambiguous-": "ambiguous data", "json-": "hostile JSON", "unbounded-": "unbounded work"}
+           "ambiguous-": "ambiguous data", "json-": "hostile JSON", "unbounded-": "unbounded work",
+           "raw-": "raw detections", "csv-": "CSV formula cells"}
 
 
 def test_corpus_is_large_enough_and_covers_every_stage():
-    assert len(SPECS) >= 150
+    assert len(SPECS) >= 250
     per_class = {c: sum(n.startswith(prefix) for n in SPECS) for prefix, c in CLASSES.items()}
     assert min(per_class.values()) >= 8, per_class
     assert {s.stage for s in SPECS.values()} == {"fetch", "detect", "score-detection", "coco-eval", "identify",

@@ -63,8 +63,11 @@ def test_coco_bad_annotation_is_named(tmp_path):
 
 
 @pytest.mark.parametrize("where, bad, named", [
-    ("annotations", {"iscrowd": True}, "annotations[5].iscrowd: not an integer"),
-    ("annotations", {"iscrowd": None}, "annotations[5].iscrowd: not an integer"),
+    ("annotations", {"iscrowd": True}, "annotations[5].iscrowd: not 0 or 1"),
+    ("annotations", {"iscrowd": None}, "annotations[5].iscrowd: not 0 or 1"),
+    ("annotations", {"iscrowd": 2}, "annotations[5].iscrowd: not 0 or 1"),
+    ("images", {"width": 0}, "images[3].width: not a positive size"),
+    ("images", {"height": -4}, "images[3].height: not a positive size"),
     ("annotations", {"image_id": 1.0}, "annotations[5].image_id: unknown image id"),
     ("annotations", {"bbox": [0, 0, 1]}, "annotations[5].bbox: bad box"),
     ("annotations", {"image_id": 99}, "annotations[5].image_id: unknown image id"),

@@ -166,11 +166,20 @@ def test_the_index_holds_frames_and_sizes_without_boxes(tmp_path):
     assert detections_file.read_index(path).sizes["b"] == (640, 416)
 
 
+Z = '{"frame":"z","width":640,"height":416,"boxes":[[10,20,30,40,0.5,1],%s]}'
+
+
 @pytest.mark.parametrize("line, message", [
     ('{"frame":"a","width":640,"height":416,"boxes":[]}', "m.jsonl:3: frame listed twice"),
-    ('{"frame":"z","width":640,"height":416,"boxes":[[1,2,3]]}', r"frame z: bad box row .*got \[1, 2, 3\]"),
-    ('{"frame":"z","width":640,"height":416,"boxes":[[1,2,3,4,NaN,0]]}', "frame z: a box row holds NaN or infinity"),
-    ('{"frame":"z","width":640,"height":416,"boxes":[[1,2,3,4,0.5,7]]}', "frame z: class index out of range"),
+    ('{"frame":"z","width":640,"height":416,"boxes":[[1,2,3]]}', r"m.jsonl:3: frame z, boxes\[0\]: bad box row .*got \[1, 2, 3\]"),
+    ('{"frame":"z","width":640,"height":416,"boxes":[[1,2,3,4,NaN,0]]}', "frame z, boxes.0.: a box row holds NaN or infinity"),
+    (Z % "[1,2,3,4,0.5,7]", r"m.jsonl:3: frame z, boxes\[1\] \(class\): class index out of range .*0..2"),
+    (Z % "[1,2,3,4,0.5,1.5]", r"boxes\[1\] \(class\): class index not an integer"),
+    (Z % "[1,2,3,4,0.5,-1]", r"boxes\[1\] \(class\): class index out of range"),
+    (Z % "[1,2,3,4,7.5,0]", r"boxes\[1\] \(score\): score outside \[floor, 1\]"),
+    (Z % "[1,2,3,4,0.01,0]", r"boxes\[1\] \(score\): score outside \[floor, 1\]"),
+    (Z % "[5,2,3,4,0.5,0]", r"boxes\[1\] \(x1\): x1 > x2"),
+    (Z % "[1,5,3,4,0.5,0]", r"boxes\[1\] \(y1\): y1 > y2"),
     ('{"width":640,"frame":"z","height":416,"boxes":[]}', "m.jsonl:3: bad frame line"),
 ])
 def test_damaged_lines_are_named(tmp_path, line, message):

@@ -116,3 +116,7 @@ def test_console_table_shape():
     text = format_case_table(cs)
     assert text.splitlines()[0] == "drill-on-bench — avg 0.67"
     assert "│ item.itemType         │ Drill       │ 2/3  │ 0.67  │" in text
+    failed = score_case("c", EXP[:1], [RunAnswer(1, "ok", ITEM), RunAnswer(2, "error", None, error="HTTP 429")])
+    assert format_case_table(failed).splitlines()[-1] == ("  recorded failure (in replay mode: replayed from the "
+                                                          "recording, no call made): run 2: HTTP 429")
+    assert format_case_table(failed, failure="failed call").splitlines()[-1] == "  failed call: run 2: HTTP 429"

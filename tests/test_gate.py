@@ -304,7 +304,7 @@ def test_the_gate_reads_the_documented_defaults_of_sections_it_does_not_own():
 
 
 @pytest.mark.parametrize("gate, where", [
-    ("{set: birds}", "detector.sets: unknown detection set"),
+    ("{set: birds}", "params.yaml:gate.set: unknown detection set"),
     ("{candidate: demo-v9}", "gate.candidate: not a model of detection set 'detector'"),
     ("{reference: demo-v9}", "gate.reference: not a model of detection set 'detector'"),
     ("{split: final}", "gate.split: unknown split"),

@@ -261,7 +261,8 @@ def test_each_model_is_scored_at_its_own_served_thresholds(repo):
     """Two models, one ONNX file: ``twin`` serves deer at 0.4 (thresholds_by_model), ``tiny`` the shared 0.2.
     At 0.4 the deer 0.3 on the sheep (a FP in both frames) is dropped: FP 6 -> 4."""
     Path("models/twin.yaml").write_text(Path("models/tiny.yaml").read_text())
-    Path("build/detections/detector/twin.jsonl").write_text(Path("build/detections/detector/tiny.jsonl").read_text())
+    Path("build/detections/detector/twin.jsonl").write_text(
+        Path("build/detections/detector/tiny.jsonl").read_text().replace('"model":"tiny"', '"model":"twin"', 1))
     Path("params.yaml").write_text(PARAMS.replace("sets: {detector: [tiny]}", "sets: {detector: [tiny, twin]}")
                                    + "thresholds_by_model:\n  twin:\n    deer: 0.4\n")
     assert run_score() == 0
@@ -371,7 +372,7 @@ def two_models() -> None:
     """The set scores ``tiny`` and ``twin`` (the same ONNX file, card and raw boxes)."""
     Path("models/twin.yaml").write_text(Path("models/tiny.yaml").read_text())
     raw = Path("build/detections/detector")
-    (raw / "twin.jsonl").write_text((raw / "tiny.jsonl").read_text())
+    (raw / "twin.jsonl").write_text((raw / "tiny.jsonl").read_text().replace('"model":"tiny"', '"model":"twin"', 1))
     Path("params.yaml").write_text(PARAMS.replace("sets: {detector: [tiny]}", "sets: {detector: [tiny, twin]}"))
 
 
@@ -399,6 +400,6 @@ def test_an_error_in_a_worker_process_is_the_stage_error_and_nothing_is_written(
     monkeypatch.setattr("candor.common.parallel.usable_cores", lambda: 2)
     assert run_score() == 2
     err = capsys.readouterr().err
-    assert "twin.jsonl: frame a: bad box row" in err
+    assert "twin.jsonl:2: frame a, boxes[0]: bad box row" in err
     assert not Path("metrics/detection/detector").exists()
     assert not Path("build/coco-results/detector").exists() or not any(Path("build/coco-results/detector").iterdir())

@@ -335,7 +335,8 @@ def test_no_sentinel_reaches_dvc_lock_the_run_cache_outputs_or_the_console(tmp_p
         texts += [r.stdout, r.stderr]
     lock = (repo / "dvc.lock").read_text()
     assert "identify.base_url" not in lock and "base_url" not in lock and "127.0.0.1:9" not in lock
-    assert list((repo / ".dvc/cache/runs").rglob("*")), "the run cache was written (the search is not vacuous)"
+    # every output is persist: true, so DVC writes no run cache (where tracked params were copied)
+    assert not [p for p in (repo / ".dvc/cache/runs").rglob("*") if p.is_file()]
 
     doc = yaml.safe_load((repo / "params.yaml").read_text())
     doc["identify"]["base_url"] = f"http://127.0.0.1:9/v1?api_key={QUERY_SECRET}"
@@ -345,3 +346,39 @@ def test_no_sentinel_reaches_dvc_lock_the_run_cache_outputs_or_the_console(tmp_p
     assert bad.returncode != 0 and "named like a credential (api_key)" in bad.stdout + bad.stderr
     assert sentinel_leaks([repo], texts) == [] and ROUTE_SECRET not in "".join(texts)
     assert not [p for p in repo.rglob("*") if p.is_file() and ROUTE_SECRET.encode() in p.read_bytes()]
+
+
+def test_source_url_user_info_reaches_no_message_log_or_output(tmp_path: Path):
+    """Sentinel user-info in a manifest's and a model card's ``source`` (both fetched, both failing; then a
+    ``file://`` URL whose error fsspec words itself): the fetch messages and every written file hold neither
+    the user nor the password (only the two files where the user wrote them do); ``fetch manifest``
+    refuses to write a ``--source-prefix`` that carries them."""
+    from candor.common.manifest import MANIFEST_NAME
+    ws = W.copy_base(tmp_path / "ws")
+    secret = f"{USER_SECRET}:{PASSWORD_SECRET}"
+    texts: list[str] = []
+    manifest = ws / "data/detector" / MANIFEST_NAME
+    rows = manifest.read_text().splitlines()
+    a = rows[3].split(",")
+    body = sorted([*(r + "," for r in rows[1:]), f"images/z.png,{a[1]},{a[2]},http://{secret}@127.0.0.1:9/z.png"])
+    manifest.write_text("path,sha256,bytes,source\n" + "\n".join(body) + "\n")
+    card = yaml.safe_load((ws / "models/tiny.yaml").read_text())
+    (ws / "models/tiny.yaml").write_text(yaml.safe_dump(card | {"onnx": "gone.onnx",
+                                                                "source": f"http://{secret}@127.0.0.1:9/m.onnx"}))
+    res = W.run_stage(ws, "fetch")
+    texts += [res.stdout, res.stderr]
+    assert res.code == 2 and "http://***@127.0.0.1:9/z.png" in res.stderr and "http://***@127.0.0.1:9/m.onnx" in res.stderr
+    # user-info in a file:// URL: fsspec's own error quotes the URL, redacted there too
+    (ws / "models/tiny.yaml").write_text(yaml.safe_dump(card))
+    mirror = tmp_path / "mirror.png"
+    mirror.write_bytes((ws / "data/detector/images/a.png").read_bytes())
+    manifest.write_text(manifest.read_text().replace(f"http://{secret}@127.0.0.1:9/z.png", f"file://{secret}@{mirror}"))
+    res = W.run_stage(ws, "fetch")
+    texts += [res.stdout, res.stderr]
+    assert res.code == 2 and "No such file or directory" in res.stderr and res.stderr.count("***@") == 2
+    prefix = W.run_stage(ws, "fetch", ["manifest", "data/detector", "--source-prefix", f"https://{secret}@h.example/d"])
+    texts += [prefix.stdout, prefix.stderr]
+    assert prefix.code == 2 and "user-info" in prefix.stderr
+    written = [p for p in ws.rglob("*") if p.is_file() and p not in (manifest, ws / "models/tiny.yaml")]
+    assert sentinel_leaks([], texts) == [] and [p for p in written if USER_SECRET.encode() in p.read_bytes()
+                                                 or PASSWORD_SECRET.encode() in p.read_bytes()] == []

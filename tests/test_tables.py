@@ -4,9 +4,12 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from candor.common.errors import InputError
-from candor.common.tables import ascii_int, csv_text, parse_json, parse_rows, read_json, read_rows, read_text, write_csv
+from candor.common.tables import (NUMBER, ascii_int, csv_text, neutralise, parse_json, parse_rows, read_json, read_rows,
+                                  read_text, restore, write_csv)
 
 
 def test_rows_carry_spreadsheet_row_numbers_and_extra_columns():
@@ -101,3 +104,31 @@ def test_read_text_names_a_folder_and_the_first_foreign_byte(tmp_path):
     (tmp_path / "a.csv").write_bytes(b"ab\xe9")
     with pytest.raises(InputError, match=r"a.csv: not UTF-8 text \(byte 2: b'\\xe9'\)"):
         read_text(tmp_path / "a.csv")
+
+
+@pytest.mark.parametrize("cell, written", [
+    ("=HYPERLINK(\"http://x\")", "'=HYPERLINK(\"http://x\")"), ("+1+1", "'+1+1"), ("-1+2", "'-1+2"),
+    ("@SUM(A1)", "'@SUM(A1)"), ("\tx", "'\tx"), ("\rx", "'\rx"), ("'=x", "''=x"), ("''", "'''"),
+    ("-0.5", "-0.5"), ("+3", "+3"), ("-2e-05", "-2e-05"), ("'90s", "'90s"), ("a=b", "a=b"), ("", ""),
+])
+def test_formula_cells_are_neutralised_and_numbers_stay_numbers(cell, written):
+    assert neutralise(cell) == written and restore(written) == cell
+
+
+def test_written_tables_neutralise_text_cells_but_not_numbers():
+    text = csv_text(["id", "n"], [("=cmd|' /C calc'!A0", -3), ("-x", -0.25)])
+    assert text == "id,n\n'=cmd|' /C calc'!A0,-3\n'-x,-0.25\n"
+    assert [r for _, r in parse_rows(text, where="t.csv").rows] == [{"id": "=cmd|' /C calc'!A0", "n": "-3"},
+                                                                     {"id": "-x", "n": "-0.25"}]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.text(alphabet=st.sampled_from("=+-@\t\r'x1.e, \"\n"), max_size=6),
+                         min_size=2, max_size=2), max_size=5))
+def test_every_table_reads_back_as_written_and_no_cell_can_run(rows):
+    """Property: the reader restores every cell (round trip), and no written cell starts a formula."""
+    text = csv_text(["a", "b"], rows)
+    back = [[r["a"], r["b"]] for _, r in parse_rows(text, where="t.csv").rows]
+    assert back == rows
+    for cell in (neutralise(c) for row in rows for c in row):
+        assert not cell or cell[0] not in "=@\t\r" and (cell[0] not in "+-" or NUMBER.fullmatch(cell))

@@ -5,8 +5,10 @@ with columns ``path,sha256,bytes`` plus an optional ``source`` (where to fetch t
 file when it is missing: ``file://`` URL, a path relative to the manifest's
 folder, ``http(s)://``, or any fsspec URL) and any extra columns the data set
 needs (``session``, ``zoom``, ``split``...). Paths are relative POSIX paths inside
-the data set's folder; absolute paths, ``..`` parts, backslashes, duplicates,
-unsorted rows and malformed digests are rejected before any file is read.
+the data set's folder; absolute paths, ``..`` parts, backslashes, a component that
+starts or ends with whitespace, duplicates, unsorted rows and malformed digests are rejected
+before any file is read (and ``fetch manifest`` refuses to list such a file); a listed file
+that is a symlink out of the folder is refused by verify (:mod:`candor.common.verify`).
 
 The manifest's own identity (:func:`manifest_sha256`) is the SHA-256 of the
 canonical listing ``"<sha256>  <path>\\n"`` per row, in order (the format of
@@ -92,6 +94,8 @@ def path_problem(path: str) -> str | None:
         return "'..' in path (paths must stay inside the data set's folder)"
     if any(p in ("", ".") for p in path.split("/")):
         return "empty or '.' path component"
+    if any(p != p.strip() for p in path.split("/")):
+        return "a path component starts or ends with whitespace (a reader that trims it names another file)"
     if path == MANIFEST_NAME:
         return "the manifest cannot list itself"
     return None
@@ -111,7 +115,7 @@ def parse_manifest(text: str, *, file: Path) -> Manifest:
     seen: dict[str, int] = {}
     for rowno, row in table.rows:
         where = f"{file}:row {rowno}"
-        path = (row["path"] or "").strip()
+        path = row["path"] or ""
         digest = (row["sha256"] or "").strip()
         size = (row["bytes"] or "").strip()
         bad = False
@@ -190,14 +194,23 @@ def build_manifest_rows(root: Path, *, extra: dict[str, dict[str, str]] | None =
     """Entries for every file under ``root`` (except the manifest and dotfiles), sorted by path.
 
     ``extra`` maps a path to its extra columns (e.g. ``session``, ``zoom``, ``split``).
+    A file whose path the manifest reader would refuse (:func:`path_problem`, e.g. a name with a
+    leading space) is an InputError naming each: the manifest never lists what verify refuses.
     """
     extra = extra or {}
     out = []
+    problems = []
     for p in sorted(root.rglob("*")):
         rel = p.relative_to(root).as_posix()
         if not p.is_file() or rel == MANIFEST_NAME or any(part.startswith(".") for part in rel.split("/")):
             continue
+        if (why := path_problem(rel)) is not None:
+            problems.append(Problem((root / rel).as_posix(), why, expected="a file name the manifest can hold",
+                                    got=repr(rel)))
+            continue
         out.append(Entry(path=rel, sha256=sha256_file(p), bytes=p.stat().st_size, extra=extra.get(rel, {})))
+    if problems:
+        raise InputError(problems, hint="rename the file(s), then rerun")
     return sorted(out, key=lambda e: e.path)
 
 

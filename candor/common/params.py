@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 
 from candor.common.errors import InputError, Problem, fail
 from candor.common.tables import read_text
+from candor.common.urls import redact_urls
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -130,7 +131,9 @@ def validation_problems(err: ValidationError, where: str, model: type[BaseModel]
         if e["type"] == "extra_forbidden" and e["loc"]:
             hint = nearest(e["loc"][-1], _fields_at(model, e["loc"][:-1]))
             what += f" ({hint})" if hint else ""
-        out.append(Problem(field, what, got=None if isinstance(got, dict) else repr(got)[:200]))
+        # a value quoted back may be a URL the user wrote with credentials (a card's misspelled source)
+        shown = None if isinstance(got, dict) else redact_urls(repr(got))[:200]
+        out.append(Problem(field, redact_urls(what), got=shown))
     return out
 
 

@@ -20,6 +20,14 @@ Writing (:func:`csv_text`, :func:`write_csv`): ``csv.writer`` with ``\\n`` line 
 minimal quoting (a field is quoted only when it holds a comma, a quote or a line break), so
 equal rows give equal bytes on every machine.
 
+Formula injection (OWASP, "CSV Injection"): a spreadsheet runs a cell that begins with ``=``,
+``+``, ``-``, ``@``, a tab or a carriage return as a formula. Every written cell that begins so
+and is not a plain decimal number (``-0.5`` and ``+3`` stay numbers) is *neutralised*: written
+with a leading ``'``, the spreadsheet's text marker (:func:`neutralise`). A cell that already
+begins with ``'`` followed by one of those characters or another ``'`` gets one more ``'``, so
+the rule is reversible: every reader here drops that one ``'`` (:func:`restore`), and a cell
+reads back exactly as it was written.
+
 Example:
 
 >>> csv_text(["a", "b"], [(1, "x,y")])
@@ -45,6 +53,51 @@ from candor.common.errors import InputError, Problem, fail
 BOM = "\ufeff"
 DECIMAL = re.compile(r"[0-9]+")
 SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+FORMULA_START = frozenset("=+-@\t\r")
+NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def neutralise(cell: str) -> str:
+    """``cell`` as written to a CSV: a leading ``'`` when a spreadsheet would run it as a formula
+    (see the module docstring), or when it already starts with the marker; else unchanged.
+
+    >>> neutralise("=1+1"), neutralise("-0.5"), neutralise("@SUM(A1)"), neutralise("'=x"), neutralise("ok")
+    ("'=1+1", '-0.5', "'@SUM(A1)", "''=x", 'ok')
+    """
+    if not cell:
+        return cell
+    if cell[0] in FORMULA_START and not NUMBER.fullmatch(cell):
+        return "'" + cell
+    if cell[0] == "'" and cell[1:2] and (cell[1] in FORMULA_START or cell[1] == "'"):
+        return "'" + cell
+    return cell
+
+
+def restore(cell: str) -> str:
+    """The inverse of :func:`neutralise`: ``restore(neutralise(s)) == s`` for every string ``s``.
+
+    >>> restore("'=1+1"), restore("''=x"), restore("'90s"), restore("-0.5")
+    ('=1+1', "'=x", "'90s", '-0.5')
+    """
+    if cell[:1] == "'" and cell[1:2] and (cell[1] in FORMULA_START or cell[1] == "'"):
+        return cell[1:]
+    return cell
+
+
+def _write_rows(fh: Any, header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
+    """``header`` then ``rows`` (cells by ``str``, :func:`neutralise`-d) to ``fh`` as CSV. A row
+    with a carriage return in a cell is written by a writer whose line terminator holds ``\\r``,
+    so that cell is quoted (``csv`` quotes only the terminator's characters), then ends in ``\\n``."""
+    w = csv.writer(fh, lineterminator="\n")
+    w.writerow(header)
+    for row in rows:
+        cells = [neutralise(v if isinstance(v, str) else str(v)) for v in row]
+        if any("\r" in c for c in cells):
+            buf = io.StringIO()
+            csv.writer(buf, lineterminator="\r\n").writerow(cells)
+            fh.write(buf.getvalue()[:-2] + "\n")
+        else:
+            w.writerow(cells)
 
 
 @dataclass(frozen=True)
@@ -162,7 +215,7 @@ def parse_rows(text: str, *, where: str, columns: Sequence[str] = (), exact: boo
             problems.append(Problem(f"{where}:row {rowno}", what, expected=f"{len(header)} fields",
                                     got=str(len(fields))))
             continue
-        rows.append((rowno, dict(zip(header, fields))))
+        rows.append((rowno, dict(zip(header, map(restore, fields)))))
     if problems:
         raise InputError(problems)
     return Table(where=where, header=header, rows=tuple(rows))
@@ -174,17 +227,14 @@ def read_rows(path: str | os.PathLike[str], *, columns: Sequence[str] = (), exac
 
 
 def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    """CSV text of ``header`` then ``rows`` (values by ``str``; minimal quoting; ``\\n`` line ends)."""
+    """CSV text of ``header`` then ``rows`` (values by ``str``, :func:`neutralise`-d; minimal quoting;
+    ``\\n`` line ends)."""
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(header)
-    w.writerows(rows)
+    _write_rows(buf, header, rows)
     return buf.getvalue()
 
 
 def write_csv(path: str | os.PathLike[str], header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
     """Write :func:`csv_text` to ``path`` atomically, row by row (``rows`` may be a generator)."""
     with atomic_open(path) as fh:
-        w = csv.writer(fh, lineterminator="\n")
-        w.writerow(header)
-        w.writerows(rows)
+        _write_rows(fh, header, rows)

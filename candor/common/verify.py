@@ -3,8 +3,9 @@
 Decide, then act (:func:`candor.common.manifest.decide`): a present file is hashed; a
 missing one with a ``source`` is fetched through fsspec into a temporary file beside its
 final path, hashed, and moved into place only when the SHA-256 matches; a missing one
-without a source is a Problem. Every bad file of every manifest is collected, so one
-message can list them all.
+without a source is a Problem, and so is a listed path that leads out of its folder (a
+symlink) or holds a folder. A source's user-info never reaches a Problem or the log. Every
+bad file of every manifest is collected, so one message can list them all.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from candor.common.manifest import (
     load_manifest, mismatch, sha256_file, size_mismatch,
 )
 from candor.common.tables import read_rows
+from candor.common.urls import redact_source, redact_text, userinfo
 
 log = logging.getLogger("candor.fetch")
 
@@ -52,30 +54,46 @@ def fetch_to(source: str, final: Path) -> str:
     return tmp
 
 
+def outside(final: Path, *, root: Path) -> Path | None:
+    """Where ``final`` really is when that is outside ``root`` (a symlink, of the file or of a folder
+    on its way, pointing out of it), else None."""
+    real = final.resolve()
+    return None if real.is_relative_to(root.resolve()) else real
+
+
 def verify_entry(entry: Entry, *, root: Path, where: str) -> Problem | None:
-    """Verify (and fetch when missing) one file; return its Problem or None."""
+    """Verify (and fetch when missing) one file; return its Problem or None. A path that leads out
+    of ``root`` or holds something other than a file is a Problem before anything is read or
+    fetched; a source's user-info is never in a Problem or a log (:mod:`candor.common.urls`)."""
     final = root / entry.path
+    if (real := outside(final, root=root)) is not None:
+        return Problem(where, "a symlink out of its folder", expected=f"a file inside {root}", got=str(real))
+    if final.exists() and not final.is_file():
+        return Problem(where, "is a folder, not a file" if final.is_dir() else "not a regular file",
+                       expected="the file listed (remove what is there, then rerun)")
     action = decide(entry, root=root)
     if action is Action.VERIFY:
         return (mismatch(entry, where=where, actual_sha256=sha256_file(final))
                 or size_mismatch(entry, where=where, actual_bytes=final.stat().st_size))
     if action is Action.MISSING:
         return mismatch(entry, where=where, actual_sha256=None)
+    shown = redact_source(entry.source or "")
     url = resolve_source(entry.source or "", root=root)
     try:
         tmp = fetch_to(url, final)
     except Exception as err:  # network, permission, 404...: a problem of this file, keep checking others
-        return Problem(where, f"missing, and fetching it from {entry.source!r} failed: {type(err).__name__}: {err}")
+        reason = redact_text(f"{type(err).__name__}: {err}", entry.source)
+        return Problem(where, f"missing, and fetching it from {shown!r} failed: {reason}")
     problem = mismatch(entry, where=where, actual_sha256=sha256_file(tmp))
     if problem is None and (problem := size_mismatch(entry, where=where, actual_bytes=Path(tmp).stat().st_size)):
         Path(tmp).unlink(missing_ok=True)
         return problem
     if problem is None:
         os.replace(tmp, final)
-        log.info("fetched %s from %s", where, entry.source)
+        log.info("fetched %s from %s", where, shown)
     else:
         Path(tmp).unlink(missing_ok=True)
-        problem = Problem(where, f"fetched from {entry.source!r} but SHA-256 mismatch",
+        problem = Problem(where, f"fetched from {shown!r} but SHA-256 mismatch",
                           expected=entry.sha256, got=problem.got)
     return problem
 
@@ -153,6 +171,11 @@ def rewrite_manifest(root: Path, *, columns: Path | None = None,
     """
     if not root.is_dir():
         raise fail(str(root), "not a folder", expected="an existing data set folder")
+    if source_prefix and userinfo(source_prefix):
+        raise fail("--source-prefix", "holds user-info (a user name or password)",
+                   expected="a URL without credentials", got=redact_source(source_prefix),
+                   hint="a manifest is committed: give fsspec its credentials through its configuration or "
+                        "the environment, never in the URL")
     extra, cols, sources = carried_columns(root / MANIFEST_NAME)
     if columns is not None:
         given, given_cols = read_columns(columns)

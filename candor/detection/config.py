@@ -171,8 +171,9 @@ class Thresholds:
         if model is not None:
             problems += threshold_problems(self.by_model.get(model, {}), known=known, floor=floor,
                                            where=f"{self.where}:thresholds_by_model.{model}")
-        if problems:
-            raise InputError(problems, hint=HINT_FLOOR)
+        if problems:   # the floor hint only when a value lies outside the range
+            below = any(p.what.startswith("threshold outside") for p in problems)
+            raise InputError(problems, hint=HINT_FLOOR if below else None)
         served = self.served(model)
         default = float(served["default"])
         return np.array([float(served.get(c, default)) for c in classes], dtype=np.float64)

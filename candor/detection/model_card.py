@@ -1,6 +1,7 @@
 """Model cards: ``models/<name>.yaml`` names an ONNX file and the SHA-256 of its bytes.
 
-Required: ``onnx`` (file name relative to the card's folder) and ``sha256``
+Required: ``onnx`` (file name relative to the card's folder, inside it: no absolute path, no
+``..``, no symlink out) and ``sha256``
 (64 lower-case hex digits). Optional: ``source`` (where to fetch the ONNX file
 when it is missing, as in manifests), ``classes`` (names in output order),
 ``input_size`` ([height, width]), ``output_layout``, ``preprocess`` (how a frame becomes the
@@ -21,7 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from candor.common.errors import InputError, Problem
-from candor.common.manifest import HEX64, Entry
+from candor.common.manifest import HEX64, Entry, path_problem
 from candor.common.params import load_yaml, validate
 from candor.common.verify import verify_entry
 
@@ -49,7 +50,7 @@ class Preprocess(BaseModel):
     resize: Literal["pillow-bilinear", "opencv-linear"] = "pillow-bilinear"
     exif: Literal["apply", "ignore"] = "ignore"
     colour: Literal["rgb", "bgr"] = "rgb"
-    scale: float = Field(default=255.0, gt=0)
+    scale: float = Field(default=255.0, gt=0, allow_inf_nan=False)
 
 
 class ModelCard(BaseModel):
@@ -77,6 +78,15 @@ class ModelCard(BaseModel):
         dup = sorted({c for c in v or () if (v or []).count(c) > 1})
         if dup:
             raise ValueError(f"class name(s) listed more than once: {dup}")
+        return v
+
+    @field_validator("onnx")
+    @classmethod
+    def inside_the_models_folder(cls, v: str) -> str:
+        """The ONNX file lies in the card's folder (a file outside it is one DVC does not track and a
+        clone does not have); a symlink out of it is refused when the file is verified."""
+        if (why := path_problem(v)) is not None:
+            raise ValueError(f"not a file inside the card's folder ({why.split(' (')[0]}): {v!r}")
         return v
 
     @model_validator(mode="before")

@@ -52,9 +52,11 @@ def detection_sets(params: DetectorParams) -> list[DetectionSet]:
     return [DetectionSet(name, tuple(models)) for name, models in params.sets.items()]
 
 
-def find_set(params: DetectorParams, name: str | None, *, where: str = "params.yaml") -> DetectionSet:
+def find_set(params: DetectorParams, name: str | None, *, where: str = "params.yaml",
+             key: str = "detector.sets") -> DetectionSet:
     """Set ``name`` of ``detector.sets`` (``None``: the first set, the default); an unknown name or
-    no set at all is an input error naming ``detector.sets``."""
+    no set at all is an input error naming ``detector.sets``, or ``key`` (the params key that named
+    the set, e.g. ``gate.set``) for an unknown name."""
     sets = {s.name: s for s in detection_sets(params)}
     if not sets:
         raise fail(f"{where}:detector.sets", "no detection set configured",
@@ -62,7 +64,7 @@ def find_set(params: DetectorParams, name: str | None, *, where: str = "params.y
     if name is None:
         return next(iter(sets.values()))
     if name not in sets:
-        raise fail(f"{where}:detector.sets", "unknown detection set", expected="one of: " + ", ".join(sets),
+        raise fail(f"{where}:{key}", "unknown detection set", expected="a set of detector.sets: " + ", ".join(sets),
                    got=repr(name))
     return sets[name]
 

@@ -203,8 +203,13 @@ def _fmt(score: float | None) -> str:
     return "n/a" if score is None else f"{score:.2f}"
 
 
-def format_case_table(case: CaseScore) -> str:
-    """The console table of one case (field, expected, hits, score), then notes and errors."""
+REPLAYED_FAILURE = "recorded failure (in replay mode: replayed from the recording, no call made)"
+
+
+def format_case_table(case: CaseScore, *, failure: str = REPLAYED_FAILURE) -> str:
+    """The console table of one case (field, expected, hits, score), then notes and the failed runs,
+    each labelled ``failure``: by default a failure stored in the recording, which replay mode (the
+    default) replays as data, the run's status, without a call; a live run records its own."""
     header = ("field", "expected", "hits", "score")
     rows = [(f.field, " | ".join(f.expected) or "(none)", f"{f.hits}/{f.total}", _fmt(f.score)) for f in case.fields]
     widths = [max(len(r[i]) for r in (header, *rows)) for i in range(4)]
@@ -219,5 +224,5 @@ def format_case_table(case: CaseScore) -> str:
     out.extend(row(r) for r in rows)
     out.append(line("└", "┴", "┘"))
     out.extend(f"  note: {n}" for n in case.notes)
-    out.extend(f"  error: {e}" for e in case.errors)
+    out.extend(f"  {failure}: {e}" for e in case.errors)
     return "\n".join(out)

@@ -38,7 +38,7 @@ TABLES = ("detection-frames.csv", "detection-labels.csv")
 def check_gate(gp: GateParams, det: DetectorParams, *, where: str) -> None:
     """The gate's set must be a detection set, its reference and candidate models of that set, and
     its split a split of the data (an unknown name is an input error, never a silently failed gate)."""
-    dset = find_set(det, gp.set, where=where)
+    dset = find_set(det, gp.set, where=where, key="gate.set")
     problems = [Problem(f"{where}:gate.{key}", f"not a model of detection set {dset.name!r}",
                         expected="one of: " + ", ".join(dset.models), got=repr(name))
                 for key, name in (("reference", gp.reference), ("candidate", gp.candidate)) if name not in dset.models]

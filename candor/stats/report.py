@@ -20,6 +20,17 @@ from candor.stats.stats_file import StatsFile
 SCALE = 4               # the power line also says what a bench this many times larger would detect
 
 
+def md_text(text: str) -> str:
+    """``text`` (a name or key that came from data: a class, a field, a metric key) safe in a Markdown
+    table cell and in HTML: ``&``, ``<``, ``>`` as entities and ``|`` escaped, so a name can neither
+    end the cell nor become markup (``<img onerror=...>``).
+
+    >>> md_text("deer"), md_text("<img src=x onerror=alert(1)>|x")
+    ('deer', '&lt;img src=x onerror=alert(1)&gt;\\\\|x')
+    """
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+
+
 def fmt_interval(r: Rate) -> str:
     """``0.500 [0.150, 0.850]``; ``n/a`` when nothing was measured; ``(no interval)`` under 2 clusters."""
     if r.rate is None:
@@ -74,7 +85,7 @@ def _numbers(c: Criterion, name: str) -> str:
     parts += [f"{k}: {v}" for k, v in c.tally.items()]
     if c.classes:
         parts.append("classes: " + ", ".join(
-            f"{n} {r.status}" + ("" if r.max_drop is None else f" (drop <= {r.max_drop:.3f})")
+            f"{n} {r.status}" + ("" if r.max_drop is None else f" (drop up to {r.max_drop:.3f})")
             for n, r in c.classes.items()))
     return "; ".join(parts)
 
@@ -177,7 +188,7 @@ def bench_lines(stats: StatsFile, group: str) -> list[str]:
         out.append(f"Split `{split}` rests on {b['frames']} frames from {len(sessions)} capture session"
                    f"{'s' if len(sessions) != 1 else ''}, units clustered by {bench['cluster']}: its intervals do "
                    "not cover session-to-session variation. Micro precision / recall per session: " +
-                   "; ".join(f"{s} (" + ", ".join(f"{m} {_pr(v)}" for m, v in models.items()) + ")"
+                   "; ".join(f"{md_text(s)} (" + ", ".join(f"{m} {_pr(v)}" for m, v in models.items()) + ")"
                              for s, models in sessions.items()))
     return out
 
@@ -209,13 +220,13 @@ def details(stats: StatsFile, group: str, cand: str) -> str:
             continue
         c = comp.candidates[cand]
         holm = "" if c.p_holm is None else f"{c.p_holm:.4g}"
-        out.append(f"| {metric} | {fmt_diff(c)} | {fmt_count(c.a)} | {fmt_count(c.b)} | {c.split} | {c.p:.4g} | "
+        out.append(f"| {md_text(metric)} | {fmt_diff(c)} | {fmt_count(c.a)} | {fmt_count(c.b)} | {c.split} | {c.p:.4g} | "
                    f"{holm} | {c.verdict} |")
     rates = [(key, r) for key, r in stats.rates.items()
              if f".{cand}." in f".{key}." and key.startswith(tuple(t + "." for t in tracks))]
     out += ["", f"## Rates of {cand} (counted by their scorers)", "",
             "| rate | k / n | unit | cluster (clusters, design effect) | rate [interval] |", "|---|---:|---|---|---|"]
-    out += [f"| {key} | {r.k} / {r.n} | {r.unit} | {r.cluster} ({r.clusters}, {r.deff:.2f}) | {fmt_interval(r)} |"
+    out += [f"| {md_text(key)} | {r.k} / {r.n} | {r.unit} | {r.cluster} ({r.clusters}, {r.deff:.2f}) | {fmt_interval(r)} |"
             for key, r in rates]
     return "\n".join(out) + "\n"
 
@@ -242,7 +253,7 @@ def render_report(stats: StatsFile, gate: GateResult | None, *, forest: str | No
     if gate is not None:
         out += ["## Release gate (predeclared in `params.yaml: gate`)", "",
                 "| criterion | result | numbers |", "|---|---|---|"]
-        out += [f"| {name} | {STATUS[c.status]} | {_numbers(c, name)} |" for name, c in gate.criteria.items()]
+        out += [f"| {md_text(name)} | {STATUS[c.status]} | {md_text(_numbers(c, name))} |" for name, c in gate.criteria.items()]
         out += ["", f"Declared: improvement `{gate.improvement}`, critical recall drop margin {gate.max_recall_drop:g}, "
                 f"unqualified critical classes `{gate.unqualified}`, waived: {', '.join(gate.waive) or 'none'}. "
                 "The gate rests on the served operating point; nothing else (no threshold-free figure) enters it.", "",
@@ -255,7 +266,7 @@ def render_report(stats: StatsFile, gate: GateResult | None, *, forest: str | No
             cells = ("n/a | n/a | | | |" if p is None else
                      f"{fmt_interval(p.a)} | {fmt_interval(p.b)} | {p.split} | {p.p:.4g} | "
                      f"{'n/a' if k.max_drop is None else f'{k.max_drop:.3f}'} |")
-            out.append(f"| {name} | {k.support} | {k.status} | {cells}")
+            out.append(f"| {md_text(name)} | {k.support} | {k.status} | {cells}")
         out += [""]
     files = {}
     for group, reference in track_groups(stats).items():

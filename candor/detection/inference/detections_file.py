@@ -15,6 +15,10 @@ JSON Lines, deterministic bytes:
   kept when its *rounded* score is >= floor. Lines are the bytes of
   ``json.dumps(..., separators=(",", ":"))``.
 
+Read back as checked input (a hand edit is refused, never trusted): the header's fields by
+:func:`check_header`; each box row an integer class index in range, a score in [floor, 1],
+``x1 <= x2`` and ``y1 <= y2``; an error names the file, line, frame, row and field.
+
 Rounding does not make inference bit-stable across CPUs (see ``docs/detector.md``,
 "Canonical inference outputs"): it makes the file's bytes a function of the rounded values.
 """
@@ -175,6 +179,11 @@ def _open(path: Path) -> tuple[dict, IO[str]]:
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         fh.close()
         raise fail(f"{path}:1", "not a candor detections file", expected=f"a header with format {FORMAT}")
+    try:
+        check_header(path, header)
+    except Exception:
+        fh.close()
+        raise
     return header, fh
 
 
@@ -223,38 +232,74 @@ def read_index(path: Path, *, keep_frames: set[str] | None = None) -> RawDetecti
                          boxes=np.zeros((0, 4)), score=np.zeros(0))
 
 
-def _frame_of_row(frames: list[str], counts: list[int], row: int) -> str:
-    """The frame holding box row ``row`` of a chunk (``counts`` rows per frame)."""
-    return frames[int(np.searchsorted(np.cumsum(counts), row, side="right"))]
+def _row_where(path: Path, frames: list[str], lines: list[int], counts: list[int], row: int, field: str) -> str:
+    """Where box row ``row`` of a chunk is (``counts`` rows per frame, frame ``i`` on line ``lines[i]``):
+    ``<file>:<line>: frame <id>, boxes[<k>] <field>``."""
+    ends = np.cumsum(counts)
+    i = int(np.searchsorted(ends, row, side="right"))
+    k = row - (int(ends[i - 1]) if i else 0)
+    return f"{path}:{lines[i]}: frame {frames[i]}, boxes[{k}]" + (f" {field}" if field else "")
+
+
+def check_header(path: Path, header: dict) -> None:
+    """The header's fields have their documented types: ``model`` and ``onnx_sha256`` strings,
+    ``classes`` a list of strings, ``input_size`` ``[H, W]`` positive integers, ``floor`` a number
+    in [0, 1]; else an input error naming the file, line 1 and the field."""
+    def ok(field: str) -> bool:
+        v = header.get(field)
+        if field in ("model", "onnx_sha256"):
+            return isinstance(v, str) and bool(v)
+        if field == "classes":
+            return isinstance(v, list) and all(isinstance(c, str) for c in v)
+        if field == "input_size":
+            return (isinstance(v, list) and len(v) == 2
+                    and all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in v))
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1
+    expected = {"model": "a name", "onnx_sha256": "a hex digest", "classes": "a list of class names",
+                "input_size": "[H, W] positive integers", "floor": "a number in [0, 1]"}
+    bad = next((f for f in expected if not ok(f)), None)
+    if bad is not None:
+        raise fail(f"{path}:1: {bad}", "bad header field", expected=expected[bad], got=header.get(bad),
+                   hint="the detections are damaged: dvc repro detect")
 
 
 def _chunk(path: Path, header: dict, frames: list[str], sizes: dict[str, tuple[int, int]], rows: list[list],
-           counts: list[int]) -> RawDetections:
-    """One chunk's arrays from its frames' box rows (``counts`` rows per frame), checked; a bad row
-    is an input error naming its frame."""
+           counts: list[int], lines: list[int]) -> RawDetections:
+    """One chunk's arrays from its frames' box rows (``counts`` rows per frame, frame ``i`` on line
+    ``lines[i]``), checked: six finite numbers, an integer class index in range of the header's
+    classes, a score in [floor, 1], ``x1 <= x2`` and ``y1 <= y2``; a bad row is an input error naming
+    the file, line, frame, row and field."""
+    def where(row: int, field: str) -> str:
+        return _row_where(path, frames, lines, counts, row, field)
+
     try:
         arr = np.array(rows, dtype=np.float64).reshape(-1, 6) if rows else np.zeros((0, 6))
     except (ValueError, TypeError):
         bad = next((r for r, row in enumerate(rows)
                     if not (isinstance(row, list) and len(row) == 6 and all(
                         isinstance(v, (int, float)) and not isinstance(v, bool) for v in row))), 0)
-        raise fail(f"{path}: frame {_frame_of_row(frames, counts, bad)}", "bad box row",
-                   expected="[x1, y1, x2, y2, score, class] numbers", got=rows[bad]) from None
+        raise fail(where(bad, ""), "bad box row", expected="[x1, y1, x2, y2, score, class] numbers",
+                   got=rows[bad]) from None
     finite = np.isfinite(arr).all(axis=1)
     if not finite.all():
         bad = int(np.argmin(finite))
-        raise fail(f"{path}: frame {_frame_of_row(frames, counts, bad)}", "a box row holds NaN or infinity",
-                   expected="finite numbers", got=rows[bad])
-    n_cls = len(header.get("classes", []))
-    cls = arr[:, 5].astype(np.int64)
-    out = (cls < 0) | (cls >= n_cls)
-    if out.any():
-        bad = int(np.argmax(out))
-        raise fail(f"{path}: frame {_frame_of_row(frames, counts, bad)}",
-                   "class index out of range of the header's classes", expected=f"0..{n_cls - 1}", got=int(cls[bad]))
+        raise fail(where(bad, ""), "a box row holds NaN or infinity", expected="finite numbers", got=rows[bad])
+    n_cls, floor = len(header["classes"]), float(header["floor"])
+    checks = [(arr[:, 5] != np.floor(arr[:, 5]), "class", "class index not an integer", "an integer"),
+              ((arr[:, 5] < 0) | (arr[:, 5] >= n_cls), "class", "class index out of range of the header's classes",
+               f"0..{n_cls - 1}"),
+              ((arr[:, 4] < floor) | (arr[:, 4] > 1), "score", "score outside [floor, 1]",
+               f"{floor} <= score <= 1 (the header's floor)"),
+              (arr[:, 0] > arr[:, 2], "x1", "x1 > x2", "x1 <= x2"),
+              (arr[:, 1] > arr[:, 3], "y1", "y1 > y2", "y1 <= y2")]
+    for mask, field, what, expected in checks:
+        if mask.any():
+            bad = int(np.argmax(mask))
+            raise fail(where(bad, f"({field})"), what, expected=expected, got=rows[bad],
+                       hint="the detections are damaged or hand-edited: dvc repro detect")
     return RawDetections(header=header, frames=tuple(frames), sizes=sizes,
                          frame=np.repeat(np.arange(len(frames), dtype=np.int64), counts),
-                         cls=cls, boxes=arr[:, :4], score=arr[:, 4])
+                         cls=arr[:, 5].astype(np.int64), boxes=arr[:, :4], score=arr[:, 4])
 
 
 def iter_chunks(path: Path, *, keep_frames: set[str] | None = None,
@@ -267,17 +312,19 @@ def iter_chunks(path: Path, *, keep_frames: set[str] | None = None,
     sizes: dict[str, tuple[int, int]] = {}
     rows: list[list] = []
     counts: list[int] = []
+    lines: list[int] = []
     for _, lineno, line in _frame_lines(path, fh, keep_frames=keep_frames):
         frame, size, boxes = _parse_line(line, where=f"{path}:{lineno}")
         frames.append(frame)
         sizes[frame] = size
         rows.extend(boxes)
         counts.append(len(boxes))
+        lines.append(lineno)
         if len(rows) >= max_boxes:
-            yield _chunk(path, header, frames, sizes, rows, counts)
-            frames, sizes, rows, counts = [], {}, [], []
+            yield _chunk(path, header, frames, sizes, rows, counts, lines)
+            frames, sizes, rows, counts, lines = [], {}, [], [], []
     if frames:
-        yield _chunk(path, header, frames, sizes, rows, counts)
+        yield _chunk(path, header, frames, sizes, rows, counts, lines)
 
 
 def split_chunks(raw: RawDetections, *, max_boxes: int = CHUNK_BOXES) -> Iterator[RawDetections]:

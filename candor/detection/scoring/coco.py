@@ -4,11 +4,12 @@ A file holds ``images`` (``id``, ``file_name``, ``width``, ``height``), ``catego
 (``id``, ``name``) and ``annotations`` (``image_id``, ``category_id``, ``bbox``
 ``[x, y, w, h]`` inside its image (tolerance ``EDGE_TOLERANCE`` of the image's size),
 optional ``iscrowd``); other keys are ignored. Ids, sizes and ``iscrowd`` are JSON
-integers (not booleans, not floats); a box is four finite numbers with ``w, h >= 0``.
+integers (not booleans, not floats): a width and height >= 1, ``iscrowd`` 0 or 1; a box is four
+finite numbers with ``w, h >= 0``.
 A frame's id is its ``file_name`` stem; frame ids are unique, and so are image, category and
 annotation ids (``id`` of an annotation is optional) and category names. The file is UTF-8 (a BOM
 is dropped). The annotations of an
-image, in the order listed, give its labels' indices. ``iscrowd`` non-zero marks a crowd
+image, in the order listed, give its labels' indices. ``iscrowd`` 1 marks a crowd
 region (see :mod:`candor.detection.scoring.matching`: never FN, absorbs detections); a
 non-standard ``ignore`` key has no effect, as in pycocotools.
 
@@ -233,7 +234,8 @@ def _columns(doc: _CocoGroundTruth, *, where: str, classes) -> Maps | None:
     except OverflowError:
         return None
     box = np.fromiter(chain.from_iterable(map(attrgetter("bbox"), anns)), np.float64, 4 * n).reshape(n, 4)
-    if not (np.isfinite(box).all() and (box[:, 2:] >= 0).all()):
+    if not (np.isfinite(box).all() and (box[:, 2:] >= 0).all()) or not np.isin(crowd, (0, 1)).all() \
+            or (sizes <= 0).any():
         return None
     frame = lookup(img, img_map)
     cls = lookup(cat, cat_map)
@@ -278,6 +280,11 @@ def ground_truth_problems(raw: bytes, *, where: str, classes=None) -> list[Probl
                                     expected="{id, file_name, width, height} with integer id and size",
                                     got=repr(im)[:200]))
             continue
+        bad_size = next((k for k in ("width", "height") if im[k] <= 0), None)
+        if bad_size is not None:
+            problems.append(Problem(f"{where}:images[{i}].{bad_size}", "not a positive size",
+                                    expected="a width and height >= 1 px", got=repr(im[bad_size])))
+            continue
         images.append((stem(im["file_name"]), im["id"], im["width"], im["height"]))
     _, img_map, sizes, frame_problems = frame_map(images, where=where)
     problems.extend(frame_problems)
@@ -298,8 +305,8 @@ def ground_truth_problems(raw: bytes, *, where: str, classes=None) -> list[Probl
             problems.append(Problem(f"{at}.category_id", "unknown category id",
                                     expected=f"one of {sorted(cat_map)}", got=repr(a.get("category_id"))))
             continue
-        if not is_int(a.get("iscrowd", 0)):
-            problems.append(Problem(f"{at}.iscrowd", "not an integer", expected="0 or 1 (absent: 0)",
+        if not is_int(a.get("iscrowd", 0)) or a.get("iscrowd", 0) not in (0, 1):
+            problems.append(Problem(f"{at}.iscrowd", "not 0 or 1", expected="0 or 1 (absent: 0)",
                                     got=repr(a.get("iscrowd"))))
             continue
         bad_box = bbox_problem(at, a.get("bbox"))

@@ -220,6 +220,12 @@ def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetection
     if head.get("floor") != detector.floor:
         raise fail(where, "detections were made at another detector.floor", expected=detector.floor,
                    got=head.get("floor"), hint="dvc repro detect")
+    if head.get("model") != model:
+        raise fail(f"{where}:1: model", "detections of another model", expected=model, got=head.get("model"),
+                   hint="dvc repro detect")
+    if card.input_size is not None and list(card.input_size) != list(head["input_size"]):
+        raise fail(f"{where}:1: input_size", "detections made at another input size than the card's",
+                   expected=list(card.input_size), got=head["input_size"], hint="dvc repro detect")
     if card.classes and list(card.classes) != list(head["classes"]):
         raise fail(where, "classes differ from the model card", expected=card.classes, got=head["classes"])
     inputs = build_scene(data=data, raw=index, input_hw=tuple(head["input_size"]), class_map=card.class_map,

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from candor.common.tables import csv_text
+from candor.detection.scoring.class_names import safe_name
 from candor.detection.scoring.metrics import Curve
 from candor.common.parallel import fork_map
 from candor.common.png import PNG_DPI, png_bytes, pyplot
@@ -51,11 +52,6 @@ class FigureInputs:
     per_class: dict[str, dict]
     thresholds: dict[str, float]
     min_support: int
-
-
-def safe_name(name: str) -> str:
-    """A file-name-safe version of a class or model name."""
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "_"
 
 
 def _fmt(v: float | None) -> str:

@@ -11,7 +11,9 @@ Both are read by the same checked readers as everywhere else. Rules:
 - neither ``labels/`` nor ``coco.json``: an input error naming the folder (a data set
   without ground truth would score every detection as a false positive);
 - the data set's classes: ``classes.txt`` when present, else the COCO category names by
-  ascending id;
+  ascending id; each must be able to name a plot file and appear in the plots page and the report
+  as it is (no ``all`` or ``background``, no markup or control character, no two that map to
+  one file name: :func:`candor.detection.scoring.class_names.class_name_problems`);
 - COCO: every frame to score must be an image of ``coco.json`` (other images are ignored), with
   the image's real width and height;
 - both: ``classes.txt`` and the COCO category names must be the same names, and every frame must
@@ -33,6 +35,7 @@ import numpy as np
 from candor.common.errors import InputError, Problem, fail
 from candor.detection.scoring.coco import read_coco
 from candor.detection.scoring.columns import GroundTruth
+from candor.detection.scoring.class_names import class_name_problems
 from candor.detection.scoring.yolo import read_classes, read_yolo
 
 LABELS = "labels"
@@ -62,6 +65,8 @@ def read_truth(data: Path, *, frames: Sequence[str], sizes: dict[str, tuple[int,
                    expected=f"{LABELS}/<frame>.txt (YOLO, with {CLASSES}) or {COCO} (COCO), or both",
                    got=", ".join(sorted(p.name for p in data.iterdir())) if data.is_dir() else "no folder")
     yolo = read_yolo(data, frames=list(frames), sizes=sizes) if has_yolo else None
+    if yolo is not None:
+        check_class_names(yolo.classes, where=str(data / CLASSES))
     if not has_coco:
         return Truth(gt=yolo, image_ids=None, category_ids=None)
     classes = yolo.classes if yolo else (read_classes(data / CLASSES) if (data / CLASSES).is_file() else None)
@@ -71,12 +76,22 @@ def read_truth(data: Path, *, frames: Sequence[str], sizes: dict[str, tuple[int,
         raise fail(f"{data / COCO}:categories", f"the category names are not the classes of {CLASSES}",
                    expected=f"[{', '.join(full.classes)}]",
                    got=f"[{', '.join(n for n in full.classes if n in names)}]")
+    check_class_names(full.classes, where=f"{data / COCO}:categories")
     coco = select_frames(full, frames=frames, sizes=sizes, where=str(data / COCO))
     if yolo is not None:
         check_agreement(yolo, coco, where=str(data))
     image_ids = {full.frames[fi]: iid for iid, fi in img_map.items()}
     category_ids = {full.classes[ci]: cid for cid, ci in cat_map.items()}
     return Truth(gt=yolo if yolo is not None else coco, image_ids=image_ids, category_ids=category_ids)
+
+
+def check_class_names(classes: tuple[str, ...], *, where: str) -> None:
+    """The data set's class names can name plot files and page content
+    (:func:`candor.detection.scoring.class_names.class_name_problems`); else an InputError naming ``where``."""
+    problems = class_name_problems(classes, where=where)
+    if problems:
+        raise InputError(problems, hint="rename the class in the ground truth (and the model card's classes "
+                                        "or class_map)")
 
 
 def select_frames(gt: GroundTruth, *, frames: Sequence[str], sizes: dict[str, tuple[int, int]],
