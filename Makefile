@@ -85,5 +85,5 @@ sweep: $(VENV)/.runtime
 	while $(BIN)/dvc queue status | grep -E " ($$names) " | grep -qvE ' (Success|Failed)$$'; do sleep 2; done; \
 	failed=$$($(BIN)/dvc queue status | grep -E " ($$names) .* Failed$$" | awk '{print $$2}'); \
 	for n in $$failed; do echo "experiment $$n failed:" >&2; $(BIN)/dvc queue logs $$n | grep -E '^(error|hint): ' >&2 || true; done; \
-	$(BIN)/dvc exp show --only-changed --sort-by $(SORT) --sort-order desc --no-pager; \
+	$(BIN)/python -m stages.sweep_table --param $(PARAM) --sort $(SORT); \
 	if [ -n "$$failed" ]; then echo "error: make sweep: failed experiment(s):" $$failed "(dvc queue logs <name>)" >&2; exit 1; fi

@@ -58,3 +58,14 @@ def test_a_higher_deer_threshold_keeps_fewer_detections(swept):
         fp = [exps[v][1]["detection"]["detector"][model]["fp_per_frame"] for v in VALUES]
         recall = [exps[v][1]["detection"]["detector"][model]["recall"] for v in VALUES]
         assert fp[0] > fp[1] > fp[2] and recall[0] >= recall[1] >= recall[2], (model, fp, recall)
+
+
+def test_the_sweep_reads_in_120_columns(swept):
+    """``make sweep`` ends with the ranking (stages/sweep_table.py): every value, the swept param and the
+    sort key visible, no line wider than 120 characters."""
+    out = sh([sys.executable, "-m", "stages.sweep_table", "--param", "thresholds.deer",
+              "--sort", "metrics/headline.json:detection.detector.demo-v2.f1"], cwd=swept)
+    lines = out.splitlines()
+    assert max(map(len, lines)) <= 120, out
+    assert lines[0].split()[:3] == ["experiment", "thresholds.deer", "f1"]
+    assert {float(line.split()[1]) for line in lines[2:-1]} >= set(VALUES)
