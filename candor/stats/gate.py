@@ -421,7 +421,7 @@ def evaluate_gate(*, frames: Sequence[Row] | None, labels: Sequence[Row] | None,
     measured = latency_p95_ms is not None
     crit["latency_p95"] = Criterion(
         status="not evaluated" if not measured else "pass" if latency_p95_ms <= params.latency_p95_ms else "fail",  # type: ignore[operator]
-        note=None if measured else "not measured (make gate measures it on this machine)",
+        note=None if measured else "not measured (make latency measures it on this machine; make gate then reads it)",
         limit=params.latency_p95_ms, candidate=round(latency_p95_ms, 3) if measured else None)  # type: ignore[arg-type]
 
     waived = set(params.waive) - {"same_frames_and_labels"}
