@@ -65,12 +65,22 @@ def test_pipeline_metrics_hand_computed(repo):
     assert run_score() == 0
     m = json.loads(Path("metrics/detection/detector/tiny.json").read_text())
     assert list(m) == ["all", "dev", "test", "counts"]
+    # frame a: the deer at 0.3 on the sheep is a class confusion, the relic background; frame b: all four
+    # boxes on nothing (background), its deer missed with nothing aimed at it; both TPs are exact boxes
+    none = {"localisation": 0, "class_confusion": 0, "duplicate": 0, "both": 0}
     assert m["all"]["micro"] == {"precision": 0.25, "recall": 0.666667, "f1": 0.363636, "tp": 2, "fp": 6, "fn": 1,
-                                 "fp_per_frame": 3.0, "frames": 2}
+                                 "fp_per_frame": 3.0, "frames": 2,
+                                 "fp_anatomy": {**none, "class_confusion": 1, "background": 5},
+                                 "fn_anatomy": {"aimed": 0, "missed": 1},
+                                 "tp_quality": {"tp": 2, "iou_median": 1.0, "iou_p10": 1.0, "edge_error_px": 0.0}}
     assert (m["dev"]["micro"]["tp"], m["dev"]["micro"]["fp"], m["dev"]["micro"]["fn"]) == (2, 2, 0)
     assert (m["test"]["micro"]["tp"], m["test"]["micro"]["fp"], m["test"]["micro"]["fn"]) == (0, 4, 1)
     assert m["all"]["per_class"]["relic"] == {"precision": 0.0, "recall": None, "f1": 0.0, "support": 0, "tp": 0,
-                                              "fp": 2, "fn": 0, "qualified": False}
+                                              "fp": 2, "fn": 0, "qualified": False,
+                                              "fp_anatomy": {**none, "background": 2},
+                                              "fn_anatomy": {"aimed": 0, "missed": 0},
+                                              "tp_quality": {"tp": 0, "iou_median": None, "iou_p10": None,
+                                                             "edge_error_px": None}}
     assert m["all"]["per_class"]["deer"]["qualified"] is True and m["all"]["per_class"]["deer"]["support"] == 2
     assert m["all"]["critical"] == {"deer": {"missed": 1, "wrong": 1}, "sheep": {"missed": 0, "wrong": 0},
                                     "total": {"missed": 1, "wrong": 1}}
@@ -81,7 +91,10 @@ def test_pipeline_metrics_hand_computed(repo):
 def test_outcome_tables_follow_conventions(repo):
     assert run_score() == 0
     frames = Path("metrics/outcomes/detector/detection-frames.csv").read_text()
-    assert frames == "frame,split,session,zoom,model,tp,fp,fn\na,dev,s1,1,tiny,2,2,0\nb,test,s2,2,tiny,0,4,1\n"
+    # then fp_localisation, fp_class_confusion, fp_duplicate, fp_background, fp_both, fn_aimed, fn_missed, tp_strict
+    assert frames == ("frame,split,session,zoom,model,tp,fp,fn,fp_localisation,fp_class_confusion,fp_duplicate,"
+                      "fp_background,fp_both,fn_aimed,fn_missed,tp_strict\n"
+                      "a,dev,s1,1,tiny,2,2,0,0,1,0,1,0,0,0,2\nb,test,s2,2,tiny,0,4,1,0,0,0,4,0,0,1,0\n")
     labels = list(csv.DictReader(open("metrics/outcomes/detector/detection-labels.csv")))
     assert [(r["frame"], r["label"], r["class"], r["found"]) for r in labels] == [
         ("a", "0", "sheep", "1"), ("a", "1", "deer", "1"), ("b", "0", "deer", "0")]
@@ -256,8 +269,8 @@ def test_each_model_is_scored_at_its_own_served_thresholds(repo):
     assert run_score() == 0
     assert micro("tiny") == (2, 6, 1) and micro("twin") == (2, 4, 1)
     frames = Path("metrics/outcomes/detector/detection-frames.csv").read_text().splitlines()
-    assert frames[1:] == ["a,dev,s1,1,tiny,2,2,0", "a,dev,s1,1,twin,2,1,0",
-                          "b,test,s2,2,tiny,0,4,1", "b,test,s2,2,twin,0,3,1"]
+    assert [",".join(r.split(",")[:8]) for r in frames[1:]] == [
+        "a,dev,s1,1,tiny,2,2,0", "a,dev,s1,1,twin,2,1,0", "b,test,s2,2,tiny,0,4,1", "b,test,s2,2,twin,0,3,1"]
 
 
 @pytest.mark.parametrize("by_model, message", [

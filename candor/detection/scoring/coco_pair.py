@@ -14,6 +14,7 @@ import numpy as np
 from candor.common.counts import KEY as COUNTS_KEY
 from candor.common.counts import counts_block
 from candor.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
+from candor.detection.scoring.box_quality import quality_by_class, tp_box_errors
 from candor.detection.scoring.columns import DetectionTable, GroundTruth
 from candor.detection.scoring.metrics import operating_point, rate_counts, score_detections
 from candor.detection.scoring.scene import coco_scene
@@ -32,4 +33,9 @@ def score_coco_pair(gt: GroundTruth, det: DetectionTable, *, thresholds: np.ndar
     op = operating_point(s, thresholds=thr)
     block = summarize(s, op, frame_mask=np.ones(len(gt.frames), bool), min_support=min_support,
                       critical=list(critical), band_edges=list(bands))
+    tp = np.flatnonzero(op.tp)
+    iou, edge = tp_box_errors(s.boxes[tp], scene.label_boxes[s.label[tp]], scene.scale[s.frame[tp]])
+    block["micro"]["tp_quality"], per_class = quality_by_class(iou, edge, s.cls[tp], classes=scene.classes)
+    for name, q in per_class.items():
+        block["per_class"][name]["tp_quality"] = q
     return {"all": block, COUNTS_KEY: counts_block(rate_counts({"all": block}))}

@@ -44,6 +44,7 @@ from candor.detection.frames import SPLITS
 from candor.detection.inference.detections_file import RawDetections, iter_chunks, read_index, split_chunks
 from candor.detection.model_card import ModelCard, load_card
 from candor.detection.scoring import plots as dp
+from candor.detection.scoring.box_quality import quality_by_class
 from candor.detection.scoring.coco_results import coco_results
 from candor.detection.scoring.metrics import compare_frozen, rate_counts, threshold_grid
 from candor.detection.scoring.scene import build_scene
@@ -54,7 +55,8 @@ from candor.detection.sets import add_set_arguments
 
 log = logging.getLogger("candor.score")
 
-FrameRow = tuple[str, str, str, str, str, int, int, int]   # frame, split, session, zoom, model, tp, fp, fn
+# frame, split, session, zoom, model, tp, fp, fn, then FRAME_ERROR_COLUMNS
+FrameRow = tuple[str, str, str, str, str, int, int, int, int, int, int, int, int, int, int, int]
 LabelRow = tuple[str, str, int, str, str, int]              # frame, split, label, class, model, found
 
 
@@ -84,6 +86,17 @@ class ModelScore:
     outcomes: Outcomes
     plots: dict[str, dict[str, bytes]]
     figure: dp.FigureInputs
+
+
+def add_quality(block: dict, outcomes: Outcomes, *, labels: np.ndarray) -> None:
+    """Put ``tp_quality`` (:mod:`candor.detection.scoring.box_quality`) of the labels selected by
+    ``labels`` ``(L,)`` beside the counts of ``block``'s ``micro`` and of each class of ``per_class``."""
+    sc = outcomes.scene
+    micro, per_class = quality_by_class(outcomes.tp_iou[labels], outcomes.tp_edge[labels],
+                                        sc.label_class[labels], classes=sc.classes)
+    block["micro"]["tp_quality"] = micro
+    for name, q in per_class.items():
+        block["per_class"][name]["tp_quality"] = q
 
 
 def frozen_block(card: ModelCard, *, model_sha256: str, manifest_sha256: str, metrics: dict) -> dict:
@@ -122,17 +135,22 @@ def _sorted_positions(keys: list[list[np.ndarray]]) -> Iterator[tuple[int, int]]
 def frame_rows(outcomes: dict[str, Outcomes]) -> Iterator[FrameRow]:
     """The frame rows of every model (model -> :class:`~candor.detection.scoring.stream.Outcomes`), in
     the order of the rows as tuples (frame, split, session, zoom, model, ...): one per frame and model,
-    TP and FP of the kept detections, FN of the labels. Made one by one, never all held at once."""
+    TP and FP of the kept detections, FN of the labels, then the FPs by kind
+    (``fp_localisation, fp_class_confusion, fp_duplicate, fp_background, fp_both``), the FNs split
+    into ``fn_aimed`` and ``fn_missed`` (:mod:`candor.detection.scoring.anatomy`) and ``tp_strict``
+    (TPs at IoU >= 0.75). Made one by one, never all held at once."""
     models = sorted(outcomes)
     scenes = [outcomes[m].scene for m in models]
     cols = ("frames", "split", "session", "zoom")
     keys = [_rank([getattr(sc, c) for sc in scenes]) for c in cols]
     keys.append([np.full(len(sc.frames), m) for m, sc in enumerate(scenes)])
     text = [[getattr(sc, c).tolist() for c in cols] for sc in scenes]
-    counts = [[o.tp.tolist(), o.fp.tolist(), o.fn.tolist()] for o in (outcomes[m] for m in models)]
+    counts = [list(zip(o.tp.tolist(), o.fp.tolist(), o.fn.tolist(), *o.fp_kinds.T.tolist(), o.fn_aimed.tolist(),
+                       (o.fn - o.fn_aimed).tolist(), o.tp_strict().tolist()))
+              for o in (outcomes[m] for m in models)]
     for m, i in _sorted_positions(keys):
-        (f, sp, se, z), (tp, fp, fn) = text[m], counts[m]
-        yield f[i], sp[i], se[i], z[i], models[m], tp[i], fp[i], fn[i]
+        f, sp, se, z = text[m]
+        yield (f[i], sp[i], se[i], z[i], models[m], *counts[m][i])
 
 
 def label_rows(outcomes: dict[str, Outcomes]) -> Iterator[LabelRow]:
@@ -230,6 +248,8 @@ def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetection
     for split in ("all", *SPLITS):
         blocks[split] = tally.block(splits=None if split == "all" else (split,), min_support=match.min_support,
                                     critical=critical)
+        in_split = np.ones(len(scene.label_frame), bool) if split == "all" else scene.split[scene.label_frame] == split
+        add_quality(blocks[split], outcomes, labels=in_split)
         if scope.out_of_scope:
             mask = np.ones(len(scene.frames), bool) if split == "all" else scene.split == split
             blocks[split]["out_of_scope"] = out_of_scope_block(inputs.outside, frame_mask=mask)

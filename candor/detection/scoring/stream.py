@@ -20,23 +20,39 @@ import numpy as np
 
 from candor.common.errors import fail
 from candor.detection.inference.detections_file import RawDetections
+from candor.detection.scoring.anatomy import FP_KINDS, error_anatomy
+from candor.detection.scoring.box_quality import tp_box_errors
 from candor.detection.scoring.boxes import stable_key_order
 from candor.detection.scoring.columns import DetectionTable
 from candor.detection.scoring.metrics import Scene, operating_point, score_detections, wrong_targets
 from candor.detection.scoring.scene import SceneInputs
 from candor.detection.scoring.tally import Tally, frame_groups
 
+STRICT_IOU = 0.75
+
 
 @dataclass(frozen=True)
 class Outcomes:
-    """Per frame of ``scene``: ``tp``, ``fp``, ``fn`` at the operating point; per label: ``found``
-    (matched by a kept detection). The rows of the outcome tables are read off these."""
+    """Per frame of ``scene``: ``tp``, ``fp``, ``fn`` at the operating point, ``fp_kinds`` ``(F, 5)``
+    the FPs by kind of :data:`~candor.detection.scoring.anatomy.FP_KINDS`, ``fn_aimed`` the aimed
+    FNs; per label: ``found`` (matched by a kept detection), ``tp_iou`` and ``tp_edge`` (the IoU and
+    edge error of the detection that found it, :mod:`candor.detection.scoring.box_quality`; ``NaN``
+    when not found). The rows of the outcome tables are read off these."""
 
     scene: Scene
     tp: np.ndarray
     fp: np.ndarray
     fn: np.ndarray
     found: np.ndarray
+    fp_kinds: np.ndarray
+    fn_aimed: np.ndarray
+    tp_iou: np.ndarray
+    tp_edge: np.ndarray
+
+    def tp_strict(self) -> np.ndarray:
+        """Per frame: true positives whose IoU is at least :data:`STRICT_IOU` (COCO's strict AP75 bar)."""
+        strict = self.found & (self.tp_iou >= STRICT_IOU)
+        return np.bincount(self.scene.label_frame[strict], minlength=len(self.scene.frames))
 
 
 def frame_labels(scene: Scene) -> tuple[np.ndarray, np.ndarray]:
@@ -72,8 +88,11 @@ def score_stream(inputs: SceneInputs, chunks: Iterable[RawDetections], *, thresh
     n_frames = len(scene.frames)
     tally = Tally.empty(frame_groups(scene), classes=scene.classes, band_edges=band_edges, thresholds=grid,
                         matrix=matrix)
+    n_labels = len(scene.label_frame)
     out = Outcomes(scene=scene, tp=np.zeros(n_frames, np.int64), fp=np.zeros(n_frames, np.int64),
-                   fn=np.zeros(n_frames, np.int64), found=np.zeros(len(scene.label_frame), bool))
+                   fn=np.zeros(n_frames, np.int64), found=np.zeros(n_labels, bool),
+                   fp_kinds=np.zeros((n_frames, len(FP_KINDS)), np.int64), fn_aimed=np.zeros(n_frames, np.int64),
+                   tp_iou=np.full(n_labels, np.nan), tp_edge=np.full(n_labels, np.nan))
     position = {f: i for i, f in enumerate(scene.frames.tolist())}
     seen = np.zeros(n_frames, bool)
     order, start = frame_labels(scene)
@@ -88,12 +107,22 @@ def score_stream(inputs: SceneInputs, chunks: Iterable[RawDetections], *, thresh
         s = score_detections(sub, frame=chunk.frame, cls=inputs.scope.model_to_class[chunk.cls], boxes=chunk.boxes,
                              score=chunk.score, nms_iou=nms_iou, match_iou=match_iou)
         op = operating_point(s, thresholds=thresholds)
-        tally.add(s, op, wrong=wrong_targets(s, op, classes=critical_idx), of_frame=tally.groups.of_frame[frames])
+        anatomy = error_anatomy(s, op)
+        tally.add(s, op, wrong=wrong_targets(s, op, classes=critical_idx), anatomy=anatomy,
+                  of_frame=tally.groups.of_frame[frames])
         n = len(frames)
         out.tp[frames] = np.bincount(s.frame[op.tp], minlength=n)
         out.fp[frames] = np.bincount(s.frame[op.fp], minlength=n)
         out.fn[frames] = np.bincount(sub.label_frame[op.fn], minlength=n)
         out.found[labels] = op.found
+        is_fp = anatomy.fp_kind >= 0
+        out.fp_kinds[frames] = np.bincount(s.frame[is_fp] * len(FP_KINDS) + anatomy.fp_kind[is_fp],
+                                           minlength=n * len(FP_KINDS)).reshape(n, len(FP_KINDS))
+        out.fn_aimed[frames] = np.bincount(sub.label_frame[anatomy.fn_aimed], minlength=n)
+        tp = np.flatnonzero(op.tp)
+        iou, edge = tp_box_errors(s.boxes[tp], sub.label_boxes[s.label[tp]], sub.scale[s.frame[tp]])
+        out.tp_iou[labels[s.label[tp]]] = iou
+        out.tp_edge[labels[s.label[tp]]] = edge
         if served is not None:
             kept = np.flatnonzero(op.kept)
             served(DetectionTable(classes=scene.classes, frame=frames[s.frame[kept]], cls=s.cls[kept],

@@ -14,7 +14,9 @@ What is counted (definitions: :mod:`candor.detection.scoring.metrics`):
   zoom), class ``c``, size band ``b``, kind ``k`` of :data:`KINDS`: ``tp`` kept matched detections
   (band of their label), ``fp`` kept unmatched, non-ignored detections (band of the detection),
   ``fn`` non-crowd labels not found (band of the label), ``wrong`` the kept FPs flagged by
-  :func:`~candor.detection.scoring.metrics.wrong_targets` (band of the detection);
+  :func:`~candor.detection.scoring.metrics.wrong_targets` (band of the detection), then the kept
+  FPs of each kind of :data:`~candor.detection.scoring.anatomy.FP_KINDS` (band of the detection)
+  and ``fn_aimed`` the aimed FNs (band of the label; :mod:`candor.detection.scoring.anatomy`);
   ``frames[g]``: the group's frames.
 - ``hist[k, c, j]`` for ``k`` in matched detections, unmatched non-ignored detections, found
   non-crowd labels: how many have a score (for a label, the score of the detection that matched
@@ -30,12 +32,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from candor.detection.scoring.anatomy import FP_KINDS, Anatomy, error_anatomy
 from candor.detection.scoring.metrics import (
     Counts, Curve, OperatingPoint, Scene, Scored, band_names, confusion, size_at_input, wrong_targets, zoom_key,
 )
 
-KINDS = ("tp", "fp", "fn", "wrong")
-TP, FP, FN, WRONG = range(len(KINDS))
+KINDS = ("tp", "fp", "fn", "wrong", *(f"fp_{k}" for k in FP_KINDS), "fn_aimed")
+TP, FP, FN, WRONG = range(4)
+FP_KIND0 = 4                       # counts[..., FP_KIND0 + j]: FPs of kind FP_KINDS[j]
+FN_AIMED = FP_KIND0 + len(FP_KINDS)
 
 
 @dataclass(frozen=True)
@@ -94,9 +99,10 @@ class Tally:
                    hist=np.zeros((3, n_c, n_t + 1), np.int64), labels=np.zeros(n_c, np.int64),
                    matrix=np.zeros((n_c + 1, n_c + 1), np.int64) if matrix else None)
 
-    def add(self, s: Scored, op: OperatingPoint, *, wrong: np.ndarray, of_frame: np.ndarray) -> None:
+    def add(self, s: Scored, op: OperatingPoint, *, wrong: np.ndarray, anatomy: Anatomy, of_frame: np.ndarray) -> None:
         """Add the counts of one chunk: ``s`` and ``op`` on a scene of whole frames, ``wrong``
-        (:func:`~candor.detection.scoring.metrics.wrong_targets`) and ``of_frame``, the group of
+        (:func:`~candor.detection.scoring.metrics.wrong_targets`), ``anatomy``
+        (:func:`~candor.detection.scoring.anatomy.error_anatomy`) and ``of_frame``, the group of
         each of that scene's frames (frames of group ``-1`` are not counted)."""
         sc = s.scene
         n_g, n_c, n_b, n_k = self.counts.shape
@@ -108,7 +114,9 @@ class Tally:
         tp_band = det_band.copy()
         tp_band[s.label >= 0] = lab_band[s.label[s.label >= 0]]
         cells = [(op.tp, det_g, s.cls, tp_band, TP), (op.fp, det_g, s.cls, det_band, FP),
-                 (op.fn, lab_g, sc.label_class, lab_band, FN), (wrong & op.fp, det_g, s.cls, det_band, WRONG)]
+                 (op.fn, lab_g, sc.label_class, lab_band, FN), (wrong & op.fp, det_g, s.cls, det_band, WRONG),
+                 *((anatomy.fp_kind == j, det_g, s.cls, det_band, FP_KIND0 + j) for j in range(len(FP_KINDS))),
+                 (anatomy.fn_aimed, lab_g, sc.label_class, lab_band, FN_AIMED)]
         for sel, g, c, b, k in cells:
             sel = sel & (g >= 0)
             flat = ((g[sel] * n_c + c[sel]) * n_b + b[sel]) * n_k + k
@@ -140,7 +148,8 @@ class Tally:
             k = Counts(int(by_class[i, TP]), int(by_class[i, FP]), int(by_class[i, FN]), frames)
             support = k.tp + k.fn
             per_class[name] = {"precision": k.precision, "recall": k.recall, "f1": k.f1, "support": support,
-                               "tp": k.tp, "fp": k.fp, "fn": k.fn, "qualified": support >= min_support}
+                               "tp": k.tp, "fp": k.fp, "fn": k.fn, "qualified": support >= min_support,
+                               **anatomy_keys(by_class[i])}
         by_band = {}
         per_band = c.sum(axis=(0, 1))
         for b, name in enumerate(band_names(self.band_edges)):
@@ -161,7 +170,8 @@ class Tally:
             crit[name] = {"missed": int(by_class[i, FN]), "wrong": int(by_class[i, WRONG])}
         crit["total"] = {"missed": sum(v["missed"] for v in crit.values()),
                          "wrong": sum(v["wrong"] for v in crit.values())}
-        return {"micro": micro.as_dict(), "per_class": per_class, "by_band": by_band, "by_zoom": by_zoom,
+        return {"micro": {**micro.as_dict(), **anatomy_keys(c.sum(axis=(0, 1, 2)))}, "per_class": per_class,
+                "by_band": by_band, "by_zoom": by_zoom,
                 "critical": crit}
 
     def curves(self) -> dict[str, Curve]:
@@ -177,6 +187,14 @@ class Tally:
         return out
 
 
+def anatomy_keys(kinds: np.ndarray) -> dict:
+    """``{"fp_anatomy": {kind: n}, "fn_anatomy": {"aimed", "missed"}}`` of one cell's counts by kind
+    ``(len(KINDS),)``: the parts of ``fp`` and of ``fn`` (:mod:`candor.detection.scoring.anatomy`)."""
+    fn, aimed = int(kinds[FN]), int(kinds[FN_AIMED])
+    return {"fp_anatomy": {k: int(kinds[FP_KIND0 + j]) for j, k in enumerate(FP_KINDS)},
+            "fn_anatomy": {"aimed": aimed, "missed": fn - aimed}}
+
+
 def summarize(s: Scored, op: OperatingPoint, *, frame_mask: np.ndarray, min_support: int,
               critical: list[str], band_edges: list[float], wrong: np.ndarray | None = None) -> dict:
     """The metrics block of the frames in ``frame_mask`` ``(F,)``, scored in memory at once (a
@@ -186,5 +204,5 @@ def summarize(s: Scored, op: OperatingPoint, *, frame_mask: np.ndarray, min_supp
         wrong = wrong_targets(s, op, classes=[sc.classes.index(c) for c in critical])
     tally = Tally.empty(frame_groups(sc, frame_mask=frame_mask), classes=sc.classes, band_edges=band_edges,
                         thresholds=np.zeros(0), matrix=False)
-    tally.add(s, op, wrong=wrong, of_frame=tally.groups.of_frame)
+    tally.add(s, op, wrong=wrong, anatomy=error_anatomy(s, op), of_frame=tally.groups.of_frame)
     return tally.block(splits=None, min_support=min_support, critical=critical)
