@@ -130,6 +130,18 @@ def test_without_params_the_coco_mode_imports_neither_pydantic_nor_yaml(tmp_path
 def test_output_carries_the_counts_of_its_rates(tmp_path):
     ours(DATA / "coco_gt.json", DATA / "coco_results.json", tmp_path / "o.json")
     doc = json.loads((tmp_path / "o.json").read_text())
-    assert list(doc) == ["all", "counts"]
+    assert list(doc) == ["all", "ap", "counts"]
     assert doc["counts"]["all.micro.precision"] == {"k": 4, "n": 8, "unit": "detection"}
     assert doc["counts"]["all.per_class.relic.recall"] == {"k": 0, "n": 0, "unit": "label"}
+
+
+def test_ap_block_of_the_hand_fixture(tmp_path):
+    """The ``ap`` block has every category with its id; relic (no labels) is left out of the means."""
+    ours(DATA / "coco_gt.json", DATA / "coco_results.json", tmp_path / "o.json")
+    ap = json.loads((tmp_path / "o.json").read_text())["ap"]
+    assert list(ap) == ["map50", "map50_95", "per_class"]
+    assert ap["per_class"]["relic"]["ap50"] is None
+    cats = {c["name"]: c["id"] for c in json.loads((DATA / "coco_gt.json").read_text())["categories"]}
+    assert {n: v["category_id"] for n, v in ap["per_class"].items()} == cats
+    have = [v["ap50"] for v in ap["per_class"].values() if v["ap50"] is not None]
+    assert ap["map50"] == pytest.approx(sum(have) / len(have), abs=1e-12)

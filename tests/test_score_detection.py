@@ -64,7 +64,14 @@ def run_score(*extra):
 def test_pipeline_metrics_hand_computed(repo):
     assert run_score() == 0
     m = json.loads(Path("metrics/detection/detector/tiny.json").read_text())
-    assert list(m) == ["all", "dev", "test", "counts"]
+    assert list(m) == ["all", "dev", "test", "ap", "counts"]
+    # AP (every box after NMS): deer by score a-0.5 TP, b-0.5 FP, a-0.3 FP, b-0.3 FP of 2 labels: precision 1
+    # up to recall 0.5 (51 of 101 points), at every IoU (the TP is exact); sheep a-0.9 TP first: 1; relic no labels
+    ap = m["ap"]["all"]
+    assert ap["per_class"]["deer"]["ap50"] == pytest.approx(51 / 101, abs=1e-12)
+    assert ap["per_class"]["sheep"]["ap50_95"] == pytest.approx(1.0, abs=1e-12)
+    assert ap["per_class"]["relic"] == {"category_id": 3, "ap50": None, "ap50_95": None}
+    assert ap["map50"] == pytest.approx((51 / 101 + 1) / 2, abs=1e-12)
     # frame a: the deer at 0.3 on the sheep is a class confusion, the relic background; frame b: all four
     # boxes on nothing (background), its deer missed with nothing aimed at it; both TPs are exact boxes
     none = {"localisation": 0, "class_confusion": 0, "duplicate": 0, "both": 0}

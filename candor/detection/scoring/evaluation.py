@@ -45,8 +45,9 @@ from candor.detection.inference.detections_file import RawDetections, iter_chunk
 from candor.detection.model_card import ModelCard, load_card
 from candor.detection.scoring import plots as dp
 from candor.detection.scoring.box_quality import quality_by_class
+from candor.detection.scoring.coco_ap import APMatches, accumulate
 from candor.detection.scoring.coco_results import coco_results
-from candor.detection.scoring.metrics import compare_frozen, rate_counts, threshold_grid
+from candor.detection.scoring.metrics import Scene, compare_frozen, rate_counts, threshold_grid
 from candor.detection.scoring.scene import build_scene
 from candor.detection.scoring.scope import out_of_scope_block
 from candor.detection.scoring.stream import Outcomes, score_stream
@@ -97,6 +98,21 @@ def add_quality(block: dict, outcomes: Outcomes, *, labels: np.ndarray) -> None:
     block["micro"]["tp_quality"] = micro
     for name, q in per_class.items():
         block["per_class"][name]["tp_quality"] = q
+
+
+def ap_blocks(matches: APMatches, scene: Scene, *, image_ids: list[int], category_ids: list[int]) -> dict:
+    """The ``ap`` block (:mod:`candor.detection.scoring.coco_ap`) of each split, ``{"all", "dev",
+    "test"}``: every box after NMS, before thresholds; score ties across frames broken by COCO image
+    id, as pycocotools does on the export's ids."""
+    image_order = np.argsort(np.argsort(np.asarray(image_ids, np.int64), kind="stable"), kind="stable")
+    out = {}
+    for split in ("all", *SPLITS):
+        frames = np.ones(len(scene.frames), bool) if split == "all" else scene.split == split
+        regular = frames[scene.label_frame] & ~scene.label_crowd
+        n_labels = np.bincount(scene.label_class[regular], minlength=len(scene.classes))
+        ap = accumulate(matches.of_frames(frames), classes=scene.classes, n_labels=n_labels, image_order=image_order)
+        out[split] = ap.block(category_ids)
+    return out
 
 
 def frozen_block(card: ModelCard, *, model_sha256: str, manifest_sha256: str, metrics: dict) -> dict:
@@ -241,9 +257,10 @@ def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetection
     image_ids, cat_ids = coco_ids(inputs.truth, tuple(scene.frames.tolist()), scene.classes, data_classes=scope.data)
     served = None if coco is None else (
         lambda table: coco(coco_results(table, frame_ids=image_ids, category_ids=cat_ids)))
+    ap_parts: list[APMatches] = []
     tally, outcomes = score_stream(inputs, chunks, thresholds=thr, nms_iou=detector.nms_iou, match_iou=match.iou,
                                    critical=critical, band_edges=match.bands, grid=threshold_grid(detector.floor),
-                                   where=where, served=served)
+                                   where=where, served=served, ap=ap_parts.append)
     blocks = {}
     for split in ("all", *SPLITS):
         blocks[split] = tally.block(splits=None if split == "all" else (split,), min_support=match.min_support,
@@ -254,6 +271,7 @@ def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetection
             mask = np.ones(len(scene.frames), bool) if split == "all" else scene.split == split
             blocks[split]["out_of_scope"] = out_of_scope_block(inputs.outside, frame_mask=mask)
     metrics = dict(blocks)
+    metrics["ap"] = ap_blocks(APMatches.concat(ap_parts), scene, image_ids=image_ids, category_ids=cat_ids)
     if card.evaluation:
         metrics["frozen"] = frozen_block(card, model_sha256=head["onnx_sha256"],
                                          manifest_sha256=load_manifest(data / "manifest.csv").sha256, metrics=blocks)

@@ -14,7 +14,7 @@ time: linear in the number of boxes.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from candor.common.errors import fail
 from candor.detection.inference.detections_file import RawDetections
 from candor.detection.scoring.anatomy import FP_KINDS, error_anatomy
 from candor.detection.scoring.box_quality import tp_box_errors
+from candor.detection.scoring.coco_ap import APMatches, match_for_ap
 from candor.detection.scoring.boxes import stable_key_order
 from candor.detection.scoring.columns import DetectionTable
 from candor.detection.scoring.metrics import Scene, operating_point, score_detections, wrong_targets
@@ -79,11 +80,14 @@ def sub_scene(scene: Scene, frames: np.ndarray, *, order: np.ndarray, start: np.
 def score_stream(inputs: SceneInputs, chunks: Iterable[RawDetections], *, thresholds: np.ndarray,
                  nms_iou: float | None, match_iou: float, critical: list[str], band_edges: list[float],
                  grid: np.ndarray, where: str, matrix: bool = True,
-                 served: Callable[[DetectionTable], None] | None = None) -> tuple[Tally, Outcomes]:
+                 served: Callable[[DetectionTable], None] | None = None,
+                 ap: Callable[[APMatches], None] | None = None) -> tuple[Tally, Outcomes]:
     """Score the chunks against ``inputs`` (:func:`~candor.detection.scoring.scene.build_scene`) at
     per-class ``thresholds`` ``(C,)``; curves on ``grid``; the confusion matrix with ``matrix``. Every
     frame of the scene must come in exactly one chunk (else an input error naming ``where``: the
-    detections changed while read)."""
+    detections changed while read). ``ap`` receives each chunk's COCO AP matches of every box
+    after NMS, before thresholds (:func:`~candor.detection.scoring.coco_ap.match_for_ap`, frames as
+    scene indices)."""
     scene = inputs.scene
     n_frames = len(scene.frames)
     tally = Tally.empty(frame_groups(scene), classes=scene.classes, band_edges=band_edges, thresholds=grid,
@@ -123,6 +127,11 @@ def score_stream(inputs: SceneInputs, chunks: Iterable[RawDetections], *, thresh
         iou, edge = tp_box_errors(s.boxes[tp], sub.label_boxes[s.label[tp]], sub.scale[s.frame[tp]])
         out.tp_iou[labels[s.label[tp]]] = iou
         out.tp_edge[labels[s.label[tp]]] = edge
+        if ap is not None:
+            m = match_for_ap(n_classes=len(scene.classes), label_frame=sub.label_frame, label_class=sub.label_class,
+                             label_boxes=sub.label_boxes, label_crowd=sub.label_crowd, det_frame=s.frame,
+                             det_class=s.cls, det_boxes=s.boxes, det_score=s.score)
+            ap(replace(m, frame=frames[m.frame]))
         if served is not None:
             kept = np.flatnonzero(op.kept)
             served(DetectionTable(classes=scene.classes, frame=frames[s.frame[kept]], cls=s.cls[kept],
