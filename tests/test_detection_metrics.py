@@ -194,15 +194,23 @@ def _iou(a, b):
     return inter / union if union > 0 else 0.0
 
 
-def naive_score(sc, frame, cls, boxes, score, *, nms_iou, match_iou):
-    """The module docstring's definition, one detection at a time in plain Python loops."""
+def naive_score(sc, frame, cls, boxes, score, *, nms_iou, match_iou, agnostic=False, max_det=None):
+    """The module docstring's definition, one detection at a time in plain Python loops: NMS within
+    each class (or, ``agnostic``, each frame) by score, ties by class then input order; then the
+    ``max_det`` highest-scored boxes of each frame; then matching."""
     order = sorted(range(len(score)), key=lambda i: (frame[i], cls[i], -score[i], i))
+    by_frame = lambda i: (frame[i], -score[i], cls[i], i)  # noqa: E731
     if nms_iou is not None:
         kept = []
-        for i in order:
-            if not any(frame[j] == frame[i] and cls[j] == cls[i] and _iou(boxes[j], boxes[i]) > nms_iou for j in kept):
+        for i in sorted(order, key=by_frame):
+            if not any(frame[j] == frame[i] and (agnostic or cls[j] == cls[i]) and _iou(boxes[j], boxes[i]) > nms_iou
+                       for j in kept):
                 kept.append(i)
-        order = kept
+        order = [i for i in order if i in set(kept)]
+    if max_det is not None:
+        ranked = sorted(order, key=by_frame)
+        capped = {i for i in ranked if sum(1 for j in ranked if frame[j] == frame[i] and by_frame(j) < by_frame(i)) < max_det}
+        order = [i for i in order if i in capped]
     taken, label, ignored = {}, [], []
     for i in order:
         best, best_iou = -1, -1.0
@@ -236,8 +244,9 @@ def random_scene(rng, n_frames=12, n_cls=3, n_lab=40):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-@pytest.mark.parametrize("nms_iou", [None, 0.5])
-def test_chunked_scoring_equals_the_naive_definition(seed, nms_iou):
+@pytest.mark.parametrize("nms_iou, agnostic, max_det", [(None, False, None), (0.5, False, None), (0.5, True, None),
+                                                         (0.5, False, 4), (0.5, True, 3), (None, False, 2)])
+def test_chunked_scoring_equals_the_naive_definition(seed, nms_iou, agnostic, max_det):
     rng = np.random.default_rng(seed)
     sc = random_scene(rng)
     n = 300
@@ -247,10 +256,11 @@ def test_chunked_scoring_equals_the_naive_definition(seed, nms_iou):
     boxes = sc.label_boxes[src] + np.round(rng.normal(0, 1.5, (n, 4)))
     boxes[:, 2:] = np.maximum(boxes[:, 2:], boxes[:, :2])
     score = np.round(rng.uniform(0, 1, n), 1)             # many score ties: input order decides
-    order, label, ignored, label_score = naive_score(sc, frame, cls, boxes, score, nms_iou=nms_iou, match_iou=0.5)
+    order, label, ignored, label_score = naive_score(sc, frame, cls, boxes, score, nms_iou=nms_iou, match_iou=0.5,
+                                                     agnostic=agnostic, max_det=max_det)
     for chunk in (1, 40, 10_000):
         s = score_detections(sc, frame=frame, cls=cls, boxes=boxes, score=score, nms_iou=nms_iou, match_iou=0.5,
-                             chunk_dets=chunk)
+                             agnostic=agnostic, max_det=max_det, chunk_dets=chunk)
         assert s.frame.tolist() == frame[order].tolist() and s.cls.tolist() == cls[order].tolist()
         assert s.boxes.tolist() == boxes[order].tolist() and s.score.tolist() == score[order].tolist()
         assert s.label.tolist() == label

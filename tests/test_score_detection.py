@@ -411,3 +411,37 @@ def test_an_error_in_a_worker_process_is_the_stage_error_and_nothing_is_written(
     assert "twin.jsonl: frame a: bad box row" in err
     assert not Path("metrics/detection/detector").exists()
     assert not Path("build/coco-results/detector").exists() or not any(Path("build/coco-results/detector").iterdir())
+
+
+@pytest.mark.parametrize("nms, expected", [
+    # class-agnostic: the deer 0.3 on the sheep 0.9 (IoU 1) is suppressed in both frames
+    ("{nms_agnostic: true}", (2, 4, 1)),
+    # at most 2 boxes per frame, of those above the thresholds: sheep 0.9 and relic 0.6; the deer 0.5 is cut
+    # (frame a: its TP becomes FN; frame b: its FP goes)
+    ("{max_det: 2}", (1, 3, 2)),
+    ("{nms_iou: 0.5}", (2, 6, 1)),                                    # the shared values: unchanged
+])
+def test_served_nms_per_model(repo, nms, expected):
+    Path("params.yaml").write_text(PARAMS.replace("  nms_iou: 0.5\n", f"  nms_iou: 0.5\n  nms_by_model: {{tiny: {nms}}}\n"))
+    assert run_score() == 0
+    assert micro("tiny") == expected
+    m = json.loads(Path("metrics/detection/detector/tiny.json").read_text())["all"]["micro"]
+    assert sum(m["fp_anatomy"].values()) == m["fp"]
+
+
+def test_agnostic_nms_runs_after_the_thresholds(repo):
+    """Served: thresholds, then NMS. With the sheep served at 0.95 the sheep 0.9 is dropped before it
+    could suppress the deer 0.3 (at the floor it would), so the deer 0.3 is served in both frames (3
+    deer FPs, not 2): in frame a a class confusion on the sheep."""
+    Path("params.yaml").write_text(PARAMS.replace("  nms_iou: 0.5\n", "  nms_iou: 0.5\n  nms_agnostic: true\n")
+                                   + "thresholds_by_model:\n  tiny:\n    sheep: 0.95\n")
+    assert run_score() == 0
+    m = json.loads(Path("metrics/detection/detector/tiny.json").read_text())["all"]
+    assert m["per_class"]["deer"]["fp"] == 3 and m["per_class"]["sheep"]["tp"] == 0
+    assert m["micro"]["fp_anatomy"]["class_confusion"] == 1
+
+
+def test_nms_by_model_must_name_a_model(repo, capsys):
+    Path("params.yaml").write_text(PARAMS.replace("  nms_iou: 0.5\n", "  nms_iou: 0.5\n  nms_by_model: {tyni: {max_det: 3}}\n"))
+    assert run_score() == 2
+    assert "tyni" in capsys.readouterr().err

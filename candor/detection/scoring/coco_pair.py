@@ -24,11 +24,13 @@ from candor.detection.scoring.tally import summarize
 
 
 def score_coco_pair(gt: GroundTruth, det: DetectionTable, *, thresholds: np.ndarray | None = None,
-                    nms_iou: float | None = None, iou: float = MATCH_IOU, min_support: int = MIN_SUPPORT,
+                    nms_iou: float | None = None, agnostic: bool = False, max_det: int | None = None,
+                    iou: float = MATCH_IOU, min_support: int = MIN_SUPPORT,
                     critical: Sequence[str] = (), bands: Sequence[float] = BAND_EDGES,
                     image_map: Mapping[int, int] | None = None, category_map: Mapping[int, int] | None = None) -> dict:
     """Metrics of ``det`` against ``gt``; ``thresholds`` ``(C,)`` per class of ``gt.classes``
-    (None: every detection counts), ``nms_iou`` None: no NMS. ``image_map`` and ``category_map``
+    (None: every detection counts), ``nms_iou`` None: no NMS; ``agnostic`` and ``max_det``: the
+    rest of the served NMS (:class:`~candor.detection.config.ServedNms`). ``image_map`` and ``category_map``
     (COCO id -> frame / class index, :func:`~candor.detection.scoring.coco.read_coco`) give the AP's
     tie order across images and its category ids (default: frame order, ids 1.. in class order).
 
@@ -38,6 +40,10 @@ def score_coco_pair(gt: GroundTruth, det: DetectionTable, *, thresholds: np.ndar
     thr = np.full(len(gt.classes), -np.inf) if thresholds is None else thresholds
     s = score_detections(scene, frame=det.frame, cls=det.cls, boxes=det.boxes, score=det.score,
                          nms_iou=nms_iou, match_iou=iou)
+    if agnostic or max_det is not None:           # thresholds first, as served (candor.detection.scoring.metrics)
+        above = det.score >= thr[det.cls]
+        s = score_detections(scene, frame=det.frame[above], cls=det.cls[above], boxes=det.boxes[above],
+                             score=det.score[above], nms_iou=nms_iou, match_iou=iou, agnostic=agnostic, max_det=max_det)
     op = operating_point(s, thresholds=thr)
     block = summarize(s, op, frame_mask=np.ones(len(gt.frames), bool), min_support=min_support,
                       critical=list(critical), band_edges=list(bands))

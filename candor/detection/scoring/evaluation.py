@@ -258,7 +258,9 @@ def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetection
     served = None if coco is None else (
         lambda table: coco(coco_results(table, frame_ids=image_ids, category_ids=cat_ids)))
     ap_parts: list[APMatches] = []
-    tally, outcomes = score_stream(inputs, chunks, thresholds=thr, nms_iou=detector.nms_iou, match_iou=match.iou,
+    nms = detector.served_nms(model)
+    tally, outcomes = score_stream(inputs, chunks, thresholds=thr, nms_iou=nms.iou, agnostic=nms.agnostic,
+                                   max_det=nms.max_det, match_iou=match.iou,
                                    critical=critical, band_edges=match.bands, grid=threshold_grid(detector.floor),
                                    where=where, served=served, ap=ap_parts.append)
     blocks = {}

@@ -79,11 +79,15 @@ def sub_scene(scene: Scene, frames: np.ndarray, *, order: np.ndarray, start: np.
 
 def score_stream(inputs: SceneInputs, chunks: Iterable[RawDetections], *, thresholds: np.ndarray,
                  nms_iou: float | None, match_iou: float, critical: list[str], band_edges: list[float],
+                 agnostic: bool = False, max_det: int | None = None,
                  grid: np.ndarray, where: str, matrix: bool = True,
                  served: Callable[[DetectionTable], None] | None = None,
                  ap: Callable[[APMatches], None] | None = None) -> tuple[Tally, Outcomes]:
     """Score the chunks against ``inputs`` (:func:`~candor.detection.scoring.scene.build_scene`) at
-    per-class ``thresholds`` ``(C,)``; curves on ``grid``; the confusion matrix with ``matrix``. Every
+    per-class ``thresholds`` ``(C,)``, served NMS ``nms_iou``, ``agnostic``, ``max_det``
+    (:class:`~candor.detection.config.ServedNms`; agnostic or capped: the operating point is scored
+    on the thresholded boxes, :mod:`candor.detection.scoring.metrics`); curves on ``grid``; the
+    confusion matrix with ``matrix``. Every
     frame of the scene must come in exactly one chunk (else an input error naming ``where``: the
     detections changed while read). ``ap`` receives each chunk's COCO AP matches of every box
     after NMS, before thresholds (:func:`~candor.detection.scoring.coco_ap.match_for_ap`, frames as
@@ -108,12 +112,18 @@ def score_stream(inputs: SceneInputs, chunks: Iterable[RawDetections], *, thresh
                        hint="rerun the command; if it persists: dvc repro detect")
         seen[frames] = True
         sub, labels = sub_scene(scene, frames, order=order, start=start)
-        s = score_detections(sub, frame=chunk.frame, cls=inputs.scope.model_to_class[chunk.cls], boxes=chunk.boxes,
-                             score=chunk.score, nms_iou=nms_iou, match_iou=match_iou)
+        cls = inputs.scope.model_to_class[chunk.cls]
+        served_nms = dict(nms_iou=nms_iou, match_iou=match_iou, agnostic=agnostic, max_det=max_det)
+        floor = score_detections(sub, frame=chunk.frame, cls=cls, boxes=chunk.boxes, score=chunk.score, **served_nms)
+        s = floor
+        if agnostic or max_det is not None:        # thresholds first, as served
+            above = chunk.score >= thresholds[cls]
+            s = score_detections(sub, frame=chunk.frame[above], cls=cls[above], boxes=chunk.boxes[above],
+                                 score=chunk.score[above], **served_nms)
         op = operating_point(s, thresholds=thresholds)
         anatomy = error_anatomy(s, op)
         tally.add(s, op, wrong=wrong_targets(s, op, classes=critical_idx), anatomy=anatomy,
-                  of_frame=tally.groups.of_frame[frames])
+                  of_frame=tally.groups.of_frame[frames], curves=None if s is floor else floor)
         n = len(frames)
         out.tp[frames] = np.bincount(s.frame[op.tp], minlength=n)
         out.fp[frames] = np.bincount(s.frame[op.fp], minlength=n)
@@ -129,8 +139,8 @@ def score_stream(inputs: SceneInputs, chunks: Iterable[RawDetections], *, thresh
         out.tp_edge[labels[s.label[tp]]] = edge
         if ap is not None:
             m = match_for_ap(n_classes=len(scene.classes), label_frame=sub.label_frame, label_class=sub.label_class,
-                             label_boxes=sub.label_boxes, label_crowd=sub.label_crowd, det_frame=s.frame,
-                             det_class=s.cls, det_boxes=s.boxes, det_score=s.score)
+                             label_boxes=sub.label_boxes, label_crowd=sub.label_crowd, det_frame=floor.frame,
+                             det_class=floor.cls, det_boxes=floor.boxes, det_score=floor.score)
             ap(replace(m, frame=frames[m.frame]))
         if served is not None:
             kept = np.flatnonzero(op.kept)

@@ -99,11 +99,14 @@ class Tally:
                    hist=np.zeros((3, n_c, n_t + 1), np.int64), labels=np.zeros(n_c, np.int64),
                    matrix=np.zeros((n_c + 1, n_c + 1), np.int64) if matrix else None)
 
-    def add(self, s: Scored, op: OperatingPoint, *, wrong: np.ndarray, anatomy: Anatomy, of_frame: np.ndarray) -> None:
+    def add(self, s: Scored, op: OperatingPoint, *, wrong: np.ndarray, anatomy: Anatomy, of_frame: np.ndarray,
+            curves: Scored | None = None) -> None:
         """Add the counts of one chunk: ``s`` and ``op`` on a scene of whole frames, ``wrong``
         (:func:`~candor.detection.scoring.metrics.wrong_targets`), ``anatomy``
         (:func:`~candor.detection.scoring.anatomy.error_anatomy`) and ``of_frame``, the group of
-        each of that scene's frames (frames of group ``-1`` are not counted)."""
+        each of that scene's frames (frames of group ``-1`` are not counted). The curves' histograms
+        come from ``curves`` (the same scene scored at the floor) when the operating point was scored
+        apart (a class-agnostic or capped NMS, :mod:`candor.detection.scoring.metrics`), else from ``s``."""
         sc = s.scene
         n_g, n_c, n_b, n_k = self.counts.shape
         self.frames += np.bincount(of_frame[of_frame >= 0], minlength=n_g)
@@ -121,6 +124,8 @@ class Tally:
             sel = sel & (g >= 0)
             flat = ((g[sel] * n_c + c[sel]) * n_b + b[sel]) * n_k + k
             self.counts += np.bincount(flat, minlength=self.counts.size).reshape(self.counts.shape)
+        s = s if curves is None else curves
+        det_g = of_frame[s.frame]
         counted_det, counted_lab = det_g >= 0, (lab_g >= 0) & ~sc.label_crowd
         n_t = self.hist.shape[2]
         scored = [(counted_det & (s.label >= 0), s.cls, s.score), (counted_det & (s.label < 0) & ~s.ignored, s.cls, s.score),
