@@ -5,8 +5,10 @@
 
 Without ``--params`` every detection counts (no threshold, no NMS) and ``match`` uses
 its defaults (IoU 0.5); with it, the shared ``thresholds`` (no model is named, so
-``thresholds_by_model`` does not apply), ``detector.nms_iou``/``floor`` and ``match`` apply. Size bands are in original pixels (there is no model input). Output:
-``{"all": {...}, "counts": {...}}`` (:mod:`candor.detection.scoring.coco_pair`;
+``thresholds_by_model`` and ``detector.nms_by_model`` do not apply), the shared served NMS
+(``detector.nms_iou``, ``max_det``, ``nms_agnostic``), ``detector.floor`` and ``match`` apply. Size bands are in original pixels (there is no model input). Output:
+``{"all": {...}, "ap": {...}, "counts": {...}}`` (``ap``: COCO AP50 and AP@[.5:.95] of the results as
+given, equal to pycocotools' COCOeval) (:mod:`candor.detection.scoring.coco_pair`;
 docs/detector.md, "Standalone COCO mode").
 
 Exit codes: 0 ok; 2 bad input or configuration (a file, entry or field named; nothing written).
@@ -49,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     det = read_coco_results(Path(args.coco_results), image_map=img_map, category_map=cat_map, classes=gt.classes)
     t1 = time.perf_counter()
     if args.params is None:
-        result = score_coco_pair(gt, det)
+        result = score_coco_pair(gt, det, image_map=img_map, category_map=cat_map)
     else:
         from candor.detection.config import check_critical
         from candor.detection.scoring.evaluation import read_params
@@ -57,9 +59,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         params = read_params(args.params)
         thr = params.thresholds.vector(None, classes=gt.classes, floor=params.detector.floor)
         check_critical(params.match.critical, classes=gt.classes)
-        result = score_coco_pair(gt, det, thresholds=thr, nms_iou=params.detector.nms_iou, iou=params.match.iou,
+        nms = params.detector.served_nms(None)
+        result = score_coco_pair(gt, det, thresholds=thr, nms_iou=nms.iou, agnostic=nms.agnostic, max_det=nms.max_det,
+                                 iou=params.match.iou,
                                  min_support=params.match.min_support, critical=params.match.critical,
-                                 bands=params.match.bands)
+                                 bands=params.match.bands, image_map=img_map, category_map=cat_map)
     t2 = time.perf_counter()
     write_json(args.out, result)
     m = result["all"]["micro"]

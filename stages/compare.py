@@ -12,7 +12,10 @@ family of tests such as the per-class table, the Holm-adjusted p), or ``no detec
 with what the bench could have seen. Every test is the exact sign-flip test over the clusters
 params ``stats.cluster`` declares (frames, sessions, cases); per-frame false-positive counts
 (the paired precision) are compared the same way. Only what changed is listed, most changed
-first; ``--all`` lists the unchanged rows too.
+first; ``--all`` lists the unchanged rows too. Then, descriptively,
+what kind of error changed: the test-split totals of each set's and model's FP kinds, aimed and
+missed FNs and strict TPs in A and B and their difference (:mod:`candor.stats.error_kinds`; JSON:
+``error_kinds``).
 
 Nothing is dropped silently: cases present in one revision only are counted and listed, and a
 table, metric or candidate present on one side only is reported as such. Output: a plain table
@@ -30,6 +33,7 @@ from candor.common.atomic import dumps_json, write_text
 from candor.common.errors import fail, run_main
 from candor.common.params import section
 from candor.stats.compare import compare_units, render_markdown, render_text
+from candor.stats.error_kinds import frame_totals, render_totals
 from candor.stats.outcomes import parse_tables, table_paths
 from candor.stats.params import StatsParams
 from candor.stats.revisions import WORKSPACE, folders_at, read_at, resolve_revision
@@ -70,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     revs = [resolve_revision(rev, repo=repo) for rev in (args.rev_a, args.rev_b)]
     absent: list[str] = []
-    units = []
+    units, errors = [], []
     root = args.outcomes.rstrip("/")
     sets = sorted({d for rev in revs for d in folders_at(rev, root, repo=repo)})    # a set on one side only: absent
     paths = {name: f"{root}/{name}" for name in table_paths(sets)}
@@ -79,15 +83,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         absent += [f"{paths[name]} is absent in {label} ({rev})" for name, text in texts.items() if text is None]
         tables = parse_tables(texts, where=lambda name: f"{rev}:{paths[name]}")
         units.append(units_from_tables(tables, clusters={d: params.cluster.detection_of(d) for d in sets}))
+        errors.append(frame_totals(tables))
     rows = compare_units(units[0], units[1], alpha=alpha, confidence=confidence)
     if args.json:
         text = dumps_json({"a": args.rev_a, "b": args.rev_b, "a_commit": revs[0], "b_commit": revs[1],
                            "alpha": alpha, "confidence": confidence, "absent": absent,
-                           "rows": [r.as_json() for r in rows]})
+                           "rows": [r.as_json() for r in rows],
+                           "error_kinds": [{"set": s, "model": m, "a": errors[0].get((s, m)), "b": errors[1].get((s, m))}
+                                           for s, m in sorted(set(errors[0]) | set(errors[1]))]})
     else:
         render = render_markdown if args.markdown else render_text
         text = render(rows, rev_a=args.rev_a, rev_b=args.rev_b, confidence=confidence, alpha=alpha, absent=absent,
                       everything=args.all)
+        text += "\n" + render_totals(errors[0], errors[1])
     if args.out:
         write_text(args.out, text)
     else:

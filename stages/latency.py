@@ -6,7 +6,7 @@
 For each model of the set (``detector.sets``), written to ``<out>/<model>.json``: every frame of ``<data>/frames.csv`` is decoded into memory, then ``latency.warmup``
 warm-up calls run (default 3), then one timed call per image, in frame order, on the served
 path: the model's served thresholds (``thresholds`` with its ``thresholds_by_model`` keys),
-same-class NMS at ``detector.nms_iou``. The method,
+the model's served NMS (``detector.nms_iou``, ``max_det``, ``nms_agnostic``, ``nms_by_model``). The method,
 the two timed spans and the summary fields are defined in :mod:`candor.detection.latency`.
 
 These figures are machine-specific: this stage lives in its own pipeline file
@@ -51,7 +51,7 @@ def time_one(name: str, *, data: Path, args: argparse.Namespace, det: DetectorPa
     if not images:
         raise fail(str(data / "frames.csv"), "no frames to time")
     log.info("%s: %d decoded images, %d warm-up calls", model.name, len(images), lat.warmup)
-    timed = time_model(model, images, thresholds=thresholds, nms_iou=det.nms_iou, warmup=lat.warmup)
+    timed = time_model(model, images, thresholds=thresholds, nms=det.served_nms(name), warmup=lat.warmup)
     print(f"{model.name}: end-to-end median {timed['end_to_end']['median_ms']} ms, "
           f"p95 {timed['end_to_end']['p95_ms']} ms; model call median {timed['model_call']['median_ms']} ms "
           f"({len(images)} images, {lat.warmup} warm-up)")

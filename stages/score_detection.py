@@ -12,7 +12,8 @@ same-class NMS (``detector.nms_iou``), greedy matching (``match``), then
 the card has a frozen evaluation, and ``counts``: the k of n behind every rate; a split
 block has ``out_of_scope`` when the card maps the model onto a subset of the data's classes), the
 per-frame and per-label outcome tables of the set's models (``<outcomes>/detection-*.csv``), plot
-data under ``<plots>/<kind>/<set>/`` (rendered as PNGs by :mod:`stages.figures`, outside the
+data under ``<plots>/<kind>/<set>/`` (per model, and the set's models compared in one file:
+``pr_models``, ``f1_models``, ``anatomy``) (rendered as PNGs by :mod:`stages.figures`, outside the
 pipeline), and the served detections as COCO results JSON (``<coco-out>/<model>.json``). Nothing is written unless every model scored.
 The models are scored side by side, one process per model up to the usable cores
 (:func:`candor.common.parallel.fork_map`; each streams its own COCO export): the outputs do not
@@ -35,7 +36,7 @@ from candor.detection.frames import SPLITS
 from candor.detection.scoring.evaluation import (
     add_scoring_arguments, frame_rows, label_rows, ModelScore, read_params, score_model,
 )
-from candor.detection.scoring.plots import PLOT_KINDS
+from candor.detection.scoring.plots import PLOT_KINDS, set_plot_files
 from candor.detection.sets import set_folders
 from candor.stats.outcomes import write_outcome
 
@@ -94,6 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             replace_dir_files(Path(args.plots) / kind / dset.name,
                               {rel: blob for res in results.values() for rel, blob in res.plots[kind].items()},
                               clean=True)
+        compared = set_plot_files({m: res.figure.curves for m, res in results.items()},
+                                  {m: res.metrics["all"]["micro"]["fp_anatomy"] for m, res in results.items()})
+        for kind, files in compared.items():
+            replace_dir_files(Path(args.plots) / kind / dset.name, files, clean=True)
     print_summary(results)
     return 0
 

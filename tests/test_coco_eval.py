@@ -12,6 +12,7 @@ import pytest
 
 from stages import coco_eval
 from candor.common.errors import run_main
+from tests.support_coco import random_pair
 
 DATA = Path(__file__).parent / "data" / "detector"
 
@@ -60,34 +61,6 @@ def test_hand_fixture_agrees_with_pycocotools(tmp_path):
     m = ours(DATA / "coco_gt.json", DATA / "coco_results.json", tmp_path / "o.json")
     got = {c: (v["tp"], v["fp"], v["fn"]) for c, v in m["per_class"].items()}
     assert got == pycoco_counts(DATA / "coco_gt.json", DATA / "coco_results.json")
-
-
-def random_pair(tmp_path: Path, seed: int) -> tuple[Path, Path]:
-    rng = np.random.default_rng(seed)
-    images = [{"id": i + 1, "file_name": f"f{i:03d}.jpg", "width": 320, "height": 240} for i in range(25)]
-    cats = [{"id": c + 1, "name": f"c{c}"} for c in range(5)]
-    anns, dets = [], []
-    for im in images:
-        for _ in range(rng.integers(0, 12)):
-            x, y = rng.uniform(0, 280), rng.uniform(0, 200)
-            w, h = rng.uniform(6, 40, 2)
-            c = int(rng.integers(1, 5))       # category 5 never labelled
-            crowd = int(rng.uniform() < 0.05)
-            anns.append({"id": len(anns) + 1, "image_id": im["id"], "category_id": c, "iscrowd": crowd,
-                         "bbox": [round(x, 2), round(y, 2), round(w, 2), round(h, 2)], "area": round(w * h, 2)})
-            for _ in range(rng.integers(0, 3)):     # jittered detections, some duplicates
-                j = rng.normal(0, 4, 4)
-                dets.append({"image_id": im["id"], "category_id": c if rng.uniform() < 0.85 else 5,
-                             "bbox": [round(x + j[0], 2), round(y + j[1], 2), round(max(w + j[2], 1), 2),
-                                      round(max(h + j[3], 1), 2)], "score": round(float(rng.uniform()), 4)})
-        for _ in range(rng.integers(0, 3)):         # background false positives
-            dets.append({"image_id": im["id"], "category_id": int(rng.integers(1, 6)),
-                         "bbox": [round(rng.uniform(0, 280), 2), round(rng.uniform(0, 200), 2), 20.0, 20.0],
-                         "score": round(float(rng.uniform()), 4)})
-    gt, dt = tmp_path / f"gt{seed}.json", tmp_path / f"dt{seed}.json"
-    gt.write_text(json.dumps({"images": images, "categories": cats, "annotations": anns}))
-    dt.write_text(json.dumps(dets))
-    return gt, dt
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -157,6 +130,18 @@ def test_without_params_the_coco_mode_imports_neither_pydantic_nor_yaml(tmp_path
 def test_output_carries_the_counts_of_its_rates(tmp_path):
     ours(DATA / "coco_gt.json", DATA / "coco_results.json", tmp_path / "o.json")
     doc = json.loads((tmp_path / "o.json").read_text())
-    assert list(doc) == ["all", "counts"]
+    assert list(doc) == ["all", "ap", "counts"]
     assert doc["counts"]["all.micro.precision"] == {"k": 4, "n": 8, "unit": "detection"}
     assert doc["counts"]["all.per_class.relic.recall"] == {"k": 0, "n": 0, "unit": "label"}
+
+
+def test_ap_block_of_the_hand_fixture(tmp_path):
+    """The ``ap`` block has every category with its id; relic (no labels) is left out of the means."""
+    ours(DATA / "coco_gt.json", DATA / "coco_results.json", tmp_path / "o.json")
+    ap = json.loads((tmp_path / "o.json").read_text())["ap"]
+    assert list(ap) == ["map50", "map50_95", "per_class"]
+    assert ap["per_class"]["relic"]["ap50"] is None
+    cats = {c["name"]: c["id"] for c in json.loads((DATA / "coco_gt.json").read_text())["categories"]}
+    assert {n: v["category_id"] for n, v in ap["per_class"].items()} == cats
+    have = [v["ap50"] for v in ap["per_class"].values() if v["ap50"] is not None]
+    assert ap["map50"] == pytest.approx(sum(have) / len(have), abs=1e-12)

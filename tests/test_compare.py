@@ -177,3 +177,20 @@ def test_a_per_class_row_reads_its_verdict_from_the_holm_adjusted_p():
     assert deer.p_holm == pytest.approx(0.046875)                            # x 3 tests
     assert "Holm p = 0.0469" in deer.explanation
     assert rows["sheep"].paired.p_holm == 1.0
+
+
+def test_error_kinds_against_a_table_written_before_the_error_columns(repo, capsys):
+    # HEAD's table has no error columns (it still reads); the workspace's has them
+    frames = repo / "metrics" / "outcomes" / "demo" / "detection-frames.csv"
+    frames.write_text("frame,split,session,zoom,model,tp,fp,fn,fp_localisation,fp_class_confusion,fp_duplicate,"
+                      "fp_background,fp_both,fn_aimed,fn_missed,tp_strict\n"
+                      "f1,test,s,1,demo-v1,1,3,2,1,0,0,2,0,1,1,1\nf2,dev,s,1,demo-v1,0,5,0,0,0,0,5,0,0,0,0\n")
+    assert main(["HEAD", "--repo", str(repo), "--json"]) == 0
+    kinds = json.loads(capsys.readouterr().out)["error_kinds"]
+    assert kinds == [{"set": "demo", "model": "demo-v1", "a": {"fp": 0, "fn": 0},
+                      "b": {"fp": 3, "fn": 2, "fp_localisation": 1, "fp_class_confusion": 0, "fp_duplicate": 0,
+                            "fp_background": 2, "fp_both": 0, "fn_aimed": 1, "fn_missed": 1, "tp_strict": 1}}]
+    assert main(["HEAD", "--repo", str(repo), "--markdown"]) == 0
+    text = capsys.readouterr().out
+    assert "| demo | demo-v1 | fp | 0 | 3 | +3 |" in text
+    assert "| demo | demo-v1 | fp_background | n/a | 2 | n/a |" in text

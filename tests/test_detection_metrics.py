@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from candor.detection.scoring.anatomy import FP_KINDS, error_anatomy
 from candor.detection.scoring.metrics import (
     Counts, Scene, band_names, best_thresholds, confusion, operating_point, rate_counts, score_detections,
     size_at_input, threshold_grid, wrong_targets, zoom_key,
@@ -12,6 +13,11 @@ from candor.detection.scoring.metrics import (
 from candor.detection.scoring.tally import Tally, frame_groups, summarize
 
 CLASSES = ("deer", "sheep", "tree", "relic")   # relic: never labelled
+
+
+def anatomy(**kinds: int) -> dict[str, int]:
+    """An ``fp_anatomy`` block: the kinds given, the others 0."""
+    return {k: kinds.get(k, 0) for k in FP_KINDS}
 
 
 def scene(frames=("a", "b", "c"), split=("dev", "dev", "test"), zoom=("1", "2", "1")):
@@ -45,7 +51,7 @@ def curves(s, *, thresholds):
     """The curves of every frame of ``s`` at ``thresholds`` (a tally of one chunk)."""
     t = Tally.empty(frame_groups(s.scene), classes=s.scene.classes, band_edges=[], thresholds=thresholds)
     op = operating_point(s, thresholds=np.full(len(s.scene.classes), 0.5))
-    t.add(s, op, wrong=wrong_targets(s, op), of_frame=t.groups.of_frame)
+    t.add(s, op, wrong=wrong_targets(s, op), anatomy=error_anatomy(s, op), of_frame=t.groups.of_frame)
     return t.curves()
 
 
@@ -65,9 +71,13 @@ def test_nms_then_match_then_threshold_hand_counts():
     m = summarize(s, op, frame_mask=allf, min_support=1, critical=["deer", "sheep"], band_edges=[16, 48])
     # TP: deer; FP: deer-on-sheep, relic, tree(empty frame); FN: sheep (0.3 < 0.35), tree
     assert m["micro"] == {"precision": 0.25, "recall": pytest.approx(1 / 3, abs=1e-6), "f1": pytest.approx(2 / 7, abs=1e-6),
-                          "tp": 1, "fp": 3, "fn": 2, "fp_per_frame": 1.0, "frames": 3}
+                          "tp": 1, "fp": 3, "fn": 2, "fp_per_frame": 1.0, "frames": 3,
+                          # deer-on-sheep: class confusion aimed at the sheep; relic (IoU 0.01 with the
+                          # tree) and the tree on the empty frame: background; the tree label: missed
+                          "fp_anatomy": anatomy(class_confusion=1, background=2), "fn_anatomy": {"aimed": 1, "missed": 1}}
     assert m["per_class"]["relic"] == {"precision": 0.0, "recall": None, "f1": 0.0, "support": 0,
-                                       "tp": 0, "fp": 1, "fn": 0, "qualified": False}
+                                       "tp": 0, "fp": 1, "fn": 0, "qualified": False,
+                                       "fp_anatomy": anatomy(background=1), "fn_anatomy": {"aimed": 0, "missed": 0}}
     assert m["per_class"]["deer"]["fp"] == 1 and m["per_class"]["deer"]["tp"] == 1
     assert m["critical"] == {"deer": {"missed": 0, "wrong": 1}, "sheep": {"missed": 1, "wrong": 0},
                              "total": {"missed": 1, "wrong": 1}}
@@ -163,7 +173,7 @@ def test_empty_everything():
     op = operating_point(s, thresholds=np.array([0.35]))
     m = summarize(s, op, frame_mask=np.ones(1, bool), min_support=1, critical=["deer"], band_edges=[16])
     assert m["micro"] == {"precision": None, "recall": None, "f1": None, "tp": 0, "fp": 0, "fn": 0,
-                          "fp_per_frame": 0.0, "frames": 1}
+                          "fp_per_frame": 0.0, "frames": 1, "fp_anatomy": anatomy(), "fn_anatomy": {"aimed": 0, "missed": 0}}
     assert confusion(s, op).sum() == 0
 
 
@@ -184,15 +194,23 @@ def _iou(a, b):
     return inter / union if union > 0 else 0.0
 
 
-def naive_score(sc, frame, cls, boxes, score, *, nms_iou, match_iou):
-    """The module docstring's definition, one detection at a time in plain Python loops."""
+def naive_score(sc, frame, cls, boxes, score, *, nms_iou, match_iou, agnostic=False, max_det=None):
+    """The module docstring's definition, one detection at a time in plain Python loops: NMS within
+    each class (or, ``agnostic``, each frame) by score, ties by class then input order; then the
+    ``max_det`` highest-scored boxes of each frame; then matching."""
     order = sorted(range(len(score)), key=lambda i: (frame[i], cls[i], -score[i], i))
+    by_frame = lambda i: (frame[i], -score[i], cls[i], i)  # noqa: E731
     if nms_iou is not None:
         kept = []
-        for i in order:
-            if not any(frame[j] == frame[i] and cls[j] == cls[i] and _iou(boxes[j], boxes[i]) > nms_iou for j in kept):
+        for i in sorted(order, key=by_frame):
+            if not any(frame[j] == frame[i] and (agnostic or cls[j] == cls[i]) and _iou(boxes[j], boxes[i]) > nms_iou
+                       for j in kept):
                 kept.append(i)
-        order = kept
+        order = [i for i in order if i in set(kept)]
+    if max_det is not None:
+        ranked = sorted(order, key=by_frame)
+        capped = {i for i in ranked if sum(1 for j in ranked if frame[j] == frame[i] and by_frame(j) < by_frame(i)) < max_det}
+        order = [i for i in order if i in capped]
     taken, label, ignored = {}, [], []
     for i in order:
         best, best_iou = -1, -1.0
@@ -226,8 +244,9 @@ def random_scene(rng, n_frames=12, n_cls=3, n_lab=40):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-@pytest.mark.parametrize("nms_iou", [None, 0.5])
-def test_chunked_scoring_equals_the_naive_definition(seed, nms_iou):
+@pytest.mark.parametrize("nms_iou, agnostic, max_det", [(None, False, None), (0.5, False, None), (0.5, True, None),
+                                                         (0.5, False, 4), (0.5, True, 3), (None, False, 2)])
+def test_chunked_scoring_equals_the_naive_definition(seed, nms_iou, agnostic, max_det):
     rng = np.random.default_rng(seed)
     sc = random_scene(rng)
     n = 300
@@ -237,10 +256,11 @@ def test_chunked_scoring_equals_the_naive_definition(seed, nms_iou):
     boxes = sc.label_boxes[src] + np.round(rng.normal(0, 1.5, (n, 4)))
     boxes[:, 2:] = np.maximum(boxes[:, 2:], boxes[:, :2])
     score = np.round(rng.uniform(0, 1, n), 1)             # many score ties: input order decides
-    order, label, ignored, label_score = naive_score(sc, frame, cls, boxes, score, nms_iou=nms_iou, match_iou=0.5)
+    order, label, ignored, label_score = naive_score(sc, frame, cls, boxes, score, nms_iou=nms_iou, match_iou=0.5,
+                                                     agnostic=agnostic, max_det=max_det)
     for chunk in (1, 40, 10_000):
         s = score_detections(sc, frame=frame, cls=cls, boxes=boxes, score=score, nms_iou=nms_iou, match_iou=0.5,
-                             chunk_dets=chunk)
+                             agnostic=agnostic, max_det=max_det, chunk_dets=chunk)
         assert s.frame.tolist() == frame[order].tolist() and s.cls.tolist() == cls[order].tolist()
         assert s.boxes.tolist() == boxes[order].tolist() and s.score.tolist() == score[order].tolist()
         assert s.label.tolist() == label

@@ -54,3 +54,17 @@ def test_figure_jobs_names_the_four_figures_of_a_model():
     figs = dp.render(dp.figure_jobs(fig), workers=1)
     assert sorted(figs) == ["m_1-confusion.png", "m_1-f1.png", "m_1-per_class.png", "m_1-pr.png"]
     assert all(b.startswith(b"\x89PNG") for b in figs.values())
+
+
+def test_set_plot_files_put_every_model_in_one_file():
+    def curve(tp):
+        return Curve(thresholds=np.array([0.1, 0.5]), tp=np.array(tp), fp=np.array([1, 0]), fn=np.array([1, 2]))
+
+    files = dp.set_plot_files({"a": {"all": curve([3, 1]), "deer": curve([1, 0])}, "b": {"all": curve([2, 0])}},
+                              {"a": {"localisation": 2, "both": 0}, "b": {"localisation": 1, "both": 3}})
+    assert list(files["pr_models"]) == ["all.csv"]              # only the classes every model has
+    assert files["pr_models"]["all.csv"].decode().splitlines() == [
+        "model,threshold,precision,recall", "a,0.1,0.75,0.75", "a,0.5,1,0.333333", "b,0.1,0.666667,0.666667"]
+    assert files["f1_models"]["all.csv"].decode().splitlines()[-1] == "b,0.5,0"
+    assert files["anatomy"]["fp.csv"].decode().splitlines() == [
+        "model,kind,count", "a,localisation,2", "a,both,0", "b,localisation,1", "b,both,3"]

@@ -10,6 +10,7 @@ import pytest
 
 from candor.common.errors import run_main
 from candor.detection import latency
+from candor.detection.config import ServedNms
 from candor.detection.inference.letterbox import Letterboxer
 from candor.detection.inference.onnx_model import open_model
 from stages import latency as latency_stage
@@ -37,7 +38,7 @@ def test_serve_applies_thresholds_then_same_class_nms(repo):
     model = open_model(repo / "models" / "tiny.yaml", providers=["CPUExecutionProvider"])
     thresholds = np.array([0.25, 0.35, 0.35])   # deer, sheep, relic
     ticks = count()
-    served, model_s = latency.serve(model, Image.new("RGB", (128, 64)), thresholds=thresholds, nms_iou=0.5,
+    served, model_s = latency.serve(model, Image.new("RGB", (128, 64)), thresholds=thresholds, nms=ServedNms(iou=0.5),
                                     letterbox=Letterboxer(input_w=model.input_w, input_h=model.input_h),
                                     clock=lambda: float(next(ticks)))
     assert model_s == 1.0                      # exactly the span around session.run

@@ -184,3 +184,33 @@ def test_every_declared_plot_is_drawn_offline(browser, clone, tmp_path):
     chromium(browser, page.as_uri(), f"--window-size={size[0]},{size[1]}",
              f"--screenshot={SCREENSHOT}", profile=tmp_path / "s")
     assert png_size(SCREENSHOT) == size
+
+
+def drawn_marks(browser: str, spec: str, *, profile: Path, page: Path, vendor: Path) -> dict[str, int]:
+    """Draw one plot's spec (as DVC wrote it) with Vega's SVG renderer offline; per mark kind
+    (``mark-line``, ``mark-rect``, ...), how many shapes it drew."""
+    page.write_text("<html><head>" + "".join(
+        f'<script src="{(vendor / n).as_uri()}"></script>' for n in ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js"))
+        + '</head><body><div id="v"></div><script>vegaEmbed("#v", ' + spec
+        + ', {renderer: "svg", actions: false});</script></body></html>\n')
+    dom = chromium(browser, page.as_uri(), "--dump-dom", profile=profile)
+    counts: dict[str, int] = {}
+    for kind, body in re.findall(r'<g class="(mark-\w+) role-mark[^"]*"[^>]*>(.*?)</g>', dom, re.S):
+        counts[kind] = counts.get(kind, 0) + len(re.findall(r"<path\b", body))
+    return counts
+
+
+@pytest.mark.slow
+@needs_browser
+def test_the_models_of_a_set_share_one_panel(browser, clone, tmp_path):
+    """The comparison plots (docs/detector.md, "Plots"): one line per model of the set in one PR and
+    one F1 panel, and one bar per model and FP kind in the anatomy chart."""
+    divs = dict(re.findall(r'<div id = "([^"]+)">\s*<script type = "text/javascript">\s*var spec = (.*?);\n',
+                           (clone / "dvc_plots/index.html").read_text()))
+    models = yaml.safe_load((clone / "params.yaml").read_text())["detector"]["sets"]["detector"]
+    vendor = clone / "plots/html/vendor"
+    for i, (div, mark, n) in enumerate([("plots_detection_pr_models_detector_all_csv", "mark-line", len(models)),
+                                        ("plots_detection_f1_models_detector_deer_csv", "mark-line", len(models)),
+                                        ("plots_detection_anatomy_detector_fp_csv", "mark-rect", 5 * len(models))]):
+        got = drawn_marks(browser, divs[div], profile=tmp_path / f"p{i}", page=tmp_path / f"{i}.html", vendor=vendor)
+        assert got.get(mark) == n, (div, got)

@@ -64,13 +64,30 @@ def run_score(*extra):
 def test_pipeline_metrics_hand_computed(repo):
     assert run_score() == 0
     m = json.loads(Path("metrics/detection/detector/tiny.json").read_text())
-    assert list(m) == ["all", "dev", "test", "counts"]
+    assert list(m) == ["all", "dev", "test", "ap", "counts"]
+    # AP (every box after NMS): deer by score a-0.5 TP, b-0.5 FP, a-0.3 FP, b-0.3 FP of 2 labels: precision 1
+    # up to recall 0.5 (51 of 101 points), at every IoU (the TP is exact); sheep a-0.9 TP first: 1; relic no labels
+    ap = m["ap"]["all"]
+    assert ap["per_class"]["deer"]["ap50"] == pytest.approx(51 / 101, abs=1e-12)
+    assert ap["per_class"]["sheep"]["ap50_95"] == pytest.approx(1.0, abs=1e-12)
+    assert ap["per_class"]["relic"] == {"category_id": 3, "ap50": None, "ap50_95": None}
+    assert ap["map50"] == pytest.approx((51 / 101 + 1) / 2, abs=1e-12)
+    # frame a: the deer at 0.3 on the sheep is a class confusion, the relic background; frame b: all four
+    # boxes on nothing (background), its deer missed with nothing aimed at it; both TPs are exact boxes
+    none = {"localisation": 0, "class_confusion": 0, "duplicate": 0, "both": 0}
     assert m["all"]["micro"] == {"precision": 0.25, "recall": 0.666667, "f1": 0.363636, "tp": 2, "fp": 6, "fn": 1,
-                                 "fp_per_frame": 3.0, "frames": 2}
+                                 "fp_per_frame": 3.0, "frames": 2,
+                                 "fp_anatomy": {**none, "class_confusion": 1, "background": 5},
+                                 "fn_anatomy": {"aimed": 0, "missed": 1},
+                                 "tp_quality": {"tp": 2, "iou_median": 1.0, "iou_p10": 1.0, "edge_error_px": 0.0}}
     assert (m["dev"]["micro"]["tp"], m["dev"]["micro"]["fp"], m["dev"]["micro"]["fn"]) == (2, 2, 0)
     assert (m["test"]["micro"]["tp"], m["test"]["micro"]["fp"], m["test"]["micro"]["fn"]) == (0, 4, 1)
     assert m["all"]["per_class"]["relic"] == {"precision": 0.0, "recall": None, "f1": 0.0, "support": 0, "tp": 0,
-                                              "fp": 2, "fn": 0, "qualified": False}
+                                              "fp": 2, "fn": 0, "qualified": False,
+                                              "fp_anatomy": {**none, "background": 2},
+                                              "fn_anatomy": {"aimed": 0, "missed": 0},
+                                              "tp_quality": {"tp": 0, "iou_median": None, "iou_p10": None,
+                                                             "edge_error_px": None}}
     assert m["all"]["per_class"]["deer"]["qualified"] is True and m["all"]["per_class"]["deer"]["support"] == 2
     assert m["all"]["critical"] == {"deer": {"missed": 1, "wrong": 1}, "sheep": {"missed": 0, "wrong": 0},
                                     "total": {"missed": 1, "wrong": 1}}
@@ -81,7 +98,10 @@ def test_pipeline_metrics_hand_computed(repo):
 def test_outcome_tables_follow_conventions(repo):
     assert run_score() == 0
     frames = Path("metrics/outcomes/detector/detection-frames.csv").read_text()
-    assert frames == "frame,split,session,zoom,model,tp,fp,fn\na,dev,s1,1,tiny,2,2,0\nb,test,s2,2,tiny,0,4,1\n"
+    # then fp_localisation, fp_class_confusion, fp_duplicate, fp_background, fp_both, fn_aimed, fn_missed, tp_strict
+    assert frames == ("frame,split,session,zoom,model,tp,fp,fn,fp_localisation,fp_class_confusion,fp_duplicate,"
+                      "fp_background,fp_both,fn_aimed,fn_missed,tp_strict\n"
+                      "a,dev,s1,1,tiny,2,2,0,0,1,0,1,0,0,0,2\nb,test,s2,2,tiny,0,4,1,0,0,0,4,0,0,1,0\n")
     labels = list(csv.DictReader(open("metrics/outcomes/detector/detection-labels.csv")))
     assert [(r["frame"], r["label"], r["class"], r["found"]) for r in labels] == [
         ("a", "0", "sheep", "1"), ("a", "1", "deer", "1"), ("b", "0", "deer", "0")]
@@ -268,8 +288,8 @@ def test_each_model_is_scored_at_its_own_served_thresholds(repo):
     assert run_score() == 0
     assert micro("tiny") == (2, 6, 1) and micro("twin") == (2, 4, 1)
     frames = Path("metrics/outcomes/detector/detection-frames.csv").read_text().splitlines()
-    assert frames[1:] == ["a,dev,s1,1,tiny,2,2,0", "a,dev,s1,1,twin,2,1,0",
-                          "b,test,s2,2,tiny,0,4,1", "b,test,s2,2,twin,0,3,1"]
+    assert [",".join(r.split(",")[:8]) for r in frames[1:]] == [
+        "a,dev,s1,1,tiny,2,2,0", "a,dev,s1,1,twin,2,1,0", "b,test,s2,2,tiny,0,4,1", "b,test,s2,2,twin,0,3,1"]
 
 
 @pytest.mark.parametrize("by_model, message", [
@@ -403,3 +423,37 @@ def test_an_error_in_a_worker_process_is_the_stage_error_and_nothing_is_written(
     assert "twin.jsonl:2: frame a, boxes[0]: bad box row" in err
     assert not Path("metrics/detection/detector").exists()
     assert not Path("build/coco-results/detector").exists() or not any(Path("build/coco-results/detector").iterdir())
+
+
+@pytest.mark.parametrize("nms, expected", [
+    # class-agnostic: the deer 0.3 on the sheep 0.9 (IoU 1) is suppressed in both frames
+    ("{nms_agnostic: true}", (2, 4, 1)),
+    # at most 2 boxes per frame, of those above the thresholds: sheep 0.9 and relic 0.6; the deer 0.5 is cut
+    # (frame a: its TP becomes FN; frame b: its FP goes)
+    ("{max_det: 2}", (1, 3, 2)),
+    ("{nms_iou: 0.5}", (2, 6, 1)),                                    # the shared values: unchanged
+])
+def test_served_nms_per_model(repo, nms, expected):
+    Path("params.yaml").write_text(PARAMS.replace("  nms_iou: 0.5\n", f"  nms_iou: 0.5\n  nms_by_model: {{tiny: {nms}}}\n"))
+    assert run_score() == 0
+    assert micro("tiny") == expected
+    m = json.loads(Path("metrics/detection/detector/tiny.json").read_text())["all"]["micro"]
+    assert sum(m["fp_anatomy"].values()) == m["fp"]
+
+
+def test_agnostic_nms_runs_after_the_thresholds(repo):
+    """Served: thresholds, then NMS. With the sheep served at 0.95 the sheep 0.9 is dropped before it
+    could suppress the deer 0.3 (at the floor it would), so the deer 0.3 is served in both frames (3
+    deer FPs, not 2): in frame a a class confusion on the sheep."""
+    Path("params.yaml").write_text(PARAMS.replace("  nms_iou: 0.5\n", "  nms_iou: 0.5\n  nms_agnostic: true\n")
+                                   + "thresholds_by_model:\n  tiny:\n    sheep: 0.95\n")
+    assert run_score() == 0
+    m = json.loads(Path("metrics/detection/detector/tiny.json").read_text())["all"]
+    assert m["per_class"]["deer"]["fp"] == 3 and m["per_class"]["sheep"]["tp"] == 0
+    assert m["micro"]["fp_anatomy"]["class_confusion"] == 1
+
+
+def test_nms_by_model_must_name_a_model(repo, capsys):
+    Path("params.yaml").write_text(PARAMS.replace("  nms_iou: 0.5\n", "  nms_iou: 0.5\n  nms_by_model: {tyni: {max_det: 3}}\n"))
+    assert run_score() == 2
+    assert "tyni" in capsys.readouterr().err

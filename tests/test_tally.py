@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from candor.detection.scoring.anatomy import error_anatomy
 from candor.detection.scoring.metrics import Scene, operating_point, score_detections, threshold_grid, wrong_targets
 from candor.detection.scoring.stream import frame_labels, sub_scene
 from candor.detection.scoring.tally import Tally, frame_groups
@@ -60,14 +61,14 @@ def test_chunks_add_up_to_the_whole():
     groups = frame_groups(scene)
     whole = Tally.empty(groups, classes=CLASSES, band_edges=[16, 32], thresholds=GRID)
     s, op, wrong = tally_of(scene, frame, cls, boxes, score)
-    whole.add(s, op, wrong=wrong, of_frame=groups.of_frame)
+    whole.add(s, op, wrong=wrong, anatomy=error_anatomy(s, op), of_frame=groups.of_frame)
     parts = Tally.empty(groups, classes=CLASSES, band_edges=[16, 32], thresholds=GRID)
     order, start = frame_labels(scene)
     for frames in (np.arange(0, 7), np.arange(7, 8), np.arange(8, 30)):
         sub, _ = sub_scene(scene, frames, order=order, start=start)
         sel = np.isin(frame, frames)
         s, op, wrong = tally_of(sub, frame[sel] - frames[0], cls[sel], boxes[sel], score[sel])
-        parts.add(s, op, wrong=wrong, of_frame=groups.of_frame[frames])
+        parts.add(s, op, wrong=wrong, anatomy=error_anatomy(s, op), of_frame=groups.of_frame[frames])
     for field in ("counts", "frames", "hist", "labels", "matrix"):
         assert np.array_equal(getattr(whole, field), getattr(parts, field)), field
     assert whole.counts.sum() > 0 and whole.matrix.sum() > 0
@@ -83,7 +84,7 @@ def test_curves_are_the_definition_counted_box_by_box():
     groups = frame_groups(scene)
     tally = Tally.empty(groups, classes=CLASSES, band_edges=[], thresholds=GRID)
     s, op, wrong = tally_of(scene, frame, cls, boxes, score)
-    tally.add(s, op, wrong=wrong, of_frame=groups.of_frame)
+    tally.add(s, op, wrong=wrong, anatomy=error_anatomy(s, op), of_frame=groups.of_frame)
     curves = tally.curves()
     regular = ~scene.label_crowd
     for j in (0, 10, 37, 60, 95):
@@ -107,7 +108,7 @@ def test_a_score_exactly_on_a_threshold_counts_at_that_threshold():
                          nms_iou=None, match_iou=0.5)
     op = operating_point(s, thresholds=np.array([0.3]))
     tally = Tally.empty(frame_groups(scene), classes=("deer",), band_edges=[], thresholds=grid)
-    tally.add(s, op, wrong=np.zeros(2, bool), of_frame=np.array([0]))
+    tally.add(s, op, wrong=np.zeros(2, bool), anatomy=error_anatomy(s, op), of_frame=np.array([0]))
     cv = tally.curves()["deer"]
     # the TP scores 0.3: counted at 0.1 and 0.3, not 0.5; the FP scores 0.5: counted everywhere
     assert cv.tp.tolist() == [1, 1, 0] and cv.fp.tolist() == [1, 1, 1] and cv.fn.tolist() == [0, 0, 1]

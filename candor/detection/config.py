@@ -1,7 +1,11 @@
 """The detector track's sections of ``params.yaml``, validated once.
 
 - ``detector``: ``sets`` (detection set name -> the model card names under ``models/`` scored on
-  it, reference first; :mod:`candor.detection.sets`), ``floor`` (raw boxes below it are never stored), ``nms_iou`` (same-class NMS in scoring),
+  it, reference first; :mod:`candor.detection.sets`), ``floor`` (raw boxes below it are never stored),
+  the served NMS of every model: ``nms_iou`` (suppress when IoU > it), ``max_det`` (boxes per frame
+  after NMS, ``null``: no cap), ``nms_agnostic`` (across classes; default within each class), and
+  ``nms_by_model.<model>``: the keys of those three that model serves differently
+  (:meth:`DetectorParams.served_nms`; the demo models serve the shared values),
   ``providers`` (onnxruntime execution providers, in order), ``executor`` (where the detect stage
   runs the models: ``local``, in its own process, or ``ray``, in shards on the Ray cluster named by
   ``RAY_ADDRESS``, :mod:`candor.detection.inference.cluster`; same output bytes).
@@ -33,7 +37,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
+from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator, model_validator
 
 from candor.common.errors import InputError, Problem, fail
 from candor.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
@@ -43,12 +47,37 @@ from candor.common.params import DEFAULT_PARAMS, load_yaml, section
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")     # a set or model name: one path segment, never . or ..
 
 
+class NmsOverride(BaseModel):
+    """``detector.nms_by_model.<model>``: the served-NMS keys of ``detector`` that model serves
+    differently (a key left out keeps the shared value; ``max_det: null`` lifts a shared cap)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    nms_iou: float | None = Field(default=None, gt=0.0, le=1.0)
+    max_det: int | None = Field(default=None, ge=1)
+    nms_agnostic: bool | None = None
+
+
+@dataclass(frozen=True)
+class ServedNms:
+    """What a model serves after its thresholds: greedy NMS at ``iou`` (suppress when IoU > iou),
+    within each class or, with ``agnostic``, across the classes of a frame; then at most
+    ``max_det`` boxes per frame, the highest-scored (``None``: no cap)."""
+
+    iou: float
+    max_det: int | None = None
+    agnostic: bool = False
+
+
 class DetectorParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     sets: dict[str, list[str]] = Field(default_factory=dict)
     floor: float = Field(default=0.05, ge=0.0, le=1.0)
     nms_iou: float = Field(default=0.5, gt=0.0, le=1.0)
+    max_det: int | None = Field(default=None, ge=1)
+    nms_agnostic: bool = False
+    nms_by_model: dict[str, NmsOverride] = Field(default_factory=dict)
     providers: list[str] = Field(default_factory=lambda: ["CPUExecutionProvider"], min_length=1)
     executor: Literal["local", "ray"] = "local"
 
@@ -65,6 +94,28 @@ class DetectorParams(BaseModel):
             if len(set(models)) != len(models):
                 raise ValueError(f"set {name!r} lists a model twice: {models}")
         return v
+
+    @model_validator(mode="after")
+    def nms_of_known_models(self) -> DetectorParams:
+        """Every model of ``nms_by_model`` is a model of ``sets`` (a misspelled one would serve the
+        shared NMS without a word)."""
+        bad = [m for m in self.nms_by_model if m not in self.models]
+        if bad:
+            raise ValueError(f"nms_by_model names {bad[0]!r}, not a model of detector.sets ({', '.join(self.models)})")
+        return self
+
+    def served_nms(self, model: str | None) -> ServedNms:
+        """Model ``model``'s served NMS: the shared ``nms_iou``, ``max_det``, ``nms_agnostic`` with the
+        keys of its ``nms_by_model`` entry replacing them (``None``: the shared values).
+
+        >>> p = DetectorParams(sets={"s": ["x", "y"]}, max_det=300, nms_by_model={"y": {"nms_iou": 0.7, "max_det": None}})
+        >>> p.served_nms("x"), p.served_nms("y")
+        (ServedNms(iou=0.5, max_det=300, agnostic=False), ServedNms(iou=0.7, max_det=None, agnostic=False))
+        """
+        own = self.nms_by_model.get(model) if model is not None else None
+        got = {} if own is None else {k: getattr(own, k) for k in own.model_fields_set}
+        return ServedNms(iou=got.get("nms_iou") or self.nms_iou, max_det=got.get("max_det", self.max_det),
+                         agnostic=bool(got.get("nms_agnostic", self.nms_agnostic)))
 
     @property
     def models(self) -> list[str]:

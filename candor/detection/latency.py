@@ -34,7 +34,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from candor.detection.inference.decode import decode
 from candor.detection.inference.letterbox import Letterboxer, plan, to_original
 from candor.detection.inference.onnx_model import LoadedModel
-from candor.detection.scoring.boxes import nms
+from candor.detection.config import ServedNms
+from candor.detection.scoring.boxes import nms as greedy_nms
+from candor.detection.scoring.boxes import rank_order
 
 LABEL = ("diagnostic: machine-specific latency; compare only with a candidate run on the same host, "
          "provider, inputs and scope (docs/stats.md, latency_p95)")
@@ -58,13 +60,14 @@ class Served:
     classes: np.ndarray
 
 
-def serve(model: LoadedModel, image: Image.Image, *, thresholds: np.ndarray, nms_iou: float,
+def serve(model: LoadedModel, image: Image.Image, *, thresholds: np.ndarray, nms: ServedNms,
           letterbox: Letterboxer, clock: Callable[[], float] = time.perf_counter) -> tuple[Served, float]:
     """The served path on one decoded image; returns the boxes and the model-call seconds.
 
     Letterbox (with ``letterbox``, a reused :class:`~candor.detection.inference.letterbox.Letterboxer`),
-    run, decode, map to original pixels, keep ``score >= thresholds[class]``, then same-class
-    NMS at ``nms_iou`` (suppress when IoU > nms_iou).
+    run, decode, map to original pixels, keep ``score >= thresholds[class]``, then the model's
+    served NMS ``nms`` (:class:`~candor.detection.config.ServedNms`: within each class or across
+    them, suppress when IoU > ``nms.iou``; then at most ``nms.max_det`` boxes, the highest-scored).
     """
     w, h = image.size
     lb = plan(w, h, input_w=model.input_w, input_h=model.input_h)
@@ -75,7 +78,9 @@ def serve(model: LoadedModel, image: Image.Image, *, thresholds: np.ndarray, nms
     cand = decode(out, layout=model.layout, num_classes=len(model.classes), floor=float(thresholds.min()))
     keep = cand.scores >= thresholds[cand.classes]
     boxes, scores, classes = to_original(cand.boxes[keep], lb), cand.scores[keep], cand.classes[keep]
-    kept = nms(classes, boxes, scores, iou=nms_iou)
+    kept = np.flatnonzero(greedy_nms(np.zeros_like(classes) if nms.agnostic else classes, boxes, scores, iou=nms.iou))
+    if nms.max_det is not None:
+        kept = kept[rank_order(np.zeros(len(kept), np.int64), scores[kept])[:nms.max_det]]
     return Served(boxes[kept], scores[kept], classes[kept]), model_s
 
 
@@ -91,16 +96,16 @@ def summary(ms: Sequence[float]) -> dict:
             "min_ms": round(float(a.min()), 3), "max_ms": round(float(a.max()), 3)}
 
 
-def time_model(model: LoadedModel, images: list[Image.Image], *, thresholds: np.ndarray, nms_iou: float,
+def time_model(model: LoadedModel, images: list[Image.Image], *, thresholds: np.ndarray, nms: ServedNms,
                warmup: int) -> dict:
     """Warm up, then one timed call per image: ``{"model_call": summary, "end_to_end": summary}``."""
     letterbox = Letterboxer(input_w=model.input_w, input_h=model.input_h, preprocess=model.card.preprocess)
     for i in range(warmup):
-        serve(model, images[i % len(images)], thresholds=thresholds, nms_iou=nms_iou, letterbox=letterbox)
+        serve(model, images[i % len(images)], thresholds=thresholds, nms=nms, letterbox=letterbox)
     e2e, call = [], []
     for image in images:
         t0 = time.perf_counter()
-        _, model_s = serve(model, image, thresholds=thresholds, nms_iou=nms_iou, letterbox=letterbox)
+        _, model_s = serve(model, image, thresholds=thresholds, nms=nms, letterbox=letterbox)
         e2e.append(1000 * (time.perf_counter() - t0))
         call.append(1000 * model_s)
     return {"model_call": summary(call), "end_to_end": summary(e2e)}

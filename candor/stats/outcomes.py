@@ -30,7 +30,20 @@ class TableSpec:
     key: tuple[str, ...]          # columns that identify a row (duplicates are an error)
     types: Mapping[str, str]      # column -> int | bool | bool? | outcome (others: str)
     track: str                    # identification | fields | valuation | detection
+    # written after ``columns``; read and typed when the header has them (a table written before
+    # they existed lacks them: its rows have no such key)
+    optional: tuple[str, ...] = ()
 
+    @property
+    def written(self) -> tuple[str, ...]:
+        """The columns the writer writes, in order."""
+        return self.columns + self.optional
+
+
+# what kind of error, per frame (docs/detector.md, "What kind of error"): the FPs by kind (they add
+# up to fp), the FNs aimed at or missed (they add up to fn), the TPs at IoU >= 0.75
+FRAME_ERROR_COLUMNS = ("fp_localisation", "fp_class_confusion", "fp_duplicate", "fp_background", "fp_both",
+                       "fn_aimed", "fn_missed", "tp_strict")
 
 TABLES: dict[str, TableSpec] = {s.name: s for s in (
     TableSpec("identification.csv", ("lot", "tier", "candidate", "run", "outcome", "count_exact"),
@@ -39,7 +52,8 @@ TABLES: dict[str, TableSpec] = {s.name: s for s in (
     TableSpec("fields.csv", ("case", "candidate", "position", "field", "hits", "total"),
               ("case", "candidate", "position"), {"position": "int", "hits": "int", "total": "int"}, "fields"),
     TableSpec("detection-frames.csv", ("frame", "split", "session", "zoom", "model", "tp", "fp", "fn"),
-              ("frame", "model"), {"tp": "int", "fp": "int", "fn": "int"}, "detection"),
+              ("frame", "model"), {c: "int" for c in ("tp", "fp", "fn", *FRAME_ERROR_COLUMNS)}, "detection",
+              optional=FRAME_ERROR_COLUMNS),
     TableSpec("detection-labels.csv", ("frame", "split", "label", "class", "model", "found"),
               ("frame", "label", "model"), {"found": "bool"}, "detection"),
     TableSpec("valuation.csv", ("lot", "candidate", "estimate", "ratio", "in_band", "hedged",
@@ -71,23 +85,23 @@ def _cells(name: str, rows: Iterable[Mapping[str, object] | tuple]) -> Iterator[
     spec = TABLES[name]
     for row in rows:
         if isinstance(row, Mapping):
-            if tuple(row) != spec.columns:
-                raise ValueError(f"{name}: row columns {tuple(row)} are not {spec.columns}")
+            if tuple(row) != spec.written:
+                raise ValueError(f"{name}: row columns {tuple(row)} are not {spec.written}")
             row = tuple(row.values())
-        elif len(row) != len(spec.columns):
-            raise ValueError(f"{name}: row {row!r} does not have the {len(spec.columns)} columns {spec.columns}")
+        elif len(row) != len(spec.written):
+            raise ValueError(f"{name}: row {row!r} does not have the {len(spec.written)} columns {spec.written}")
         yield tuple(row)
 
 
 def outcome_text(name: str, rows: list[Mapping[str, object]] | list[tuple]) -> str:
     """CSV text of outcome table ``name`` (a key of :data:`TABLES`): its columns, then ``rows``
     (mappings with exactly those keys, or tuples in column order), in the order given."""
-    return csv_text(TABLES[name].columns, _cells(name, rows))
+    return csv_text(TABLES[name].written, _cells(name, rows))
 
 
 def write_outcome(path: str | os.PathLike[str], name: str, rows: Iterable[Mapping[str, object] | tuple]) -> None:
     """Write :func:`outcome_text` to ``path`` atomically, row by row (``rows`` may be a generator)."""
-    write_csv(path, TABLES[name].columns, _cells(name, rows))
+    write_csv(path, TABLES[name].written, _cells(name, rows))
 
 
 def _convert(kind: str, raw: str) -> object:
@@ -116,7 +130,7 @@ _EXPECTED = {"int": "a non-negative integer", "bool": "1 or 0", "bool?": "1, 0 o
 def parse_table(spec: TableSpec, text: str, *, where: str) -> list[dict[str, object]]:
     """Parse and validate one outcome table's text (read by :func:`candor.common.tables.parse_rows`).
 
-    Extra columns are allowed (and ignored); missing columns, rows with too many or too few
+    Extra columns are allowed (and ignored; the spec's ``optional`` ones are read when present); missing columns, rows with too many or too few
     fields, bad values and duplicate cases are errors, each naming ``where``, the row (the
     header is row 1) and the column (``<where>:<row>:<column>``).
     """
@@ -126,7 +140,7 @@ def parse_table(spec: TableSpec, text: str, *, where: str) -> list[dict[str, obj
     seen: dict[tuple[str, ...], int] = {}
     for lineno, raw in table.rows:
         row: dict[str, object] = {}
-        for col in spec.columns:
+        for col in spec.columns + tuple(c for c in spec.optional if c in raw):
             kind = spec.types.get(col, "str")
             try:
                 row[col] = _convert(kind, raw[col])

@@ -10,6 +10,7 @@ bare leaderboard: on a small bench, differences inside each other's intervals ar
 """
 from __future__ import annotations
 
+from candor.stats.error_kinds import report_lines
 from candor.stats.gate import Criterion, GateResult
 from candor.stats.headline import dig, headline
 from candor.stats.paired import Paired, fmt_diff
@@ -288,4 +289,10 @@ def review(stats: StatsFile, gate: GateResult | None, docs: dict, *, sets: dict[
                   | set(candidates_of(stats, "lots")) | ({reference} if reference else set()))
     head = headline(stats, gate, docs, sets=sets, candidates=lots, reference=reference)
     text, details = render_report(stats, gate, forest=forest)
+    for name, lines in report_lines(docs, sets).items():       # what kind of error changed: descriptive
+        text += "\n".join(lines) + "\n"
+        for cand in sets[name][1:]:
+            key = detail_name(f"detection.{name}", cand)
+            if key in details:
+                details[key] += "\n" + "\n".join(lines) + "\n"
     return head, text, details

@@ -3,8 +3,9 @@
 :func:`open_model` reads the ONNX file's bytes once, checks their SHA-256
 against the card (and the fetch stage's verified record when given), and only
 then hands *those bytes* to onnxruntime, so the model that runs is exactly the
-model that was checked. It reads the static input shape ``[1, 3, H, W]`` and
-infers the output layout (:mod:`candor.detection.inference.decode`).
+model that was checked. It refuses an Ultralytics or YOLOv5 export whose card declares no
+``preprocess`` (:mod:`candor.detection.inference.export_family`), reads the static input shape
+``[1, 3, H, W]`` and infers the output layout (:mod:`candor.detection.inference.decode`).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from candor.detection.inference.decode import Layout, infer_layout
+from candor.detection.inference.export_family import PREPROCESS_LINE, export_family
 from candor.common.errors import fail
 from candor.detection.model_card import ModelCard, load_card, onnx_path
 
@@ -88,6 +90,13 @@ def open_model(card_file: Path, *, providers: list[str], verified: Path | None =
         session = ort.InferenceSession(blob, sess_options=opts, providers=list(providers))
     except Exception as err:  # onnxruntime raises its own exception types
         raise fail(str(path), f"onnxruntime cannot load the model: {err}") from None
+    family = export_family(session.get_modelmeta().custom_metadata_map)
+    if family is not None and "preprocess" not in card.model_fields_set:
+        raise fail(f"{card_file}: preprocess", f"the ONNX metadata names a{'n' if family == 'ultralytics' else ''} "
+                   f"{family} export, served with OpenCV's resize, but the card declares no preprocess "
+                   "(it would be scored on Pillow-resized pixels)", expected="a preprocess block", got="none",
+                   hint=f"add this line to {card_file}: {PREPROCESS_LINE}   (or preprocess: {{resize: pillow-bilinear}} "
+                        "if it really is served on Pillow-resized frames)")
     inp = session.get_inputs()[0]
     shape = list(inp.shape)
     static = len(shape) == 4 and all(isinstance(d, int) for d in shape[1:]) and shape[1] == 3

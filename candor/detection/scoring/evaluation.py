@@ -47,8 +47,10 @@ from candor.detection.frames import SPLITS
 from candor.detection.inference.detections_file import RawDetections, iter_chunks, read_index, split_chunks
 from candor.detection.model_card import ModelCard, load_card
 from candor.detection.scoring import plots as dp
+from candor.detection.scoring.box_quality import quality_by_class
+from candor.detection.scoring.coco_ap import APMatches, accumulate
 from candor.detection.scoring.coco_results import coco_results
-from candor.detection.scoring.metrics import compare_frozen, threshold_grid
+from candor.detection.scoring.metrics import Scene, compare_frozen, threshold_grid
 from candor.detection.scoring.scene import build_scene
 from candor.detection.scoring.scope import out_of_scope_block
 from candor.detection.scoring.stream import Outcomes, score_stream
@@ -57,7 +59,8 @@ from candor.detection.sets import add_set_arguments
 
 log = logging.getLogger("candor.score")
 
-FrameRow = tuple[str, str, str, str, str, int, int, int]   # frame, split, session, zoom, model, tp, fp, fn
+# frame, split, session, zoom, model, tp, fp, fn, then FRAME_ERROR_COLUMNS
+FrameRow = tuple[str, str, str, str, str, int, int, int, int, int, int, int, int, int, int, int]
 LabelRow = tuple[str, str, int, str, str, int]              # frame, split, label, class, model, found
 
 
@@ -91,6 +94,32 @@ class ModelScore:
     outcomes: Outcomes
     plots: dict[str, dict[str, bytes]]
     figure: dp.FigureInputs
+
+
+def add_quality(block: dict, outcomes: Outcomes, *, labels: np.ndarray) -> None:
+    """Put ``tp_quality`` (:mod:`candor.detection.scoring.box_quality`) of the labels selected by
+    ``labels`` ``(L,)`` beside the counts of ``block``'s ``micro`` and of each class of ``per_class``."""
+    sc = outcomes.scene
+    micro, per_class = quality_by_class(outcomes.tp_iou[labels], outcomes.tp_edge[labels],
+                                        sc.label_class[labels], classes=sc.classes)
+    block["micro"]["tp_quality"] = micro
+    for name, q in per_class.items():
+        block["per_class"][name]["tp_quality"] = q
+
+
+def ap_blocks(matches: APMatches, scene: Scene, *, image_ids: list[int], category_ids: list[int]) -> dict:
+    """The ``ap`` block (:mod:`candor.detection.scoring.coco_ap`) of each split, ``{"all", "dev",
+    "test"}``: every box after NMS, before thresholds; score ties across frames broken by COCO image
+    id, as pycocotools does on the export's ids."""
+    image_order = np.argsort(np.argsort(np.asarray(image_ids, np.int64), kind="stable"), kind="stable")
+    out = {}
+    for split in ("all", *SPLITS):
+        frames = np.ones(len(scene.frames), bool) if split == "all" else scene.split == split
+        regular = frames[scene.label_frame] & ~scene.label_crowd
+        n_labels = np.bincount(scene.label_class[regular], minlength=len(scene.classes))
+        ap = accumulate(matches.of_frames(frames), classes=scene.classes, n_labels=n_labels, image_order=image_order)
+        out[split] = ap.block(category_ids)
+    return out
 
 
 def frozen_block(card: ModelCard, *, model_sha256: str, manifest_sha256: str, metrics: dict) -> dict:
@@ -129,17 +158,22 @@ def _sorted_positions(keys: list[list[np.ndarray]]) -> Iterator[tuple[int, int]]
 def frame_rows(outcomes: dict[str, Outcomes]) -> Iterator[FrameRow]:
     """The frame rows of every model (model -> :class:`~candor.detection.scoring.stream.Outcomes`), in
     the order of the rows as tuples (frame, split, session, zoom, model, ...): one per frame and model,
-    TP and FP of the kept detections, FN of the labels. Made one by one, never all held at once."""
+    TP and FP of the kept detections, FN of the labels, then the FPs by kind
+    (``fp_localisation, fp_class_confusion, fp_duplicate, fp_background, fp_both``), the FNs split
+    into ``fn_aimed`` and ``fn_missed`` (:mod:`candor.detection.scoring.anatomy`) and ``tp_strict``
+    (TPs at IoU >= 0.75). Made one by one, never all held at once."""
     models = sorted(outcomes)
     scenes = [outcomes[m].scene for m in models]
     cols = ("frames", "split", "session", "zoom")
     keys = [_rank([getattr(sc, c) for sc in scenes]) for c in cols]
     keys.append([np.full(len(sc.frames), m) for m, sc in enumerate(scenes)])
     text = [[getattr(sc, c).tolist() for c in cols] for sc in scenes]
-    counts = [[o.tp.tolist(), o.fp.tolist(), o.fn.tolist()] for o in (outcomes[m] for m in models)]
+    counts = [list(zip(o.tp.tolist(), o.fp.tolist(), o.fn.tolist(), *o.fp_kinds.T.tolist(), o.fn_aimed.tolist(),
+                       (o.fn - o.fn_aimed).tolist(), o.tp_strict().tolist()))
+              for o in (outcomes[m] for m in models)]
     for m, i in _sorted_positions(keys):
-        (f, sp, se, z), (tp, fp, fn) = text[m], counts[m]
-        yield f[i], sp[i], se[i], z[i], models[m], tp[i], fp[i], fn[i]
+        f, sp, se, z = text[m]
+        yield (f[i], sp[i], se[i], z[i], models[m], *counts[m][i])
 
 
 def label_rows(outcomes: dict[str, Outcomes]) -> Iterator[LabelRow]:
@@ -237,17 +271,23 @@ def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetection
     image_ids, cat_ids = coco_ids(inputs.truth, tuple(scene.frames.tolist()), scene.classes, data_classes=scope.data)
     served = None if coco is None else (
         lambda table: coco(coco_results(table, frame_ids=image_ids, category_ids=cat_ids)))
-    tally, outcomes = score_stream(inputs, chunks, thresholds=thr, nms_iou=detector.nms_iou, match_iou=match.iou,
+    ap_parts: list[APMatches] = []
+    nms = detector.served_nms(model)
+    tally, outcomes = score_stream(inputs, chunks, thresholds=thr, nms_iou=nms.iou, agnostic=nms.agnostic,
+                                   max_det=nms.max_det, match_iou=match.iou,
                                    critical=critical, band_edges=match.bands, grid=threshold_grid(detector.floor),
-                                   where=where, served=served, cluster=cluster)
+                                   where=where, served=served, ap=ap_parts.append, cluster=cluster)
     blocks = {}
     for split in ("all", *SPLITS):
         blocks[split] = tally.block(splits=None if split == "all" else (split,), min_support=match.min_support,
                                     critical=critical)
+        in_split = np.ones(len(scene.label_frame), bool) if split == "all" else scene.split[scene.label_frame] == split
+        add_quality(blocks[split], outcomes, labels=in_split)
         if scope.out_of_scope:
             mask = np.ones(len(scene.frames), bool) if split == "all" else scene.split == split
             blocks[split]["out_of_scope"] = out_of_scope_block(inputs.outside, frame_mask=mask)
     metrics = dict(blocks)
+    metrics["ap"] = ap_blocks(APMatches.concat(ap_parts), scene, image_ids=image_ids, category_ids=cat_ids)
     if card.evaluation:
         metrics["frozen"] = frozen_block(card, model_sha256=head["onnx_sha256"],
                                          manifest_sha256=load_manifest(data / "manifest.csv").sha256, metrics=blocks)

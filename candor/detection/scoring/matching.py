@@ -28,6 +28,7 @@ once; step ``r`` resolves every group's rank-``r`` detection simultaneously
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -65,14 +66,17 @@ class Matches:
 
 def match_detections(label_groups: np.ndarray, label_boxes: np.ndarray,
                      det_groups: np.ndarray, det_boxes: np.ndarray, det_scores: np.ndarray, *,
-                     iou: float = 0.5, label_crowd: np.ndarray | None = None) -> Matches:
+                     iou: float = 0.5, label_crowd: np.ndarray | None = None,
+                     label_ties: Literal["lower", "higher"] = "lower") -> Matches:
     """Greedy one-to-one matching (see the module docstring for the definition).
 
     Truth first: ``label_groups`` ``(L,)`` int, ``label_boxes`` ``(L, 4)`` xyxy;
     then predictions: ``det_groups`` ``(D,)``, ``det_boxes`` ``(D, 4)``,
     ``det_scores`` ``(D,)``. ``label_crowd`` ``(L,)`` bool marks crowd labels
-    (default: none). Empty inputs are fine: no labels makes every detection FP,
-    no detections makes every regular label FN.
+    (default: none). ``label_ties``: which label an IoU tie goes to, the lower index (candor's
+    rule) or the higher (pycocotools', whose loop keeps the last of equal IoUs: what COCO AP uses,
+    :mod:`candor.detection.scoring.coco_ap`). Empty inputs are fine: no labels makes every
+    detection FP, no detections makes every regular label FN.
 
     >>> m = match_detections(np.array([0]), np.array([[0., 0, 10, 10]]),
     ...                      np.array([0, 0]), np.array([[0., 0, 10, 10], [0., 0, 10, 10]]),
@@ -106,8 +110,8 @@ def match_detections(label_groups: np.ndarray, label_boxes: np.ndarray,
         ia, ib, v = ia[ok], ib[ok], v[ok]
         if len(ia) == 0:
             continue
-        # visit order: detection rank, then group (any), then best IoU, then lower label index
-        srt = np.lexsort((ib, -v, det_groups[ia], rank[ia]))
+        # visit order: detection rank, then group (any), then best IoU, then the label_ties index
+        srt = np.lexsort((ib if label_ties == "lower" else -ib, -v, det_groups[ia], rank[ia]))
         ia, ib, v = ia[srt], ib[srt], v[srt]
         bounds = np.flatnonzero(np.diff(rank[ia])) + 1
         for sa, sb, sv in zip(np.split(ia, bounds), np.split(ib, bounds), np.split(v, bounds)):

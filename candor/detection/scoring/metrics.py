@@ -14,6 +14,13 @@ group's order) gives exactly the result of thresholding first, as the served
 path does; every threshold (operating point, PR and F1-versus-threshold
 curves, suggested thresholds) is therefore read off the same matched arrays.
 
+A model whose served NMS is class-agnostic or capped (``max_det``,
+:class:`candor.detection.config.ServedNms`) breaks that: a box below its own class's threshold
+can suppress a box of another class, and the cap counts only the boxes above the thresholds. Its
+operating point is therefore scored on the thresholded boxes, exactly as served
+(:func:`candor.detection.scoring.stream.score_stream`), and its curves and AP on every box above
+the floor (the model served at ``conf = floor``, read at each threshold).
+
 Definitions, on a set of frames:
 
 - TP: a kept detection matched to a label of its class; FP: a kept detection
@@ -59,7 +66,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from candor.common.counts import Count
-from candor.detection.scoring.boxes import iter_group_pairs, key_chunks, nms, paired_iou, rank_order
+from candor.detection.scoring.boxes import (
+    iter_group_pairs, key_chunks, nms, paired_iou, rank_order, within_group_ranks,
+)
 from candor.detection.scoring.matching import match_detections
 
 DECIMALS = 6
@@ -152,9 +161,11 @@ class Scored:
 
 
 def score_detections(scene: Scene, *, frame: np.ndarray, cls: np.ndarray, boxes: np.ndarray,
-                     score: np.ndarray, nms_iou: float | None, match_iou: float,
-                     chunk_dets: int = CHUNK_DETS) -> Scored:
-    """NMS (skipped when ``nms_iou`` is None) then match; see the module docstring.
+                     score: np.ndarray, nms_iou: float | None, match_iou: float, agnostic: bool = False,
+                     max_det: int | None = None, chunk_dets: int = CHUNK_DETS) -> Scored:
+    """NMS (skipped when ``nms_iou`` is None; across the classes of a frame with ``agnostic``), then
+    at most ``max_det`` boxes per frame (the highest-scored; ties in the sorted order: class, then
+    input order), then match; see the module docstring.
 
     Truth (``scene``) first, then the raw detections: ``frame`` ``(D,)`` frame
     indices, ``cls`` ``(D,)`` class indices into ``scene.classes``, ``boxes``
@@ -181,7 +192,13 @@ def score_detections(scene: Scene, *, frame: np.ndarray, cls: np.ndarray, boxes:
         order = rank_order(groups, sc)
         d, groups, sc, b = d[order], groups[order], sc[order], boxes[d[order]]
         if nms_iou is not None:
-            keep = np.flatnonzero(nms(groups, b, sc, iou=nms_iou))
+            keep = np.flatnonzero(nms(frame[d] if agnostic else groups, b, sc, iou=nms_iou))
+            d, groups, sc, b = d[keep], groups[keep], sc[keep], b[keep]
+        if max_det is not None:
+            by_frame = rank_order(frame[d], sc)
+            rank = np.empty(len(d), np.int64)
+            rank[by_frame] = within_group_ranks(frame[d][by_frame])[0]
+            keep = np.flatnonzero(rank < max_det)
             d, groups, sc, b = d[keep], groups[keep], sc[keep], b[keep]
         m = match_detections(label_groups[lab], scene.label_boxes[lab], groups, b, sc, iou=match_iou,
                              label_crowd=scene.label_crowd[lab])

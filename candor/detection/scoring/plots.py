@@ -11,6 +11,10 @@ recomputed. Files, for a model ``M`` of detection set ``S`` under the plots fold
 - ``confusion/S/M.csv`` ``actual,predicted``, one row per counted box (``confusion``
   template; ``background`` is the no-box row/column);
 - ``per_class/S/M.csv`` ``class,f1,support`` (``bar_horizontal``, x f1, y class);
+- the set's models compared (:func:`set_plot_files`): ``pr_models/S/<class>.csv``,
+  ``f1_models/S/<class>.csv`` (one line per model in one panel, template
+  ``plots/templates/overlay.json``) and ``anatomy/S/fp.csv`` (the FP kinds per model, template
+  ``plots/templates/anatomy.json``);
 - PNGs ``M-pr.png``, ``M-f1.png``, ``M-confusion.png``, ``M-per_class.png`` (rendered by
   :mod:`stages.figures` into ``plots/figures/``, not by the pipeline: PNG bytes depend on the
   matplotlib build, so they are outside the byte-identical contract).
@@ -37,6 +41,7 @@ from candor.common.png import PNG_DPI, png_bytes, pyplot
 
 BACKGROUND = "background"
 PLOT_KINDS = ("pr", "f1", "confusion", "per_class")
+SET_PLOT_KINDS = ("pr_models", "f1_models", "anatomy")     # every model of a set in one file
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,31 @@ def plot_files(model: str, *, curves: dict[str, Curve], matrix: np.ndarray, clas
         files["f1"][f"{m}/{safe_name(name)}.csv"] = f1_csv(curve).encode()
     files["confusion"][f"{m}.csv"] = confusion_csv(matrix, classes).encode()
     files["per_class"][f"{m}.csv"] = per_class_csv(per_class).encode()
+    return files
+
+
+def set_plot_files(curves: dict[str, dict[str, Curve]], fp_anatomy: dict[str, dict[str, int]]) -> dict[str, dict[str, bytes]]:
+    """A detection set's comparison files, every model of the set in one file (model -> its curves
+    by class; model -> its ``fp_anatomy`` on all frames): kind of :data:`SET_PLOT_KINDS` -> (path
+    relative to the kind's set folder -> bytes). ``pr_models/<class>.csv``
+    ``model,threshold,precision,recall`` and ``f1_models/<class>.csv`` ``model,threshold,f1`` (one
+    line per model in one panel, the ``overlay`` template), for the classes every model has;
+    ``anatomy/fp.csv`` ``model,kind,count`` (the ``anatomy`` template: bars by kind, one per model)."""
+    models = list(curves)
+    names = [n for n in curves[models[0]] if all(n in curves[m] for m in models)] if models else []
+    files: dict[str, dict[str, bytes]] = {kind: {} for kind in SET_PLOT_KINDS}
+    for name in names:
+        pr, f1 = [], []
+        for m in models:
+            for t, p, r, f in curves[m][name].rows():
+                if p is not None and r is not None:
+                    pr.append((m, _fmt(t), _fmt(p), _fmt(r)))
+                if f is not None:
+                    f1.append((m, _fmt(t), _fmt(f)))
+        files["pr_models"][f"{safe_name(name)}.csv"] = csv_text(("model", "threshold", "precision", "recall"), pr).encode()
+        files["f1_models"][f"{safe_name(name)}.csv"] = csv_text(("model", "threshold", "f1"), f1).encode()
+    files["anatomy"]["fp.csv"] = csv_text(("model", "kind", "count"),
+                                          [(m, k, n) for m, kinds in fp_anatomy.items() for k, n in kinds.items()]).encode()
     return files
 
 

@@ -14,12 +14,15 @@ time: linear in the number of boxes.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from candor.common.errors import fail
 from candor.detection.inference.detections_file import RawDetections
+from candor.detection.scoring.anatomy import FP_KINDS, error_anatomy
+from candor.detection.scoring.box_quality import tp_box_errors
+from candor.detection.scoring.coco_ap import APMatches, match_for_ap
 from candor.detection.scoring.boxes import stable_key_order
 from candor.detection.scoring.columns import DetectionTable
 from candor.detection.scoring.metrics import Scene, operating_point, score_detections, wrong_targets
@@ -27,17 +30,31 @@ from candor.detection.scoring.scene import SceneInputs
 from candor.detection.scoring.clusters import ClusterBy
 from candor.detection.scoring.tally import Tally, frame_groups
 
+STRICT_IOU = 0.75
+
 
 @dataclass(frozen=True)
 class Outcomes:
-    """Per frame of ``scene``: ``tp``, ``fp``, ``fn`` at the operating point; per label: ``found``
-    (matched by a kept detection). The rows of the outcome tables are read off these."""
+    """Per frame of ``scene``: ``tp``, ``fp``, ``fn`` at the operating point, ``fp_kinds`` ``(F, 5)``
+    the FPs by kind of :data:`~candor.detection.scoring.anatomy.FP_KINDS`, ``fn_aimed`` the aimed
+    FNs; per label: ``found`` (matched by a kept detection), ``tp_iou`` and ``tp_edge`` (the IoU and
+    edge error of the detection that found it, :mod:`candor.detection.scoring.box_quality`; ``NaN``
+    when not found). The rows of the outcome tables are read off these."""
 
     scene: Scene
     tp: np.ndarray
     fp: np.ndarray
     fn: np.ndarray
     found: np.ndarray
+    fp_kinds: np.ndarray
+    fn_aimed: np.ndarray
+    tp_iou: np.ndarray
+    tp_edge: np.ndarray
+
+    def tp_strict(self) -> np.ndarray:
+        """Per frame: true positives whose IoU is at least :data:`STRICT_IOU` (COCO's strict AP75 bar)."""
+        strict = self.found & (self.tp_iou >= STRICT_IOU)
+        return np.bincount(self.scene.label_frame[strict], minlength=len(self.scene.frames))
 
 
 def frame_labels(scene: Scene) -> tuple[np.ndarray, np.ndarray]:
@@ -63,20 +80,30 @@ def sub_scene(scene: Scene, frames: np.ndarray, *, order: np.ndarray, start: np.
 
 def score_stream(inputs: SceneInputs, chunks: Iterable[RawDetections], *, thresholds: np.ndarray,
                  nms_iou: float | None, match_iou: float, critical: list[str], band_edges: list[float],
+                 agnostic: bool = False, max_det: int | None = None,
                  grid: np.ndarray, where: str, matrix: bool = True,
                  served: Callable[[DetectionTable], None] | None = None,
+                 ap: Callable[[APMatches], None] | None = None,
                  cluster: ClusterBy | None = None) -> tuple[Tally, Outcomes]:
     """Score the chunks against ``inputs`` (:func:`~candor.detection.scoring.scene.build_scene`) at
-    per-class ``thresholds`` ``(C,)``; curves on ``grid``; the confusion matrix with ``matrix``; the
-    cluster sums of every rate by ``cluster`` (frame or session) when given. Every
+    per-class ``thresholds`` ``(C,)``, served NMS ``nms_iou``, ``agnostic``, ``max_det``
+    (:class:`~candor.detection.config.ServedNms`; agnostic or capped: the operating point is scored
+    on the thresholded boxes, :mod:`candor.detection.scoring.metrics`); curves on ``grid``; the
+    confusion matrix with ``matrix``; the cluster sums of every rate by ``cluster`` (frame or
+    session) when given. Every
     frame of the scene must come in exactly one chunk (else an input error naming ``where``: the
-    detections changed while read)."""
+    detections changed while read). ``ap`` receives each chunk's COCO AP matches of every box
+    after NMS, before thresholds (:func:`~candor.detection.scoring.coco_ap.match_for_ap`, frames as
+    scene indices)."""
     scene = inputs.scene
     n_frames = len(scene.frames)
     tally = Tally.empty(frame_groups(scene), classes=scene.classes, band_edges=band_edges, thresholds=grid,
                         matrix=matrix, cluster=cluster)
+    n_labels = len(scene.label_frame)
     out = Outcomes(scene=scene, tp=np.zeros(n_frames, np.int64), fp=np.zeros(n_frames, np.int64),
-                   fn=np.zeros(n_frames, np.int64), found=np.zeros(len(scene.label_frame), bool))
+                   fn=np.zeros(n_frames, np.int64), found=np.zeros(n_labels, bool),
+                   fp_kinds=np.zeros((n_frames, len(FP_KINDS)), np.int64), fn_aimed=np.zeros(n_frames, np.int64),
+                   tp_iou=np.full(n_labels, np.nan), tp_edge=np.full(n_labels, np.nan))
     position = {f: i for i, f in enumerate(scene.frames.tolist())}
     seen = np.zeros(n_frames, bool)
     order, start = frame_labels(scene)
@@ -88,15 +115,36 @@ def score_stream(inputs: SceneInputs, chunks: Iterable[RawDetections], *, thresh
                        hint="rerun the command; if it persists: dvc repro detect")
         seen[frames] = True
         sub, labels = sub_scene(scene, frames, order=order, start=start)
-        s = score_detections(sub, frame=chunk.frame, cls=inputs.scope.model_to_class[chunk.cls], boxes=chunk.boxes,
-                             score=chunk.score, nms_iou=nms_iou, match_iou=match_iou)
+        cls = inputs.scope.model_to_class[chunk.cls]
+        served_nms = dict(nms_iou=nms_iou, match_iou=match_iou, agnostic=agnostic, max_det=max_det)
+        floor = score_detections(sub, frame=chunk.frame, cls=cls, boxes=chunk.boxes, score=chunk.score, **served_nms)
+        s = floor
+        if agnostic or max_det is not None:        # thresholds first, as served
+            above = chunk.score >= thresholds[cls]
+            s = score_detections(sub, frame=chunk.frame[above], cls=cls[above], boxes=chunk.boxes[above],
+                                 score=chunk.score[above], **served_nms)
         op = operating_point(s, thresholds=thresholds)
-        tally.add(s, op, wrong=wrong_targets(s, op, classes=critical_idx), of_frame=tally.groups.of_frame[frames])
+        anatomy = error_anatomy(s, op)
+        tally.add(s, op, wrong=wrong_targets(s, op, classes=critical_idx), anatomy=anatomy,
+                  of_frame=tally.groups.of_frame[frames], curves=None if s is floor else floor)
         n = len(frames)
         out.tp[frames] = np.bincount(s.frame[op.tp], minlength=n)
         out.fp[frames] = np.bincount(s.frame[op.fp], minlength=n)
         out.fn[frames] = np.bincount(sub.label_frame[op.fn], minlength=n)
         out.found[labels] = op.found
+        is_fp = anatomy.fp_kind >= 0
+        out.fp_kinds[frames] = np.bincount(s.frame[is_fp] * len(FP_KINDS) + anatomy.fp_kind[is_fp],
+                                           minlength=n * len(FP_KINDS)).reshape(n, len(FP_KINDS))
+        out.fn_aimed[frames] = np.bincount(sub.label_frame[anatomy.fn_aimed], minlength=n)
+        tp = np.flatnonzero(op.tp)
+        iou, edge = tp_box_errors(s.boxes[tp], sub.label_boxes[s.label[tp]], sub.scale[s.frame[tp]])
+        out.tp_iou[labels[s.label[tp]]] = iou
+        out.tp_edge[labels[s.label[tp]]] = edge
+        if ap is not None:
+            m = match_for_ap(n_classes=len(scene.classes), label_frame=sub.label_frame, label_class=sub.label_class,
+                             label_boxes=sub.label_boxes, label_crowd=sub.label_crowd, det_frame=floor.frame,
+                             det_class=floor.cls, det_boxes=floor.boxes, det_score=floor.score)
+            ap(replace(m, frame=frames[m.frame]))
         if served is not None:
             kept = np.flatnonzero(op.kept)
             served(DetectionTable(classes=scene.classes, frame=frames[s.frame[kept]], cls=s.cls[kept],

@@ -63,8 +63,10 @@ def suggest_thresholds(model: str, *, card: ModelCard, data: Path, detections: P
     assert set(scene.split.tolist()) == {"dev"}  # invariant: only dev frames were read
     current = thresholds.vector(model, classes=scene.classes, known=inputs.scope.data, floor=detector.floor)
     default = float(thresholds.served(model)["default"])
+    nms = detector.served_nms(model)
     tally, _ = score_stream(inputs, iter_chunks(path, keep_frames=set(dev)), thresholds=current,
-                            nms_iou=detector.nms_iou, match_iou=match.iou, critical=[], band_edges=[],
+                            nms_iou=nms.iou, agnostic=nms.agnostic, max_det=nms.max_det, match_iou=match.iou,
+                            critical=[], band_edges=[],
                             grid=threshold_grid(detector.floor), where=str(path), matrix=False)
     cv = tally.curves()
     support = {c: int(((scene.label_class == i) & ~scene.label_crowd).sum()) for i, c in enumerate(scene.classes)}

@@ -14,7 +14,9 @@ What is counted (definitions: :mod:`candor.detection.scoring.metrics`):
   zoom), class ``c``, size band ``b``, kind ``k`` of :data:`KINDS`: ``tp`` kept matched detections
   (band of their label), ``fp`` kept unmatched, non-ignored detections (band of the detection),
   ``fn`` non-crowd labels not found (band of the label), ``wrong`` the kept FPs flagged by
-  :func:`~candor.detection.scoring.metrics.wrong_targets` (band of the detection);
+  :func:`~candor.detection.scoring.metrics.wrong_targets` (band of the detection), then the kept
+  FPs of each kind of :data:`~candor.detection.scoring.anatomy.FP_KINDS` (band of the detection)
+  and ``fn_aimed`` the aimed FNs (band of the label; :mod:`candor.detection.scoring.anatomy`);
   ``frames[g]``: the group's frames.
 - ``hist[k, c, j]`` for ``k`` in matched detections, unmatched non-ignored detections, found
   non-crowd labels: how many have a score (for a label, the score of the detection that matched
@@ -33,14 +35,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from candor.common.counts import Count
+from candor.detection.scoring.anatomy import FP_KINDS, Anatomy, error_anatomy
 from candor.detection.scoring.clusters import ClusterBy, ClusterTally, view_counts
 from candor.detection.scoring.metrics import (
     RATE_GROUPS, Counts, Curve, OperatingPoint, Scene, Scored, band_names, confusion, size_at_input, wrong_targets,
     zoom_key,
 )
 
-KINDS = ("tp", "fp", "fn", "wrong")
-TP, FP, FN, WRONG = range(len(KINDS))
+KINDS = ("tp", "fp", "fn", "wrong", *(f"fp_{k}" for k in FP_KINDS), "fn_aimed")
+TP, FP, FN, WRONG = range(4)
+FP_KIND0 = 4                       # counts[..., FP_KIND0 + j]: FPs of kind FP_KINDS[j]
+FN_AIMED = FP_KIND0 + len(FP_KINDS)
 
 
 @dataclass(frozen=True)
@@ -101,10 +106,14 @@ class Tally:
                    matrix=np.zeros((n_c + 1, n_c + 1), np.int64) if matrix else None,
                    clusters=None if cluster is None else ClusterTally(cluster, n_g, 1 + n_c + n_b))
 
-    def add(self, s: Scored, op: OperatingPoint, *, wrong: np.ndarray, of_frame: np.ndarray) -> None:
+    def add(self, s: Scored, op: OperatingPoint, *, wrong: np.ndarray, anatomy: Anatomy, of_frame: np.ndarray,
+            curves: Scored | None = None) -> None:
         """Add the counts of one chunk: ``s`` and ``op`` on a scene of whole frames, ``wrong``
-        (:func:`~candor.detection.scoring.metrics.wrong_targets`) and ``of_frame``, the group of
-        each of that scene's frames (frames of group ``-1`` are not counted)."""
+        (:func:`~candor.detection.scoring.metrics.wrong_targets`), ``anatomy``
+        (:func:`~candor.detection.scoring.anatomy.error_anatomy`) and ``of_frame``, the group of
+        each of that scene's frames (frames of group ``-1`` are not counted). The curves' histograms
+        come from ``curves`` (the same scene scored at the floor) when the operating point was scored
+        apart (a class-agnostic or capped NMS, :mod:`candor.detection.scoring.metrics`), else from ``s``."""
         sc = s.scene
         n_g, n_c, n_b, n_k = self.counts.shape
         self.frames += np.bincount(of_frame[of_frame >= 0], minlength=n_g)
@@ -115,13 +124,17 @@ class Tally:
         tp_band = det_band.copy()
         tp_band[s.label >= 0] = lab_band[s.label[s.label >= 0]]
         cells = [(op.tp, det_g, s.cls, tp_band, TP), (op.fp, det_g, s.cls, det_band, FP),
-                 (op.fn, lab_g, sc.label_class, lab_band, FN), (wrong & op.fp, det_g, s.cls, det_band, WRONG)]
+                 (op.fn, lab_g, sc.label_class, lab_band, FN), (wrong & op.fp, det_g, s.cls, det_band, WRONG),
+                 *((anatomy.fp_kind == j, det_g, s.cls, det_band, FP_KIND0 + j) for j in range(len(FP_KINDS))),
+                 (anatomy.fn_aimed, lab_g, sc.label_class, lab_band, FN_AIMED)]
         for sel, g, c, b, k in cells:
             sel = sel & (g >= 0)
             flat = ((g[sel] * n_c + c[sel]) * n_b + b[sel]) * n_k + k
             self.counts += np.bincount(flat, minlength=self.counts.size).reshape(self.counts.shape)
         if self.clusters is not None:
             self._add_clusters(s, op, of_frame=of_frame, bands=(tp_band, det_band, lab_band))
+        s = s if curves is None else curves
+        det_g = of_frame[s.frame]
         counted_det, counted_lab = det_g >= 0, (lab_g >= 0) & ~sc.label_crowd
         n_t = self.hist.shape[2]
         scored = [(counted_det & (s.label >= 0), s.cls, s.score), (counted_det & (s.label < 0) & ~s.ignored, s.cls, s.score),
@@ -200,7 +213,8 @@ class Tally:
             k = Counts(int(by_class[i, TP]), int(by_class[i, FP]), int(by_class[i, FN]), frames)
             support = k.tp + k.fn
             per_class[name] = {"precision": k.precision, "recall": k.recall, "f1": k.f1, "support": support,
-                               "tp": k.tp, "fp": k.fp, "fn": k.fn, "qualified": support >= min_support}
+                               "tp": k.tp, "fp": k.fp, "fn": k.fn, "qualified": support >= min_support,
+                               **anatomy_keys(by_class[i])}
         by_band = {}
         per_band = c.sum(axis=(0, 1))
         for b, name in enumerate(band_names(self.band_edges)):
@@ -221,7 +235,8 @@ class Tally:
             crit[name] = {"missed": int(by_class[i, FN]), "wrong": int(by_class[i, WRONG])}
         crit["total"] = {"missed": sum(v["missed"] for v in crit.values()),
                          "wrong": sum(v["wrong"] for v in crit.values())}
-        return {"micro": micro.as_dict(), "per_class": per_class, "by_band": by_band, "by_zoom": by_zoom,
+        return {"micro": {**micro.as_dict(), **anatomy_keys(c.sum(axis=(0, 1, 2)))}, "per_class": per_class,
+                "by_band": by_band, "by_zoom": by_zoom,
                 "critical": crit}
 
     def curves(self) -> dict[str, Curve]:
@@ -237,6 +252,14 @@ class Tally:
         return out
 
 
+def anatomy_keys(kinds: np.ndarray) -> dict:
+    """``{"fp_anatomy": {kind: n}, "fn_anatomy": {"aimed", "missed"}}`` of one cell's counts by kind
+    ``(len(KINDS),)``: the parts of ``fp`` and of ``fn`` (:mod:`candor.detection.scoring.anatomy`)."""
+    fn, aimed = int(kinds[FN]), int(kinds[FN_AIMED])
+    return {"fp_anatomy": {k: int(kinds[FP_KIND0 + j]) for j, k in enumerate(FP_KINDS)},
+            "fn_anatomy": {"aimed": aimed, "missed": fn - aimed}}
+
+
 def summarize(s: Scored, op: OperatingPoint, *, frame_mask: np.ndarray, min_support: int,
               critical: list[str], band_edges: list[float], wrong: np.ndarray | None = None) -> dict:
     """The metrics block of the frames in ``frame_mask`` ``(F,)``, scored in memory at once (a
@@ -246,5 +269,5 @@ def summarize(s: Scored, op: OperatingPoint, *, frame_mask: np.ndarray, min_supp
         wrong = wrong_targets(s, op, classes=[sc.classes.index(c) for c in critical])
     tally = Tally.empty(frame_groups(sc, frame_mask=frame_mask), classes=sc.classes, band_edges=band_edges,
                         thresholds=np.zeros(0), matrix=False)
-    tally.add(s, op, wrong=wrong, of_frame=tally.groups.of_frame)
+    tally.add(s, op, wrong=wrong, anatomy=error_anatomy(s, op), of_frame=tally.groups.of_frame)
     return tally.block(splits=None, min_support=min_support, critical=critical)
