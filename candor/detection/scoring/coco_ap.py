@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from candor.detection.scoring.boxes import rank_order, within_group_ranks
-from candor.detection.scoring.matching import match_detections
+from candor.detection.scoring.matching import match_at_ious
 
 IOU_THRESHOLDS = np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1, endpoint=True)
 RECALL_THRESHOLDS = np.linspace(0.0, 1.00, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True)
@@ -85,8 +85,9 @@ def _mean(values: np.ndarray) -> float:
 @dataclass(frozen=True)
 class APMatches:
     """Steps 1-2 of the definition for some frames (whole frames: matching never crosses one): per
-    kept detection ``(D,)`` its ``frame``, class ``cls``, ``score`` and ``rank`` in its image and
-    class; ``tp`` and ``ignored`` ``(T, D)`` at each IoU threshold. A few bytes per detection, no boxes."""
+    kept detection ``(D,)`` its ``frame`` and class ``cls`` (int32), ``score`` (float64), ``rank``
+    in its image and class (int32), and ``tp``, ``ignored`` (uint16): bit ``i`` set when it is a
+    match, or ignored, at IoU threshold ``i``. 24 bytes per detection, no boxes."""
 
     frame: np.ndarray
     cls: np.ndarray
@@ -98,17 +99,16 @@ class APMatches:
     @staticmethod
     def concat(parts: list[APMatches]) -> APMatches:
         """The matches of several disjoint sets of frames as one."""
+        fields = ("frame", "cls", "score", "rank", "tp", "ignored")
         if not parts:
-            return APMatches(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64),
-                             np.zeros((len(IOU_THRESHOLDS), 0), bool), np.zeros((len(IOU_THRESHOLDS), 0), bool))
-        return APMatches(*(np.concatenate([getattr(p, f) for p in parts], axis=-1)
-                           for f in ("frame", "cls", "score", "rank", "tp", "ignored")))
+            return APMatches(*(np.zeros(0, d) for d in (np.int32, np.int32, np.float64, np.int32, np.uint16, np.uint16)))
+        return APMatches(*(np.concatenate([getattr(p, f) for p in parts]) for f in fields))
 
     def of_frames(self, mask: np.ndarray) -> APMatches:
         """The matches of the frames where ``mask`` ``(F,)`` is true."""
         keep = np.asarray(mask, bool)[self.frame]
         return APMatches(self.frame[keep], self.cls[keep], self.score[keep], self.rank[keep],
-                         self.tp[:, keep], self.ignored[:, keep])
+                         self.tp[keep], self.ignored[keep])
 
 
 def match_for_ap(*, n_classes: int, label_frame: np.ndarray, label_class: np.ndarray, label_boxes: np.ndarray,
@@ -123,18 +123,20 @@ def match_for_ap(*, n_classes: int, label_frame: np.ndarray, label_class: np.nda
     det_boxes = np.asarray(det_boxes, np.float64).reshape(-1, 4)
     groups = det_frame * n_c + det_class
     order = rank_order(groups, det_score)
-    rank = np.empty(len(order), np.int64)
-    rank[order] = within_group_ranks(groups[order])[0]
-    keep = np.flatnonzero(rank < max_dets)
+    rank = within_group_ranks(groups[order])[0]
+    keep = order[rank < max_dets]          # in (group, score) order: the matcher's sort is then linear
+    rank = rank[rank < max_dets]
     label_groups = np.asarray(label_frame, np.int64) * n_c + np.asarray(label_class, np.int64)
-    tp = np.zeros((len(IOU_THRESHOLDS), len(keep)), bool)
-    ignored = np.zeros_like(tp)
-    for i, t in enumerate(IOU_THRESHOLDS):
-        m = match_detections(label_groups, label_boxes, groups[keep], det_boxes[keep], det_score[keep],
-                             iou=min(float(t), 1 - 1e-10), label_crowd=np.asarray(label_crowd, bool),
-                             label_ties="higher")
-        tp[i], ignored[i] = m.det_tp, m.det_ignored
-    return APMatches(det_frame[keep], det_class[keep], det_score[keep], rank[keep], tp, ignored)
+    tp = np.zeros(len(keep), np.uint16)
+    ignored = np.zeros(len(keep), np.uint16)
+    ious = [min(float(t), 1 - 1e-10) for t in IOU_THRESHOLDS]
+    matches = match_at_ious(label_groups, label_boxes, groups[keep], det_boxes[keep], det_score[keep], ious=ious,
+                            label_crowd=np.asarray(label_crowd, bool), label_ties="higher")
+    for i, m in enumerate(matches):
+        tp |= m.det_tp.astype(np.uint16) << i
+        ignored |= m.det_ignored.astype(np.uint16) << i
+    return APMatches(det_frame[keep].astype(np.int32), det_class[keep].astype(np.int32), det_score[keep],
+                     rank.astype(np.int32), tp, ignored)
 
 
 def accumulate(m: APMatches, *, classes: tuple[str, ...], n_labels: np.ndarray,
@@ -142,7 +144,6 @@ def accumulate(m: APMatches, *, classes: tuple[str, ...], n_labels: np.ndarray,
     """Steps 3-4 of the definition: ``n_labels`` ``(C,)`` non-crowd labels per class on the frames
     of ``m``; ``image_order``: :func:`average_precision`."""
     T, R = len(IOU_THRESHOLDS), len(RECALL_THRESHOLDS)
-    fp = ~m.tp & ~m.ignored
     image_key = m.frame if image_order is None else np.asarray(image_order, np.int64)[m.frame]
     sequence = np.lexsort((m.rank, image_key, -m.score, m.cls))
     starts = np.searchsorted(m.cls[sequence], np.arange(len(classes) + 1))
@@ -151,9 +152,11 @@ def accumulate(m: APMatches, *, classes: tuple[str, ...], n_labels: np.ndarray,
         if n_labels[k] == 0:
             continue
         seq = sequence[starts[k]:starts[k + 1]]
+        tp_bits, ig_bits = m.tp[seq], m.ignored[seq]
         for i in range(T):
-            tps = np.cumsum(m.tp[i, seq]).astype(np.float64)
-            fps = np.cumsum(fp[i, seq]).astype(np.float64)
+            tp, ig = (tp_bits >> i) & 1, (ig_bits >> i) & 1
+            tps = np.cumsum(tp, dtype=np.int64).astype(np.float64)
+            fps = np.cumsum((1 - tp) & (1 - ig), dtype=np.int64).astype(np.float64)
             rc = tps / n_labels[k]
             pr = np.maximum.accumulate((tps / (fps + tps + np.spacing(1)))[::-1])[::-1]
             at = np.searchsorted(rc, RECALL_THRESHOLDS, side="left")
