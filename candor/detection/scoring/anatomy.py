@@ -50,6 +50,7 @@ FP_KINDS = ("localisation", "class_confusion", "duplicate", "background", "both"
 LOCALISATION, CLASS_CONFUSION, DUPLICATE, BACKGROUND, BOTH = range(len(FP_KINDS))
 FN_KINDS = ("aimed", "missed")
 BACKGROUND_IOU = 0.1   # TIDE's background threshold
+PAIRS = 1 << 20        # FP-label pairs gathered at once (their columns: about 100 MB of temporaries)
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ def error_anatomy(s: Scored, op: OperatingPoint, *, background_iou: float = BACK
     used_label = op.found[regular]
     s_best, u_best, o_best = np.zeros(n), np.zeros(n), np.zeros(n)
     s_arg, o_arg = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
-    for ia, ib in iter_group_pairs(s.frame[fp], sc.label_frame[regular]):
+    for ia, ib in iter_group_pairs(s.frame[fp], sc.label_frame[regular], max_pairs=PAIRS):
         # pairs apart along x have IoU 0, which moves no maximum: drop them before the other gathers
         apart = np.minimum(f_cols[2][ia], l_cols[2][ib]) <= np.maximum(f_cols[0][ia], l_cols[0][ib])
         ia, ib = ia[~apart], ib[~apart]

@@ -36,12 +36,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from candor.detection.scoring.boxes import rank_order, within_group_ranks
+from candor.detection.scoring.boxes import key_chunks, rank_order, within_group_ranks
 from candor.detection.scoring.matching import match_at_ious
 
 IOU_THRESHOLDS = np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1, endpoint=True)
 RECALL_THRESHOLDS = np.linspace(0.0, 1.00, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True)
 MAX_DETS = 100
+CHUNK_DETS = 32_768    # detections matched at once: whole frames (as in candor.detection.scoring.metrics)
 
 
 @dataclass(frozen=True)
@@ -126,15 +127,23 @@ def match_for_ap(*, n_classes: int, label_frame: np.ndarray, label_class: np.nda
     rank = within_group_ranks(groups[order])[0]
     keep = order[rank < max_dets]          # in (group, score) order: the matcher's sort is then linear
     rank = rank[rank < max_dets]
-    label_groups = np.asarray(label_frame, np.int64) * n_c + np.asarray(label_class, np.int64)
+    label_frame = np.asarray(label_frame, np.int64)
+    label_groups = label_frame * n_c + np.asarray(label_class, np.int64)
+    label_boxes, crowd = np.asarray(label_boxes, np.float64).reshape(-1, 4), np.asarray(label_crowd, bool)
     tp = np.zeros(len(keep), np.uint16)
     ignored = np.zeros(len(keep), np.uint16)
     ious = [min(float(t), 1 - 1e-10) for t in IOU_THRESHOLDS]
-    matches = match_at_ious(label_groups, label_boxes, groups[keep], det_boxes[keep], det_score[keep], ious=ious,
-                            label_crowd=np.asarray(label_crowd, bool), label_ties="higher")
-    for i, m in enumerate(matches):
-        tp |= m.det_tp.astype(np.uint16) << i
-        ignored |= m.det_ignored.astype(np.uint16) << i
+    n_frames = int(max(det_frame.max(initial=-1), label_frame.max(initial=-1))) + 1
+    # chunks of whole frames (matching never crosses one): the pair temporaries stay cache-sized
+    for d, lab in key_chunks(det_frame[keep], label_frame, n_keys=n_frames, max_dets=CHUNK_DETS):
+        if len(d) == 0:
+            continue
+        d = np.sort(d)                                   # keep (group, score) order within the chunk
+        matches = match_at_ious(label_groups[lab], label_boxes[lab], groups[keep[d]], det_boxes[keep[d]],
+                                det_score[keep[d]], ious=ious, label_crowd=crowd[lab], label_ties="higher")
+        for i, m in enumerate(matches):
+            tp[d] |= m.det_tp.astype(np.uint16) << i
+            ignored[d] |= m.det_ignored.astype(np.uint16) << i
     return APMatches(det_frame[keep].astype(np.int32), det_class[keep].astype(np.int32), det_score[keep],
                      rank.astype(np.int32), tp, ignored)
 
