@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from candor.detection.scoring.anatomy import FP_KINDS, Anatomy, error_anatomy
+from candor.detection.scoring.anatomy import FN_KINDS, FP_KINDS, Anatomy, error_anatomy
 from candor.detection.scoring.metrics import (
     Counts, Curve, OperatingPoint, Scene, Scored, band_names, confusion, size_at_input, wrong_targets, zoom_key,
 )
@@ -197,7 +197,7 @@ def anatomy_keys(kinds: np.ndarray) -> dict:
     ``(len(KINDS),)``: the parts of ``fp`` and of ``fn`` (:mod:`candor.detection.scoring.anatomy`)."""
     fn, aimed = int(kinds[FN]), int(kinds[FN_AIMED])
     return {"fp_anatomy": {k: int(kinds[FP_KIND0 + j]) for j, k in enumerate(FP_KINDS)},
-            "fn_anatomy": {"aimed": aimed, "missed": fn - aimed}}
+            "fn_anatomy": dict(zip(FN_KINDS, (aimed, fn - aimed)))}
 
 
 def summarize(s: Scored, op: OperatingPoint, *, frame_mask: np.ndarray, min_support: int,
