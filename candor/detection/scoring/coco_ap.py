@@ -86,37 +86,45 @@ def _mean(values: np.ndarray) -> float:
 @dataclass(frozen=True)
 class APMatches:
     """Steps 1-2 of the definition for some frames (whole frames: matching never crosses one): per
-    kept detection ``(D,)`` its ``frame`` and class ``cls`` (int32), ``score`` (float64), ``rank``
-    in its image and class (int32), and ``tp``, ``ignored`` (uint16): bit ``i`` set when it is a
-    match, or ignored, at IoU threshold ``i``. 24 bytes per detection, no boxes."""
+    kept detection ``(D,)`` its ``frame`` (int32), class ``cls`` (int16), ``score`` (float64), and
+    ``tp``, ``ignored`` (uint16): bit ``i`` set when it is a match, or ignored, at IoU threshold
+    ``i``. 16 bytes per detection, no boxes. Each image's detections of a class come in their
+    visit order (score descending, ties in input order), which the stable sort of :func:`accumulate`
+    keeps for ties within an image."""
 
     frame: np.ndarray
     cls: np.ndarray
     score: np.ndarray
-    rank: np.ndarray
     tp: np.ndarray
     ignored: np.ndarray
 
     @staticmethod
     def concat(parts: list[APMatches]) -> APMatches:
-        """The matches of several disjoint sets of frames as one."""
-        fields = ("frame", "cls", "score", "rank", "tp", "ignored")
-        if not parts:
-            return APMatches(*(np.zeros(0, d) for d in (np.int32, np.int32, np.float64, np.int32, np.uint16, np.uint16)))
-        return APMatches(*(np.concatenate([getattr(p, f) for p in parts]) for f in fields))
+        """The matches of several disjoint sets of frames as one, in the order given. ``parts`` is
+        emptied field by field as it is read, so the peak is the whole plus one field, not twice it."""
+        fields = {"frame": np.int32, "cls": np.int16, "score": np.float64, "tp": np.uint16, "ignored": np.uint16}
+        columns = {f: [getattr(p, f) for p in parts] for f in fields}
+        parts.clear()
+        out = {}
+        for f, dtype in fields.items():
+            out[f] = np.concatenate(columns[f]) if columns[f] else np.zeros(0, dtype)
+            columns[f].clear()
+        return APMatches(**out)
 
     def of_frames(self, mask: np.ndarray) -> APMatches:
-        """The matches of the frames where ``mask`` ``(F,)`` is true."""
+        """The matches of the frames where ``mask`` ``(F,)`` is true, in the same order."""
         keep = np.asarray(mask, bool)[self.frame]
-        return APMatches(self.frame[keep], self.cls[keep], self.score[keep], self.rank[keep],
-                         self.tp[keep], self.ignored[keep])
+        return APMatches(self.frame[keep], self.cls[keep], self.score[keep], self.tp[keep], self.ignored[keep])
 
 
 def match_for_ap(*, n_classes: int, label_frame: np.ndarray, label_class: np.ndarray, label_boxes: np.ndarray,
                  label_crowd: np.ndarray, det_frame: np.ndarray, det_class: np.ndarray, det_boxes: np.ndarray,
                  det_score: np.ndarray, max_dets: int = MAX_DETS) -> APMatches:
     """Steps 1-2 of the definition: each image's and class's first ``max_dets`` detections by score
-    (ties in input order), matched at every IoU threshold (arguments: :func:`average_precision`)."""
+    (ties in input order), matched at every IoU threshold (arguments: :func:`average_precision`;
+    ``n_classes`` at most 32,767, the compact field's range)."""
+    if n_classes > 32_767:
+        raise ValueError(f"n_classes must be at most 32767, got {n_classes}")
     n_c = max(n_classes, 1)
     det_frame = np.asarray(det_frame, np.int64)
     det_class = np.asarray(det_class, np.int64)
@@ -125,8 +133,7 @@ def match_for_ap(*, n_classes: int, label_frame: np.ndarray, label_class: np.nda
     groups = det_frame * n_c + det_class
     order = rank_order(groups, det_score)
     rank = within_group_ranks(groups[order])[0]
-    keep = order[rank < max_dets]          # in (group, score) order: the matcher's sort is then linear
-    rank = rank[rank < max_dets]
+    keep = order[rank < max_dets]          # in visit order: the matcher's sort is then linear
     label_frame = np.asarray(label_frame, np.int64)
     label_groups = label_frame * n_c + np.asarray(label_class, np.int64)
     label_boxes, crowd = np.asarray(label_boxes, np.float64).reshape(-1, 4), np.asarray(label_crowd, bool)
@@ -144,17 +151,17 @@ def match_for_ap(*, n_classes: int, label_frame: np.ndarray, label_class: np.nda
         for i, m in enumerate(matches):
             tp[d] |= m.det_tp.astype(np.uint16) << i
             ignored[d] |= m.det_ignored.astype(np.uint16) << i
-    return APMatches(det_frame[keep].astype(np.int32), det_class[keep].astype(np.int32), det_score[keep],
-                     rank.astype(np.int32), tp, ignored)
+    return APMatches(det_frame[keep].astype(np.int32), det_class[keep].astype(np.int16), det_score[keep], tp, ignored)
 
 
 def accumulate(m: APMatches, *, classes: tuple[str, ...], n_labels: np.ndarray,
                image_order: np.ndarray | None = None) -> AveragePrecision:
     """Steps 3-4 of the definition: ``n_labels`` ``(C,)`` non-crowd labels per class on the frames
-    of ``m``; ``image_order``: :func:`average_precision`."""
+    of ``m``, whose images may come in any order but each image's boxes of a class in visit order
+    (as :func:`match_for_ap` gives them); ``image_order``: :func:`average_precision`."""
     T, R = len(IOU_THRESHOLDS), len(RECALL_THRESHOLDS)
-    image_key = m.frame if image_order is None else np.asarray(image_order, np.int64)[m.frame]
-    sequence = np.lexsort((m.rank, image_key, -m.score, m.cls))
+    image_key = m.frame if image_order is None else np.asarray(image_order, np.int32)[m.frame]
+    sequence = np.lexsort((image_key, -m.score, m.cls))      # stable: ties within an image keep visit order
     starts = np.searchsorted(m.cls[sequence], np.arange(len(classes) + 1))
     precision = -np.ones((T, R, len(classes)))
     for k in range(len(classes)):
