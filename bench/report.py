@@ -119,8 +119,9 @@ def _bounded(r: dict) -> list[str]:
              f"| per-frame cost, largest vs smallest set, <= 1.2x | {ratio:.3f}x | {_met(ratio <= 1.2)} |", "",
              "End to end: reading the raw-detections file (index pass, then chunks of about 131k boxes), "
              "NMS, matching, the tallies, the outcome tables, the COCO export of the served detections and "
-             "the plot data. Memory holds one chunk's boxes plus a few arrays per frame and label "
-             "(`candor/detection/scoring/stream.py`, docs/scale.md)."]
+             "the plot data, the FP anatomy and COCO AP. Memory holds one chunk's boxes plus a few arrays per "
+             "frame and label, and 16 bytes per raw box for the AP's precision/recall curves "
+             "(`candor/detection/scoring/stream.py`, `coco_ap.py`, docs/scale.md)."]
     return rows
 
 
