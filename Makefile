@@ -17,9 +17,10 @@ $(VENV)/.runtime: requirements.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $@
 
-$(VENV)/.test: requirements-test.txt requirements-ocr.txt requirements-cluster.txt $(VENV)/.runtime
+$(VENV)/.test: requirements-test.txt requirements-ocr.txt requirements-nodeps.txt requirements-cluster.txt $(VENV)/.runtime
 	$(BIN)/python -m pip install --quiet -r requirements-test.txt
 	$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r requirements-ocr.txt
+	$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r requirements-nodeps.txt
 	$(BIN)/python -m pip install --quiet -r requirements-cluster.txt
 	touch $@
 

@@ -10,12 +10,17 @@ def _met(ok: bool) -> str:
     return "met" if ok else "**not met**"
 
 
-def _scoring(r: dict) -> list[str]:
-    rows = ["## 1. Scoring at scale (COCO JSON in, IoU 0.5)", "",
-            "| tool | wall s | load s | score s | peak RSS MB |", "|---|---:|---:|---:|---:|"]
+def _tools(title: str, r: dict) -> list[str]:
+    """A section's heading and its table of the three tools' medians."""
+    rows = [title, "", "| tool | wall s | load s | score s | peak RSS MB |", "|---|---:|---:|---:|---:|"]
     for tool in ("candor", "faster-coco-eval", "pycocotools"):
         t = r[tool]
         rows.append(f"| {tool} | {t['total_s']:.2f} | {t['load_s']:.2f} | {t['score_s']:.3f} | {t['peak_rss_mb']:.0f} |")
+    return rows
+
+
+def _scoring(r: dict) -> list[str]:
+    rows = _tools("## 1. Scoring at scale (COCO JSON in, IoU 0.5)", r)
     ra = r["ratios"]
     ag = r["agreement"]
     rss = r["candor"]["peak_rss_mb"]
@@ -114,23 +119,65 @@ def _bounded(r: dict) -> list[str]:
              f"| per-frame cost, largest vs smallest set, <= 1.2x | {ratio:.3f}x | {_met(ratio <= 1.2)} |", "",
              "End to end: reading the raw-detections file (index pass, then chunks of about 131k boxes), "
              "NMS, matching, the tallies, the outcome tables, the COCO export of the served detections and "
-             "the plot data. Memory holds one chunk's boxes plus a few arrays per frame and label "
-             "(`candor/detection/scoring/stream.py`, docs/scale.md)."]
+             "the plot data, the FP anatomy and COCO AP. Memory holds one chunk's boxes plus a few arrays per "
+             "frame and label, and 16 bytes per raw box for the AP's precision/recall curves "
+             "(`candor/detection/scoring/stream.py`, `coco_ap.py`, docs/scale.md)."]
     return rows
 
 
+def _ap(r: dict) -> list[str]:
+    rows = _tools("## 1b. COCO AP at scale (COCO JSON in; ten IoU thresholds, area all, maxDets 100)", r)
+    ra, ap = r["ratios"], r["ap"]
+    diff = ap["max_abs_difference"]
+    c, f = r["candor"], r["faster-coco-eval"]
+    rows += ["", "| target | measured | status |", "|---|---:|---|",
+             f"| end to end vs faster-coco-eval >= 2x | {ra['end_to_end_vs_faster']:.2f}x | "
+             f"{_met(ra['end_to_end_vs_faster'] >= 2)} |",
+             f"| peak RSS below faster-coco-eval's | {c['peak_rss_mb']:.0f} vs {f['peak_rss_mb']:.0f} MB | "
+             f"{_met(c['peak_rss_mb'] < f['peak_rss_mb'])} |"]
+    rows += [f"| same AP as {tool} to 1e-9 (mAP50, mAP50-95 and every class) | max difference {d:.1e} | "
+             f"{_met(d <= 1e-9)} |" for tool, d in diff.items()]
+    rows += ["", f"mAP50 {ap['map50']:.6f}, mAP50-95 {ap['map50_95']:.6f}. candor's wall time is its whole "
+             "standalone COCO mode: reading both files, the IoU-0.5 operating point (counts, per class, bands, "
+             "the FP anatomy of every one of the ~470k unmatched results, TP box quality) and the AP; the peers "
+             "do the AP only. End to end vs pycocotools: "
+             f"{ra['end_to_end_vs_pycocotools']:.2f}x (pycocotools measured once)."]
+    return rows
+
+
+SECTIONS = (("scoring", "## 1. ", _scoring), ("ap", "## 1b. ", _ap), ("scaling", "## 2. ", _scaling),
+            ("inference", "## 3. ", _inference), ("sweep", "## 4. ", _sweep), ("bounded", "## 5. ", _bounded))
+
+
+def previous_sections(text: str) -> tuple[dict[str, str], str]:
+    """The sections of an earlier ``RESULTS.md`` by their heading prefix (``## 1. ``, ...), and the
+    date and command of the run they came from (kept for a run of some sections only)."""
+    parts = ("\n" + text).split("\n## ")
+    run = " ".join(line[2:] for line in parts[0].splitlines() if line.startswith(("- date:", "- command:")))
+    return {"## " + p.split(" ", 1)[0] + " ": "## " + p.rstrip() for p in parts[1:]}, run
+
+
 def write_results(results: dict, path: Path) -> None:
+    """Write ``RESULTS.md``: the sections of this run; a section this run did not measure (``--only``)
+    keeps its figures from the earlier file, marked with the run they came from."""
     m = results["machine"]
+    old, old_run = previous_sections(path.read_text()) if path.is_file() else ({}, "")
     lines = ["# candor benchmarks (latest run)", "",
              f"- date: {results['date']}",
              f"- machine: {m['cpu']}, {m['cores']} cores, {m['os']}, Python {m['python']}",
              f"- command: `{results['command']}`",
              f"- every figure is the median of {results['repeats']} runs (separate processes for the scoring tools); "
              "ratios are of medians. The machine was shared with other work, so absolute times are noisy.", ""]
-    for key, fn in (("scoring", _scoring), ("scaling", _scaling), ("inference", _inference), ("sweep", _sweep),
-                    ("bounded", _bounded)):
+    for key, heading, fn in SECTIONS:
         if key in results:
             lines += fn(results[key]) + [""]
+        elif heading in old:
+            body = old[heading].split("\n", 1)
+            kept = body[1] if len(body) > 1 else ""
+            if "(kept from the run of" not in kept:
+                kept = f"\n(kept from the run of {old_run}: not rerun since)\n" + kept
+            kept = "\n\n" + kept.lstrip("\n")
+            lines += [body[0] + kept.rstrip(), ""]
     notes = path.parent / "NOTES.md"
     if notes.is_file():
         lines += [notes.read_text().rstrip(), ""]

@@ -7,6 +7,10 @@
    files as pycocotools and faster-coco-eval (both at IoU 0.5), each a separate
    process, ``--repeats`` interleaved rounds, medians of wall time, load/score split and peak RSS,
    and the ratios; plus TP agreement with pycocotools' own per-image matches.
+   (candor's COCO mode now also computes COCO AP: it does more work than the IoU-0.5 peers here).
+1b. ap: COCO AP (ten IoUs, area all, maxDets 100) at the same set: candor's COCO mode against
+   faster-coco-eval and pycocotools doing AP's own work (pycocotools once: it is slow); the largest
+   AP difference from each.
 2. scaling: candor's per-frame scoring time at several set sizes (interleaved rounds).
 3. inference: the detect stage's per-frame time against a bare ``session.run`` loop.
 4. sweep: ``dvc exp run -S thresholds.deer=0.2`` against a no-op ``dvc repro``.
@@ -55,8 +59,8 @@ def run_candor(d: Path) -> dict:
             "peak_rss_mb": m.peak_rss_mb}
 
 
-def run_peer(tool: str, d: Path, *, tp_out: Path | None = None) -> dict:
-    cmd = [PY, str(ROOT / "bench" / "peers.py"), tool, str(d / "gt.json"), str(d / "dt.json")]
+def run_peer(tool: str, d: Path, *, tp_out: Path | None = None, ap: bool = False) -> dict:
+    cmd = [PY, str(ROOT / "bench" / "peers.py"), tool, str(d / "gt.json"), str(d / "dt.json"), *(["--ap"] if ap else [])]
     if tp_out:
         cmd += ["--tp-out", str(tp_out)]
     m = measure(cmd)
@@ -104,6 +108,46 @@ def bench_scoring(frames: int, repeats: int) -> dict:
         "core_vs_faster_evaluate": round(results["faster-coco-eval"]["score_s"] / c["score_s"], 2),
     }
     results["agreement"] = tp_agreement(d)
+    return results
+
+
+def ap_difference(candor: dict, peer: dict) -> float:
+    """The largest absolute difference between candor's ``ap`` block and a peer's figures
+    (``map50``, ``map50_95`` and every class's two APs; a class without labels must be null in both)."""
+    diffs = [abs(candor["map50"] - peer["map50"]), abs(candor["map50_95"] - peer["map50_95"])]
+    for v in candor["per_class"].values():
+        ref = peer["per_class"][str(v["category_id"])]
+        if (ref is None) != (v["ap50"] is None):
+            return float("inf")
+        if ref is not None:
+            diffs += [abs(v["ap50"] - ref[0]), abs(v["ap50_95"] - ref[1])]
+    return max(diffs)
+
+
+def bench_ap(frames: int, repeats: int, *, pycocotools_repeats: int = 1) -> dict:
+    """COCO AP (10 IoUs, area all, maxDets 100) at the COCO-scale set: candor's standalone COCO mode
+    (which also scores the IoU-0.5 operating point) against faster-coco-eval and pycocotools doing
+    AP's work; medians, ratios and the largest AP difference (pycocotools, being slow, runs
+    ``pycocotools_repeats`` times)."""
+    d = dataset(frames)
+    peer_ap: dict[str, dict] = {}
+
+    def peer(tool: str) -> dict:
+        cmd = [PY, str(ROOT / "bench" / "peers.py"), tool, str(d / "gt.json"), str(d / "dt.json"), "--ap"]
+        m = measure(cmd, cwd=str(ROOT))
+        out = json.loads(m.stdout.strip().splitlines()[-1])
+        peer_ap[tool] = out
+        return {"total_s": m.wall_s, "load_s": out["load_s"], "score_s": out["score_s"], "peak_rss_mb": m.peak_rss_mb}
+
+    runs = interleaved({"candor": lambda: run_candor(d), "faster-coco-eval": lambda: peer("faster-coco-eval")}, repeats)
+    runs |= interleaved({"pycocotools": lambda: peer("pycocotools")}, pycocotools_repeats)
+    results = {tool: medians(r) for tool, r in runs.items()}
+    ours = json.loads((d / "candor.json").read_text())["ap"]
+    c = results["candor"]
+    results["ratios"] = {"end_to_end_vs_faster": round(results["faster-coco-eval"]["total_s"] / c["total_s"], 2),
+                         "end_to_end_vs_pycocotools": round(results["pycocotools"]["total_s"] / c["total_s"], 2)}
+    results["ap"] = {"map50": ours["map50"], "map50_95": ours["map50_95"],
+                     "max_abs_difference": {t: ap_difference(ours, peer_ap[t]) for t in peer_ap}}
     return results
 
 
@@ -168,7 +212,7 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=5000)
     parser.add_argument("--scaling", default="1000,5000,20000")
     parser.add_argument("--bounded", default="10000,100000")
-    parser.add_argument("--only", default="scoring,scaling,inference,sweep,bounded")
+    parser.add_argument("--only", default="scoring,ap,scaling,inference,sweep,bounded")
     args = parser.parse_args()
     only = set(args.only.split(","))
     OUT.mkdir(parents=True, exist_ok=True)
@@ -176,6 +220,8 @@ def main() -> None:
                      "command": "python " + " ".join(sys.argv), "repeats": args.repeats}
     if "scoring" in only:
         results["scoring"] = bench_scoring(args.frames, args.repeats)
+    if "ap" in only:
+        results["ap"] = bench_ap(args.frames, args.repeats)
     if "scaling" in only:
         results["scaling"] = bench_scaling([int(x) for x in args.scaling.split(",")], args.repeats)
     if "inference" in only:

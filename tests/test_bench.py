@@ -76,3 +76,24 @@ def test_sweep_report_splits_the_step_into_dvc_and_the_stages():
     assert "literal no-op experiment (DVC's own bookkeeping, the floor): 1.80x; target <= 1.5x: **not met**" in text
     assert "makes the copy-command step 1.25x its literal experiment" in text
     assert "(1.10 s for 2 processes). Within 1.5x they would have 0.50 s" in text
+
+
+def test_ap_report_and_sections_kept_from_an_earlier_run(tmp_path):
+    tool = {"total_s": 2.0, "load_s": 1.0, "score_s": 0.5, "peak_rss_mb": 600.0}
+    slow = {**tool, "total_s": 5.0, "peak_rss_mb": 800.0}
+    head = {"machine": {"cpu": "cpu", "cores": 2, "os": "os", "python": "3.11"}, "repeats": 3}
+    path = tmp_path / "R.md"
+    path.write_text("# old\n\n- date: 2025-01-01\n- command: `python bench/run.py`\n\n## 1. Scoring\n\nold rows\n\n"
+                    "## 2. Scaling\n\nold scaling\n")
+    report.write_results({**head, "date": "2026-01-01", "command": "python bench/run.py --only ap",
+                          "ap": {"candor": tool, "faster-coco-eval": slow, "pycocotools": slow,
+                                 "ratios": {"end_to_end_vs_faster": 2.5, "end_to_end_vs_pycocotools": 2.5},
+                                 "ap": {"map50": 0.7, "map50_95": 0.45,
+                                        "max_abs_difference": {"faster-coco-eval": 2e-16, "pycocotools": 3e-9}}}}, path)
+    text = path.read_text()
+    assert "| end to end vs faster-coco-eval >= 2x | 2.50x | met |" in text
+    assert "| peak RSS below faster-coco-eval's | 600 vs 800 MB | met |" in text
+    assert "| same AP as pycocotools to 1e-9 (mAP50, mAP50-95 and every class) | max difference 3.0e-09 | **not met** |" in text
+    # the sections this run did not measure keep their figures, marked with their own run
+    assert "## 1. Scoring\n\n(kept from the run of date: 2025-01-01 command: `python bench/run.py`: not rerun since)" in text
+    assert "old scaling" in text and text.index("## 1. ") < text.index("## 1b. ") < text.index("## 2. ")

@@ -19,17 +19,25 @@ def scene(classes, label_class, label_index, label_frame, crowd):
 
 def test_rows_of_two_models_in_tuple_order():
     # "wide" is scored on deer and sheep; "narrow" on sheep only (deer out of scope: no rows)
+    nan = np.nan
     wide = Outcomes(scene(("deer", "sheep"), [0, 1, 1, 0], [1, 0, 0, 2], [0, 0, 1, 0], [0, 0, 0, 1]),
                     tp=np.array([1, 0, 2]), fp=np.array([0, 3, 0]), fn=np.array([1, 1, 0]),
-                    found=np.array([True, False, True, False]))
+                    found=np.array([True, False, True, False]),
+                    fp_kinds=np.array([[0, 0, 0, 0, 0], [1, 0, 0, 2, 0], [0, 0, 0, 0, 0]]), fn_aimed=np.array([1, 0, 0]),
+                    tp_iou=np.array([0.8, nan, 0.7, nan]), tp_edge=np.array([1.0, nan, 2.0, nan]))
     narrow = Outcomes(scene(("sheep",), [0, 0], [0, 0], [0, 1], [0, 0]),
                       tp=np.array([0, 1, 0]), fp=np.array([1, 1, 1]), fn=np.array([1, 0, 0]),
-                      found=np.array([False, True]))
+                      found=np.array([False, True]), fp_kinds=np.array([[0, 0, 0, 1, 0]] * 3),
+                      fn_aimed=np.array([0, 0, 0]), tp_iou=np.array([nan, 0.9]), tp_edge=np.array([nan, 0.5]))
     outcomes = {"wide": wide, "narrow": narrow}
+    # then the FPs by kind, fn_aimed, fn_missed and tp_strict (the frame's found labels at IoU >= 0.75)
     assert list(frame_rows(outcomes)) == [
-        ("a,1", "dev", "s1", "1", "narrow", 1, 1, 0), ("a,1", "dev", "s1", "1", "wide", 0, 3, 1),
-        ("b", "test", "s2", "1", "narrow", 0, 1, 1), ("b", "test", "s2", "1", "wide", 1, 0, 1),
-        ("c", "test", "s2", "", "narrow", 0, 1, 0), ("c", "test", "s2", "", "wide", 2, 0, 0)]
+        ("a,1", "dev", "s1", "1", "narrow", 1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 1),
+        ("a,1", "dev", "s1", "1", "wide", 0, 3, 1, 1, 0, 0, 2, 0, 0, 1, 0),
+        ("b", "test", "s2", "1", "narrow", 0, 1, 1, 0, 0, 0, 1, 0, 0, 1, 0),
+        ("b", "test", "s2", "1", "wide", 1, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1),
+        ("c", "test", "s2", "", "narrow", 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0),
+        ("c", "test", "s2", "", "wide", 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)]
     assert list(label_rows(outcomes)) == [
         ("a,1", "dev", 0, "sheep", "narrow", 1), ("a,1", "dev", 0, "sheep", "wide", 1),
         ("b", "test", 0, "sheep", "narrow", 0), ("b", "test", 0, "sheep", "wide", 0),

@@ -66,3 +66,19 @@ def test_units_name_their_clusters():
     assert (fp.kind, fp.values["m"], fp.cluster) == ("count", {("f1",): 2, ("f2",): 0}, "session")
     lots = identification_units([dict(lot="L", tier="held", candidate="a", run=0, outcome="hit", count_exact=None)])
     assert lots["identification.hit"].cluster_of is None                 # each lot its own cluster
+
+
+def test_error_kinds_are_paired_per_frame_when_the_table_has_them():
+    from candor.stats.multiple import family
+    row = dict(frame="f1", split="test", session="s", model="m", tp=1, fp=3, fn=2, fp_localisation=1,
+               fp_class_confusion=0, fp_duplicate=0, fp_background=2, fp_both=0, fn_aimed=1, fn_missed=1, tp_strict=1)
+    u = detection_units([row], [], track="detection.d")
+    kinds = sorted(m for m in u if ".error." in m)
+    assert kinds == sorted(f"detection.d.test.error.{k}" for k in ("fp_localisation", "fp_class_confusion",
+                                                                      "fp_duplicate", "fp_background", "fp_both",
+                                                                      "fn_aimed", "fn_missed"))
+    assert u["detection.d.test.error.fp_background"].values == {"m": {("f1",): 2}}
+    assert u["detection.d.test.error.fp_background"].kind == "count"
+    assert family("detection.d.test.error.fp_background") == "detection.d.test.error.*"
+    old = {k: v for k, v in row.items() if not k.startswith(("fp_", "fn_", "tp_"))}      # a table from before
+    assert not [m for m in detection_units([old], [], track="detection.d") if ".error." in m]

@@ -2,7 +2,8 @@
 
 A *family* is a set of tests read together as one table, where one "B better" in twenty is
 expected by chance at alpha 0.05 (docs/stats.md, "Multiple comparisons"): the per-class
-detection tests of one set, split and candidate (``detection.<set>.<split>.class.*.label_found``)
+detection tests of one set, split and candidate (``detection.<set>.<split>.class.*.label_found``),
+the per-frame error kinds of one set, split and candidate (``detection.<set>.<split>.error.*``)
 and the per-tier identification tests of one candidate (``identification.*.hit``). :func:`family`
 names a metric's family (``None``: a headline test, reported unadjusted and said so).
 
@@ -19,6 +20,7 @@ from collections.abc import Mapping
 
 FAMILIES = (
     (re.compile(r"(detection\.[^.]+\.[^.]+\.class\.)[^.]+(\.label_found)"), r"\1*\2"),
+    (re.compile(r"(detection\.[^.]+\.[^.]+\.error\.)[^.]+"), r"\1*"),
     (re.compile(r"(identification\.)(?!hit$|not_wrong$|count_exact$)[^.]+(\.hit)"), r"\1*\2"),
 )
 

@@ -21,6 +21,11 @@ Pure: no I/O. Rows are the typed rows of :func:`candor.stats.outcomes.parse_tabl
 - ``detection.<set>.<split>.frame_error_free``: unit ``frame``; ``fp == 0 and fn == 0``.
 - ``detection.<set>.<split>.false_positives`` (a *count*, fewer is better): unit ``frame``; the
   frame's false positives at the operating point (the paired precision and FP/frame).
+- ``detection.<set>.<split>.error.<kind>`` (counts, fewer is better; a family, Holm): unit ``frame``;
+  the frame's false positives of one kind (``fp_localisation``, ``fp_class_confusion``,
+  ``fp_duplicate``, ``fp_background``, ``fp_both``) or its aimed and missed false negatives
+  (``fn_aimed``, ``fn_missed``), from the optional columns of the per-frame table when present:
+  what kind of error changed, paired per frame.
 - ``detection.<set>.<split>.label_found`` (and ``detection.<set>.<split>.class.<name>.label_found``):
   unit ``label`` (a (frame, label index)); the label was matched.
 
@@ -37,6 +42,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from candor.stats.outcomes import FRAME_ERROR_COLUMNS
 from candor.stats.paired import Case, Kind
 
 Row = Mapping[str, object]
@@ -116,6 +122,7 @@ def valuation_units(rows: Iterable[Row]) -> Units:
 
 
 ClusterBy = Literal["frame", "session"]
+ERROR_KINDS = tuple(c for c in FRAME_ERROR_COLUMNS if c != "tp_strict")   # the kinds of FP and FN; fewer is better
 
 
 def frame_clusters(frames: Iterable[Row], *, by: ClusterBy) -> dict[str, str]:
@@ -135,6 +142,8 @@ def detection_units(frames: Sequence[Row], labels: Iterable[Row], *, track: str,
         flags.append((f"{track}.{r['split']}.frame_error_free", "frame", str(r["model"]), (str(r["frame"]),), ok))
         counts.append((f"{track}.{r['split']}.false_positives", "frame", str(r["model"]), (str(r["frame"]),),
                        int(r["fp"])))  # type: ignore[call-overload]
+        counts += [(f"{track}.{r['split']}.error.{col}", "frame", str(r["model"]), (str(r["frame"]),),
+                    int(r[col])) for col in ERROR_KINDS if col in r]  # type: ignore[call-overload]
     for r in labels:
         case = (str(r["frame"]), str(r["label"]))
         found = r["found"] is True

@@ -43,13 +43,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from candor.detection.scoring.boxes import iter_group_pairs, paired_iou
+from candor.detection.scoring.boxes import box_area, column_iou, iter_group_pairs
 from candor.detection.scoring.metrics import OperatingPoint, Scored
 
 FP_KINDS = ("localisation", "class_confusion", "duplicate", "background", "both")
 LOCALISATION, CLASS_CONFUSION, DUPLICATE, BACKGROUND, BOTH = range(len(FP_KINDS))
 FN_KINDS = ("aimed", "missed")
 BACKGROUND_IOU = 0.1   # TIDE's background threshold
+PAIRS = 1 << 20        # FP-label pairs gathered at once (their columns: about 100 MB of temporaries)
 
 
 @dataclass(frozen=True)
@@ -62,21 +63,26 @@ class Anatomy:
     fn_aimed: np.ndarray
 
 
-def _best(n: int, pos: np.ndarray, lab: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per FP position ``0..n-1``: the highest of its pairs' IoUs ``v`` (0 without pairs) and the
-    label of that IoU (ties: the lower label index; -1 without pairs)."""
-    best, arg = np.zeros(n), np.full(n, -1, dtype=np.int64)
-    if len(pos):
-        srt = np.lexsort((lab, -v, pos))
-        first = srt[np.r_[True, pos[srt][1:] != pos[srt][:-1]]]
-        best[pos[first]], arg[pos[first]] = v[first], lab[first]
+def _segment_best(v: np.ndarray, starts: np.ndarray, lens: np.ndarray, lab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per segment ``[starts[k], starts[k] + lens[k])`` of the pair values ``v`` (``-1``: not a
+    candidate): the highest value (``-1`` when none) and the label of its first occurrence (the
+    lowest label index: labels ascend within a segment), ``-1`` when none."""
+    best = np.maximum.reduceat(v, starts)
+    at = np.flatnonzero((v == np.repeat(best, lens)) & (v >= 0))
+    seg = np.repeat(np.arange(len(starts)), lens)[at]
+    arg = np.full(len(starts), -1, dtype=np.int64)
+    first = np.r_[True, seg[1:] != seg[:-1]] if len(seg) else np.zeros(0, bool)
+    arg[seg[first]] = lab[at[first]]
     return best, arg
 
 
 def error_anatomy(s: Scored, op: OperatingPoint, *, background_iou: float = BACKGROUND_IOU) -> Anatomy:
     """The FP kinds and aimed FNs of ``s`` at ``op`` (see the module docstring).
 
-    Truth is ``s.scene``; ``pos`` is ``s.match_iou``.
+    Truth is ``s.scene``; ``pos`` is ``s.match_iou``. Each FP meets every non-crowd label of its
+    frame that it overlaps along x (:func:`~candor.detection.scoring.boxes.iter_group_pairs`: a FP's
+    pairs are contiguous, its labels in ascending index; a pair apart along x has IoU 0 and moves
+    no maximum), reduced per FP without a sort.
     """
     sc = s.scene
     pos_iou = s.match_iou
@@ -87,21 +93,30 @@ def error_anatomy(s: Scored, op: OperatingPoint, *, background_iou: float = BACK
     if n == 0:
         return Anatomy(fp_kind, fn_aimed)
     regular = np.flatnonzero(~sc.label_crowd)
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("pos", "lab", "v", "same")}
-    for ia, ib in iter_group_pairs(s.frame[fp], sc.label_frame[regular]):
-        lab = regular[ib]
-        parts["pos"].append(ia)
-        parts["lab"].append(lab)
-        parts["v"].append(paired_iou(s.boxes[fp[ia]], sc.label_boxes[lab]))
-        parts["same"].append(sc.label_class[lab] == s.cls[fp[ia]])
-    if parts["pos"]:
-        pos, lab, v, same = (np.concatenate(parts[k]) for k in ("pos", "lab", "v", "same"))
-    else:
-        pos, lab, v, same = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0, bool)
-    s_best, s_arg = _best(n, pos[same], lab[same], v[same])
-    used = same & op.found[lab]
-    u_best, _ = _best(n, pos[used], lab[used], v[used])
-    o_best, o_arg = _best(n, pos[~same], lab[~same], v[~same])
+    fb, lb = s.boxes[fp], sc.label_boxes[regular]
+    f_cols, l_cols = [np.ascontiguousarray(fb[:, k]) for k in range(4)], [np.ascontiguousarray(lb[:, k]) for k in range(4)]
+    f_area, l_area = box_area(fb), box_area(lb)
+    f_cls, l_cls = s.cls[fp], sc.label_class[regular]
+    used_label = op.found[regular]
+    s_best, u_best, o_best = np.zeros(n), np.zeros(n), np.zeros(n)
+    s_arg, o_arg = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
+    for ia, ib in iter_group_pairs(s.frame[fp], sc.label_frame[regular], max_pairs=PAIRS):
+        # pairs apart along x have IoU 0, which moves no maximum: drop them before the other gathers
+        apart = np.minimum(f_cols[2][ia], l_cols[2][ib]) <= np.maximum(f_cols[0][ia], l_cols[0][ib])
+        ia, ib = ia[~apart], ib[~apart]
+        if len(ia) == 0:
+            continue
+        v = column_iou([c[ia] for c in f_cols], [c[ib] for c in l_cols], f_area[ia], l_area[ib])
+        same = f_cls[ia] == l_cls[ib]
+        starts = np.flatnonzero(np.r_[True, ia[1:] != ia[:-1]])
+        lens = np.diff(np.r_[starts, len(ia)])
+        who = ia[starts]
+        sb, sa = _segment_best(np.where(same, v, -1.0), starts, lens, regular[ib])
+        ub, _ = _segment_best(np.where(same & used_label[ib], v, -1.0), starts, lens, regular[ib])
+        ob, oa = _segment_best(np.where(same, -1.0, v), starts, lens, regular[ib])
+        s_best[who], s_arg[who] = np.maximum(sb, 0.0), sa
+        u_best[who] = np.maximum(ub, 0.0)
+        o_best[who], o_arg[who] = np.maximum(ob, 0.0), oa
     loc = (s_best >= background_iou) & (s_best <= pos_iou)
     cls = o_best >= pos_iou
     kind = np.select([loc, cls, u_best >= pos_iou, np.maximum(s_best, o_best) <= background_iou],

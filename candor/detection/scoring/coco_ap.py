@@ -36,12 +36,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from candor.detection.scoring.boxes import rank_order, within_group_ranks
-from candor.detection.scoring.matching import match_detections
+from candor.detection.scoring.boxes import key_chunks, rank_order, within_group_ranks
+from candor.detection.scoring.matching import match_at_ious
 
 IOU_THRESHOLDS = np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1, endpoint=True)
 RECALL_THRESHOLDS = np.linspace(0.0, 1.00, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True)
 MAX_DETS = 100
+CHUNK_DETS = 32_768    # detections matched at once: whole frames (as in candor.detection.scoring.metrics)
 
 
 @dataclass(frozen=True)
@@ -85,37 +86,45 @@ def _mean(values: np.ndarray) -> float:
 @dataclass(frozen=True)
 class APMatches:
     """Steps 1-2 of the definition for some frames (whole frames: matching never crosses one): per
-    kept detection ``(D,)`` its ``frame``, class ``cls``, ``score`` and ``rank`` in its image and
-    class; ``tp`` and ``ignored`` ``(T, D)`` at each IoU threshold. A few bytes per detection, no boxes."""
+    kept detection ``(D,)`` its ``frame`` (int32), class ``cls`` (int16), ``score`` (float64), and
+    ``tp``, ``ignored`` (uint16): bit ``i`` set when it is a match, or ignored, at IoU threshold
+    ``i``. 16 bytes per detection, no boxes. Each image's detections of a class come in their
+    visit order (score descending, ties in input order), which the stable sort of :func:`accumulate`
+    keeps for ties within an image."""
 
     frame: np.ndarray
     cls: np.ndarray
     score: np.ndarray
-    rank: np.ndarray
     tp: np.ndarray
     ignored: np.ndarray
 
     @staticmethod
     def concat(parts: list[APMatches]) -> APMatches:
-        """The matches of several disjoint sets of frames as one."""
-        if not parts:
-            return APMatches(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64),
-                             np.zeros((len(IOU_THRESHOLDS), 0), bool), np.zeros((len(IOU_THRESHOLDS), 0), bool))
-        return APMatches(*(np.concatenate([getattr(p, f) for p in parts], axis=-1)
-                           for f in ("frame", "cls", "score", "rank", "tp", "ignored")))
+        """The matches of several disjoint sets of frames as one, in the order given. ``parts`` is
+        emptied field by field as it is read, so the peak is the whole plus one field, not twice it."""
+        fields = {"frame": np.int32, "cls": np.int16, "score": np.float64, "tp": np.uint16, "ignored": np.uint16}
+        columns = {f: [getattr(p, f) for p in parts] for f in fields}
+        parts.clear()
+        out = {}
+        for f, dtype in fields.items():
+            out[f] = np.concatenate(columns[f]) if columns[f] else np.zeros(0, dtype)
+            columns[f].clear()
+        return APMatches(**out)
 
     def of_frames(self, mask: np.ndarray) -> APMatches:
-        """The matches of the frames where ``mask`` ``(F,)`` is true."""
+        """The matches of the frames where ``mask`` ``(F,)`` is true, in the same order."""
         keep = np.asarray(mask, bool)[self.frame]
-        return APMatches(self.frame[keep], self.cls[keep], self.score[keep], self.rank[keep],
-                         self.tp[:, keep], self.ignored[:, keep])
+        return APMatches(self.frame[keep], self.cls[keep], self.score[keep], self.tp[keep], self.ignored[keep])
 
 
 def match_for_ap(*, n_classes: int, label_frame: np.ndarray, label_class: np.ndarray, label_boxes: np.ndarray,
                  label_crowd: np.ndarray, det_frame: np.ndarray, det_class: np.ndarray, det_boxes: np.ndarray,
                  det_score: np.ndarray, max_dets: int = MAX_DETS) -> APMatches:
     """Steps 1-2 of the definition: each image's and class's first ``max_dets`` detections by score
-    (ties in input order), matched at every IoU threshold (arguments: :func:`average_precision`)."""
+    (ties in input order), matched at every IoU threshold (arguments: :func:`average_precision`;
+    ``n_classes`` at most 32,767, the compact field's range)."""
+    if n_classes > 32_767:
+        raise ValueError(f"n_classes must be at most 32767, got {n_classes}")
     n_c = max(n_classes, 1)
     det_frame = np.asarray(det_frame, np.int64)
     det_class = np.asarray(det_class, np.int64)
@@ -123,37 +132,47 @@ def match_for_ap(*, n_classes: int, label_frame: np.ndarray, label_class: np.nda
     det_boxes = np.asarray(det_boxes, np.float64).reshape(-1, 4)
     groups = det_frame * n_c + det_class
     order = rank_order(groups, det_score)
-    rank = np.empty(len(order), np.int64)
-    rank[order] = within_group_ranks(groups[order])[0]
-    keep = np.flatnonzero(rank < max_dets)
-    label_groups = np.asarray(label_frame, np.int64) * n_c + np.asarray(label_class, np.int64)
-    tp = np.zeros((len(IOU_THRESHOLDS), len(keep)), bool)
-    ignored = np.zeros_like(tp)
-    for i, t in enumerate(IOU_THRESHOLDS):
-        m = match_detections(label_groups, label_boxes, groups[keep], det_boxes[keep], det_score[keep],
-                             iou=min(float(t), 1 - 1e-10), label_crowd=np.asarray(label_crowd, bool),
-                             label_ties="higher")
-        tp[i], ignored[i] = m.det_tp, m.det_ignored
-    return APMatches(det_frame[keep], det_class[keep], det_score[keep], rank[keep], tp, ignored)
+    rank = within_group_ranks(groups[order])[0]
+    keep = order[rank < max_dets]          # in visit order: the matcher's sort is then linear
+    label_frame = np.asarray(label_frame, np.int64)
+    label_groups = label_frame * n_c + np.asarray(label_class, np.int64)
+    label_boxes, crowd = np.asarray(label_boxes, np.float64).reshape(-1, 4), np.asarray(label_crowd, bool)
+    tp = np.zeros(len(keep), np.uint16)
+    ignored = np.zeros(len(keep), np.uint16)
+    ious = [min(float(t), 1 - 1e-10) for t in IOU_THRESHOLDS]
+    n_frames = int(max(det_frame.max(initial=-1), label_frame.max(initial=-1))) + 1
+    # chunks of whole frames (matching never crosses one): the pair temporaries stay cache-sized
+    for d, lab in key_chunks(det_frame[keep], label_frame, n_keys=n_frames, max_dets=CHUNK_DETS):
+        if len(d) == 0:
+            continue
+        d = np.sort(d)                                   # keep (group, score) order within the chunk
+        matches = match_at_ious(label_groups[lab], label_boxes[lab], groups[keep[d]], det_boxes[keep[d]],
+                                det_score[keep[d]], ious=ious, label_crowd=crowd[lab], label_ties="higher")
+        for i, m in enumerate(matches):
+            tp[d] |= m.det_tp.astype(np.uint16) << i
+            ignored[d] |= m.det_ignored.astype(np.uint16) << i
+    return APMatches(det_frame[keep].astype(np.int32), det_class[keep].astype(np.int16), det_score[keep], tp, ignored)
 
 
 def accumulate(m: APMatches, *, classes: tuple[str, ...], n_labels: np.ndarray,
                image_order: np.ndarray | None = None) -> AveragePrecision:
     """Steps 3-4 of the definition: ``n_labels`` ``(C,)`` non-crowd labels per class on the frames
-    of ``m``; ``image_order``: :func:`average_precision`."""
+    of ``m``, whose images may come in any order but each image's boxes of a class in visit order
+    (as :func:`match_for_ap` gives them); ``image_order``: :func:`average_precision`."""
     T, R = len(IOU_THRESHOLDS), len(RECALL_THRESHOLDS)
-    fp = ~m.tp & ~m.ignored
-    image_key = m.frame if image_order is None else np.asarray(image_order, np.int64)[m.frame]
-    sequence = np.lexsort((m.rank, image_key, -m.score, m.cls))
+    image_key = m.frame if image_order is None else np.asarray(image_order, np.int32)[m.frame]
+    sequence = np.lexsort((image_key, -m.score, m.cls))      # stable: ties within an image keep visit order
     starts = np.searchsorted(m.cls[sequence], np.arange(len(classes) + 1))
     precision = -np.ones((T, R, len(classes)))
     for k in range(len(classes)):
         if n_labels[k] == 0:
             continue
         seq = sequence[starts[k]:starts[k + 1]]
+        tp_bits, ig_bits = m.tp[seq], m.ignored[seq]
         for i in range(T):
-            tps = np.cumsum(m.tp[i, seq]).astype(np.float64)
-            fps = np.cumsum(fp[i, seq]).astype(np.float64)
+            tp, ig = (tp_bits >> i) & 1, (ig_bits >> i) & 1
+            tps = np.cumsum(tp, dtype=np.int64).astype(np.float64)
+            fps = np.cumsum((1 - tp) & (1 - ig), dtype=np.int64).astype(np.float64)
             rc = tps / n_labels[k]
             pr = np.maximum.accumulate((tps / (fps + tps + np.spacing(1)))[::-1])[::-1]
             at = np.searchsorted(rc, RECALL_THRESHOLDS, side="left")

@@ -117,7 +117,8 @@ def ap_blocks(matches: APMatches, scene: Scene, *, image_ids: list[int], categor
         frames = np.ones(len(scene.frames), bool) if split == "all" else scene.split == split
         regular = frames[scene.label_frame] & ~scene.label_crowd
         n_labels = np.bincount(scene.label_class[regular], minlength=len(scene.classes))
-        ap = accumulate(matches.of_frames(frames), classes=scene.classes, n_labels=n_labels, image_order=image_order)
+        of_split = matches if split == "all" else matches.of_frames(frames)
+        ap = accumulate(of_split, classes=scene.classes, n_labels=n_labels, image_order=image_order)
         out[split] = ap.block(category_ids)
     return out
 
@@ -287,7 +288,9 @@ def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetection
             mask = np.ones(len(scene.frames), bool) if split == "all" else scene.split == split
             blocks[split]["out_of_scope"] = out_of_scope_block(inputs.outside, frame_mask=mask)
     metrics = dict(blocks)
-    metrics["ap"] = ap_blocks(APMatches.concat(ap_parts), scene, image_ids=image_ids, category_ids=cat_ids)
+    matches = APMatches.concat(ap_parts)
+    ap_parts.clear()                       # the chunks' copies: only the concatenated matches stay
+    metrics["ap"] = ap_blocks(matches, scene, image_ids=image_ids, category_ids=cat_ids)
     if card.evaluation:
         metrics["frozen"] = frozen_block(card, model_sha256=head["onnx_sha256"],
                                          manifest_sha256=load_manifest(data / "manifest.csv").sha256, metrics=blocks)

@@ -28,6 +28,7 @@ once; step ``r`` resolves every group's rank-``r`` detection simultaneously
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
@@ -84,6 +85,18 @@ def match_detections(label_groups: np.ndarray, label_boxes: np.ndarray,
     >>> m.det_label.tolist(), m.label_det.tolist()
     ([0, -1], [0])
     """
+    return match_at_ious(label_groups, label_boxes, det_groups, det_boxes, det_scores, ious=(iou,),
+                         label_crowd=label_crowd, label_ties=label_ties)[0]
+
+
+def match_at_ious(label_groups: np.ndarray, label_boxes: np.ndarray,
+                  det_groups: np.ndarray, det_boxes: np.ndarray, det_scores: np.ndarray, *,
+                  ious: Sequence[float], label_crowd: np.ndarray | None = None,
+                  label_ties: Literal["lower", "higher"] = "lower") -> list[Matches]:
+    """:func:`match_detections` at each IoU threshold of ``ious`` (one :class:`Matches` each, in
+    order): the candidate pairs and their IoUs are found and sorted once, at the lowest threshold,
+    and the greedy visit is run once per threshold on the pairs that reach it (what COCO AP's ten
+    thresholds need)."""
     label_groups = np.asarray(label_groups, dtype=np.int64)
     det_groups = np.asarray(det_groups, dtype=np.int64)
     label_boxes, det_boxes = as_boxes(label_boxes), as_boxes(det_boxes)
@@ -91,12 +104,11 @@ def match_detections(label_groups: np.ndarray, label_boxes: np.ndarray,
     n_lab, n_det = len(label_groups), len(det_groups)
     crowd = np.zeros(n_lab, dtype=bool) if label_crowd is None else np.asarray(label_crowd, dtype=bool)
 
-    det_label = np.full(n_det, -1, dtype=np.int64)
-    det_iou = np.zeros(n_det, dtype=np.float64)
-    label_det = np.full(n_lab, -1, dtype=np.int64)
-    det_ignored = np.zeros(n_det, dtype=bool)
-    if n_det == 0:
-        return Matches(det_label, det_iou, det_ignored, label_det)
+    out = [Matches(np.full(n_det, -1, dtype=np.int64), np.zeros(n_det, dtype=np.float64),
+                   np.zeros(n_det, dtype=bool), np.full(n_lab, -1, dtype=np.int64)) for _ in ious]
+    if n_det == 0 or not len(ious):
+        return out
+    low = min(ious)
 
     order = rank_order(det_groups, det_scores)
     rank = np.empty(n_det, dtype=np.int64)
@@ -106,30 +118,41 @@ def match_detections(label_groups: np.ndarray, label_boxes: np.ndarray,
     for ia, ib in iter_group_pairs(det_groups, label_groups[regular]):
         ib = regular[ib]
         v = paired_iou(det_boxes[ia], label_boxes[ib])
-        ok = v >= iou
+        ok = v >= low
         ia, ib, v = ia[ok], ib[ok], v[ok]
         if len(ia) == 0:
             continue
         # visit order: detection rank, then group (any), then best IoU, then the label_ties index
         srt = np.lexsort((ib if label_ties == "lower" else -ib, -v, det_groups[ia], rank[ia]))
         ia, ib, v = ia[srt], ib[srt], v[srt]
-        bounds = np.flatnonzero(np.diff(rank[ia])) + 1
-        for sa, sb, sv in zip(np.split(ia, bounds), np.split(ib, bounds), np.split(v, bounds)):
-            free = label_det[sb] < 0
-            if not free.any():
-                continue
-            sa, sb, sv = sa[free], sb[free], sv[free]
-            # one detection per group at this rank: the first free candidate of each detection wins
-            _, first = np.unique(sa, return_index=True)
-            label_det[sb[first]] = sa[first]
-            det_label[sa[first]] = sb[first]
-            det_iou[sa[first]] = sv[first]
+        for iou, m in zip(ious, out):
+            reach = v >= iou
+            _resolve(m, ia[reach], ib[reach], v[reach], rank)
 
     crowd_idx = np.flatnonzero(crowd)
     if len(crowd_idx):
-        unmatched = np.flatnonzero(det_label < 0)
-        for ia, ib in iter_group_pairs(det_groups[unmatched], label_groups[crowd_idx]):
-            ia, ib = unmatched[ia], crowd_idx[ib]
-            hit = paired_crowd_iou(det_boxes[ia], label_boxes[ib]) >= iou
-            det_ignored[ia[hit]] = True
-    return Matches(det_label, det_iou, det_ignored, label_det)
+        for ia, ib in iter_group_pairs(det_groups, label_groups[crowd_idx]):
+            cover = paired_crowd_iou(det_boxes[ia], label_boxes[crowd_idx[ib]])
+            for iou, m in zip(ious, out):
+                hit = ia[(cover >= iou) & (m.det_label[ia] < 0)]
+                m.det_ignored[hit] = True
+    return out
+
+
+def _resolve(m: Matches, ia: np.ndarray, ib: np.ndarray, v: np.ndarray, rank: np.ndarray) -> None:
+    """The greedy visit over candidate pairs in visit order (``ia`` detections, ``ib`` labels,
+    ``v`` IoUs), writing the matches into ``m``: step ``r`` resolves every group's rank-``r``
+    detection at once (one detection per group per step, so steps never conflict)."""
+    if len(ia) == 0:
+        return
+    bounds = np.flatnonzero(np.diff(rank[ia])) + 1
+    for sa, sb, sv in zip(np.split(ia, bounds), np.split(ib, bounds), np.split(v, bounds)):
+        free = m.label_det[sb] < 0
+        if not free.any():
+            continue
+        sa, sb, sv = sa[free], sb[free], sv[free]
+        # one detection per group at this rank: the first free candidate of each detection wins
+        _, first = np.unique(sa, return_index=True)
+        m.label_det[sb[first]] = sa[first]
+        m.det_label[sa[first]] = sb[first]
+        m.det_iou[sa[first]] = sv[first]

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from candor.common.counts import Count
-from candor.detection.scoring.anatomy import FP_KINDS, Anatomy, error_anatomy
+from candor.detection.scoring.anatomy import FN_KINDS, FP_KINDS, Anatomy, error_anatomy
 from candor.detection.scoring.clusters import ClusterBy, ClusterTally, view_counts
 from candor.detection.scoring.metrics import (
     RATE_GROUPS, Counts, Curve, OperatingPoint, Scene, Scored, band_names, confusion, size_at_input, wrong_targets,
@@ -257,7 +257,7 @@ def anatomy_keys(kinds: np.ndarray) -> dict:
     ``(len(KINDS),)``: the parts of ``fp`` and of ``fn`` (:mod:`candor.detection.scoring.anatomy`)."""
     fn, aimed = int(kinds[FN]), int(kinds[FN_AIMED])
     return {"fp_anatomy": {k: int(kinds[FP_KIND0 + j]) for j, k in enumerate(FP_KINDS)},
-            "fn_anatomy": {"aimed": aimed, "missed": fn - aimed}}
+            "fn_anatomy": dict(zip(FN_KINDS, (aimed, fn - aimed)))}
 
 
 def summarize(s: Scored, op: OperatingPoint, *, frame_mask: np.ndarray, min_support: int,
