@@ -3,10 +3,10 @@
     python -m stages.compare REV_A [REV_B] [--markdown | --json] [--out FILE]
 
 ``REV_A`` and ``REV_B`` are git revisions (``main``, ``HEAD~1``, a tag, a SHA) or DVC
-experiment names (:mod:`candor.stats.revisions`). ``REV_B`` defaults to the workspace (the files
+experiment names (:mod:`candor.review.revisions`). ``REV_B`` defaults to the workspace (the files
 on disk). Nothing is rerun: the committed per-case outcome tables under ``--outcomes`` (default
 ``metrics/outcomes``; the detection tables of every set folder found there) of both sides are read, validated, reduced to paired units and compared
-per metric and candidate (:mod:`candor.stats.compare`; A = ``REV_A``, B = ``REV_B``). Verdicts:
+per metric and candidate (:mod:`candor.review.compare`; A = ``REV_A``, B = ``REV_B``). Verdicts:
 ``B better``, ``B worse`` (p <= alpha, from params ``stats.alpha`` unless ``--alpha``; within a
 family of tests such as the per-class table, the Holm-adjusted p), or ``no detectable difference``
 with what the bench could have seen. Every test is the exact sign-flip test over the clusters
@@ -14,7 +14,7 @@ params ``stats.cluster`` declares (frames, sessions, cases); per-frame false-pos
 (the paired precision) are compared the same way. Only what changed is listed, most changed
 first; ``--all`` lists the unchanged rows too. Then, descriptively,
 what kind of error changed: the test-split totals of each set's and model's FP kinds, aimed and
-missed FNs and strict TPs in A and B and their difference (:mod:`candor.stats.error_kinds`; JSON:
+missed FNs and strict TPs in A and B and their difference (:mod:`candor.review.error_kinds`; JSON:
 ``error_kinds``).
 
 Nothing is dropped silently: cases present in one revision only are counted and listed, and a
@@ -32,11 +32,11 @@ from pathlib import Path
 from candor.common.atomic import dumps_json, write_text
 from candor.common.errors import fail, run_main
 from candor.common.params import section
-from candor.stats.compare import compare_units, render_markdown, render_text
-from candor.stats.error_kinds import frame_totals, render_totals
+from candor.review.compare import compare_units, render_markdown, render_text
+from candor.review.error_kinds import frame_totals, render_totals
 from candor.stats.outcomes import parse_tables, table_paths
-from candor.stats.params import StatsParams
-from candor.stats.revisions import WORKSPACE, folders_at, read_at, resolve_revision
+from candor.review.params import StatsParams
+from candor.review.revisions import WORKSPACE, folders_at, read_at, resolve_revision
 from candor.stats.units import units_from_tables
 
 

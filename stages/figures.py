@@ -28,9 +28,9 @@ from candor.common.errors import fail, run_main
 from candor.detection.scoring.evaluation import add_scoring_arguments, read_params, score_model
 from candor.detection.scoring.plots import figure_jobs, render
 from candor.detection.sets import chosen_sets
-from candor.stats.forest import forest_png, forest_rows
-from candor.stats.report import track_groups
-from candor.stats.stats_file import StatsFile
+from candor.review.forest import forest_png, forest_rows
+from candor.review.report import track_groups
+from candor.review.stats_file import StatsFile
 
 
 def build_parser() -> argparse.ArgumentParser:

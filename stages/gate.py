@@ -1,4 +1,4 @@
-"""gate command: the predeclared release gate, with latency, and its check (criteria: :mod:`candor.stats.gate`).
+"""gate command: the predeclared release gate, with latency, and its check (criteria: :mod:`candor.review.gate`).
 
     python -m stages.gate run --outcomes metrics/outcomes --detection metrics/detection \\
         --out build/gate-with-latency.json [--latency metrics/latency]
@@ -6,7 +6,7 @@
 
 The pipeline's ``stats`` stage evaluates the gate (``metrics/gate.json``) without latency, which is
 machine-specific. ``run`` evaluates the same gate from the same files
-(:func:`candor.stats.gate_files.gate_from_files`), plus the candidate's latency diagnostic when
+(:func:`candor.review.gate_files.gate_from_files`), plus the candidate's latency diagnostic when
 ``--latency`` is given (``make gate``). It always exits 0 on valid input; ``check`` prints every
 criterion and exits 1 when the gate failed (the command CI calls).
 
@@ -21,9 +21,9 @@ from pathlib import Path
 
 from candor.common.tables import read_json
 from candor.common.errors import fail, run_main
-from candor.stats.gate import GateResult
-from candor.stats.gate_files import gate_from_files, write_gate
-from candor.stats.report import render_check
+from candor.review.gate import GateResult
+from candor.review.gate_files import gate_from_files, write_gate
+from candor.review.report import render_check
 
 
 def _run(args: argparse.Namespace) -> int:

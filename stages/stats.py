@@ -16,14 +16,14 @@ needed to detect an improvement at a discordance, or the least improvement ``--u
 ``run`` reads params ``stats`` (``confidence``, ``alpha``, ``reference.lots``, ``cluster``) and
 ``detector.sets`` (each set's detection tables are in ``<outcomes>/<set>/``; its reference is its
 first model), the outcome tables under ``--outcomes`` and the ``counts`` block of
-every metrics file given, and writes ``--out`` (shape: :mod:`candor.stats.stats_file`; what goes
-in it: :mod:`candor.stats.collect`; docs/stats.md). With ``--gate`` it also evaluates the
-predeclared release gate (:func:`candor.stats.gate_files.gate_from_files`, without latency,
+every metrics file given, and writes ``--out`` (shape: :mod:`candor.review.stats_file`; what goes
+in it: :mod:`candor.review.collect`; docs/stats.md). With ``--gate`` it also evaluates the
+predeclared release gate (:func:`candor.review.gate_files.gate_from_files`, without latency,
 which is machine-specific: ``make gate`` adds it) and writes it there; it always exits 0 on
 valid input, so that ``dvc repro`` records a failed gate instead of stopping. With ``--report``
-it writes the report of :func:`candor.stats.report.review` (a one-screen summary, the gate,
+it writes the report of :func:`candor.review.report.review` (a one-screen summary, the gate,
 links; one file per candidate under ``details/`` beside it, stale ones removed) and, with
-``--headline``, the headline metrics (:mod:`candor.stats.headline`: about ten numbers per
+``--headline``, the headline metrics (:mod:`candor.review.headline`: about ten numbers per
 candidate, the file ``dvc metrics diff`` and ``dvc exp show`` list). The forest plots the report
 links (``--forest``/``forest-<group>.png``) are drawn by ``make figures``. Nothing is written
 unless everything was computed. Other stages' metrics files are never modified. An absent input
@@ -46,14 +46,14 @@ from candor.common.counts import MAX_COUNT
 from candor.common.errors import fail, run_main
 from candor.common.params import section
 from candor.detection.config import DetectorParams
-from candor.stats.collect import build_stats, read_inputs, read_metrics, references
-from candor.stats.gate_files import gate_from_files, write_gate
-from candor.stats.params import StatsParams
+from candor.review.collect import build_stats, read_inputs, read_metrics, references
+from candor.review.gate_files import gate_from_files, write_gate
+from candor.review.params import StatsParams
 from candor.stats.power import detectable, pairs_needed
 from candor.stats.rates import mcnemar_p, min_k0, min_split, wilson
 from candor.stats.records import p6
-from candor.stats.report import review
-from candor.stats.stats_file import StatsFile
+from candor.review.report import review
+from candor.review.stats_file import StatsFile
 
 log = logging.getLogger("candor.stats")
 

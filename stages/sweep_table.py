@@ -5,7 +5,7 @@
 
 Reads ``dvc exp show --json`` (run here, or the file given with ``--from``) and prints one row
 per revision and experiment that has the sort key: its name, the swept param, the sort key, then
-as many of the same candidate's headline numbers as fit (:mod:`candor.stats.ranking`). ``make
+as many of the same candidate's headline numbers as fit (:mod:`candor.review.ranking`). ``make
 sweep`` ends with it. Exit 0; 2 when DVC's output cannot be read or no experiment has the key.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from candor.common.errors import fail, run_main
 from candor.common.tables import read_text
-from candor.stats.ranking import ranking, render
+from candor.review.ranking import ranking, render
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -31,9 +31,15 @@ def test_no_code_imports_an_entry_point(folder):
 
 
 def test_library_subpackages_keep_their_direction():
-    """common imports no track; a track's inference path imports nothing of its scoring."""
-    rules = {"candor/common": ("candor.detection", "candor.lots", "candor.stats"),
-             "candor/detection/inference": ("candor.detection.scoring", "candor.lots", "candor.stats")}
+    """common imports no track; a track's inference path imports nothing of its scoring; the tracks
+    (lots, detection) import neither statistics nor review; the statistics import nothing of review
+    (review is built on them, and the gate's detector edge lives in review)."""
+    rules = {"candor/common": ("candor.detection", "candor.lots", "candor.stats", "candor.review"),
+             "candor/detection/inference": ("candor.detection.scoring", "candor.lots", "candor.stats",
+                                            "candor.review"),
+             "candor/detection": ("candor.lots", "candor.review"),
+             "candor/lots": ("candor.detection", "candor.review"),
+             "candor/stats": ("candor.review", "candor.lots", "candor.detection")}
     for folder, banned in rules.items():
         for p in (ROOT / folder).rglob("*.py"):
             assert not [n for n in imported(p) if n.startswith(banned)], p

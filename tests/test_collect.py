@@ -1,4 +1,4 @@
-"""candor/stats/collect.py: rates only from counts blocks, paired comparisons per track, by hand."""
+"""candor/review/collect.py: rates only from counts blocks, paired comparisons per track, by hand."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,11 +6,11 @@ from pathlib import Path
 import pytest
 
 from candor.common.errors import InputError
-from candor.stats.collect import (Inputs, build_stats, metrics_prefix, paired_stats, rate_key, rates_from_counts,
+from candor.review.collect import (Inputs, build_stats, metrics_prefix, paired_stats, rate_key, rates_from_counts,
                                   references)
 from candor.stats.outcomes import TABLES, parse_table
-from candor.stats.params import StatsParams
-from candor.stats.stats_file import StatsFile
+from candor.review.params import StatsParams
+from candor.review.stats_file import StatsFile
 from candor.stats.units import units_from_tables
 
 

@@ -1,4 +1,4 @@
-"""stages/compare.py (over candor/stats/compare.py and revisions.py) between revisions of a temporary git repository."""
+"""stages/compare.py (over candor/review/compare.py and revisions.py) between revisions of a temporary git repository."""
 from __future__ import annotations
 
 import json
@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from candor.common.errors import InputError
-from candor.stats.compare import compare_units
+from candor.review.compare import compare_units
 from candor.stats.rates import mcnemar_p
-from candor.stats.revisions import resolve_revision
+from candor.review.revisions import resolve_revision
 from candor.stats.units import PairedMetric
 from stages.compare import main
 
@@ -102,7 +102,7 @@ def test_compare_markdown_and_text(repo, capsys, tmp_path):
 
 
 def test_reports_list_what_changed_most_changed_first_and_fold_the_rest():
-    from candor.stats.compare import render_text, shown
+    from candor.review.compare import render_text, shown
     from candor.stats.units import PairedMetric
 
     def side(flags):

@@ -37,7 +37,7 @@ from candor.lots.params import CompsParams, IdentifyParams
 from candor.lots.recording import RecordLine, load_recording, parse_answer
 from candor.stats.outcomes import parse_table, spec_of
 from candor.stats.paired import Paired
-from candor.stats.params import GateParams, StatsParams
+from candor.review.params import GateParams, StatsParams
 from candor.stats.rates import Rate
 from tests.conftest import ROOT
 

@@ -1,4 +1,4 @@
-"""candor/stats/gate.py (criteria by hand, gate.json round trip) and the gate command (run / check)."""
+"""candor/review/gate.py (criteria by hand, gate.json round trip) and the gate command (run / check)."""
 from __future__ import annotations
 
 import json
@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from candor.common.errors import InputError, run_main
-from candor.stats.gate import GateResult, evaluate_gate, find_wrong_targets, latency_p95
-from candor.stats.gate_views import MatchView, StatsView
-from candor.stats.params import GateParams
+from candor.review.gate import GateResult, evaluate_gate, find_wrong_targets, latency_p95
+from candor.review.gate_views import MatchView, StatsView
+from candor.review.params import GateParams
 from candor.stats.rates import wilson
 from stages.gate import main
 

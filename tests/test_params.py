@@ -15,8 +15,8 @@ from candor.common.params import load_yaml, validate
 from candor.detection.config import DetectorParams, MatchParams, ReinferenceParams, ThresholdsByModel
 from candor.detection.latency import LatencyParams
 from candor.lots.params import CompsParams, IdentifyParams, LotsParams
-from candor.stats.gate_views import MatchView, StatsView
-from candor.stats.params import GateParams, StatsParams
+from candor.review.gate_views import MatchView, StatsView
+from candor.review.params import GateParams, StatsParams
 from tests.conftest import ROOT
 
 SECTIONS: dict[str, type[BaseModel]] = {

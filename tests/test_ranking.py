@@ -1,4 +1,4 @@
-"""candor/stats/ranking.py and stages/sweep_table.py: a sweep ranked in 120 columns, from DVC's own
+"""candor/review/ranking.py and stages/sweep_table.py: a sweep ranked in 120 columns, from DVC's own
 JSON (tests/data/sweep/exps.json: ``dvc exp show --json`` after a two-value sweep of thresholds.deer,
 trimmed to the params and headline metrics)."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from candor.common.errors import InputError
-from candor.stats.ranking import ranking, render
+from candor.review.ranking import ranking, render
 from stages.sweep_table import main
 
 EXPS = Path(__file__).parent / "data" / "sweep" / "exps.json"

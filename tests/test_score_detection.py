@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from candor.stats.forest import forest_rows
+from candor.review.forest import forest_rows
 from candor.stats.paired import compare_paired
-from candor.stats.stats_file import Comparisons, StatsFile
+from candor.review.stats_file import Comparisons, StatsFile
 from stages import detect, fetch, figures, score_detection
 from candor.common.errors import run_main
 from tests.support_detect import constant_model, make_dataset, ultralytics_output, write_card

@@ -3,7 +3,7 @@
 Stored numbers are rounded once, on writing: rates and interval bounds to 6 decimals
 (:func:`r6`), p-values to 6 significant digits (:func:`p6`: a small p keeps its magnitude).
 Each record type (:class:`candor.stats.rates.Rate`, :class:`candor.stats.paired.Paired`,
-:class:`candor.stats.gate.GateResult`, :class:`candor.stats.stats_file.StatsFile`) has one
+:class:`candor.review.gate.GateResult`, :class:`candor.review.stats_file.StatsFile`) has one
 ``as_json`` and one ``from_json``; a ``from_json`` that meets a document of another shape
 raises the :func:`decoded` error, naming the file and what was expected.
 

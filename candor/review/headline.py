@@ -24,10 +24,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from candor.stats.gate import GateResult
-from candor.stats.stats_file import StatsFile
+from candor.review.gate import GateResult
+from candor.review.stats_file import StatsFile
 
-Docs = Mapping[str, tuple[str, Any]]        # file key -> (path, document), as candor.stats.collect.read_metrics
+Docs = Mapping[str, tuple[str, Any]]        # file key -> (path, document), as candor.review.collect.read_metrics
 
 
 def dig(doc: Any, *path: str) -> Any:

@@ -64,7 +64,7 @@ def report_lines(docs: Mapping[str, tuple[str, Any]], sets: Mapping[str, Sequenc
     """Per detection set with at least two models (``sets``: name -> models, reference first), the
     Markdown lines of the table "what kind of error changed": one row per kind, the reference,
     each candidate and its difference. ``docs``: metrics documents by file key
-    (``detection.<set>.<model>``, :func:`candor.stats.collect.read_metrics`)."""
+    (``detection.<set>.<model>``, :func:`candor.review.collect.read_metrics`)."""
     out: dict[str, list[str]] = {}
     for name, models in sets.items():
         if len(models) < 2:

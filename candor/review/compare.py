@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from candor.stats.multiple import holm_by_family
 from candor.stats.paired import Paired, compare_paired, fmt_diff
-from candor.stats.report import fmt_count
+from candor.review.report import fmt_count
 from candor.stats.units import PairedMetric, Units
 
 Status = Literal["compared", "only in A", "only in B"]

@@ -1,6 +1,6 @@
 """The params sections the statistics stages own (``params.yaml: stats`` and ``gate``), with their one set of defaults.
 
-The gate's read-only views of keys owned by other stages are in :mod:`candor.stats.gate_views`.
+The gate's read-only views of keys owned by other stages are in :mod:`candor.review.gate_views`.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from candor.stats.rates import CONFIDENCE
 
 class Reference(BaseModel):
     """``stats.reference``: the lots tracks' reference candidate. Each detection set's reference is
-    its first model (``detector.sets``; :func:`candor.stats.collect.references`)."""
+    its first model (``detector.sets``; :func:`candor.review.collect.references`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     lots: str = "prompt-a"
@@ -49,7 +49,7 @@ class StatsParams(BaseModel):
 
 class GateParams(BaseModel):
     """``params.yaml: gate``: the release gate, declared before a candidate is scored
-    (:mod:`candor.stats.gate`): ``improvement`` (``shown``: each micro difference must also reach
+    (:mod:`candor.review.gate`): ``improvement`` (``shown``: each micro difference must also reach
     alpha; ``higher``: the point estimate alone, not noise-controlled), ``max_recall_drop`` (the
     non-inferiority margin of each critical class), ``unqualified`` (what a critical class too
     small to show anything does to the gate) and ``waive`` (criteria that do not count, each a

@@ -49,7 +49,7 @@ class StatsFile:
     confidence: float
     alpha: float
     min_k0: int | None
-    reference: dict[str, str]            # track -> its reference (candor.stats.collect.references)
+    reference: dict[str, str]            # track -> its reference (candor.review.collect.references)
     inputs: dict[str, Presence]
     rates: dict[str, Rate]
     paired: dict[str, Comparisons]

@@ -1,13 +1,13 @@
 """The forest plots: per report group (``lots``, each ``detection.<set>``), the headline comparisons'
-rates with their intervals, reference then candidates (:func:`candor.stats.report.headline_metrics`).
+rates with their intervals, reference then candidates (:func:`candor.review.report.headline_metrics`).
 One figure per group, a row per (metric, side): 12 candidates on four metrics stay under 1,600 px."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from candor.common.png import PNG_DPI, png_bytes, pyplot
-from candor.stats.report import headline_metrics
-from candor.stats.stats_file import StatsFile
+from candor.review.report import headline_metrics
+from candor.review.stats_file import StatsFile
 
 ROW_INCHES = 0.24
 

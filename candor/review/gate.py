@@ -1,7 +1,7 @@
 """The predeclared release gate for detectors: criteria, and ``metrics/gate.json`` (its one writer and reader).
 
 Pure: no I/O. The criteria and their parameters are declared in ``params.yaml: gate``
-(:class:`candor.stats.params.GateParams`) *before* a candidate is scored; changing them is a
+(:class:`candor.review.params.GateParams`) *before* a candidate is scored; changing them is a
 visible diff in review (docs/stats.md, "The predeclared release gate").
 
 Reference and candidate are compared on the frames of one split (``gate.split``, ``test`` by
@@ -54,7 +54,7 @@ from scipy.special import stdtr, stdtrit
 from candor.common.errors import fail
 from candor.stats.multiple import holm
 from candor.stats.paired import Case, Paired, compare_paired
-from candor.stats.params import GateParams
+from candor.review.params import GateParams
 from candor.common.counts import Count, clusters_of
 from candor.stats.rates import Rate, interval
 from candor.stats.records import decoded, p6, r6

@@ -1,7 +1,7 @@
 """The human report (Markdown) of ``metrics/stats.json`` and ``metrics/gate.json``, and the gate's check text.
 
 Pure: no I/O. Both files are read through their record types
-(:class:`candor.stats.stats_file.StatsFile`, :class:`candor.stats.gate.GateResult`), never by
+(:class:`candor.review.stats_file.StatsFile`, :class:`candor.review.gate.GateResult`), never by
 key strings. Every comparison is shown with its difference and cluster interval, both rates,
 the discordant split (units, and the clusters they sit in), the exact sign-flip p and the
 verdict in words, and for a headline test what the bench could have detected
@@ -10,13 +10,13 @@ bare leaderboard: on a small bench, differences inside each other's intervals ar
 """
 from __future__ import annotations
 
-from candor.stats.error_kinds import report_lines
-from candor.stats.gate import Criterion, GateResult
-from candor.stats.headline import dig, headline
+from candor.review.error_kinds import report_lines
+from candor.review.gate import Criterion, GateResult
+from candor.review.headline import dig, headline
 from candor.stats.paired import Paired, fmt_diff
 from candor.stats.power import POWER, detectable, effective_pairs
 from candor.stats.rates import Rate
-from candor.stats.stats_file import StatsFile
+from candor.review.stats_file import StatsFile
 
 SCALE = 4               # the power line also says what a bench this many times larger would detect
 
@@ -279,10 +279,10 @@ def render_report(stats: StatsFile, gate: GateResult | None, *, forest: str | No
 
 def review(stats: StatsFile, gate: GateResult | None, docs: dict, *, sets: dict[str, list[str]],
            forest: str | None) -> tuple[dict, str, dict[str, str]]:
-    """What a reviewer reads: the headline metrics (:func:`candor.stats.headline.headline`, the
+    """What a reviewer reads: the headline metrics (:func:`candor.review.headline.headline`, the
     numbers ``dvc metrics diff`` lists), the report text and its detail files
     (:func:`render_report`), from the stats, the gate (None: not measured), the metrics files
-    ``docs`` (:func:`candor.stats.collect.read_metrics`) and the detection ``sets``. The lots
+    ``docs`` (:func:`candor.review.collect.read_metrics`) and the detection ``sets``. The lots
     candidates are those of the identification metrics, of the stats and the reference."""
     reference = stats.reference.get("identification", "")
     lots = sorted(set(dig(docs.get("identification", ("", None))[1], "identification") or {})

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from candor.detection.match_defaults import MIN_SUPPORT
-from candor.stats.params import Cluster
+from candor.review.params import Cluster
 from candor.stats.rates import CONFIDENCE
 
 

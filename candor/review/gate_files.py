@@ -1,4 +1,4 @@
-"""The release gate evaluated from files (criteria: :mod:`candor.stats.gate`; docs/stats.md).
+"""The release gate evaluated from files (criteria: :mod:`candor.review.gate`; docs/stats.md).
 
 :func:`gate_from_files` reads params ``gate`` (the criteria, declared before scoring: the
 detection set ``gate.set``, whose models ``gate.reference`` and ``gate.candidate`` must be in
@@ -24,10 +24,10 @@ from candor.detection.config import DetectorParams
 from candor.detection.frames import SPLITS
 from candor.detection.model_card import load_card
 from candor.detection.sets import find_set
-from candor.stats.gate import GateResult, evaluate_gate, find_wrong_targets, latency_p95
-from candor.stats.gate_views import MatchView, StatsView
+from candor.review.gate import GateResult, evaluate_gate, find_wrong_targets, latency_p95
+from candor.review.gate_views import MatchView, StatsView
 from candor.stats.outcomes import parse_tables
-from candor.stats.params import GateParams
+from candor.review.params import GateParams
 from candor.stats.units import frame_clusters
 
 log = logging.getLogger("candor.gate")
