@@ -9,7 +9,7 @@ For each demo model (``detector.sets.detector`` in params.yaml) on the demo fram
 - the stage split per frame, the same calls as the stage in the same order:
   ``image_decode_ms`` (file -> RGB image), ``letterbox_ms`` (the stage's reused
   :class:`~candor.detection.inference.letterbox.Letterboxer`), ``run_ms``, ``decode_boxes_ms`` (decode + map
-  back + round), ``json_ms`` (:func:`~candor.detection.inference.detections_file.json_line`).
+  back + round), ``json_ms`` (:func:`~candor.detection.detections_file.json_line`).
 
 The bare loop and the stage use the same session (same options and threads); the bare
 loop's tensors are made beforehand with :func:`~candor.detection.inference.letterbox.letterbox_image`, one
@@ -40,7 +40,7 @@ def bench_model(name: str, *, repeats: int, data: Path, models: Path, providers:
     from candor.common.images import load_frame
     from candor.detection.frames import find_images, read_frames
     from candor.detection.inference.decode import decode
-    from candor.detection.inference.detections_file import frame_json, rounded_candidates
+    from candor.detection.detections_file import frame_json, rounded_candidates
     from candor.detection.inference.letterbox import Letterboxer, letterbox_image, plan, to_original
     from candor.detection.inference.onnx_model import open_model
     from candor.detection.inference.runner import iter_lines

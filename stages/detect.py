@@ -19,7 +19,7 @@ original-image pixels; no per-class threshold and no NMS: those are scoring's):
 
 Output: ``<out>/<model>.jsonl`` per model of the set (the raw-detections file, JSON Lines,
 deterministic bytes), whose format, rounding and sort order are defined in
-:mod:`candor.detection.inference.detections_file`; other ``*.jsonl`` files in ``<out>`` are
+:mod:`candor.detection.detections_file`; other ``*.jsonl`` files in ``<out>`` are
 removed. Every file is written beside its final path and moved into place only when every model
 ran, so a failure leaves the folder as it was.
 

@@ -34,7 +34,7 @@ from candor.common.atomic import write_json
 from candor.common.errors import EXIT_CALLS_FAILED, EXIT_OK, run_main
 from candor.common.params import DEFAULT_PARAMS, section
 from candor.detection.config import DetectorParams, ReinferenceParams
-from candor.detection.inference.detections_file import collect, header, read_raw
+from candor.detection.detections_file import collect, header, read_raw
 from candor.detection.inference.runner import iter_frames, open_inputs
 from candor.detection.scoring.evaluation import frame_rows, label_rows, ModelScore, read_params, score_raw
 from candor.detection.sets import add_set_arguments, chosen_sets

@@ -136,7 +136,7 @@ def test_agrees_with_tidecv_on_the_demo_served_detections():
     metrics' anatomy kind for kind."""
     from pathlib import Path
 
-    from candor.detection.inference.detections_file import read_index
+    from candor.detection.detections_file import read_index
     from candor.detection.scoring.evaluation import read_params, score_model
     from candor.detection.scoring.scene import build_scene
 

@@ -120,7 +120,7 @@ def test_pipeline_ap_equals_pycocotools_on_its_own_export(tmp_path):
     from pathlib import Path
 
     from candor.detection.config import DetectorParams, MatchParams, Thresholds
-    from candor.detection.inference.detections_file import read_index
+    from candor.detection.detections_file import read_index
     from candor.detection.scoring.evaluation import score_model
     from candor.detection.scoring.scene import build_scene
 

@@ -1,4 +1,4 @@
-"""Tests for candor/detection/inference/detections_file.py: rounding and order, line bytes, and the
+"""Tests for candor/detection/detections_file.py: rounding and order, line bytes, and the
 arrays of a file with and without the file."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from candor.detection.inference import detections_file
-from candor.detection.inference.detections_file import FORMAT, FrameBoxes, collect, file_lines, read_raw
+from candor.detection import detections_file
+from candor.detection.detections_file import FORMAT, FrameBoxes, collect, file_lines, read_raw
 
 
 def round_candidates(boxes, scores, classes, *, floor):

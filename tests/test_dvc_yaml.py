@@ -24,7 +24,12 @@ def imports_of(module: str, seen: set[str] | None = None) -> set[str]:
     if not path.is_file():
         return seen
     seen.add(module)
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+                   and getattr(block.test, "id", "") == "TYPE_CHECKING" for n in ast.walk(block)}
+    for node in ast.walk(tree):
+        if id(node) in typing_only:          # ``if TYPE_CHECKING:`` imports never run: not a dep
+            continue
         names = []
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
@@ -68,6 +73,16 @@ def test_inference_never_depends_on_scoring_code():
     assert {"candor/detection/inference", "stages/detect.py"} <= code      # the inference path does rerun it
     assert set(detect_stage()["params"]) == {"detector.sets.${key}", "detector.floor", "detector.providers",
                                              "detector.executor"}
+
+
+def test_scoring_never_depends_on_inference_code():
+    """The raw-detections contract (``candor/detection/detections_file.py``) sits beside the other shared
+    detector contracts, so an edit of the inference path (Ray, letterbox, decode) never reruns scoring."""
+    body = dict(stages_of(ROOT / "dvc.yaml"))["dvc.yaml:score-detection"]
+    deps = {d if isinstance(d, str) else next(iter(d)) for d in body["deps"]}
+    code = {d for d in deps if d.startswith(("candor", "stages"))}
+    assert not any(d in ("candor", "candor/detection") or d.startswith("candor/detection/inference") for d in code)
+    assert "candor/detection/scoring" in code and "candor/detection/detections_file.py" in code
 
 
 def test_package_inits_hold_no_code():

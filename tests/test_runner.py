@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from candor.common.errors import InputError
-from candor.detection.inference.detections_file import read_raw
+from candor.detection.detections_file import read_raw
 from candor.detection.inference.runner import iter_lines, open_inputs, run_model
 from tests.support_detect import tiny_repo
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from candor.common.errors import InputError
-from candor.detection.inference.detections_file import RawDetections, split_chunks
+from candor.detection.detections_file import RawDetections, split_chunks
 from candor.detection.scoring.scene import SceneInputs
 from candor.detection.scoring.scope import OutOfScope, class_scope
 from candor.detection.scoring.stream import frame_labels, score_stream, sub_scene

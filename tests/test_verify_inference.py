@@ -16,7 +16,7 @@ import yaml
 
 from stages import detect, fetch, verify_inference
 from candor.common.errors import run_main
-from candor.detection.inference.detections_file import read_raw
+from candor.detection.detections_file import read_raw
 from tests.conftest import ROOT
 
 MODEL = "demo-v1"

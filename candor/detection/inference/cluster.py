@@ -13,10 +13,10 @@ same frame lines as :func:`candor.detection.inference.runner.iter_lines`, comput
   then refuses a model whose SHA-256 differs from the one the driver checked. A worker process keeps
   the model it opened for the next shards of the same card, SHA-256 and providers (the bytes it
   holds are bytes that hashed to that SHA-256). It returns the shard's
-  :class:`~candor.detection.inference.detections_file.FrameBoxes` from
+  :class:`~candor.detection.detections_file.FrameBoxes` from
   :func:`~candor.detection.inference.runner.iter_frames`, the code the ``local`` executor runs.
 - :func:`iter_lines`: the file's lines from the driver's header and the shards' frames, put back in
-  frame order by :func:`~candor.detection.inference.detections_file.file_lines` (so rounding, order
+  frame order by :func:`~candor.detection.detections_file.file_lines` (so rounding, order
   and bytes are the local executor's); at most ``2 x`` the cluster's CPUs shards are in flight.
 
 Workers read the card, the ONNX file, the fetch stage's records and the images at the driver's
@@ -44,7 +44,7 @@ from typing import Any
 from tqdm import tqdm
 
 from candor.common.errors import InputError, fail
-from candor.detection.inference.detections_file import FrameBoxes, file_lines, header
+from candor.detection.detections_file import FrameBoxes, file_lines, header
 from candor.detection.inference.onnx_model import LoadedModel, open_model
 from candor.detection.inference.runner import iter_frames
 

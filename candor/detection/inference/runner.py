@@ -8,12 +8,12 @@
   model's static input with the card's ``preprocess`` (:mod:`~candor.detection.inference.letterbox`), run, decode
   (:mod:`~candor.detection.inference.decode`) keeping candidates with score >= ``floor``, map
   back to original-image pixels, round and sort
-  (:func:`~candor.detection.inference.detections_file.rounded_candidates`). No per-class
+  (:func:`~candor.detection.detections_file.rounded_candidates`). No per-class
   threshold and no NMS: those are scoring's.
 - :func:`iter_frames` streams that over frames in the given order (one image in memory at a
   time, loaded with the card's EXIF policy, one reused letterbox tensor); :func:`iter_lines` makes the raw-detections file's
   lines of it, :func:`run_model` its arrays (:class:`RawDetections`, equal to what
-  :func:`~candor.detection.inference.detections_file.read_raw` reads back from those lines).
+  :func:`~candor.detection.detections_file.read_raw` reads back from those lines).
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from candor.common.params import DEFAULT_PARAMS
 from candor.detection.sets import add_set_arguments
 from candor.detection.frames import FrameInfo, find_images, load_frames
 from candor.detection.inference.decode import decode
-from candor.detection.inference.detections_file import (FrameBoxes, RawDetections, collect, file_lines, header,
+from candor.detection.detections_file import (FrameBoxes, RawDetections, collect, file_lines, header,
                                                          rounded_candidates)
 from candor.detection.inference.letterbox import Letterboxer, plan, to_original
 from candor.detection.inference.onnx_model import LoadedModel, open_model

@@ -44,7 +44,7 @@ from candor.detection.config import (
 )
 from candor.detection.scoring.clusters import ClusterBy
 from candor.detection.frames import SPLITS
-from candor.detection.inference.detections_file import RawDetections, iter_chunks, read_index, split_chunks
+from candor.detection.detections_file import RawDetections, iter_chunks, read_index, split_chunks
 from candor.detection.model_card import ModelCard, load_card
 from candor.detection.scoring import plots as dp
 from candor.detection.scoring.box_quality import quality_by_class
@@ -242,7 +242,7 @@ def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetection
                  models: Path, detector: DetectorParams, match: MatchParams, thresholds: Thresholds,
                  coco: Callable[[list[dict]], None] | None = None, cluster: ClusterBy = "frame") -> ModelScore:
     """:func:`score_model` on the detections' ``index`` (header, frames and sizes:
-    :func:`~candor.detection.inference.detections_file.read_index`) and their ``chunks``."""
+    :func:`~candor.detection.detections_file.read_index`) and their ``chunks``."""
     data, models = Path(data), Path(models)
     card = load_card(models / f"{model}.yaml")
     head = index.header

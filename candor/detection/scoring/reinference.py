@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from candor.detection.inference.detections_file import RawDetections
+from candor.detection.detections_file import RawDetections
 
 # the decimal grid of the raw-detections file is not exact in binary: a difference of exactly
 # the tolerance must still agree

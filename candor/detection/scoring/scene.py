@@ -2,7 +2,7 @@
 
 - :func:`build_scene`: a detector data set (``frames.csv``, its ground truth in YOLO txt or
   COCO JSON, :mod:`candor.detection.scoring.truth`) and one model's raw detections
-  (:mod:`candor.detection.inference.detections_file`). Classes are the data set's classes the
+  (:mod:`candor.detection.detections_file`). Classes are the data set's classes the
   model covers, in the data set's order (:mod:`candor.detection.scoring.scope`); the labels of
   the others are set apart (:class:`~candor.detection.scoring.scope.OutOfScope`). A frame's
   ``scale`` is the letterbox scale of the model's input (``min(input_w / width, input_h /
@@ -19,7 +19,7 @@ import numpy as np
 
 from candor.common.errors import fail
 from candor.detection.frames import load_frames
-from candor.detection.inference.detections_file import RawDetections
+from candor.detection.detections_file import RawDetections
 from candor.detection.scoring.columns import GroundTruth
 from candor.detection.scoring.metrics import Scene
 from candor.detection.scoring.scope import ClassScope, OutOfScope, class_scope

@@ -2,8 +2,8 @@
 
 :func:`score_stream` takes the scene (the ground truth: every frame and label, a few dozen bytes
 each) and the raw detections as chunks of whole frames
-(:func:`~candor.detection.inference.detections_file.iter_chunks` from the file,
-:func:`~candor.detection.inference.detections_file.split_chunks` from memory). Each chunk is
+(:func:`~candor.detection.detections_file.iter_chunks` from the file,
+:func:`~candor.detection.detections_file.split_chunks` from memory). Each chunk is
 scored on its own frames and their labels: NMS and matching never cross a frame, so this is
 exactly the result of scoring every box at once. The chunk's counts are added to a
 :class:`~candor.detection.scoring.tally.Tally`, its per-frame and per-label outcomes kept in
@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from candor.common.errors import fail
-from candor.detection.inference.detections_file import RawDetections
+from candor.detection.detections_file import RawDetections
 from candor.detection.scoring.anatomy import FP_KINDS, error_anatomy
 from candor.detection.scoring.box_quality import tp_box_errors
 from candor.detection.scoring.coco_ap import APMatches, match_for_ap
