@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 export DVC_NO_ANALYTICS := 1
 
-.PHONY: repro test gate bench latency verify-inference figures plots clean-venv sweep
+.PHONY: repro test gate bench bench-results latency verify-inference figures plots clean-venv sweep
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -68,6 +68,11 @@ verify-inference: $(VENV)/.runtime
 bench: $(VENV)/.test
 	$(BIN)/python -m pip install --quiet -r bench/requirements.txt
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
+
+# The same, writing the committed bench/RESULTS.md (the figures README and docs link to)
+bench-results: $(VENV)/.test
+	$(BIN)/python -m pip install --quiet -r bench/requirements.txt
+	$(BIN)/python bench/run.py --results bench/RESULTS.md $(BENCH_ARGS)
 
 # A queued multi-value sweep (README "Sweeps"): one experiment per value through DVC's queue, run
 # JOBS at a time, then the experiments ranked by SORT (a headline metric). Inference never reruns

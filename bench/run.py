@@ -18,7 +18,8 @@
    100 raw boxes per frame, so 10 million at 100,000 frames): wall time, per-frame cost and
    peak RSS per size (interleaved rounds).
 
-Writes ``bench/RESULTS.md`` (machine, date, command, medians and ratios) and the raw
+Writes ``bench/out/RESULTS.md`` (``--results``; ``make bench-results`` writes the committed
+``bench/RESULTS.md``: machine, date, command, medians and ratios) and the raw
 figures to ``bench/out/results.json``. Generated sets live in ``bench/out/`` (ignored).
 """
 from __future__ import annotations
@@ -208,7 +209,10 @@ def machine() -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--results", default=str(OUT / "RESULTS.md"),
+                        help="where to write the results (default bench/out/, untracked; make bench-results "
+                             "writes the committed bench/RESULTS.md)")
     parser.add_argument("--frames", type=int, default=5000)
     parser.add_argument("--scaling", default="1000,5000,20000")
     parser.add_argument("--bounded", default="10000,100000")
@@ -234,7 +238,7 @@ def main() -> None:
         results["bounded"] = bench_bounded([int(x) for x in args.bounded.split(",")], args.repeats)
     (OUT / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     from report import write_results
-    write_results(results, ROOT / "bench" / "RESULTS.md")
+    write_results(results, Path(args.results))
     print(json.dumps(results, indent=2))
 
 
