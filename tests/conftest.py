@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests"                                 # the shared fixtures live in TESTS / "data"
 VOCABULARY = ROOT / "data" / "lots" / "vocabulary"    # the committed word lists (candor/lots/vocabulary.py)
 
 

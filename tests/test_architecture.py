@@ -50,3 +50,14 @@ def test_every_stage_help_states_its_exit_codes(stage):
     """``--help`` prints the module docstring: it must say what the exit codes mean (2: bad input)."""
     doc = ast.get_docstring(ast.parse((ROOT / "stages" / f"{stage}.py").read_text()))
     assert re.search(r"(?is)\bexit.{0,160}?\b2\b", doc), stage
+
+
+def test_tests_mirror_the_packages():
+    """``tests/<package>/`` mirrors ``candor/<package>/`` (plus ``tests/stages`` and ``tests/tools``); a test
+    module there named after a module tests that module, so a reader finds the tests of ``candor/x/y.py`` in
+    ``tests/x/test_y.py``."""
+    folders = {p.parent.relative_to(ROOT / "tests") for p in (ROOT / "tests").rglob("test_*.py")
+               if "bad_inputs" not in p.parts}
+    for folder in folders - {Path("."), Path("stages"), Path("tools")}:
+        assert (ROOT / "candor" / folder).is_dir(), f"tests/{folder} mirrors no package of candor/"
+    assert not list((ROOT / "tests").glob("test_rates.py"))                    # the statistics are in tests/stats

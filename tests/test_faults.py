@@ -3,7 +3,7 @@
 Every stage here is a real process (``python -m stages.<module>`` in a copy of the
 reliability workspace, :mod:`tests.bad_inputs.workspace`); the provider is the
 loopback chat server of :mod:`tests.chat_server`. Unit-level retry behaviour is
-in tests/test_chat.py and the in-process resume in tests/test_identify.py; these
+in tests/lots/test_chat.py and the in-process resume in tests/stages/test_identify.py; these
 tests check the stage end to end: the recording, the answers, the exit code.
 """
 from __future__ import annotations

@@ -17,7 +17,7 @@ is not an input: the reader's identity is its prompt file and its settings
   raw text the answer object as JSON (with the lines read, ``ocrText``); only the text is kept,
   never RapidOCR's confidences, so the recording holds no float that could differ by CPU.
 * **Offline**: RapidOCR loads its models from its package folder; nothing is downloaded
-  (``tests/test_ocr.py`` runs it with sockets disabled).
+  (``tests/lots/test_ocr.py`` runs it with sockets disabled).
 * **Import**: ``rapidocr_onnxruntime`` is imported only when an :class:`OcrResponder` is made,
   so replay (the default, what CI runs) never needs it. Install it with ``pip install --no-deps
   rapidocr-onnxruntime`` (its ``opencv-python`` requirement would shadow the project's

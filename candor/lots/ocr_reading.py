@@ -43,7 +43,7 @@ is left reads on:
 fill: ``itemManufacturer`` (make), ``itemModel`` (model), ``quantity`` (count); every other
 field is null (``itemAttributes`` empty), which field scoring counts as a miss. ``ocrText``
 keeps the reading itself, so the recording shows what the model saw and the parser can be
-re-run on it (``tests/test_ocr_reading.py``). Nothing read, or nothing recognised: every
+re-run on it (``tests/lots/test_ocr_reading.py``). Nothing read, or nothing recognised: every
 field null (an abstention). Always an item, never a container (the reader cannot tell).
 
 Pure functions, no I/O.

@@ -1,7 +1,7 @@
 """The lots track's sections of ``params.yaml``: ``identify``, ``lots`` and ``comps``.
 
 These pydantic models are the one home of every default of these sections (no rule
-object carries a default of its own); ``tests/test_lots_params.py`` fails when the
+object carries a default of its own); ``tests/lots/test_params.py`` fails when the
 committed ``params.yaml`` and these defaults disagree. Each model forbids unknown keys,
 so a misspelled key is an error naming ``params.yaml`` and the key
 (:func:`candor.common.params.section`).

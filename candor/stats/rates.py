@@ -13,7 +13,7 @@ Its *Wilson interval* is the score interval ``c -/+ d`` with ``z = Phi^-1(1/2 + 
 clipped to ``[0, 1]`` and made to contain ``k / n``: SciPy's
 ``binomtest(k, n).proportion_ci(confidence_level, method="wilson")``, computed here from
 ``scipy.special`` (``ndtri``) so that a stage does not pay ``import scipy.stats`` (about 0.6 s);
-``tests/test_rates.py`` checks both agree to 1e-12. Policy for ``n = 0``: no rate (``None``) and the interval
+``tests/stats/test_rates.py`` checks both agree to 1e-12. Policy for ``n = 0``: no rate (``None``) and the interval
 ``[0, 1]``: nothing was measured, so every rate is compatible with it.
 
 *Exact McNemar test* of two sides A and B on the same cases, from the discordant counts

@@ -4,7 +4,7 @@ the boxes Ultralytics' own predictor serves with it on a few demo frames.
     YOLO_OFFLINE=1 /tmp/ultra-venv/bin/python tools/ultralytics/make_fixture.py --out tests/data/ultralytics
 
 Tools-only (torch and ultralytics live in a separate venv, never in the pipeline's): the test
-suite reads the outputs with onnxruntime and OpenCV only (tests/test_served_preprocessing.py).
+suite reads the outputs with onnxruntime and OpenCV only (tests/detection/inference/test_served_preprocessing.py).
 Nothing is downloaded: the model is built from ``tiny-yolov8.yaml`` (YOLOv8's layers at
 depth 0.33, width 0.10) with a fixed seed and trained for ``--epochs`` on the demo frames not in
 the fixture (their YOLO labels), then exported to ONNX (static ``--imgsz``, opset 12, not simplified).

@@ -1,0 +1,320 @@
+"""candor/review/gate.py (criteria by hand, gate.json round trip) and the gate command (run / check)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from candor.common.errors import InputError, run_main
+from candor.review.gate import GateResult, evaluate_gate, find_wrong_targets, latency_p95
+from candor.review.gate_views import MatchView, StatsView
+from candor.review.params import GateParams
+from candor.stats.rates import wilson
+from stages.gate import main
+from tests.conftest import ROOT, TESTS
+
+DATA = TESTS / "data" / "stats"
+
+
+def frames_rows(spec: dict[str, list[tuple[int, int, int]]], split: str = "test") -> list[dict]:
+    """model -> per-frame (tp, fp, fn) on frames f0, f1, ..."""
+    return [dict(frame=f"f{i}", split=split, model=m, tp=tp, fp=fp, fn=fn)
+            for m, rows in spec.items() for i, (tp, fp, fn) in enumerate(rows)]
+
+
+def label_rows(cls: str, found: dict[str, list[bool]], split: str = "test", offset: int = 0) -> list[dict]:
+    """model -> found flags for labels of ``cls``, one per frame l<offset+i>."""
+    return [dict(frame=f"l{offset + i}", split=split, label="0", model=m, found=f, **{"class": cls})
+            for m, flags in found.items() for i, f in enumerate(flags)]
+
+
+def bench(n: int = 80, *, ref=(3, 2, 1), cand=(4, 1, 0)) -> tuple[list[dict], list[dict]]:
+    """``n`` frames where the candidate is better on every frame: one fewer false positive, one more
+    tree label found; one deer label per frame, found by both (no discordance)."""
+    frames = frames_rows({"ref": [ref] * n, "cand": [cand] * n})
+    labels = (label_rows("deer", {"ref": [True] * n, "cand": [True] * n}, offset=0)
+              + label_rows("tree", {"ref": [False] * n, "cand": [True] * n}, offset=0))
+    for r in labels:               # the labels sit in the frames f<i>, two per frame
+        r["frame"] = "f" + r["frame"][1:]
+        r["label"] = "0" if r["class"] == "deer" else "1"
+    return frames, labels
+
+
+GOOD_FRAMES, GOOD_LABELS = bench()
+
+
+def run(frames=GOOD_FRAMES, labels=GOOD_LABELS, wrong=None, p95=150.0, critical=("deer",), min_support=3, **gp):
+    wrong = {"ref": 2, "cand": 1} if wrong is None else wrong
+    params = GateParams(reference="ref", candidate="cand", **gp)
+    result = evaluate_gate(frames=frames, labels=labels, wrong_targets=wrong, latency_p95_ms=p95, params=params,
+                           critical=list(critical), min_support=min_support, confidence=0.95)
+    doc = result.as_json()
+    assert GateResult.from_json(doc, where="gate.json").as_json() == doc      # one writer, one reader
+    return doc
+
+
+def test_gate_passes_when_every_criterion_is_shown():
+    g = run()
+    assert g["passed"] and g["failed"] == [], g["criteria"]
+    c = g["criteria"]
+    # by hand: ref TP 3 FP 2 FN 1 per frame -> P 3/5, R 3/4; cand TP 4 FP 1 FN 0: P 4/5, R 1
+    assert c["micro_precision_higher"]["reference"] == 0.6 and c["micro_precision_higher"]["candidate"] == 0.8
+    assert c["micro_precision_higher"]["p"] == pytest.approx(2 / 2 ** 80)            # 80-0 frames, fewer FPs
+    rate = c["micro_precision_higher"]["candidate_rate"]
+    assert (rate["k"], rate["n"], rate["unit"], rate["cluster"], rate["clusters"]) == (320, 400, "detection", "frame", 80)
+    # recall from the labels table: ref finds the deer of each frame, cand deer and tree
+    assert c["micro_recall_higher"]["reference_rate"]["rate"] == 0.5 and c["micro_recall_higher"]["diff"] == 0.5
+    assert c["micro_f1_higher"]["reference"] == round(6 / 9, 6)
+    deer = c["critical_recall_non_inferior"]["classes"]["deer"]
+    # no discordance on 80 frames: the drop is bounded by Wilson's upper bound of 0 of 80
+    assert deer["max_drop"] == pytest.approx(wilson(0, 80).hi, abs=1e-6) and deer["max_drop"] < 0.05
+    assert c["latency_p95"]["status"] == "pass"
+
+
+def test_a_difference_not_distinguishable_from_noise_does_not_pass_unless_declared_higher():
+    frames, labels = bench(8)
+    frames[-1] = dict(frames[-1], fp=0)            # ... yet 8 frames: the FP test is 8-0 (p = 0.0078)
+    g = run(frames=frames, labels=labels, critical=(), **{"waive": ["critical_recall_non_inferior"]})
+    assert g["criteria"]["micro_precision_higher"]["status"] == "pass"
+    frames, labels = bench(5)                       # 5-0 frames: p = 0.0625
+    g = run(frames=frames, labels=labels, waive=["critical_recall_non_inferior"])
+    crit = g["criteria"]["micro_precision_higher"]
+    assert crit["status"] == "fail" and crit["note"] == "higher, but not distinguishable from noise"
+    assert crit["p"] == 0.0625
+    loose = run(frames=frames, labels=labels, waive=["critical_recall_non_inferior"], improvement="higher")
+    assert loose["criteria"]["micro_precision_higher"]["status"] == "pass"
+
+
+def test_gate_fails_when_precision_not_higher():
+    frames, labels = bench(80, ref=(4, 0, 1), cand=(5, 0, 0))   # P 1.0 vs 1.0
+    assert "micro_precision_higher" in run(frames=frames, labels=labels)["failed"]
+
+
+def test_critical_drop_fails_and_is_not_masked_by_gains():
+    # deer: ref finds 7 of 7, candidate 1 of 7 -> 6-0 frames; the tree gains do not hide it
+    frames, labels = bench()
+    for r in labels:
+        if r["class"] == "deer" and r["model"] == "cand" and 1 <= int(r["frame"][1:]) <= 6:
+            r["found"] = False
+    g = run(frames=frames, labels=labels)
+    crit = g["criteria"]["critical_recall_non_inferior"]
+    assert crit["status"] == "fail" and crit["note"].startswith("not shown within 0.05: deer (recall drop up to")
+    deer = crit["classes"]["deer"]
+    assert deer["status"] == "regressed" and deer["paired"]["p"] == 0.03125
+    assert (deer["paired"]["a_only"], deer["paired"]["b_only"]) == (6, 0)
+    assert deer["max_drop"] > 6 / 80
+    assert g["per_class"]["tree"]["status"] == "improved"
+
+
+def test_a_drop_the_data_cannot_bound_fails_even_when_not_significant():
+    # 5-0 is p = 0.0625: no significant drop, yet a drop beyond the margin is not ruled out
+    frames, labels = bench()
+    for r in labels:
+        if r["class"] == "deer" and r["model"] == "cand" and int(r["frame"][1:]) < 5:
+            r["found"] = False
+    g = run(frames=frames, labels=labels)
+    assert g["per_class"]["deer"]["status"] == "no detectable change"
+    assert g["criteria"]["critical_recall_non_inferior"]["status"] == "fail"
+    wide = run(frames=frames, labels=labels, max_recall_drop=0.5)
+    assert wide["criteria"]["critical_recall_non_inferior"]["status"] == "pass"
+
+
+def test_unqualified_class_is_never_improved_and_the_declared_policy_decides():
+    up = label_rows("relic", {"ref": [False] * 6, "cand": [True] * 6}, offset=500)
+    g = run(labels=GOOD_LABELS + up, min_support=10)
+    assert g["per_class"]["relic"]["status"] == "unqualified"
+    g = run(labels=GOOD_LABELS + up, critical=("deer", "relic"), min_support=10)
+    assert g["criteria"]["critical_recall_non_inferior"]["status"] == "fail"
+    assert "unqualified (fail): relic" in g["criteria"]["critical_recall_non_inferior"]["note"]
+    g = run(labels=GOOD_LABELS + up, critical=("deer", "relic"), min_support=10, unqualified="waive")
+    assert "critical_recall_non_inferior" not in g["failed"]
+
+
+def test_wrong_targets_increase_fails_and_missing_is_not_evaluated():
+    assert run(wrong={"ref": 1, "cand": 2})["failed"] == ["wrong_targets_no_increase"]
+    assert run(wrong={"ref": 1, "cand": 1})["passed"]
+    g = run(wrong={"ref": None, "cand": 0})
+    assert g["failed"] == ["wrong_targets_no_increase"]
+    assert g["criteria"]["wrong_targets_no_increase"]["status"] == "not evaluated"
+
+
+@pytest.mark.parametrize("p95,status", [(1999.0, "pass"), (2000.0, "pass"), (2000.5, "fail")])
+def test_latency(p95, status):
+    g = run(p95=p95)
+    assert g["criteria"]["latency_p95"]["status"] == status
+    assert (g["criteria"]["latency_p95"]["candidate"], g["criteria"]["latency_p95"]["note"]) == (p95, None)
+
+
+def test_unmeasured_latency_is_not_evaluated_and_fails_unless_waived():
+    g = run(p95=None)
+    lat = g["criteria"]["latency_p95"]
+    assert (lat["status"], lat["passed"], g["failed"]) == ("not evaluated", False, ["latency_p95"])
+    g = run(p95=None, waive=["latency_p95"])
+    assert g["passed"] and g["criteria"]["latency_p95"]["status"] == "waived"
+    assert g["criteria"]["latency_p95"]["note"].startswith("waived by params.yaml:gate.waive (not evaluated")
+
+
+def test_different_frames_or_labels_fail():
+    frames = GOOD_FRAMES + [dict(frame="extra", split="test", model="cand", tp=0, fp=0, fn=0)]
+    g = run(frames=frames)
+    assert "same_frames_and_labels" in g["failed"]
+    assert g["criteria"]["same_frames_and_labels"]["tally"]["frames_only_in_candidate"] == 1
+    labels = [r for r in GOOD_LABELS if not (r["model"] == "ref" and r["frame"] == "f0" and r["class"] == "deer")]
+    assert "same_frames_and_labels" in run(labels=labels)["failed"]
+
+
+def test_absent_tables_are_not_evaluated_and_fail_the_gate():
+    params = GateParams(reference="ref", candidate="cand")
+    g = evaluate_gate(frames=None, labels=None, wrong_targets={"ref": 0, "cand": 0}, latency_p95_ms=1.0,
+                      params=params, critical=["deer"], min_support=3, confidence=0.95)
+    assert not g.passed
+    assert set(g.failed) == {"same_frames_and_labels", "micro_precision_higher", "micro_recall_higher",
+                             "micro_f1_higher", "critical_recall_non_inferior"}
+    assert {c.status for n, c in g.criteria.items() if n in g.failed} == {"not evaluated"}
+
+
+def test_critical_class_without_labels_is_unqualified():
+    g = run(critical=("deer", "boar"))
+    crit = g["criteria"]["critical_recall_non_inferior"]
+    assert crit["classes"]["boar"] == {"status": "no labels", "support": 0, "max_drop": None, "paired": None}
+    assert crit["status"] == "fail" and "unqualified (fail): boar" in crit["note"]
+
+
+DEMO = ROOT / "metrics" / "outcomes" / "detector"
+
+
+def demo_tables() -> tuple[list[dict], list[dict]]:
+    from candor.stats.outcomes import TABLES, parse_table
+    return tuple(parse_table(TABLES[n], (DEMO / n).read_text(), where=n)  # type: ignore[return-value]
+                 for n in ("detection-frames.csv", "detection-labels.csv"))
+
+
+def swapped(frames: list[dict], labels: list[dict], rng) -> tuple[list[dict], list[dict]]:
+    """Two equally good models: each frame's outputs of the two models swapped with probability 1/2."""
+    flip = {f: rng.random() < 0.5 for f in sorted({r["frame"] for r in frames})}
+    other = {"demo-v1": "demo-v2", "demo-v2": "demo-v1"}
+    def swap(rows):
+        return [dict(r, model=other[r["model"]]) if flip[r["frame"]] else r for r in rows]
+    return swap(frames), swap(labels)
+
+
+@pytest.mark.parametrize("improvement,bound", [("shown", 0.05), ("higher", None)])
+def test_null_pass_rate_of_the_gate_on_demo_frames_is_at_most_alpha(improvement, bound):
+    """Swapping the demo models' outputs frame by frame makes them equally good: the gate must not
+    pass more often than alpha. Without its noise control (``higher``) it does: this test can fail."""
+    import random
+    rng = random.Random(20261201)
+    frames, labels = demo_tables()
+    params = GateParams(set="detector", reference="demo-v1", candidate="demo-v2", improvement=improvement,
+                        unqualified="waive", waive=["latency_p95", "wrong_targets_no_increase"])
+    sims, passes = 300, 0
+    for _ in range(sims):
+        f, lab = swapped(frames, labels, rng)
+        g = evaluate_gate(frames=f, labels=lab, wrong_targets={}, latency_p95_ms=None, params=params,
+                          critical=["villager", "sheep", "deer", "boar", "berry_bush"], min_support=10,
+                          confidence=0.95)
+        passes += g.passed
+    rate = passes / sims
+    if bound is None:
+        # the point-estimate gate on the micro criteria alone passes far more often than alpha
+        loose = GateParams(set="detector", reference="demo-v1", candidate="demo-v2", improvement="higher",
+                           waive=["latency_p95", "wrong_targets_no_increase", "critical_recall_non_inferior"])
+        rng = random.Random(1)
+        hits = sum(evaluate_gate(frames=f, labels=lab, wrong_targets={}, latency_p95_ms=None, params=loose,
+                                 critical=[], min_support=10, confidence=0.95).passed
+                   for f, lab in (swapped(frames, labels, rng) for _ in range(sims)))
+        assert hits / sims > 0.15
+    else:
+        assert rate <= bound
+
+
+SHA = "a" * 64
+
+
+@pytest.mark.parametrize("doc,expected", [
+    ({"onnx_sha256": SHA, "end_to_end": {"median_ms": 10, "p95_ms": 147.2}, "model_call": {"p95_ms": 90.0}}, 147.2),
+    ({"onnx_sha256": "b" * 64, "end_to_end": {"p95_ms": 147.2}}, None),     # another model file: stale
+    ({"end_to_end": {"p95_ms": 147.2}}, None),                                # unknown model file
+])
+def test_latency_p95_counts_only_for_the_current_model(doc, expected):
+    assert latency_p95(doc, where="lat.json", onnx_sha256=SHA) == expected
+
+
+@pytest.mark.parametrize("doc", [{"p95_ms": 5}, {"end_to_end": {"median_ms": 3}}, [], {"end_to_end": {"p95_ms": True}}])
+def test_latency_p95_of_something_else_is_an_error(doc):
+    with pytest.raises(InputError, match="lat.json: not a latency diagnostic"):
+        latency_p95(doc, where="lat.json", onnx_sha256=SHA)
+
+
+@pytest.mark.parametrize("doc,expected", [
+    ({"test": {"critical": {"total": {"missed": 3, "wrong": 2}}}}, 2),
+    ({"test": {"critical": {"total": {"wrong": 0}}}}, 0),
+    ({"test": {"critical": {"total": {"wrong": True}}}}, None),
+    ({"test": []}, None),
+    ({"dev": {"critical": {"total": {"wrong": 2}}}}, None),
+    ({"test": {"micro": {}}}, None),
+    ([], None),
+])
+def test_find_wrong_targets(doc, expected):
+    assert find_wrong_targets(doc, split="test") == expected
+
+
+def write_gate_inputs(tmp_path: Path, *, cand_wrong: int) -> list[str]:
+    det = tmp_path / "detection"
+    (det / "detector").mkdir(parents=True)
+    for model, wrong in (("demo-v1", 1), ("demo-v2", cand_wrong)):
+        (det / "detector" / f"{model}.json").write_text(json.dumps({"test": {"critical": {"total": {"wrong": wrong}}}}))
+    lat = tmp_path / "latency"
+    (lat / "detector").mkdir(parents=True)
+    (lat / "detector" / "demo-v2.json").write_text(json.dumps({"onnx_sha256": SHA, "end_to_end": {"p95_ms": 150.0}}))
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "demo-v2.yaml").write_text(f"onnx: demo-v2.onnx\nsha256: {SHA}\n")
+    (tmp_path / "params.yaml").write_text("stats: {}\ngate: {latency_p95_ms: 2000, unqualified: waive, "
+                                          "improvement: higher}\n"
+                                          "detector: {sets: {detector: [demo-v1, demo-v2]}}\n"
+                                          "match: {critical: [deer], min_support: 2, iou: 0.5}\n")
+    return ["run", "--outcomes", str(DATA / "outcomes"), "--detection", str(det), "--latency", str(lat),
+            "--models", str(models), "--params", str(tmp_path / "params.yaml"), "--out", str(tmp_path / "gate.json")]
+
+
+@pytest.mark.parametrize("cand_wrong,code", [(1, 0), (2, 1)])
+def test_gate_stage_and_check(tmp_path, capsys, cand_wrong, code):
+    assert main(write_gate_inputs(tmp_path, cand_wrong=cand_wrong)) == 0  # the stage never fails the pipeline
+    g = json.loads((tmp_path / "gate.json").read_text())
+    assert g["criteria"]["latency_p95"]["candidate"] == 150.0
+    # fixture deer labels: (f1, 0) found by both, (f2, 0) only by the candidate: 2 frames, unqualified
+    assert (g["per_class"]["deer"]["status"], g["per_class"]["deer"]["support"]) == ("unqualified", 2)
+    assert main(["check", "--gate", str(tmp_path / "gate.json")]) == code  # make gate
+    out = capsys.readouterr().out
+    assert ("PASSED" in out) is (code == 0)
+
+
+def test_gate_names_a_malformed_latency_file(tmp_path, capsys):
+    argv = write_gate_inputs(tmp_path, cand_wrong=1)
+    (tmp_path / "latency" / "detector" / "demo-v2.json").write_text('{"end_to_end": {"p95_ms": 1')
+    assert run_main(main, argv) == 2
+    assert "latency/detector/demo-v2.json: not valid JSON" in capsys.readouterr().err
+    assert not (tmp_path / "gate.json").exists()
+
+
+def test_the_gate_reads_the_documented_defaults_of_sections_it_does_not_own():
+    assert MatchView().min_support == 10 and MatchView().critical == []    # match: as score reads it
+    assert StatsView().confidence == 0.95
+
+
+@pytest.mark.parametrize("gate, where", [
+    ("{set: birds}", "params.yaml:gate.set: unknown detection set"),
+    ("{candidate: demo-v9}", "gate.candidate: not a model of detection set 'detector'"),
+    ("{reference: demo-v9}", "gate.reference: not a model of detection set 'detector'"),
+    ("{split: final}", "gate.split: unknown split"),
+])
+def test_an_unknown_gate_set_model_or_split_exits_2_naming_the_key(tmp_path, capsys, gate, where):
+    argv = write_gate_inputs(tmp_path, cand_wrong=1)
+    text = (tmp_path / "params.yaml").read_text()
+    text = text.replace(text[text.index("gate: {"):text.index("}\n", text.index("gate: {")) + 1], f"gate: {gate}")
+    (tmp_path / "params.yaml").write_text(text)
+    assert run_main(main, argv) == 2
+    assert where in capsys.readouterr().err
+    assert not (tmp_path / "gate.json").exists()

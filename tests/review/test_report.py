@@ -1,0 +1,129 @@
+"""The report: the stats stage's --report (stages/stats.py) over candor/review/report.py, reading the stats and
+the gate through their types."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from candor.common.errors import InputError
+from candor.review.report import review
+from candor.review.stats_file import StatsFile
+from stages import stats as stats_stage
+from tests.review.test_gate import DATA, write_gate_inputs
+
+
+def stats_file(tmp_path: Path) -> Path:
+    (tmp_path / "p.yaml").write_text("stats: {}\ndetector: {sets: {detector: [demo-v1, demo-v2]}}\n")
+    stats = tmp_path / "stats.json"
+    stats_stage.main(["run", "--outcomes", str(DATA / "outcomes"), "--metrics", str(DATA / "metrics" / "detection"),
+                      str(DATA / "metrics" / "identification.json"),
+                      "--metrics-root", str(DATA / "metrics"), "--params", str(tmp_path / "p.yaml"),
+                      "--out", str(stats)])
+    return stats
+
+
+def run_report(tmp_path: Path) -> list[str]:
+    """The stats stage with the gate and the report, on the gate's fixture (tests/review/test_gate.py)."""
+    gate_args = write_gate_inputs(tmp_path, cand_wrong=1)
+    at = {k: gate_args[gate_args.index(k) + 1] for k in ("--detection", "--models", "--params")}
+    args = ["run", "--outcomes", str(DATA / "outcomes"), "--metrics", str(DATA / "metrics" / "detection"),
+            str(DATA / "metrics" / "identification.json"), "--metrics-root", str(DATA / "metrics"),
+            "--params", at["--params"], "--out", str(tmp_path / "stats.json"), "--gate", str(tmp_path / "gate.json"),
+            "--detection", at["--detection"], "--models", at["--models"],
+            "--headline", str(tmp_path / "headline.json"), "--report", str(tmp_path / "r" / "report.md"),
+            "--forest", str(tmp_path / "figures")]
+    assert stats_stage.main(args) == 0
+    return args
+
+
+def test_report_is_deterministic_summary_first_with_details_per_candidate(tmp_path):
+    args = run_report(tmp_path)
+    md = (tmp_path / "r" / "report.md").read_bytes()
+    details = {p.name: p.read_bytes() for p in (tmp_path / "r" / "details").iterdir()}
+    (tmp_path / "r" / "details" / "stale.md").write_text("old")
+    stats_stage.main(args)
+    assert (tmp_path / "r" / "report.md").read_bytes() == md
+    assert {p.name: p.read_bytes() for p in (tmp_path / "r" / "details").iterdir()} == details  # stale one gone
+    assert sorted(p.name for p in tmp_path.rglob("*.png")) == []        # the stats stage draws nothing
+    text = md.decode()
+    assert text.index("## Summary") < text.index("## Release gate") < text.index("## Details per candidate")
+    # identification.hit, by hand (tests/stages/test_stats.py): A hits 2 of 4 lots, B 3 of 4; discordant 1-2, p = 1
+    assert "| prompt-b | 0.750 [0.301, 0.954] vs 0.500 [0.150, 0.850]; 1-2 lots, p=1 |" in text
+    assert "[lots](../figures/forest-lots.png)" in text and "forest-detection.detector.png" in text
+    assert "False positives per test frame" in text and "demo-v2: no detectable difference: B - A = +0.000" in text
+    assert "Split `test` rests on 3 frames from 2 capture sessions, units clustered by frame" in text
+    assert "**FAILED (latency_p95)**" in text and "**Not measured** (input absent)" in text
+    assert sorted(details) == ["detection.detector--demo-v1.md", "detection.detector--demo-v2.md",
+                               "lots--prompt-a.md", "lots--prompt-b.md"]
+    cand = details["detection.detector--demo-v2.md"].decode()
+    assert "| detection.detector.test.class.deer.label_found |" in cand and "p (Holm)" in cand
+    assert "What this bench could have detected" in cand and "80% power to detect" in cand
+    ref = details["detection.detector--demo-v1.md"].decode()
+    assert "| detection.detector.demo-v1.test.micro.recall | 3 / 5 | label | label (5, 1.00) | 0.600 [0.231, 0.882] |" in ref
+    assert "prompt-a" not in ref                                          # only its own group's rates
+
+
+def test_headline_holds_what_a_reviewer_reads_and_stays_small(tmp_path):
+    run_report(tmp_path)
+    head = json.loads((tmp_path / "headline.json").read_text())
+    v2 = head["detection"]["detector"]["demo-v2"]
+    assert set(v2) == {"precision", "recall", "f1", "fp_per_frame", "wrong_targets", "p_label_found",
+                       "p_frame_error_free", "p_false_positives", "verdict"}
+    assert "p_label_found" not in head["detection"]["detector"]["demo-v1"]      # the reference
+    assert v2["p_false_positives"] == 1.0 and v2["verdict"] == "no detectable difference"
+    a, b = head["lots"]["prompt-a"], head["lots"]["prompt-b"]
+    assert a["hit_rate"] == 0.416667 and "p_hit" not in a                  # the fixture's metrics file
+    assert (b["hit_rate"], b["p_hit"]) == (None, 1.0) and b["in_band_rate"] is None   # no metrics for it: null
+    assert head["gate"] == {"set": "detector", "reference": "demo-v1", "candidate": "demo-v2", "split": "test",
+                            "passed": False}                  # latency is not measured by the pipeline
+    for block in [*head["detection"]["detector"].values(), *head["lots"].values()]:
+        assert len(block) <= MAX_KEYS_PER_CANDIDATE
+
+
+MAX_KEYS_PER_CANDIDATE = 14
+
+
+def synthetic_stats(n: int):
+    """A stats file with a reference and ``n`` lots candidates on every headline and 20 per-tier metrics."""
+    from candor.review.collect import with_holm
+    from candor.stats.paired import compare_paired
+    from candor.review.stats_file import Comparisons, StatsFile
+
+    lots = {(f"L{i}",): i % 2 == 0 for i in range(30)}
+    paired = {}
+    for metric in ("identification.hit", "identification.not_wrong", "fields.majority", "valuation.in_band",
+                   *(f"identification.tier{t}.hit" for t in range(20))):
+        paired[metric] = Comparisons("ref", {f"cand-{c:02d}": compare_paired(
+            lots, {k: (i + c) % 3 != 0 for i, k in enumerate(lots)}, unit="lot", alpha=0.05, confidence=0.95)
+            for c in range(n)})
+    return StatsFile(confidence=0.95, alpha=0.05, min_k0=6, reference={"identification": "ref", "fields": "ref",
+                     "valuation": "ref"}, inputs={}, rates={}, paired=with_holm(paired))
+
+
+def test_the_report_scales_to_12_candidates(tmp_path):
+    """One screen of summary for 12 candidates; the forest plot of the headline rates under 1,600 px."""
+    from PIL import Image
+
+    from candor.review.forest import forest_png, forest_rows
+    from candor.review.report import render_report
+
+    stats = synthetic_stats(12)
+    text, details = render_report(stats, None, forest="../figures")
+    summary = text[text.index("## Summary"):text.index("## Details per candidate")]
+    assert len(summary.splitlines()) <= 25                      # 12 rows + header lines
+    assert len(details) == 13 and all(d.count("no detectable difference |") + d.count("B better |")
+                                      + d.count("B worse |") == 24 for n, d in details.items() if n != "lots--ref.md")
+    png = tmp_path / "forest.png"
+    png.write_bytes(forest_png(forest_rows(stats, "lots"), confidence=0.95))
+    with Image.open(png) as im:
+        assert im.size[1] <= 1600, im.size
+
+
+def test_report_refuses_a_stats_file_of_another_shape(tmp_path):
+    stats = stats_file(tmp_path)
+    doc = json.loads(stats.read_text())
+    doc["paired"] = {"m": {"prompt-b": {"reference": "prompt-a"}}}      # the old shape
+    with pytest.raises(InputError, match="stats.json: not a stats file"):
+        review(StatsFile.from_json(doc, where=str(stats)), None, {}, sets={}, forest=None)

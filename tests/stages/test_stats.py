@@ -1,0 +1,162 @@
+"""stages/stats.py on the hand-made fixtures in tests/data/stats/ (expected values by hand)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from statsmodels.stats.proportion import proportion_confint
+
+from candor.common.errors import InputError
+from stages.stats import main
+from tests.conftest import TESTS
+
+DATA = TESTS / "data" / "stats"
+SETS = "detector: {sets: {detector: [demo-v1, demo-v2]}}\n"
+
+
+def run_stage(tmp_path: Path, *, params: str = "stats: {confidence: 0.95, alpha: 0.05}\n",
+              outcomes: Path | None = None) -> tuple[int, Path]:
+    (tmp_path / "params.yaml").write_text(params + SETS)
+    out = tmp_path / "out" / "stats.json"
+    code = main(["run", "--outcomes", str(outcomes or DATA / "outcomes"),
+                 "--metrics", str(DATA / "metrics" / "identification.json"), str(DATA / "metrics" / "detection"),
+                 str(DATA / "metrics" / "valuation.json"),
+                 "--metrics-root", str(DATA / "metrics"), "--params", str(tmp_path / "params.yaml"),
+                 "--out", str(out)])
+    return code, out
+
+
+def wilson6(k: int, n: int) -> tuple[float, float]:
+    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
+    return round(lo, 6), round(hi, 6)
+
+
+def deer_family(s: dict) -> str:
+    comp = s["paired"]["detection.detector.test.class.deer.label_found"]
+    family = [m for m, c in s["paired"].items() if c["family"] == comp["family"]]
+    raw = sorted(s["paired"][m]["candidates"]["demo-v2"]["p"] for m in family)
+    # Holm by hand: the j-th smallest times (m - j + 1), running maximum, capped at 1
+    expected, running = [], 0.0
+    for j, p in enumerate(raw):
+        running = max(running, min(1.0, (len(raw) - j) * p))
+        expected.append(round(running, 6))
+    got = sorted(round(s["paired"][m]["candidates"]["demo-v2"]["p_holm"], 6) for m in family)
+    assert len(family) >= 2 and got == expected
+    return comp["family"]
+
+
+def test_stage_on_fixtures(tmp_path):
+    code, out = run_stage(tmp_path)
+    assert code == 0
+    s = json.loads(out.read_text())
+    assert list(s) == ["confidence", "alpha", "min_k0", "reference", "inputs", "cluster", "benches", "rates", "paired"]
+    assert s["cluster"] == {"detection.detector": "frame", "fields": "case"}
+    assert s["min_k0"] == 6
+    # inputs: absent tables and metrics are listed, not dropped
+    assert s["inputs"][str(DATA / "outcomes" / "valuation.csv")] == "absent"
+    assert s["inputs"][str(DATA / "outcomes" / "fields.csv")] == "absent"
+    assert s["inputs"][str(DATA / "metrics" / "valuation.json")] == "absent"
+    assert s["inputs"][str(DATA / "outcomes" / "identification.csv")] == "present"
+    # identification hit, per lot majority: A hits L1 L2, B hits L1 L3 L4 (by hand)
+    hit = s["paired"]["identification.hit"]
+    assert hit["reference"] == "prompt-a"
+    b = hit["candidates"]["prompt-b"]
+    assert (b["a"]["n"], b["a_only"], b["b_only"], b["p"], b["min_k0"]) == (4, 1, 2, 1.0, None)
+    assert (b["a"]["rate"], b["b"]["rate"], b["b"]["unit"]) == (0.5, 0.75, "lot")
+    assert (b["b"]["lo"], b["b"]["hi"]) == wilson6(3, 4)
+    assert b["verdict"] == "no detectable difference"
+    count = s["paired"]["identification.count_exact"]["candidates"]["prompt-b"]
+    assert (count["a"]["n"], count["a_only"], count["b_only"], count["p"]) == (3, 0, 2, 0.5)
+    assert s["paired"]["identification.held.hit"]["candidates"]["prompt-b"]["a_only"] == 1
+    nw = s["paired"]["identification.not_wrong"]["candidates"]["prompt-b"]
+    assert (nw["a_only"], nw["b_only"]) == (1, 1)
+    # detection: frames f1 f2 f3 on test; f4 (dev) only has the reference, nothing to compare
+    fr = s["paired"]["detection.detector.test.frame_error_free"]["candidates"]["demo-v2"]
+    assert (fr["a"]["n"], fr["a_only"], fr["b_only"], fr["a"]["rate"], fr["b"]["rate"]) == (3, 0, 1, 0.333333, 0.666667)
+    assert fr["a"]["unit"] == "frame"
+    lab = s["paired"]["detection.detector.test.label_found"]["candidates"]["demo-v2"]
+    assert (lab["a"]["n"], lab["a_only"], lab["b_only"], lab["a"]["rate"], lab["b"]["rate"]) == (5, 0, 1, 0.6, 0.8)
+    deer = s["paired"]["detection.detector.test.class.deer.label_found"]["candidates"]["demo-v2"]
+    assert (deer["a"]["n"], deer["a"]["rate"], deer["b"]["rate"]) == (2, 0.5, 1.0)
+    assert "detection.detector.dev.label_found" not in s["paired"]
+    # paired precision, per test frame: f1 0-0, f2 A 1 B 0 (B fewer), f3 A 0 B 1 (A fewer): 1-1, p = 1
+    fp = s["paired"]["detection.detector.test.false_positives"]
+    assert fp["reference"] == "demo-v1" and "detection.detector.dev.false_positives" not in s["paired"]
+    c = fp["candidates"]["demo-v2"]
+    assert (c["kind"], c["unit"], c["n"], c["a"]["k"], c["b"]["k"], c["a_only"], c["b_only"], c["p"]) == (
+        "count", "frame", 3, 1, 1, 1, 1, 1.0)
+    # per-class tests form a family (Holm); the headline label test is not adjusted
+    assert deer_family(s) == "detection.detector.test.class.*.label_found"
+    assert s["paired"]["detection.detector.test.label_found"]["family"] is None
+    assert s["paired"]["detection.detector.test.label_found"]["candidates"]["demo-v2"]["p_holm"] is None
+    # rates: exactly the counts blocks of the metrics files, each with its unit; nothing guessed
+    r = s["rates"]
+    assert sorted(r) == sorted([
+        "identification.prompt-a.all.hit_rate", "identification.prompt-a.held.wrong_rate",
+        "identification.prompt-a.count.all.exact_rate",
+        "detection.detector.demo-v1.test.micro.precision", "detection.detector.demo-v1.test.micro.recall",
+        "detection.detector.demo-v1.test.per_class.deer.precision", "detection.detector.demo-v1.test.per_class.deer.recall",
+        "detection.detector.demo-v1.test.per_class.sheep.precision", "detection.detector.demo-v1.test.per_class.sheep.recall"])
+    assert r["detection.detector.demo-v1.test.micro.recall"] == {
+        "k": 3, "n": 5, "unit": "label", "estimate": "rate", "cluster": "label", "clusters": 5, "deff": 1.0,
+        "rate": 0.6, "lo": wilson6(3, 5)[0], "hi": wilson6(3, 5)[1]}
+    assert r["detection.detector.demo-v1.test.per_class.sheep.precision"] == {
+        "k": 0, "n": 0, "unit": "detection", "estimate": "rate", "cluster": "detection", "clusters": 0, "deff": 1.0,
+        "rate": None, "lo": 0.0, "hi": 1.0}
+    assert (r["identification.prompt-a.all.hit_rate"]["k"], r["identification.prompt-a.all.hit_rate"]["n"],
+            r["identification.prompt-a.all.hit_rate"]["unit"]) == (5, 12, "run")
+
+
+def test_stage_output_is_byte_identical(tmp_path):
+    _, out = run_stage(tmp_path)
+    first = out.read_bytes()
+    _, out = run_stage(tmp_path)
+    assert out.read_bytes() == first
+
+
+def test_stage_rejects_unknown_reference(tmp_path):
+    with pytest.raises(InputError) as err:
+        run_stage(tmp_path, params="stats: {reference: {lots: prompt-z}}\n")
+    assert "prompt-z" in err.value.message and "prompt-a or prompt-b" in err.value.message
+    assert not (tmp_path / "out" / "stats.json").exists()
+
+
+def test_stage_rejects_bad_params(tmp_path):
+    with pytest.raises(InputError) as err:
+        run_stage(tmp_path, params="stats: {confidence: 1.5}\n")
+    assert "stats.confidence" in err.value.message
+
+
+def test_stage_with_no_inputs_at_all(tmp_path):
+    code, out = run_stage(tmp_path, outcomes=tmp_path / "nothing")
+    s = json.loads(out.read_text())
+    assert code == 0 and s["paired"] == {}
+    assert all(v == "absent" for k, v in s["inputs"].items() if "nothing" in k)
+
+
+@pytest.mark.parametrize("argv,expected", [
+    (["wilson", "15", "17"], {"k": 15, "n": 17, "rate": 0.882353}),
+    (["wilson", "0", "0"], {"rate": None, "lo": 0.0, "hi": 1.0}),
+    (["mcnemar", "3", "0"], {"p": 0.25, "discordant": 3, "reaches_alpha": False}),
+    (["mcnemar", "5", "1"], {"p": 0.21875, "a_only": 5, "b_only": 1}),
+    (["mcnemar", "6", "0"], {"p": 0.03125, "reaches_alpha": True, "min_k0": 6}),
+    (["mcnemar", "0", "0"], {"p": 1.0, "min_split_at_this_discordant": None}),
+])
+def test_cli_helpers(argv, expected, capsys):
+    assert main(argv) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert {k: got[k] for k in expected} == expected
+
+
+def test_cli_wilson_interval(capsys):
+    main(["wilson", "15", "17"])
+    got = json.loads(capsys.readouterr().out)
+    assert (round(got["lo"], 2), round(got["hi"], 2)) == (0.66, 0.97)
+
+
+@pytest.mark.parametrize("argv", [["wilson", "5", "3"], ["wilson", "1", "3", "--confidence", "1"],
+                                  ["mcnemar", "-1", "2"], ["mcnemar", "1", "2", "--alpha", "0"]])
+def test_cli_helpers_reject(argv):
+    with pytest.raises(InputError):
+        main(argv)
