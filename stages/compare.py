@@ -34,9 +34,9 @@ from candor.common.errors import fail, run_main
 from candor.common.params import section
 from candor.review.compare import compare_units, render_markdown, render_text
 from candor.review.error_kinds import frame_totals, render_totals
-from candor.stats.outcomes import parse_tables, table_paths
 from candor.review.params import StatsParams
 from candor.review.revisions import WORKSPACE, folders_at, read_at, resolve_revision
+from candor.stats.outcomes import parse_tables, table_paths
 from candor.stats.units import units_from_tables
 
 

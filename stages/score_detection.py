@@ -34,7 +34,12 @@ from candor.common.errors import run_main
 from candor.common.parallel import fork_map
 from candor.detection.frames import SPLITS
 from candor.detection.scoring.evaluation import (
-    add_scoring_arguments, frame_rows, label_rows, ModelScore, read_params, score_model,
+    ModelScore,
+    add_scoring_arguments,
+    frame_rows,
+    label_rows,
+    read_params,
+    score_model,
 )
 from candor.detection.scoring.plots import PLOT_KINDS, set_plot_files
 from candor.detection.sets import set_folders

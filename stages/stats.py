@@ -49,11 +49,11 @@ from candor.detection.config import DetectorParams
 from candor.review.collect import build_stats, read_inputs, read_metrics, references
 from candor.review.gate_files import gate_from_files, write_gate
 from candor.review.params import StatsParams
+from candor.review.report import review
+from candor.review.stats_file import StatsFile
 from candor.stats.power import detectable, pairs_needed
 from candor.stats.rates import mcnemar_p, min_k0, min_split, wilson
 from candor.stats.records import p6
-from candor.review.report import review
-from candor.review.stats_file import StatsFile
 
 log = logging.getLogger("candor.stats")
 

@@ -36,10 +36,10 @@ from candor.common.params import DEFAULT_PARAMS, section
 from candor.detection.config import DetectorParams, ReinferenceParams
 from candor.detection.detections_file import collect, header, read_raw
 from candor.detection.inference.runner import iter_frames, open_inputs
-from candor.detection.scoring.evaluation import frame_rows, label_rows, ModelScore, read_params, score_raw
-from candor.detection.sets import add_set_arguments, chosen_sets
+from candor.detection.scoring.evaluation import ModelScore, frame_rows, label_rows, read_params, score_raw
 from candor.detection.scoring.metrics import flatten
 from candor.detection.scoring.reinference import Comparison, Tolerance, changed_rows, compare_boxes, threshold_crossings
+from candor.detection.sets import add_set_arguments, chosen_sets
 
 SHOWN = 10  # lines of each list printed; the JSON report has them all
 

@@ -40,9 +40,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator, model_validator
 
 from candor.common.errors import InputError, Problem, fail
-from candor.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 from candor.common.params import DEFAULT_PARAMS, load_yaml, section
-
+from candor.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")     # a set or model name: one path segment, never . or ..
 

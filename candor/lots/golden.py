@@ -47,11 +47,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from candor.common.errors import InputError, Problem
-from candor.lots.fields import Expectation, normalize, parse_path
 from candor.common.images import MAX_BYTES, sniff_mime
 from candor.common.manifest import path_problem
 from candor.common.params import validation_problems
 from candor.common.tables import parse_rows, read_json, read_text
+from candor.lots.fields import Expectation, normalize, parse_path
 
 LOTS_FILE = "lots.csv"
 CASES_DIR = "cases"

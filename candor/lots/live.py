@@ -47,7 +47,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -188,7 +188,7 @@ def hold(record: Path) -> Iterator[None]:
         if same:
             break
         os.close(fd)
-    since = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    since = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     os.ftruncate(fd, 0)
     os.write(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": since}).encode())
     try:

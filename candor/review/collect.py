@@ -29,13 +29,13 @@ from typing import Any
 from candor.common.counts import read_counts
 from candor.common.errors import InputError, Problem, fail
 from candor.common.tables import read_json, read_text
+from candor.review.params import MIN_SESSIONS, StatsParams
+from candor.review.stats_file import Comparisons, Presence, StatsFile
 from candor.stats.multiple import family, holm_by_family
 from candor.stats.outcomes import parse_tables, table_paths
 from candor.stats.paired import compare_paired
-from candor.review.params import MIN_SESSIONS, StatsParams
 from candor.stats.rates import Rate, interval, min_k0
 from candor.stats.records import r6
-from candor.review.stats_file import Comparisons, Presence, StatsFile
 from candor.stats.units import DETECTION_TABLES, ClusterBy, Units, units_from_tables
 
 

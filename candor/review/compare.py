@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from candor.review.report import fmt_count
 from candor.stats.multiple import holm_by_family
 from candor.stats.paired import Paired, compare_paired, fmt_diff
-from candor.review.report import fmt_count
 from candor.stats.units import PairedMetric, Units
 
 Status = Literal["compared", "only in A", "only in B"]

@@ -51,11 +51,11 @@ from typing import Any, Literal
 
 from scipy.special import stdtr, stdtrit
 
+from candor.common.counts import Count, clusters_of
 from candor.common.errors import fail
+from candor.review.params import GateParams
 from candor.stats.multiple import holm
 from candor.stats.paired import Case, Paired, compare_paired
-from candor.review.params import GateParams
-from candor.common.counts import Count, clusters_of
 from candor.stats.rates import Rate, interval
 from candor.stats.records import decoded, p6, r6
 

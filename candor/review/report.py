@@ -13,10 +13,10 @@ from __future__ import annotations
 from candor.review.error_kinds import report_lines
 from candor.review.gate import Criterion, GateResult
 from candor.review.headline import dig, headline
+from candor.review.stats_file import StatsFile
 from candor.stats.paired import Paired, fmt_diff
 from candor.stats.power import POWER, detectable, effective_pairs
 from candor.stats.rates import Rate
-from candor.review.stats_file import StatsFile
 
 SCALE = 4               # the power line also says what a bench this many times larger would detect
 

@@ -16,8 +16,8 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from candor.common.errors import InputError, Problem
 from candor.common.counts import MAX_COUNT
+from candor.common.errors import InputError, Problem
 from candor.common.tables import ascii_int, csv_text, parse_rows, write_csv
 
 

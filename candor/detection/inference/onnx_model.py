@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from candor.common.errors import fail
 from candor.detection.inference.decode import Layout, infer_layout
 from candor.detection.inference.export_family import PREPROCESS_LINE, export_family
-from candor.common.errors import fail
 from candor.detection.model_card import ModelCard, load_card, onnx_path
 
 

@@ -29,13 +29,12 @@ from candor.common.errors import fail
 from candor.common.images import load_frame
 from candor.common.manifest import load_manifest, sha256_file
 from candor.common.params import DEFAULT_PARAMS
-from candor.detection.sets import add_set_arguments
+from candor.detection.detections_file import FrameBoxes, RawDetections, collect, file_lines, header, rounded_candidates
 from candor.detection.frames import FrameInfo, find_images, load_frames
 from candor.detection.inference.decode import decode
-from candor.detection.detections_file import (FrameBoxes, RawDetections, collect, file_lines, header,
-                                                         rounded_candidates)
 from candor.detection.inference.letterbox import Letterboxer, plan, to_original
 from candor.detection.inference.onnx_model import LoadedModel, open_model
+from candor.detection.sets import add_set_arguments
 
 OUTPUT_RANK = 3  # every supported layout is [1, A, B]
 

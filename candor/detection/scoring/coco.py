@@ -36,8 +36,8 @@ import numpy as np
 
 from candor.common.errors import InputError, Problem, fail
 from candor.common.tables import BOM, decode_text
-from candor.common.tables import read_bytes as read_file_bytes
 from candor.common.tables import parse_json as parse_json_text
+from candor.common.tables import read_bytes as read_file_bytes
 from candor.detection.scoring.columns import EDGE_TOLERANCE, GroundTruth, inside_image, lookup, xywh_to_xyxy
 
 Maps = tuple[GroundTruth, dict[int, int], dict[int, int]]

@@ -15,8 +15,8 @@ import numpy as np
 from candor.common.counts import KEY as COUNTS_KEY
 from candor.common.counts import counts_block
 from candor.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
-from candor.detection.scoring.coco_ap import average_precision
 from candor.detection.scoring.box_quality import quality_by_class, tp_box_errors
+from candor.detection.scoring.coco_ap import average_precision
 from candor.detection.scoring.columns import DetectionTable, GroundTruth
 from candor.detection.scoring.metrics import operating_point, rate_counts, score_detections
 from candor.detection.scoring.scene import coco_scene

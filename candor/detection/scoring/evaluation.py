@@ -40,14 +40,20 @@ from candor.common.errors import fail
 from candor.common.manifest import load_manifest
 from candor.common.params import DEFAULT_PARAMS, section
 from candor.detection.config import (
-    ClusterView, DetectorParams, MatchParams, StatsClusterView, Thresholds, check_critical, load_thresholds,
+    ClusterView,
+    DetectorParams,
+    MatchParams,
+    StatsClusterView,
+    Thresholds,
+    check_critical,
+    load_thresholds,
 )
-from candor.detection.scoring.clusters import ClusterBy
-from candor.detection.frames import SPLITS
 from candor.detection.detections_file import RawDetections, iter_chunks, read_index, split_chunks
+from candor.detection.frames import SPLITS
 from candor.detection.model_card import ModelCard, load_card
 from candor.detection.scoring import plots as dp
 from candor.detection.scoring.box_quality import quality_by_class
+from candor.detection.scoring.clusters import ClusterBy
 from candor.detection.scoring.coco_ap import APMatches, accumulate
 from candor.detection.scoring.coco_results import coco_results
 from candor.detection.scoring.metrics import Scene, compare_frozen, threshold_grid

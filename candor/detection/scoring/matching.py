@@ -27,13 +27,20 @@ once; step ``r`` resolves every group's rank-``r`` detection simultaneously
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
-from candor.detection.scoring.boxes import as_boxes, iter_group_pairs, paired_crowd_iou, paired_iou, rank_order, within_group_ranks
+from candor.detection.scoring.boxes import (
+    as_boxes,
+    iter_group_pairs,
+    paired_crowd_iou,
+    paired_iou,
+    rank_order,
+    within_group_ranks,
+)
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,12 @@ import numpy as np
 
 from candor.common.counts import Count
 from candor.detection.scoring.boxes import (
-    iter_group_pairs, key_chunks, nms, paired_iou, rank_order, within_group_ranks,
+    iter_group_pairs,
+    key_chunks,
+    nms,
+    paired_iou,
+    rank_order,
+    within_group_ranks,
 )
 from candor.detection.scoring.matching import match_detections
 

@@ -27,17 +27,16 @@ was drawn.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from candor.common.parallel import fork_map
+from candor.common.png import PNG_DPI, png_bytes, pyplot
 from candor.common.tables import csv_text
 from candor.detection.scoring.class_names import safe_name
 from candor.detection.scoring.metrics import Curve
-from candor.common.parallel import fork_map
-from candor.common.png import PNG_DPI, png_bytes, pyplot
 
 BACKGROUND = "background"
 PLOT_KINDS = ("pr", "f1", "confusion", "per_class")

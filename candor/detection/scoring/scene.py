@@ -18,8 +18,8 @@ from typing import NamedTuple
 import numpy as np
 
 from candor.common.errors import fail
-from candor.detection.frames import load_frames
 from candor.detection.detections_file import RawDetections
+from candor.detection.frames import load_frames
 from candor.detection.scoring.columns import GroundTruth
 from candor.detection.scoring.metrics import Scene
 from candor.detection.scoring.scope import ClassScope, OutOfScope, class_scope

@@ -22,12 +22,12 @@ from candor.common.errors import fail
 from candor.detection.detections_file import RawDetections
 from candor.detection.scoring.anatomy import FP_KINDS, error_anatomy
 from candor.detection.scoring.box_quality import tp_box_errors
-from candor.detection.scoring.coco_ap import APMatches, match_for_ap
 from candor.detection.scoring.boxes import stable_key_order
+from candor.detection.scoring.clusters import ClusterBy
+from candor.detection.scoring.coco_ap import APMatches, match_for_ap
 from candor.detection.scoring.columns import DetectionTable
 from candor.detection.scoring.metrics import Scene, operating_point, score_detections, wrong_targets
 from candor.detection.scoring.scene import SceneInputs
-from candor.detection.scoring.clusters import ClusterBy
 from candor.detection.scoring.tally import Tally, frame_groups
 
 STRICT_IOU = 0.75

@@ -38,7 +38,16 @@ from candor.common.counts import Count
 from candor.detection.scoring.anatomy import FN_KINDS, FP_KINDS, Anatomy, error_anatomy
 from candor.detection.scoring.clusters import ClusterBy, ClusterTally, view_counts
 from candor.detection.scoring.metrics import (
-    RATE_GROUPS, Counts, Curve, OperatingPoint, Scene, Scored, band_names, confusion, size_at_input, wrong_targets,
+    RATE_GROUPS,
+    Counts,
+    Curve,
+    OperatingPoint,
+    Scene,
+    Scored,
+    band_names,
+    confusion,
+    size_at_input,
+    wrong_targets,
     zoom_key,
 )
 

@@ -33,9 +33,9 @@ from pathlib import Path
 import numpy as np
 
 from candor.common.errors import InputError, Problem, fail
+from candor.detection.scoring.class_names import class_name_problems
 from candor.detection.scoring.coco import read_coco
 from candor.detection.scoring.columns import GroundTruth
-from candor.detection.scoring.class_names import class_name_problems
 from candor.detection.scoring.yolo import read_classes, read_yolo
 
 LABELS = "labels"
