@@ -5,7 +5,8 @@
 ``REV_A`` and ``REV_B`` are git revisions (``main``, ``HEAD~1``, a tag, a SHA) or DVC
 experiment names (:mod:`candor.review.revisions`). ``REV_B`` defaults to the workspace (the files
 on disk). Nothing is rerun: the committed per-case outcome tables under ``--outcomes`` (default
-``metrics/outcomes``; the detection tables of every set folder found there) of both sides are read, validated, reduced to paired units and compared
+``metrics/outcomes``; the detection tables of every set folder found there) of both sides are read, validated,
+reduced to paired units and compared
 per metric and candidate (:mod:`candor.review.compare`; A = ``REV_A``, B = ``REV_B``). Verdicts:
 ``B better``, ``B worse`` (p <= alpha, from params ``stats.alpha`` unless ``--alpha``; within a
 family of tests such as the per-class table, the Holm-adjusted p), or ``no detectable difference``
@@ -81,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for rev, label in zip(revs, ("A", "B")):
         texts = {name: read_at(rev, path, repo=repo) for name, path in paths.items()}
         absent += [f"{paths[name]} is absent in {label} ({rev})" for name, text in texts.items() if text is None]
-        tables = parse_tables(texts, where=lambda name: f"{rev}:{paths[name]}")
+        tables = parse_tables(texts, where=lambda name, rev=rev: f"{rev}:{paths[name]}")
         units.append(units_from_tables(tables, clusters={d: params.cluster.detection_of(d) for d in sets}))
         errors.append(frame_totals(tables))
     rows = compare_units(units[0], units[1], alpha=alpha, confidence=confidence)
@@ -89,7 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         text = dumps_json({"a": args.rev_a, "b": args.rev_b, "a_commit": revs[0], "b_commit": revs[1],
                            "alpha": alpha, "confidence": confidence, "absent": absent,
                            "rows": [r.as_json() for r in rows],
-                           "error_kinds": [{"set": s, "model": m, "a": errors[0].get((s, m)), "b": errors[1].get((s, m))}
+                           "error_kinds": [{"set": s, "model": m,
+                                            "a": errors[0].get((s, m)), "b": errors[1].get((s, m))}
                                            for s, m in sorted(set(errors[0]) | set(errors[1]))]})
     else:
         render = render_markdown if args.markdown else render_text

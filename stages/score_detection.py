@@ -5,7 +5,8 @@
         [--metrics metrics/detection/detector] [--outcomes metrics/outcomes/detector]
         [--plots plots/detection] [--coco-out build/coco-results/detector]
 
-For every model of the set (``detector.sets``, :mod:`candor.detection.sets`): its own served per-class thresholds (``thresholds``
+For every model of the set (``detector.sets``, :mod:`candor.detection.sets`): its own served per-class thresholds
+(``thresholds``
 with the model's ``thresholds_by_model`` keys replacing the same keys),
 same-class NMS (``detector.nms_iou``), greedy matching (``match``), then
 ``<metrics>/<model>.json`` (blocks ``all``, ``dev``, ``test``, ``frozen`` when
@@ -14,7 +15,8 @@ block has ``out_of_scope`` when the card maps the model onto a subset of the dat
 per-frame and per-label outcome tables of the set's models (``<outcomes>/detection-*.csv``), plot
 data under ``<plots>/<kind>/<set>/`` (per model, and the set's models compared in one file:
 ``pr_models``, ``f1_models``, ``anatomy``) (rendered as PNGs by :mod:`stages.figures`, outside the
-pipeline), and the served detections as COCO results JSON (``<coco-out>/<model>.json``). Nothing is written unless every model scored.
+pipeline), and the served detections as COCO results JSON (``<coco-out>/<model>.json``). Nothing is written unless every
+model scored.
 The models are scored side by side, one process per model up to the usable cores
 (:func:`candor.common.parallel.fork_map`; each streams its own COCO export): the outputs do not
 depend on how many run at once, and memory is each model's bounded peak times the models in flight. Definitions:

@@ -151,7 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--metrics-root", default="metrics", help="rate keys are relative to this")
     run.add_argument("--params", default="params.yaml")
     run.add_argument("--out", default="metrics/stats.json")
-    run.add_argument("--gate", default=None, help="also evaluate the release gate and write it here (metrics/gate.json)")
+    run.add_argument("--gate", default=None,
+                     help="also evaluate the release gate and write it here (metrics/gate.json)")
     run.add_argument("--detection", default="metrics/detection", help="detection metrics (the gate's wrong targets)")
     run.add_argument("--models", default="models", help="model cards")
     run.add_argument("--report", default=None, help="also write the Markdown report here (details/ beside it)")

@@ -6,7 +6,8 @@ a BOM dropped) and ``safe_load``s it with three refusals, each an InputError nam
 and line: a key repeated in one mapping (DVC's own parser refuses it too; PyYAML would keep the
 last value), an anchor or alias (``&a`` / ``*a``: nothing here needs them, and nested aliases
 can expand to gigabytes), and a non-finite number anywhere (``.nan``, ``.inf``; named by its
-dotted key path: ``not (x < lo)`` is true for NaN, so it would pass range checks). A section is validated with a pydantic model
+dotted key path: ``not (x < lo)`` is true for NaN, so it would pass range checks). A section is
+validated with a pydantic model
 (``extra='forbid'``, so a misspelled key is an error, not a silent default; the error suggests
 the nearest valid key); the error names the file and the dotted key path. ``params.yaml`` holds
 only the sections of :data:`SECTIONS`; another top-level key is an error suggesting the nearest.

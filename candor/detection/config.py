@@ -107,7 +107,8 @@ class DetectorParams(BaseModel):
         """Model ``model``'s served NMS: the shared ``nms_iou``, ``max_det``, ``nms_agnostic`` with the
         keys of its ``nms_by_model`` entry replacing them (``None``: the shared values).
 
-        >>> p = DetectorParams(sets={"s": ["x", "y"]}, max_det=300, nms_by_model={"y": {"nms_iou": 0.7, "max_det": None}})
+        >>> p = DetectorParams(sets={"s": ["x", "y"]}, max_det=300,
+        ...                    nms_by_model={"y": {"nms_iou": 0.7, "max_det": None}})
         >>> p.served_nms("x"), p.served_nms("y")
         (ServedNms(iou=0.5, max_det=300, agnostic=False), ServedNms(iou=0.7, max_det=None, agnostic=False))
         """

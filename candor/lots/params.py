@@ -132,7 +132,8 @@ class IdentifyParams(BaseModel):
             extra = sorted(set(self.sources) - set(self.candidates))
             raise ValueError("sources must name every candidate and nothing else (dvc.yaml's identify stage "
                              f"iterates over it): missing {missing or 'none'}, not a candidate {extra or 'none'}")
-        if routes := [c for c in self.candidates if isinstance(self.provider(c), HttpProvider) and c not in self.sources]:
+        if routes := [c for c in self.candidates
+                      if isinstance(self.provider(c), HttpProvider) and c not in self.sources]:
             raise ValueError(f"sources: the http candidate(s) {', '.join(routes)} need a source (the route's code in "
                              "this repository, or a file that pins the version benchmarked): nothing else "
                              "identifies their answers offline")

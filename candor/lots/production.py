@@ -147,8 +147,9 @@ class PythonResponder:
 
     def _attempt(self, images: list[tuple[bytes, str]], context: Mapping[str, Any]) -> str:
         try:
-            result = call_with_deadline(lambda: self.fn(list(images), dict(context) | {"timeout_s": self.policy.timeout_s}),
-                                        self.policy.timeout_s)
+            result = call_with_deadline(
+                lambda: self.fn(list(images), dict(context) | {"timeout_s": self.policy.timeout_s}),
+                self.policy.timeout_s)
         except TimeoutError:
             raise Retryable(f"timed out after {self.policy.timeout_s:g} s") from None
         except Exception as err:  # noqa: BLE001 - the production code's failure, recorded verbatim

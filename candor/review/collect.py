@@ -12,7 +12,8 @@ does not repeat it (``metrics/identification.json`` + ``identification.prompt-a.
 -> ``identification.prompt-a.all.hit_rate``).
 
 *Paired comparisons* come from the outcome tables (:mod:`candor.stats.units`, clustered as
-``stats.cluster`` declares): for each paired metric and each candidate other than its track's reference (:func:`references`: ``stats.reference.lots``
+``stats.cluster`` declares): for each paired metric and each candidate other than its track's reference
+(:func:`references`: ``stats.reference.lots``
 for the lots tracks, the first model of each detection set for ``detection.<set>``), the reference
 (A) against the candidate (B). A present table that lacks its reference is an input error.
 

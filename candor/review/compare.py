@@ -104,7 +104,8 @@ def _unpaired(r: Paired, limit: int = 8) -> str:
 
 
 def _folded(n: int) -> str:
-    return f"{n} unchanged row{'s' if n != 1 else ''} (every paired unit the same in A and B) not shown; --all lists them"
+    return (f"{n} unchanged row{'s' if n != 1 else ''} (every paired unit the same in A and B) not shown; "
+            "--all lists them")
 
 
 def render_text(rows: Sequence[Row], *, rev_a: str, rev_b: str, confidence: float, alpha: float,

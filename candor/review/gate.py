@@ -333,7 +333,8 @@ def _micro(frames: Sequence[Row], labels: Sequence[Row], *, ref: str, cand: str,
                 acc[i] += int(fr[m][f][col])  # type: ignore[call-overload]
     keys = sorted(groups[ref])
     t = {m: [groups[m][k] for k in keys] for m in (ref, cand)}
-    pd, plo, phi, _ = ratio_difference(*([(x[0], x[0] + x[1]) for x in t[m]] for m in (ref, cand)), confidence=confidence)
+    pd, plo, phi, _ = ratio_difference(*([(x[0], x[0] + x[1]) for x in t[m]] for m in (ref, cand)),
+                                       confidence=confidence)
     fd, flo, fhi, fp1 = ratio_difference(*([(2 * x[0], 2 * x[0] + x[1] + x[2]) for x in t[m]] for m in (ref, cand)),
                                          confidence=confidence)
     totals = {m: [sum(x[i] for x in t[m]) for i in range(3)] for m in (ref, cand)}

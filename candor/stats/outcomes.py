@@ -130,7 +130,8 @@ _EXPECTED = {"int": "a non-negative integer", "bool": "1 or 0", "bool?": "1, 0 o
 def parse_table(spec: TableSpec, text: str, *, where: str) -> list[dict[str, object]]:
     """Parse and validate one outcome table's text (read by :func:`candor.common.tables.parse_rows`).
 
-    Extra columns are allowed (and ignored; the spec's ``optional`` ones are read when present); missing columns, rows with too many or too few
+    Extra columns are allowed (and ignored; the spec's ``optional`` ones are read when present); missing columns, rows
+    with too many or too few
     fields, bad values and duplicate cases are errors, each naming ``where``, the row (the
     header is row 1) and the column (``<where>:<row>:<column>``).
     """

@@ -167,7 +167,8 @@ def units_from_tables(tables: Mapping[str, list[dict[str, object]]], *,
         out["fields"] = fields_units(tables["fields.csv"])
     if "valuation.csv" in tables:
         out["valuation"] = valuation_units(tables["valuation.csv"])
-    for d in sorted({path.rsplit("/", 1)[0] for path in tables if path.endswith(tuple("/" + t for t in DETECTION_TABLES))}):
+    suffixes = tuple("/" + t for t in DETECTION_TABLES)
+    for d in sorted({path.rsplit("/", 1)[0] for path in tables if path.endswith(suffixes)}):
         out[f"detection.{d}"] = detection_units(tables.get(f"{d}/{DETECTION_TABLES[0]}", []),
                                                 tables.get(f"{d}/{DETECTION_TABLES[1]}", []), track=f"detection.{d}",
                                                 cluster=(clusters or {}).get(d, "frame"))

@@ -11,7 +11,8 @@
   (:func:`~candor.detection.detections_file.rounded_candidates`). No per-class
   threshold and no NMS: those are scoring's.
 - :func:`iter_frames` streams that over frames in the given order (one image in memory at a
-  time, loaded with the card's EXIF policy, one reused letterbox tensor); :func:`iter_lines` makes the raw-detections file's
+  time, loaded with the card's EXIF policy, one reused letterbox tensor); :func:`iter_lines` makes the raw-detections
+  file's
   lines of it, :func:`run_model` its arrays (:class:`RawDetections`, equal to what
   :func:`~candor.detection.detections_file.read_raw` reads back from those lines).
 """

@@ -259,8 +259,10 @@ def ground_truth_problems(raw: bytes, *, where: str, classes=None) -> list[Probl
     A file that is not JSON, or not an object with the three lists, raises at once.
     """
     doc = parse_json(raw, where=where)
-    if not isinstance(doc, dict) or not all(isinstance(doc.get(k), list) for k in ("images", "annotations", "categories")):
-        raise fail(where, "not a COCO ground-truth file", expected="an object with images, annotations, categories lists")
+    if not isinstance(doc, dict) or not all(isinstance(doc.get(k), list)
+                                            for k in ("images", "annotations", "categories")):
+        raise fail(where, "not a COCO ground-truth file",
+                   expected="an object with images, annotations, categories lists")
     problems: list[Problem] = []
     cats = []
     for i, c in enumerate(doc["categories"]):
@@ -317,6 +319,7 @@ def ground_truth_problems(raw: bytes, *, where: str, classes=None) -> list[Probl
         if not inside_image(np.array([a["bbox"]], dtype=np.float64), sizes[fi:fi + 1])[0]:
             w, h = (int(v) for v in sizes[fi])
             problems.append(Problem(f"{at}.bbox", "box outside the image",
-                                    expected=f"within the image's {w} x {h} px (tolerance {EDGE_TOLERANCE} of its size)",
+                                    expected=f"within the image's {w} x {h} px "
+                                             f"(tolerance {EDGE_TOLERANCE} of its size)",
                                     got=repr(a.get("bbox"))))
     return problems

@@ -55,7 +55,8 @@ def score_coco_pair(gt: GroundTruth, det: DetectionTable, *, thresholds: np.ndar
     frame_of = sorted(image_map.items()) if image_map else [(i, i) for i in range(len(gt.frames))]
     image_order = np.empty(len(gt.frames), np.int64)
     image_order[[f for _, f in frame_of]] = np.arange(len(frame_of))
-    cat_ids = {c: cid for cid, c in category_map.items()} if category_map else {c: c + 1 for c in range(len(gt.classes))}
+    cat_ids = ({c: cid for cid, c in category_map.items()} if category_map
+               else {c: c + 1 for c in range(len(gt.classes))})
     ap = average_precision(classes=gt.classes, label_frame=gt.label_frame, label_class=gt.label_class,
                            label_boxes=gt.label_boxes, label_crowd=gt.label_crowd, det_frame=det.frame,
                            det_class=det.cls, det_boxes=det.boxes, det_score=det.score, image_order=image_order)

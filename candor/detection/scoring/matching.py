@@ -1,6 +1,7 @@
 """The one matcher: greedy one-to-one matching of detections to labels, by confidence.
 
-Definition (docs/detector.md, "Served post-processing and matching"). Within each group (normally one image and one class),
+Definition (docs/detector.md, "Served post-processing and matching"). Within each group (normally one image and one
+class),
 detections are visited by confidence, higher first; equal confidences are
 visited in input order (lower original index first). A visited detection takes
 the still-unmatched label of its group with the highest IoU, provided that IoU

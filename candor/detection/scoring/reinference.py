@@ -165,8 +165,8 @@ def compare_boxes(canonical: RawDetections, fresh: RawDetections, *, tol: Tolera
         unpaired=tuple(_explain(left, canonical, fresh, classes=classes, floor=floor, tol=tol)))
 
 
-def _explain(left: list[tuple[str, int]], canonical: RawDetections, fresh: RawDetections, *, classes: list[str], floor: float,
-             tol: Tolerance) -> list[Unpaired]:
+def _explain(left: list[tuple[str, int]], canonical: RawDetections, fresh: RawDetections, *, classes: list[str],
+             floor: float, tol: Tolerance) -> list[Unpaired]:
     """Unpaired boxes with their explanation (floor crossing, class flip) or ``None``."""
     files = {"canonical": canonical, "fresh": fresh}
     why: dict[tuple[str, int], str | None] = {}

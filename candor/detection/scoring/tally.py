@@ -146,7 +146,8 @@ class Tally:
         det_g = of_frame[s.frame]
         counted_det, counted_lab = det_g >= 0, (lab_g >= 0) & ~sc.label_crowd
         n_t = self.hist.shape[2]
-        scored = [(counted_det & (s.label >= 0), s.cls, s.score), (counted_det & (s.label < 0) & ~s.ignored, s.cls, s.score),
+        scored = [(counted_det & (s.label >= 0), s.cls, s.score),
+                  (counted_det & (s.label < 0) & ~s.ignored, s.cls, s.score),
                   (counted_lab, sc.label_class, s.label_score)]
         for k, (sel, c, score) in enumerate(scored):
             cell = np.searchsorted(self.thresholds, score[sel], side="right")

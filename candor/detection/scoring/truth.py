@@ -128,7 +128,8 @@ def frame_disagreement(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np
     coordinate difference smallest) unpaired box of ``b``, which must lie within ``tol``.
 
     >>> box = np.array([[0.0, 0, 10, 10]])
-    >>> frame_disagreement((np.array([0]), box), (np.array([0]), box + 0.4, np.array([False])), classes=("deer",), tol=1)
+    >>> frame_disagreement((np.array([0]), box), (np.array([0]), box + 0.4, np.array([False])),
+    ...                    classes=("deer",), tol=1)
     >>> frame_disagreement((np.array([0]), box), (np.array([0]), box + 2, np.array([False])), classes=("deer",), tol=1)
     'deer: box [0.0, 0.0, 10.0, 10.0] of the YOLO labels has no twin in coco.json'
     """
@@ -145,7 +146,8 @@ def frame_disagreement(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np
             d = np.where(free, np.abs(pb - box).max(axis=1), np.inf)
             j = int(np.argmin(d))
             if d[j] > tol:
-                return f"{classes[c]}: box {[round(float(v), 3) for v in box]} of the YOLO labels has no twin in coco.json"
+                return (f"{classes[c]}: box {[round(float(v), 3) for v in box]} of the YOLO labels "
+                        "has no twin in coco.json")
             free[j] = False
     return None
 
