@@ -33,7 +33,7 @@ from candor.common.tables import read_json, read_text
 from candor.review.params import MIN_SESSIONS, StatsParams
 from candor.review.stats_file import Comparisons, Presence, StatsFile
 from candor.stats.multiple import family, holm_by_family
-from candor.stats.outcomes import parse_tables, table_paths
+from candor.stats.outcomes import int_cell, parse_tables, table_paths
 from candor.stats.paired import compare_paired
 from candor.stats.rates import Rate, interval, min_k0
 from candor.stats.records import r6
@@ -127,6 +127,8 @@ def paired_stats(units: Mapping[str, Units], refs: Mapping[str, str], *, alpha: 
             problems.append(Problem(f"params.yaml:{key} ({track})", "reference not in the outcome table",
                                     expected=" or ".join(candidates), got=reference))
             continue
+        if reference is None:           # no candidate has outcomes (else the check above): nothing to compare
+            continue
         for metric, m in by_metric.items():
             compared = {cand: compare_paired(m.values.get(reference, {}), cases, unit=m.unit, alpha=alpha,
                                              confidence=confidence, kind=m.kind, cluster=m.cluster,
@@ -186,7 +188,7 @@ def benches(tables: Mapping[str, list[dict[str, object]]], clusters: Mapping[str
                 str(r["model"]), {"frames": 0, "tp": 0, "fp": 0, "fn": 0})
             acc["frames"] += 1
             for col in ("tp", "fp", "fn"):
-                acc[col] += int(r[col])  # type: ignore[call-overload]
+                acc[col] += int_cell(r, col)
         for split in splits.values():
             split["frames"] = len(split["frames"])
             for models in split["sessions"].values():

@@ -13,7 +13,7 @@ then the rows as given (each scorer sorts its rows by case).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from candor.common.counts import MAX_COUNT
@@ -93,7 +93,7 @@ def _cells(name: str, rows: Iterable[Mapping[str, object] | tuple]) -> Iterator[
         yield tuple(row)
 
 
-def outcome_text(name: str, rows: list[Mapping[str, object]] | list[tuple]) -> str:
+def outcome_text(name: str, rows: Sequence[Mapping[str, object]] | Sequence[tuple]) -> str:
     """CSV text of outcome table ``name`` (a key of :data:`TABLES`): its columns, then ``rows``
     (mappings with exactly those keys, or tuples in column order), in the order given."""
     return csv_text(TABLES[name].written, _cells(name, rows))
@@ -150,8 +150,8 @@ def parse_table(spec: TableSpec, text: str, *, where: str) -> list[dict[str, obj
                                         expected=_EXPECTED[kind], got=repr(raw[col])))
             if kind == "str" and raw[col] == "" and col in spec.key:
                 problems.append(Problem(f"{where}:{lineno}:{col}", "empty case key"))
-        if spec.name == "fields.csv" and isinstance(row.get("hits"), int) and \
-                isinstance(row.get("total"), int) and row["hits"] > row["total"]:  # type: ignore[operator]
+        if spec.name == "fields.csv" and isinstance(hits := row.get("hits"), int) and \
+                isinstance(total := row.get("total"), int) and hits > total:
             problems.append(Problem(f"{where}:{lineno}:hits", "hits exceed total",
                                     expected=f"<= {row['total']}", got=str(row["hits"])))
         key = tuple(str(row.get(c)) for c in spec.key)
@@ -164,6 +164,14 @@ def parse_table(spec: TableSpec, text: str, *, where: str) -> list[dict[str, obj
     if problems:
         raise InputError(problems)
     return rows
+
+
+def int_cell(row: Mapping[str, object], col: str) -> int:
+    """The value of integer column ``col`` of a row read by :func:`parse_table` (the table spec typed it)."""
+    value = row[col]
+    if not isinstance(value, int):
+        raise TypeError(f"column {col!r} holds {value!r}, not an integer: rows come from parse_table")
+    return value
 
 
 def parse_tables(texts: Mapping[str, str | None], *, where: Callable[[str], str]) -> dict[str, list[dict[str, object]]]:
