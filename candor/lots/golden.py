@@ -129,7 +129,7 @@ class CategoryLibrary(BaseModel):
 
     functional: tuple[str, ...] | None = None
     specific: tuple[str, ...] | None = None
-    itemType: tuple[str, ...] | None = None  # noqa: N815 - the prompt's JSON key
+    itemType: tuple[str, ...] | None = None  # camelCase: the prompt's JSON key
 
 
 class ExpectationSpec(BaseModel):
@@ -161,7 +161,7 @@ class Case(BaseModel):
     name: str = Field(pattern=ID_PATTERN)
     description: str = ""
     image: str
-    categoryLibrary: CategoryLibrary | None = None  # noqa: N815 - the prompt's JSON key
+    categoryLibrary: CategoryLibrary | None = None  # camelCase: the prompt's JSON key
     expectations: tuple[ExpectationSpec, ...] = Field(min_length=1)
 
     @field_validator("image")

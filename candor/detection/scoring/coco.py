@@ -24,7 +24,7 @@ import gc
 import math
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from itertools import chain
 from operator import attrgetter
@@ -75,7 +75,7 @@ def parse_json(raw: bytes, *, where: str) -> Any:
     return parse_json_text(decode_text(raw, where=where, expected="a COCO JSON file"), where=where)
 
 
-def repeated(values, *, where: str, what: str) -> list[Problem]:  # noqa: ANN001 - any iterable
+def repeated(values: Iterable[Hashable], *, where: str, what: str) -> list[Problem]:
     """One Problem naming the values that occur more than once (none: no Problem)."""
     dup = sorted((v for v, k in Counter(values).items() if k > 1), key=repr)
     return [Problem(where, f"{what} listed more than once", expected="each once", got=repr(dup[:10]))] if dup else []
