@@ -108,7 +108,7 @@ def open_model(card_file: Path, *, providers: list[str], verified: Path | None =
     h, w = int(shape[2]), int(shape[3])
     if card.input_size is not None and list(card.input_size) != [h, w]:
         raise fail(f"{card_file}: input_size", "card disagrees with the model's input shape",
-                   expected=[h, w], got=card.input_size)
+                   expected=str([h, w]), got=card.input_size)
     out_shape = list(session.get_outputs()[0].shape)
     layout = infer_layout(out_shape, num_classes=len(card.classes), declared=card.output_layout,
                           where=f"{path}: output {session.get_outputs()[0].name}")

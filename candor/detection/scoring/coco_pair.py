@@ -48,8 +48,8 @@ def score_coco_pair(gt: GroundTruth, det: DetectionTable, *, thresholds: np.ndar
     block = summarize(s, op, frame_mask=np.ones(len(gt.frames), bool), min_support=min_support,
                       critical=list(critical), band_edges=list(bands))
     tp = np.flatnonzero(op.tp)
-    iou, edge = tp_box_errors(s.boxes[tp], scene.label_boxes[s.label[tp]], scene.scale[s.frame[tp]])
-    block["micro"]["tp_quality"], per_class = quality_by_class(iou, edge, s.cls[tp], classes=scene.classes)
+    tp_iou, edge = tp_box_errors(s.boxes[tp], scene.label_boxes[s.label[tp]], scene.scale[s.frame[tp]])
+    block["micro"]["tp_quality"], per_class = quality_by_class(tp_iou, edge, s.cls[tp], classes=scene.classes)
     for name, q in per_class.items():
         block["per_class"][name]["tp_quality"] = q
     frame_of = sorted(image_map.items()) if image_map else [(i, i) for i in range(len(gt.frames))]

@@ -141,7 +141,7 @@ class Tally:
             flat = ((g[sel] * n_c + c[sel]) * n_b + b[sel]) * n_k + k
             self.counts += np.bincount(flat, minlength=self.counts.size).reshape(self.counts.shape)
         if self.clusters is not None:
-            self._add_clusters(s, op, of_frame=of_frame, bands=(tp_band, det_band, lab_band))
+            self._add_clusters(self.clusters, s, op, of_frame=of_frame, bands=(tp_band, det_band, lab_band))
         s = s if curves is None else curves
         det_g = of_frame[s.frame]
         counted_det, counted_lab = det_g >= 0, (lab_g >= 0) & ~sc.label_crowd
@@ -156,7 +156,7 @@ class Tally:
         if self.matrix is not None:
             self.matrix += confusion(s, op)
 
-    def _add_clusters(self, s: Scored, op: OperatingPoint, *, of_frame: np.ndarray,
+    def _add_clusters(self, clusters: ClusterTally, s: Scored, op: OperatingPoint, *, of_frame: np.ndarray,
                       bands: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
         """Each counted frame's ``(tp, fp, fn, 1)`` per view (micro, class, band) to the cluster sums."""
         sc = s.scene
@@ -173,7 +173,7 @@ class Tally:
                                 minlength=n_f * n_v * 4).reshape(n_f, n_v, 4)
         per_frame[:, :, 3] = 1
         counted = of_frame >= 0
-        self.clusters.add(per_frame[counted], group=of_frame[counted], session=sc.session[counted])  # type: ignore[union-attr]
+        clusters.add(per_frame[counted], group=of_frame[counted], session=sc.session[counted])
 
     def cluster_counts(self, *, splits: tuple[str, ...] | None, prefix: str) -> dict[str, Count]:
         """The counts block entries of the frames of ``splits`` (None: every frame), keyed
@@ -187,7 +187,8 @@ class Tally:
         n_c = len(self.classes)
         def totals(c: np.ndarray, frames: int) -> tuple[int, int, int, int]:
             return int(c[..., TP].sum()), int(c[..., FP].sum()), int(c[..., FN].sum()), frames
-        name, out = self.clusters.by, {}
+        name = self.clusters.by
+        out: dict[str, Count] = {}
         sums, held = self.clusters.sums_over(sel)
         frames = int(self.frames[sel].sum())
         views = [("micro", 0, totals(self.counts[sel], frames))]

@@ -67,7 +67,7 @@ def read_truth(data: Path, *, frames: Sequence[str], sizes: dict[str, tuple[int,
     yolo = read_yolo(data, frames=list(frames), sizes=sizes) if has_yolo else None
     if yolo is not None:
         check_class_names(yolo.classes, where=str(data / CLASSES))
-    if not has_coco:
+    if not has_coco and yolo is not None:      # without coco.json the YOLO labels are there (checked above)
         return Truth(gt=yolo, image_ids=None, category_ids=None)
     classes = yolo.classes if yolo else (read_classes(data / CLASSES) if (data / CLASSES).is_file() else None)
     full, img_map, cat_map = read_coco(data / COCO, classes=classes)
