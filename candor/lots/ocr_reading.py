@@ -148,7 +148,7 @@ def read_answer(reading: Sequence[Sequence[str]], *, rules: ReadingRules) -> dic
             continue
         if model is None and distinctive_tokens(rest, rules=rules.tokens):
             model = rest.strip()
-    item = {"itemName": None, "itemManufacturer": make, "itemModel": model, "itemType": None,
+    item: dict[str, Any] = {"itemName": None, "itemManufacturer": make, "itemModel": model, "itemType": None,
             "categoryFunctional": None, "categorySpecific": None, "quantity": count, "itemAttributes": [],
             "condition": None}
     return {"type": "item", "item": item, "imageLabel": None, "imageNotes": None,

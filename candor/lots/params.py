@@ -99,7 +99,7 @@ class IdentifyParams(BaseModel):
 
     mode: Literal["replay", "live"] = "replay"
     candidates: list[str] = Field(default_factory=lambda: ["prompt-a", "prompt-b", "ocr-baseline"], min_length=1)
-    providers: dict[str, Provider] = Field(default_factory=lambda: {"ocr-baseline": "local-ocr"})
+    providers: dict[str, Provider] = Field(default_factory=lambda: dict[str, Provider]({"ocr-baseline": "local-ocr"}))
     runs: int = Field(default=3, ge=1)
     gallery: Literal["first", "all"] = "all"
     pause_s: float = Field(default=1.0, ge=0, le=3600, allow_inf_nan=False)

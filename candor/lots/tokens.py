@@ -206,7 +206,9 @@ class TokenRules:
         >>> rules.is_hedged("OptiPlex 7090 or 7080"), rules.is_hedged("e.g. 7090"), rules.is_hedged("7090")
         (True, True, False)
         """
-        return bool(text) and (bool(self._hedge.search(fold(text))) or len(models_named(text, rules=self)) > 1)
+        if not text:
+            return False
+        return bool(self._hedge.search(fold(text))) or len(models_named(text, rules=self)) > 1
 
 
 def distinctive_tokens(text: str | None, *, rules: TokenRules) -> frozenset[str]:
