@@ -27,7 +27,7 @@ instead of stdout. Exit 0 (this is a report, not a gate); 2 for an unknown revis
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from candor.common.atomic import dumps_json, write_text
@@ -79,10 +79,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     root = args.outcomes.rstrip("/")
     sets = sorted({d for rev in revs for d in folders_at(rev, root, repo=repo)})    # a set on one side only: absent
     paths = {name: f"{root}/{name}" for name in table_paths(sets)}
+
+    def located(rev: str) -> Callable[[str], str]:
+        """Table name -> where it was read from (``<rev>:<path>``), for error messages."""
+        return lambda name: f"{rev}:{paths[name]}"
+
     for rev, label in zip(revs, ("A", "B")):
         texts = {name: read_at(rev, path, repo=repo) for name, path in paths.items()}
         absent += [f"{paths[name]} is absent in {label} ({rev})" for name, text in texts.items() if text is None]
-        tables = parse_tables(texts, where=lambda name, rev=rev: f"{rev}:{paths[name]}")
+        tables = parse_tables(texts, where=located(rev))
         units.append(units_from_tables(tables, clusters={d: params.cluster.detection_of(d) for d in sets}))
         errors.append(frame_totals(tables))
     rows = compare_units(units[0], units[1], alpha=alpha, confidence=confidence)

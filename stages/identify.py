@@ -126,7 +126,8 @@ def identity(params: IdentifyParams, args: argparse.Namespace) -> Identity:
     source = params.sources.get(args.candidate)
     where = f"{args.params}:identify.sources.{args.candidate}"
     if isinstance(provider, PythonProvider | HttpProvider):
-        if source is None:              # a python provider (an http one has a source: IdentifyParams)
+        if source is None:
+            assert isinstance(provider, PythonProvider)     # an http provider has a source: IdentifyParams
             on_import_path()
             code = module_file(provider.module, where=f"{args.params}:identify.providers.{args.candidate}.python")
         else:

@@ -48,15 +48,18 @@ from candor.detection.sets import set_folders
 from candor.stats.outcomes import write_outcome
 
 
+def _f(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3f}"
+
+
 def print_summary(results: dict[str, ModelScore]) -> None:
     """The one deliberate print: micro P/R/F1 per model and split."""
     print(f"{'model':<14}{'split':<6}{'frames':>7}{'P':>9}{'R':>9}{'F1':>9}{'TP':>7}{'FP':>7}{'FN':>7}{'FP/fr':>8}")
     for model, res in results.items():
         for split in ("all", *SPLITS):
             m = res.metrics[split]["micro"]
-            f = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
-            print(f"{model:<14}{split:<6}{m['frames']:>7}{f(m['precision']):>9}{f(m['recall']):>9}{f(m['f1']):>9}"
-                  f"{m['tp']:>7}{m['fp']:>7}{m['fn']:>7}{f(m['fp_per_frame']):>8}")
+            print(f"{model:<14}{split:<6}{m['frames']:>7}{_f(m['precision']):>9}{_f(m['recall']):>9}{_f(m['f1']):>9}"
+                  f"{m['tp']:>7}{m['fp']:>7}{m['fn']:>7}{_f(m['fp_per_frame']):>8}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -104,8 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                               clean=True)
         compared = set_plot_files({m: res.figure.curves for m, res in results.items()},
                                   {m: res.metrics["all"]["micro"]["fp_anatomy"] for m, res in results.items()})
-        for kind, files in compared.items():
-            replace_dir_files(Path(args.plots) / kind / dset.name, files, clean=True)
+        for kind, blobs in compared.items():
+            replace_dir_files(Path(args.plots) / kind / dset.name, blobs, clean=True)
     print_summary(results)
     return 0
 
