@@ -1,6 +1,6 @@
 # candor: two commands on a fresh machine (Python 3.11, pip, git):
 #   make repro   create .venv, install requirements.txt, run the whole pipeline (dvc repro), render the PNGs
-#   make test    install the test requirements into the same venv and run pytest
+#   make test    install the test requirements into the same venv, run ruff and mypy, then pytest
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -37,7 +37,10 @@ figures: $(VENV)/.runtime
 plots: $(VENV)/.runtime
 	$(BIN)/dvc plots show --html-template plots/html/template.html
 
+# The linter and the type checker first (configuration: pyproject.toml), then the test suite
 test: $(VENV)/.test
+	$(BIN)/ruff check candor stages
+	$(BIN)/mypy
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The predeclared release gate (params.yaml: gate; docs/stats.md): reproduce up to the stats

@@ -6,7 +6,8 @@
 Without ``--params`` every detection counts (no threshold, no NMS) and ``match`` uses
 its defaults (IoU 0.5); with it, the shared ``thresholds`` (no model is named, so
 ``thresholds_by_model`` and ``detector.nms_by_model`` do not apply), the shared served NMS
-(``detector.nms_iou``, ``max_det``, ``nms_agnostic``), ``detector.floor`` and ``match`` apply. Size bands are in original pixels (there is no model input). Output:
+(``detector.nms_iou``, ``max_det``, ``nms_agnostic``), ``detector.floor`` and ``match`` apply. Size bands are in
+original pixels (there is no model input). Output:
 ``{"all": {...}, "ap": {...}, "counts": {...}}`` (``ap``: COCO AP50 and AP@[.5:.95] of the results as
 given, equal to pycocotools' COCOeval) (:mod:`candor.detection.scoring.coco_pair`;
 docs/detector.md, "Standalone COCO mode").

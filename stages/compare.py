@@ -5,7 +5,8 @@
 ``REV_A`` and ``REV_B`` are git revisions (``main``, ``HEAD~1``, a tag, a SHA) or DVC
 experiment names (:mod:`candor.review.revisions`). ``REV_B`` defaults to the workspace (the files
 on disk). Nothing is rerun: the committed per-case outcome tables under ``--outcomes`` (default
-``metrics/outcomes``; the detection tables of every set folder found there) of both sides are read, validated, reduced to paired units and compared
+``metrics/outcomes``; the detection tables of every set folder found there) of both sides are read, validated,
+reduced to paired units and compared
 per metric and candidate (:mod:`candor.review.compare`; A = ``REV_A``, B = ``REV_B``). Verdicts:
 ``B better``, ``B worse`` (p <= alpha, from params ``stats.alpha`` unless ``--alpha``; within a
 family of tests such as the per-class table, the Holm-adjusted p), or ``no detectable difference``
@@ -26,7 +27,7 @@ instead of stdout. Exit 0 (this is a report, not a gate); 2 for an unknown revis
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from candor.common.atomic import dumps_json, write_text
@@ -34,9 +35,9 @@ from candor.common.errors import fail, run_main
 from candor.common.params import section
 from candor.review.compare import compare_units, render_markdown, render_text
 from candor.review.error_kinds import frame_totals, render_totals
-from candor.stats.outcomes import parse_tables, table_paths
 from candor.review.params import StatsParams
 from candor.review.revisions import WORKSPACE, folders_at, read_at, resolve_revision
+from candor.stats.outcomes import parse_tables, table_paths
 from candor.stats.units import units_from_tables
 
 
@@ -78,10 +79,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     root = args.outcomes.rstrip("/")
     sets = sorted({d for rev in revs for d in folders_at(rev, root, repo=repo)})    # a set on one side only: absent
     paths = {name: f"{root}/{name}" for name in table_paths(sets)}
+
+    def located(rev: str) -> Callable[[str], str]:
+        """Table name -> where it was read from (``<rev>:<path>``), for error messages."""
+        return lambda name: f"{rev}:{paths[name]}"
+
     for rev, label in zip(revs, ("A", "B")):
         texts = {name: read_at(rev, path, repo=repo) for name, path in paths.items()}
         absent += [f"{paths[name]} is absent in {label} ({rev})" for name, text in texts.items() if text is None]
-        tables = parse_tables(texts, where=lambda name: f"{rev}:{paths[name]}")
+        tables = parse_tables(texts, where=located(rev))
         units.append(units_from_tables(tables, clusters={d: params.cluster.detection_of(d) for d in sets}))
         errors.append(frame_totals(tables))
     rows = compare_units(units[0], units[1], alpha=alpha, confidence=confidence)
@@ -89,7 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         text = dumps_json({"a": args.rev_a, "b": args.rev_b, "a_commit": revs[0], "b_commit": revs[1],
                            "alpha": alpha, "confidence": confidence, "absent": absent,
                            "rows": [r.as_json() for r in rows],
-                           "error_kinds": [{"set": s, "model": m, "a": errors[0].get((s, m)), "b": errors[1].get((s, m))}
+                           "error_kinds": [{"set": s, "model": m,
+                                            "a": errors[0].get((s, m)), "b": errors[1].get((s, m))}
                                            for s, m in sorted(set(errors[0]) | set(errors[1]))]})
     else:
         render = render_markdown if args.markdown else render_text

@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from candor.common.atomic import replace_dir_files
-from candor.common.tables import read_json
 from candor.common.errors import fail, run_main
+from candor.common.tables import read_json
 from candor.detection.scoring.evaluation import add_scoring_arguments, read_params, score_model
 from candor.detection.scoring.plots import figure_jobs, render
 from candor.detection.sets import chosen_sets

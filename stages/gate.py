@@ -19,8 +19,8 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from candor.common.tables import read_json
 from candor.common.errors import fail, run_main
+from candor.common.tables import read_json
 from candor.review.gate import GateResult
 from candor.review.gate_files import gate_from_files, write_gate
 from candor.review.report import render_check

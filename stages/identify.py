@@ -66,12 +66,12 @@ from pathlib import Path
 from candor.common.atomic import write_json
 from candor.common.errors import EXIT_CALLS_FAILED, EXIT_OK, fail, run_main
 from candor.common.params import DEFAULT_PARAMS, section
-from candor.lots.answers import normalise, write_answers
-from candor.lots.fields import format_case_table
-from candor.lots.golden import load_golden
 from candor.common.tables import read_text
+from candor.lots.answers import normalise, write_answers
 from candor.lots.chat import ChatConfig, read_api_key
 from candor.lots.client import Policy
+from candor.lots.fields import format_case_table
+from candor.lots.golden import load_golden
 from candor.lots.identity import module_file, source_sha256
 from candor.lots.live import ChatResponder, RedactingFilter, Responder, run_live
 from candor.lots.ocr import OcrResponder
@@ -81,8 +81,8 @@ from candor.lots.production import PythonResponder, load_entry_point, on_import_
 from candor.lots.ratelimit import RateLimiter
 from candor.lots.recording import load_recording
 from candor.lots.redact import Redactor, url_secrets
-from candor.lots.route import RouteResponder, header_secrets, read_headers
 from candor.lots.replay import check_replay, select_ids
+from candor.lots.route import RouteResponder, header_secrets, read_headers
 from candor.lots.scoring import field_json, field_scores
 from candor.lots.vocabulary import FOLDER, Makes, read_token_rules, read_vocabulary
 
@@ -126,7 +126,8 @@ def identity(params: IdentifyParams, args: argparse.Namespace) -> Identity:
     source = params.sources.get(args.candidate)
     where = f"{args.params}:identify.sources.{args.candidate}"
     if isinstance(provider, PythonProvider | HttpProvider):
-        if source is None:              # a python provider (an http one has a source: IdentifyParams)
+        if source is None:
+            assert isinstance(provider, PythonProvider)     # an http provider has a source: IdentifyParams
             on_import_path()
             code = module_file(provider.module, where=f"{args.params}:identify.providers.{args.candidate}.python")
         else:

@@ -3,7 +3,8 @@
     python -m stages.latency --set detector [--models models] [--data data/detector]
                              [--verified build/verified] --out metrics/latency/detector
 
-For each model of the set (``detector.sets``), written to ``<out>/<model>.json``: every frame of ``<data>/frames.csv`` is decoded into memory, then ``latency.warmup``
+For each model of the set (``detector.sets``), written to ``<out>/<model>.json``: every frame of
+``<data>/frames.csv`` is decoded into memory, then ``latency.warmup``
 warm-up calls run (default 3), then one timed call per image, in frame order, on the served
 path: the model's served thresholds (``thresholds`` with its ``thresholds_by_model`` keys),
 the model's served NMS (``detector.nms_iou``, ``max_det``, ``nms_agnostic``, ``nms_by_model``). The method,

@@ -5,7 +5,8 @@
         [--metrics metrics/detection/detector] [--outcomes metrics/outcomes/detector]
         [--plots plots/detection] [--coco-out build/coco-results/detector]
 
-For every model of the set (``detector.sets``, :mod:`candor.detection.sets`): its own served per-class thresholds (``thresholds``
+For every model of the set (``detector.sets``, :mod:`candor.detection.sets`): its own served per-class thresholds
+(``thresholds``
 with the model's ``thresholds_by_model`` keys replacing the same keys),
 same-class NMS (``detector.nms_iou``), greedy matching (``match``), then
 ``<metrics>/<model>.json`` (blocks ``all``, ``dev``, ``test``, ``frozen`` when
@@ -14,7 +15,8 @@ block has ``out_of_scope`` when the card maps the model onto a subset of the dat
 per-frame and per-label outcome tables of the set's models (``<outcomes>/detection-*.csv``), plot
 data under ``<plots>/<kind>/<set>/`` (per model, and the set's models compared in one file:
 ``pr_models``, ``f1_models``, ``anatomy``) (rendered as PNGs by :mod:`stages.figures`, outside the
-pipeline), and the served detections as COCO results JSON (``<coco-out>/<model>.json``). Nothing is written unless every model scored.
+pipeline), and the served detections as COCO results JSON (``<coco-out>/<model>.json``). Nothing is written unless every
+model scored.
 The models are scored side by side, one process per model up to the usable cores
 (:func:`candor.common.parallel.fork_map`; each streams its own COCO export): the outputs do not
 depend on how many run at once, and memory is each model's bounded peak times the models in flight. Definitions:
@@ -34,11 +36,20 @@ from candor.common.errors import run_main
 from candor.common.parallel import fork_map
 from candor.detection.frames import SPLITS
 from candor.detection.scoring.evaluation import (
-    add_scoring_arguments, frame_rows, label_rows, ModelScore, read_params, score_model,
+    ModelScore,
+    add_scoring_arguments,
+    frame_rows,
+    label_rows,
+    read_params,
+    score_model,
 )
 from candor.detection.scoring.plots import PLOT_KINDS, set_plot_files
 from candor.detection.sets import set_folders
 from candor.stats.outcomes import write_outcome
+
+
+def _f(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3f}"
 
 
 def print_summary(results: dict[str, ModelScore]) -> None:
@@ -47,9 +58,8 @@ def print_summary(results: dict[str, ModelScore]) -> None:
     for model, res in results.items():
         for split in ("all", *SPLITS):
             m = res.metrics[split]["micro"]
-            f = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
-            print(f"{model:<14}{split:<6}{m['frames']:>7}{f(m['precision']):>9}{f(m['recall']):>9}{f(m['f1']):>9}"
-                  f"{m['tp']:>7}{m['fp']:>7}{m['fn']:>7}{f(m['fp_per_frame']):>8}")
+            print(f"{model:<14}{split:<6}{m['frames']:>7}{_f(m['precision']):>9}{_f(m['recall']):>9}{_f(m['f1']):>9}"
+                  f"{m['tp']:>7}{m['fp']:>7}{m['fn']:>7}{_f(m['fp_per_frame']):>8}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -97,8 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                               clean=True)
         compared = set_plot_files({m: res.figure.curves for m, res in results.items()},
                                   {m: res.metrics["all"]["micro"]["fp_anatomy"] for m, res in results.items()})
-        for kind, files in compared.items():
-            replace_dir_files(Path(args.plots) / kind / dset.name, files, clean=True)
+        for kind, blobs in compared.items():
+            replace_dir_files(Path(args.plots) / kind / dset.name, blobs, clean=True)
     print_summary(results)
     return 0
 

@@ -43,8 +43,15 @@ from candor.lots.fields import format_case_table
 from candor.lots.golden import load_golden
 from candor.lots.params import IdentifyParams, LotsParams
 from candor.lots.scoring import (
-    check_labels, field_rows, field_scores, fields_json, format_summary, identification_json, provider_errors,
-    score_runs, summarise,
+    check_labels,
+    field_rows,
+    field_scores,
+    fields_json,
+    format_summary,
+    identification_json,
+    provider_errors,
+    score_runs,
+    summarise,
 )
 from candor.lots.vocabulary import FOLDER, read_token_rules
 from candor.stats.outcomes import outcome_text

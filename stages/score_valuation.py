@@ -60,7 +60,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     band = section(CompsParams, "comps", path=args.params).band
     candidates = section(IdentifyParams, "identify", path=args.params).candidates
-    verified = {lot.id: lot.verified_value for lot in read_lots(args.lots) if lot.valuation}
+    # read_lots gives every valuation lot a verified value (an InputError otherwise)
+    verified = {lot.id: lot.verified_value for lot in read_lots(args.lots)
+                if lot.valuation and lot.verified_value is not None}
     listings = read_listings(Path(args.comps) / "listings.csv")
     relevance = read_relevance(Path(args.comps) / "relevance.csv", lots=verified, listings=listings)
     audit_lots, causes = read_audit(args.audit)
@@ -69,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     console = []
     for cand in candidates:
         values = read_values(Path(args.values) / f"{cand}.csv", lots=set(verified))
-        scores = score_values(verified, values, relevance=relevance, band=band)  # type: ignore[arg-type]
+        scores = score_values(verified, values, relevance=relevance, band=band)
         s = summarize(scores)
         summaries[cand] = summary_json(s, scores)
         rows.extend(outcome_rows(cand, scores))

@@ -49,11 +49,11 @@ from candor.detection.config import DetectorParams
 from candor.review.collect import build_stats, read_inputs, read_metrics, references
 from candor.review.gate_files import gate_from_files, write_gate
 from candor.review.params import StatsParams
+from candor.review.report import review
+from candor.review.stats_file import StatsFile
 from candor.stats.power import detectable, pairs_needed
 from candor.stats.rates import mcnemar_p, min_k0, min_split, wilson
 from candor.stats.records import p6
-from candor.review.report import review
-from candor.review.stats_file import StatsFile
 
 log = logging.getLogger("candor.stats")
 
@@ -151,7 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--metrics-root", default="metrics", help="rate keys are relative to this")
     run.add_argument("--params", default="params.yaml")
     run.add_argument("--out", default="metrics/stats.json")
-    run.add_argument("--gate", default=None, help="also evaluate the release gate and write it here (metrics/gate.json)")
+    run.add_argument("--gate", default=None,
+                     help="also evaluate the release gate and write it here (metrics/gate.json)")
     run.add_argument("--detection", default="metrics/detection", help="detection metrics (the gate's wrong targets)")
     run.add_argument("--models", default="models", help="model cards")
     run.add_argument("--report", default=None, help="also write the Markdown report here (details/ beside it)")

@@ -60,7 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     listings = read_listings(Path(args.comps) / "listings.csv")
     answers = read_answers(args.answers)
     rules = params.rules(tokens=tokens, accessory_words=accessory_words)
-    values = value_lots(read_lots(args.lots), answers, listings, rules=rules, ceiling=params.ceiling_rules(), answers_file=args.answers)
+    values = value_lots(read_lots(args.lots), answers, listings, rules=rules, ceiling=params.ceiling_rules(),
+                        answers_file=args.answers)
     write_text(args.out, values_text(values))
     n_est = sum(v.estimate.lot_value is not None for v in values)
     log.info("%s: %d valuation lots, %d with an estimate, %d no estimate", args.candidate, len(values), n_est,

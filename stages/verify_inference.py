@@ -36,10 +36,10 @@ from candor.common.params import DEFAULT_PARAMS, section
 from candor.detection.config import DetectorParams, ReinferenceParams
 from candor.detection.detections_file import collect, header, read_raw
 from candor.detection.inference.runner import iter_frames, open_inputs
-from candor.detection.scoring.evaluation import frame_rows, label_rows, ModelScore, read_params, score_raw
-from candor.detection.sets import add_set_arguments, chosen_sets
+from candor.detection.scoring.evaluation import ModelScore, frame_rows, label_rows, read_params, score_raw
 from candor.detection.scoring.metrics import flatten
 from candor.detection.scoring.reinference import Comparison, Tolerance, changed_rows, compare_boxes, threshold_crossings
+from candor.detection.sets import add_set_arguments, chosen_sets
 
 SHOWN = 10  # lines of each list printed; the JSON report has them all
 
@@ -103,17 +103,17 @@ def verify_model(model: str, *, set_name: str, data: Path, canonical: Path, args
                                        providers=det.providers)
     head, boxes = header(loaded, floor=det.floor), list(iter_frames(loaded, info.frames, images, floor=det.floor))
     canonical_path = canonical / f"{model}.jsonl"
-    canonical = read_raw(canonical_path)
+    kept = read_raw(canonical_path)
     fresh = collect(head, boxes)
-    cmp = compare_boxes(canonical, fresh, tol=tol)
+    cmp = compare_boxes(kept, fresh, tol=tol)
     if not cmp.ok:
         return model_report(cmp, crossings=[], scored={"metrics": [], "frames": [], "labels": []})
     runs = {name: score_raw(model, raw, where=where, data=data, models=args.models, detector=det,
                             match=match, thresholds=thresholds, cluster=cluster.detection_of(set_name))
-            for name, raw, where in (("canonical", canonical, str(canonical_path)), ("fresh", fresh, "re-inference"))}
+            for name, raw, where in (("canonical", kept, str(canonical_path)), ("fresh", fresh, "re-inference"))}
     served, cmap = runs["canonical"].figure.thresholds, loaded.card.class_map or {}   # by scored (data) class
-    thr = np.array([served[cmap.get(c, c)] for c in canonical.header["classes"]])
-    return model_report(cmp, crossings=threshold_crossings(canonical, fresh, cmp.pairs, thresholds=thr),
+    thr = np.array([served[cmap.get(c, c)] for c in kept.header["classes"]])
+    return model_report(cmp, crossings=threshold_crossings(kept, fresh, cmp.pairs, thresholds=thr),
                         scored=scored_differences(runs["canonical"], runs["fresh"]))
 
 

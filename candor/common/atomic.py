@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
 import msgspec
 
@@ -50,8 +50,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
 def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path`` for writing; move it into place on success."""
     with atomic_path(path) as tmp:
-        kwargs = {} if "b" in mode else {"encoding": "utf-8", "newline": "\n"}
-        with open(tmp, mode, **kwargs) as fh:
+        text = "b" not in mode
+        with open(tmp, mode, encoding="utf-8" if text else None, newline="\n" if text else None) as fh:
             yield fh
 
 

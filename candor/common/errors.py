@@ -53,7 +53,8 @@ class InputError(Exception):
         self.hint = hint
         super().__init__(self.message)
 
-    def __reduce__(self):  # noqa: ANN204 - pickle protocol
+    def __reduce__(self) -> tuple[Callable[[list[Problem], str | None], InputError],
+                                  tuple[list[Problem], str | None]]:
         """Pickled whole (its problems and hint), so an error raised in a worker process reaches
         the stage as the same error."""
         return _input_error, (self.problems, self.hint)

@@ -6,7 +6,8 @@ a BOM dropped) and ``safe_load``s it with three refusals, each an InputError nam
 and line: a key repeated in one mapping (DVC's own parser refuses it too; PyYAML would keep the
 last value), an anchor or alias (``&a`` / ``*a``: nothing here needs them, and nested aliases
 can expand to gigabytes), and a non-finite number anywhere (``.nan``, ``.inf``; named by its
-dotted key path: ``not (x < lo)`` is true for NaN, so it would pass range checks). A section is validated with a pydantic model
+dotted key path: ``not (x < lo)`` is true for NaN, so it would pass range checks). A section is
+validated with a pydantic model
 (``extra='forbid'``, so a misspelled key is an error, not a silent default; the error suggests
 the nearest valid key); the error names the file and the dotted key path. ``params.yaml`` holds
 only the sections of :data:`SECTIONS`; another top-level key is an error suggesting the nearest.
@@ -17,6 +18,7 @@ import copy
 import difflib
 import functools
 import math
+from collections.abc import Hashable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -47,13 +49,13 @@ class _Refused(yaml.YAMLError):
 class _CheckedLoader(yaml.SafeLoader):
     """``SafeLoader`` refusing repeated keys, anchors and aliases (non-finite numbers: :func:`non_finite`)."""
 
-    def compose_node(self, parent, index):  # noqa: ANN001 - PyYAML's signature
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         event = self.peek_event()
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
             raise _Refused("anchors and aliases (&name, *name) are not allowed", event.start_mark)
         return super().compose_node(parent, index)
 
-    def construct_mapping(self, node, deep=False):  # noqa: ANN001
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
         seen: set[Any] = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
@@ -83,7 +85,7 @@ def non_finite(doc: Any) -> tuple[str, float] | None:
 def _parsed(text: str) -> Any:
     """``text`` parsed by the checked loader; the same text (``params.yaml``, read by each section
     of a stage) is parsed once per process."""
-    return yaml.load(text, Loader=_CheckedLoader)  # noqa: S506 - a SafeLoader subclass
+    return yaml.load(text, Loader=_CheckedLoader)  # a SafeLoader subclass: as safe as yaml.safe_load
 
 
 def load_yaml(path: str | Path) -> Any:
@@ -104,7 +106,7 @@ def load_yaml(path: str | Path) -> Any:
     return doc
 
 
-def nearest(name: str, valid) -> str | None:  # noqa: ANN001 - any iterable of names
+def nearest(name: object, valid: Iterable[object]) -> str | None:
     """The hint for a misspelled ``name``: the closest of ``valid``, if any is close."""
     close = difflib.get_close_matches(str(name), [str(v) for v in valid], n=1)
     return f"did you mean {close[0]!r}?" if close else None

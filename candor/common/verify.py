@@ -18,8 +18,18 @@ from tqdm import tqdm
 
 from candor.common.errors import InputError, Problem, fail
 from candor.common.manifest import (
-    MANIFEST_NAME, REQUIRED_COLUMNS, Action, Entry, Manifest, build_manifest_rows, decide, format_manifest,
-    load_manifest, mismatch, sha256_file, size_mismatch,
+    MANIFEST_NAME,
+    REQUIRED_COLUMNS,
+    Action,
+    Entry,
+    Manifest,
+    build_manifest_rows,
+    decide,
+    format_manifest,
+    load_manifest,
+    mismatch,
+    sha256_file,
+    size_mismatch,
 )
 from candor.common.tables import read_rows
 from candor.common.urls import redact_source, redact_text, userinfo

@@ -40,9 +40,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator, model_validator
 
 from candor.common.errors import InputError, Problem, fail
-from candor.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 from candor.common.params import DEFAULT_PARAMS, load_yaml, section
-
+from candor.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")     # a set or model name: one path segment, never . or ..
 
@@ -108,7 +107,8 @@ class DetectorParams(BaseModel):
         """Model ``model``'s served NMS: the shared ``nms_iou``, ``max_det``, ``nms_agnostic`` with the
         keys of its ``nms_by_model`` entry replacing them (``None``: the shared values).
 
-        >>> p = DetectorParams(sets={"s": ["x", "y"]}, max_det=300, nms_by_model={"y": {"nms_iou": 0.7, "max_det": None}})
+        >>> p = DetectorParams(sets={"s": ["x", "y"]}, max_det=300,
+        ...                    nms_by_model={"y": {"nms_iou": 0.7, "max_det": None}})
         >>> p.served_nms("x"), p.served_nms("y")
         (ServedNms(iou=0.5, max_det=300, agnostic=False), ServedNms(iou=0.7, max_det=None, agnostic=False))
         """

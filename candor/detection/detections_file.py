@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
@@ -346,7 +346,10 @@ def split_chunks(raw: RawDetections, *, max_boxes: int = CHUNK_BOXES) -> Iterato
 
 def read_raw(path: Path, *, keep_frames: set[str] | None = None) -> RawDetections:
     """Read ``build/detections/<model>.jsonl`` whole; frames not in ``keep_frames`` are skipped unread."""
-    header, frames, sizes, parts = None, [], {}, []
+    header: dict[str, Any] | None = None
+    frames: list[str] = []
+    sizes: dict[str, tuple[int, int]] = {}
+    parts: list[tuple[int, RawDetections]] = []
     for chunk in iter_chunks(path, keep_frames=keep_frames):
         header = chunk.header
         parts.append((len(frames), chunk))

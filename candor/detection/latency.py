@@ -31,10 +31,10 @@ import numpy as np
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field
 
+from candor.detection.config import ServedNms
 from candor.detection.inference.decode import decode
 from candor.detection.inference.letterbox import Letterboxer, plan, to_original
 from candor.detection.inference.onnx_model import LoadedModel
-from candor.detection.config import ServedNms
 from candor.detection.scoring.boxes import nms as greedy_nms
 from candor.detection.scoring.boxes import rank_order
 

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from candor.common.errors import InputError, Problem
 from candor.common.tables import read_rows
@@ -42,6 +42,10 @@ from candor.lots.ceiling import ACTIONABLE, VERDICTS, Verdict
 AUDIT_COLUMNS = ("lot", "description", "pipeline_verdict", "pipeline_ceiling", "audited_verdict", "audited_ceiling",
                  "root_cause")
 CAUSE_COLUMNS = ("root_cause", "description", "guard")
+
+
+def _is_verdict(text: str) -> TypeGuard[Verdict]:
+    return text in VERDICTS
 
 
 @dataclass(frozen=True)
@@ -143,10 +147,11 @@ def read_audit(folder: str | os.PathLike[str]) -> tuple[list[AuditLot], dict[str
         cause = row["root_cause"].strip()
         if cause and cause not in causes:
             problems.append(Problem(f"{where}.root_cause", f"not in {causes_path}", got=repr(cause)))
-        if len(problems) > bad or not isinstance(pc, Decimal) or not isinstance(ac, Decimal):
+        pv, av = row["pipeline_verdict"].strip(), row["audited_verdict"].strip()
+        if len(problems) > bad or not isinstance(pc, Decimal) or not isinstance(ac, Decimal) \
+                or not _is_verdict(pv) or not _is_verdict(av):     # the verdicts: checked above
             continue
-        lots.append(AuditLot(lot, row["pipeline_verdict"].strip(), pc,  # type: ignore[arg-type]
-                             row["audited_verdict"].strip(), ac, cause))  # type: ignore[arg-type]
+        lots.append(AuditLot(lot, pv, pc, av, ac, cause))
     if problems:
         raise InputError(problems)
     return sorted(lots, key=lambda x: x.lot), causes

@@ -77,7 +77,7 @@ def endpoint_problem(base_url: str, *, secrets_go: str = "the variable named by 
     if not parts.hostname:
         return "has no host"
     try:
-        parts.port
+        _ = parts.port    # parsing the port raises ValueError when it is out of range
     except ValueError:
         return "has a port that is not a number in 0-65535"
     if parts.fragment or base_url.endswith("#"):
@@ -172,7 +172,8 @@ def reply_text(body: bytes) -> tuple[str, str | None]:
         raise ValueError("response has no choices[0].message.content") from None
     if isinstance(content, list):
         for i, part in enumerate(content):
-            if not (isinstance(part, dict) and part.get("type", "text") == "text" and isinstance(part.get("text"), str)):
+            if not (isinstance(part, dict) and part.get("type", "text") == "text"
+                    and isinstance(part.get("text"), str)):
                 kind = part.get("type") if isinstance(part, dict) else type(part).__name__
                 raise ValueError(f"choices[0].message.content[{i}] is a {str(kind)[:40]!r} part, not text")
         content = "".join(part["text"] for part in content)

@@ -47,11 +47,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from candor.common.errors import InputError, Problem
-from candor.lots.fields import Expectation, normalize, parse_path
 from candor.common.images import MAX_BYTES, sniff_mime
 from candor.common.manifest import path_problem
 from candor.common.params import validation_problems
 from candor.common.tables import parse_rows, read_json, read_text
+from candor.lots.fields import Expectation, normalize, parse_path
 
 LOTS_FILE = "lots.csv"
 CASES_DIR = "cases"
@@ -129,7 +129,7 @@ class CategoryLibrary(BaseModel):
 
     functional: tuple[str, ...] | None = None
     specific: tuple[str, ...] | None = None
-    itemType: tuple[str, ...] | None = None  # noqa: N815 - the prompt's JSON key
+    itemType: tuple[str, ...] | None = None  # camelCase: the prompt's JSON key
 
 
 class ExpectationSpec(BaseModel):
@@ -161,7 +161,7 @@ class Case(BaseModel):
     name: str = Field(pattern=ID_PATTERN)
     description: str = ""
     image: str
-    categoryLibrary: CategoryLibrary | None = None  # noqa: N815 - the prompt's JSON key
+    categoryLibrary: CategoryLibrary | None = None  # camelCase: the prompt's JSON key
     expectations: tuple[ExpectationSpec, ...] = Field(min_length=1)
 
     @field_validator("image")

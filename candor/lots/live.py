@@ -47,7 +47,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -58,7 +59,7 @@ from candor.lots.chat import ChatConfig, ChatError, complete
 from candor.lots.client import recorded_url
 from candor.lots.golden import DEFAULT_LIBRARY, Golden, render_prompt
 from candor.lots.ratelimit import RateLimiter
-from candor.lots.recording import RecordLine, append_line, parse_answer, parse_recording, without_surrogates
+from candor.lots.recording import Gallery, RecordLine, append_line, parse_answer, parse_recording, without_surrogates
 from candor.lots.redact import Redactor
 
 log = logging.getLogger("candor.identify")
@@ -188,7 +189,7 @@ def hold(record: Path) -> Iterator[None]:
         if same:
             break
         os.close(fd)
-    since = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    since = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     os.ftruncate(fd, 0)
     os.write(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": since}).encode())
     try:
@@ -219,7 +220,7 @@ def load_live(path: Path, *, sha: str, model: str, gallery: str, provider: str) 
     return kept
 
 
-def run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: str, pause_s: float, template: str | None,
+def run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: Gallery, pause_s: float, template: str | None,
              sha: str, record: Path, responder: Responder, concurrency: int = 1) -> list[RecordLine]:
     """Ask ``responder`` for every missing (id, run) on ``concurrency`` threads, appending each finished
     run to ``record`` (then putting it in (id, run) order) under :func:`hold`; every wanted line in (id, run)
@@ -229,7 +230,7 @@ def run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: str, pau
                          record=record, responder=responder, concurrency=concurrency)
 
 
-def _run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: str, pause_s: float, template: str | None,
+def _run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: Gallery, pause_s: float, template: str | None,
               sha: str, record: Path, responder: Responder, concurrency: int) -> list[RecordLine]:
     kept = load_live(record, sha=sha, model=responder.model, gallery=gallery, provider=responder.provider)
     done = {(ln.case, ln.run): ln for ln in kept}
@@ -247,20 +248,20 @@ def _run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: str, pa
         if getattr(worker, "called", False) and pause_s:
             time.sleep(pause_s)
         worker.called = True
-        common = dict(case=ident, run=run, provider=responder.provider, model=responder.model, prompt_sha256=sha,
-                      gallery=gallery, endpoint=responder.endpoint)
+        line = partial(RecordLine, case=ident, run=run, provider=responder.provider, model=responder.model,
+                       prompt_sha256=sha, gallery=gallery, endpoint=responder.endpoint)
         try:
             reply = responder.reply(prompt=prompts[ident], images=images[ident],
                                     context=call_context(golden, ident, run))
         except ReplyError as err:
             message = without_surrogates(str(err))
             log.warning("%s run %d failed: %s", ident, run, message)
-            return RecordLine(error=message, **common)
+            return line(error=message)
         text = without_surrogates(reply.text)
         parsed, why = parse_answer(text)
         log.info("%s run %d (%d attempt(s)):\n%s", ident, run, reply.attempts, text)
         version = None if reply.version is None else without_surrogates(reply.version)
-        return RecordLine(raw=text, parsed=parsed, parse_error=why, version=version, **common)
+        return line(raw=text, parsed=parsed, parse_error=why, version=version)
 
     queue = iter(todo)
     pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="live")

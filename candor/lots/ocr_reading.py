@@ -21,7 +21,8 @@ is left reads on:
    wins: ``DEWALT20VMAX`` -> ``DeWalt``, then ``20VMAX`` reads on), or a *cut-off* make: a line of
    at least :data:`MIN_CUT_MAKE` letters only that begins a make (``ThermoFisherScientif`` ->
    ``Thermo Fisher Scientific``; the shortest such make when several begin with it). The first
-   make read is the answer's make, spelled as configured. Matching is on prefixes, so ``HPLCSystem`` starts with ``HP``: a make that
+   make read is the answer's make, spelled as configured. Matching is on prefixes, so ``HPLCSystem`` starts
+   with ``HP``: a make that
    appears before the nameplate wins, which is one of this reader's honest failure modes.
 3. *count marking*: ``qty N`` / ``quantity N`` (``:``, ``#``, ``.`` or ``=`` allowed between),
    ``N pcs`` / ``N units``, or an ``x`` and 1-4 digits ending the line whose ``x`` does not
@@ -147,7 +148,7 @@ def read_answer(reading: Sequence[Sequence[str]], *, rules: ReadingRules) -> dic
             continue
         if model is None and distinctive_tokens(rest, rules=rules.tokens):
             model = rest.strip()
-    item = {"itemName": None, "itemManufacturer": make, "itemModel": model, "itemType": None,
+    item: dict[str, Any] = {"itemName": None, "itemManufacturer": make, "itemModel": model, "itemType": None,
             "categoryFunctional": None, "categorySpecific": None, "quantity": count, "itemAttributes": [],
             "condition": None}
     return {"type": "item", "item": item, "imageLabel": None, "imageNotes": None,

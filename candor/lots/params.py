@@ -99,7 +99,7 @@ class IdentifyParams(BaseModel):
 
     mode: Literal["replay", "live"] = "replay"
     candidates: list[str] = Field(default_factory=lambda: ["prompt-a", "prompt-b", "ocr-baseline"], min_length=1)
-    providers: dict[str, Provider] = Field(default_factory=lambda: {"ocr-baseline": "local-ocr"})
+    providers: dict[str, Provider] = Field(default_factory=lambda: dict[str, Provider]({"ocr-baseline": "local-ocr"}))
     runs: int = Field(default=3, ge=1)
     gallery: Literal["first", "all"] = "all"
     pause_s: float = Field(default=1.0, ge=0, le=3600, allow_inf_nan=False)
@@ -132,7 +132,8 @@ class IdentifyParams(BaseModel):
             extra = sorted(set(self.sources) - set(self.candidates))
             raise ValueError("sources must name every candidate and nothing else (dvc.yaml's identify stage "
                              f"iterates over it): missing {missing or 'none'}, not a candidate {extra or 'none'}")
-        if routes := [c for c in self.candidates if isinstance(self.provider(c), HttpProvider) and c not in self.sources]:
+        if routes := [c for c in self.candidates
+                      if isinstance(self.provider(c), HttpProvider) and c not in self.sources]:
             raise ValueError(f"sources: the http candidate(s) {', '.join(routes)} need a source (the route's code in "
                              "this repository, or a file that pins the version benchmarked): nothing else "
                              "identifies their answers offline")

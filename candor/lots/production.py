@@ -69,7 +69,7 @@ def load_entry_point(spec: PythonProvider, *, where: str) -> Analyze:
     on_import_path()
     try:
         module = importlib.import_module(spec.module)
-    except Exception as err:  # noqa: BLE001 - any failure of the user's import is a configuration error
+    except Exception as err:  # any failure of the user's import is a configuration error
         raise fail(where, f"cannot import {spec.module}: {type(err).__name__}: {err}",
                    expected="a module under the repository root or an installed package",
                    hint="run the stage from the repository root; install the code's own dependencies") from None
@@ -107,7 +107,7 @@ def call_with_deadline(fn: Callable[[], Any], timeout_s: float) -> Any:
     def run() -> None:
         try:
             box["result"] = fn()
-        except BaseException as err:  # noqa: BLE001 - handed to the caller's thread
+        except BaseException as err:  # BaseException too: handed to the caller's thread
             box["error"] = err
 
     thread = threading.Thread(target=run, name="production-call", daemon=True)
@@ -147,11 +147,12 @@ class PythonResponder:
 
     def _attempt(self, images: list[tuple[bytes, str]], context: Mapping[str, Any]) -> str:
         try:
-            result = call_with_deadline(lambda: self.fn(list(images), dict(context) | {"timeout_s": self.policy.timeout_s}),
-                                        self.policy.timeout_s)
+            result = call_with_deadline(
+                lambda: self.fn(list(images), dict(context) | {"timeout_s": self.policy.timeout_s}),
+                self.policy.timeout_s)
         except TimeoutError:
             raise Retryable(f"timed out after {self.policy.timeout_s:g} s") from None
-        except Exception as err:  # noqa: BLE001 - the production code's failure, recorded verbatim
+        except Exception as err:  # the production code's failure, recorded verbatim
             if getattr(err, "transient", False) is True:
                 raise Retryable(describe(err)) from None
             raise CallError(describe(err)) from None

@@ -33,7 +33,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -41,7 +41,21 @@ from candor.common.errors import InputError, Problem
 from candor.common.params import validation_problems
 from candor.common.tables import SURROGATE_ESCAPE, parse_json, read_text, surrogate_free
 
-R = TypeVar("R", bound=BaseModel)
+Gallery = Literal["first", "all"]     # every photo of a lot, or its first only
+
+
+class CaseRun(Protocol):
+    """A validated line keyed by ``(case, run)``: :class:`RecordLine`, :class:`candor.lots.answers.Answer`."""
+
+    @property
+    def case(self) -> str: ...
+    @property
+    def run(self) -> int: ...
+    @classmethod
+    def model_validate(cls, obj: Any) -> Self: ...
+
+
+R = TypeVar("R", bound=CaseRun)
 
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n(.*?)\n?```\s*$", re.DOTALL)
 
@@ -98,7 +112,7 @@ class RecordLine(BaseModel):
     provider: str = Field(min_length=1)
     model: str = Field(min_length=1)
     prompt_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
-    gallery: Literal["first", "all"]
+    gallery: Gallery
     endpoint: str | None = None
     version: str | None = None
 

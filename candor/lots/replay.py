@@ -44,7 +44,8 @@ def check_replay(lines: Sequence[RecordLine], *, ids: Sequence[str], runs: int, 
     wanted = [by_key[(i, r)] for i in ids for r in range(1, runs + 1) if (i, r) in by_key]
     stale = sorted({ln.prompt_sha256 for ln in wanted if ln.prompt_sha256 != sha})
     if stale:
-        what = "recorded with a different prompt" if code is None else f"recorded with other production code: {code} changed"
+        what = ("recorded with a different prompt" if code is None
+                else f"recorded with other production code: {code} changed")
         problems.append(Problem(file, what, expected=f"prompt_sha256 {sha}", got=", ".join(stale)))
     other = sorted({ln.gallery for ln in wanted if ln.gallery != gallery})
     if other:

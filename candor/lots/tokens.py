@@ -176,7 +176,8 @@ class TokenRules:
         object.__setattr__(self, "_generation", re.compile(rf"^(?:{gens})-?\d+$" if gens else r"^(?!)$"))
         short = max(self.min_number_digits - 1, 0)
         object.__setattr__(self, "_quantity", re.compile(rf"^\d{{1,{short}}}x$" if short else r"^(?!)$"))
-        markers = [(r"(?<!\w)" if m[:1].isalnum() else "") + re.escape(fold(m)) + (r"(?!\w)" if m[-1:].isalnum() else "")
+        markers = [(r"(?<!\w)" if m[:1].isalnum() else "") + re.escape(fold(m))
+                   + (r"(?!\w)" if m[-1:].isalnum() else "")
                    for m in self.hedge_markers if m]
         object.__setattr__(self, "_hedge", re.compile("|".join(markers) if markers else r"(?!)"))
 
@@ -205,7 +206,9 @@ class TokenRules:
         >>> rules.is_hedged("OptiPlex 7090 or 7080"), rules.is_hedged("e.g. 7090"), rules.is_hedged("7090")
         (True, True, False)
         """
-        return bool(text) and (bool(self._hedge.search(fold(text))) or len(models_named(text, rules=self)) > 1)
+        if not text:
+            return False
+        return bool(self._hedge.search(fold(text))) or len(models_named(text, rules=self)) > 1
 
 
 def distinctive_tokens(text: str | None, *, rules: TokenRules) -> frozenset[str]:

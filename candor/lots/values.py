@@ -72,8 +72,8 @@ def value_lots(lots: Sequence[Lot], answers: Iterable[Answer], listings: Sequenc
     out = []
     for lot in sorted((x for x in lots if x.valuation), key=lambda x: x.id):
         runs = by_lot[lot.id]
-        rs = RunSet({run: value_lot(listings, Query(make=a.make, model=a.model, hedged=rules.tokens.is_hedged(a.model)), count=a.count,
-                                    rules=rules, ok=a.status == "ok")
+        rs = RunSet({run: value_lot(listings, Query(make=a.make, model=a.model, hedged=rules.tokens.is_hedged(a.model)),
+                                    count=a.count, rules=rules, ok=a.status == "ok")
                      for run, a in sorted(runs.items())})
         est = rs.chosen
         limit = bid_ceiling(est.lot_value, rules=ceiling) if est.lot_value is not None else None

@@ -12,7 +12,8 @@ does not repeat it (``metrics/identification.json`` + ``identification.prompt-a.
 -> ``identification.prompt-a.all.hit_rate``).
 
 *Paired comparisons* come from the outcome tables (:mod:`candor.stats.units`, clustered as
-``stats.cluster`` declares): for each paired metric and each candidate other than its track's reference (:func:`references`: ``stats.reference.lots``
+``stats.cluster`` declares): for each paired metric and each candidate other than its track's reference
+(:func:`references`: ``stats.reference.lots``
 for the lots tracks, the first model of each detection set for ``detection.<set>``), the reference
 (A) against the candidate (B). A present table that lacks its reference is an input error.
 
@@ -29,13 +30,13 @@ from typing import Any
 from candor.common.counts import read_counts
 from candor.common.errors import InputError, Problem, fail
 from candor.common.tables import read_json, read_text
-from candor.stats.multiple import family, holm_by_family
-from candor.stats.outcomes import parse_tables, table_paths
-from candor.stats.paired import compare_paired
 from candor.review.params import MIN_SESSIONS, StatsParams
+from candor.review.stats_file import Comparisons, Presence, StatsFile
+from candor.stats.multiple import family, holm_by_family
+from candor.stats.outcomes import int_cell, parse_tables, table_paths
+from candor.stats.paired import compare_paired
 from candor.stats.rates import Rate, interval, min_k0
 from candor.stats.records import r6
-from candor.review.stats_file import Comparisons, Presence, StatsFile
 from candor.stats.units import DETECTION_TABLES, ClusterBy, Units, units_from_tables
 
 
@@ -126,6 +127,8 @@ def paired_stats(units: Mapping[str, Units], refs: Mapping[str, str], *, alpha: 
             problems.append(Problem(f"params.yaml:{key} ({track})", "reference not in the outcome table",
                                     expected=" or ".join(candidates), got=reference))
             continue
+        if reference is None:           # no candidate has outcomes (else the check above): nothing to compare
+            continue
         for metric, m in by_metric.items():
             compared = {cand: compare_paired(m.values.get(reference, {}), cases, unit=m.unit, alpha=alpha,
                                              confidence=confidence, kind=m.kind, cluster=m.cluster,
@@ -185,7 +188,7 @@ def benches(tables: Mapping[str, list[dict[str, object]]], clusters: Mapping[str
                 str(r["model"]), {"frames": 0, "tp": 0, "fp": 0, "fn": 0})
             acc["frames"] += 1
             for col in ("tp", "fp", "fn"):
-                acc[col] += int(r[col])  # type: ignore[call-overload]
+                acc[col] += int_cell(r, col)
         for split in splits.values():
             split["frames"] = len(split["frames"])
             for models in split["sessions"].values():

@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from candor.review.report import fmt_count
 from candor.stats.multiple import holm_by_family
 from candor.stats.paired import Paired, compare_paired, fmt_diff
-from candor.review.report import fmt_count
 from candor.stats.units import PairedMetric, Units
 
 Status = Literal["compared", "only in A", "only in B"]
@@ -104,7 +104,8 @@ def _unpaired(r: Paired, limit: int = 8) -> str:
 
 
 def _folded(n: int) -> str:
-    return f"{n} unchanged row{'s' if n != 1 else ''} (every paired unit the same in A and B) not shown; --all lists them"
+    return (f"{n} unchanged row{'s' if n != 1 else ''} (every paired unit the same in A and B) not shown; "
+            "--all lists them")
 
 
 def render_text(rows: Sequence[Row], *, rev_a: str, rev_b: str, confidence: float, alpha: float,

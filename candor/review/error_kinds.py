@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from candor.stats.outcomes import FRAME_ERROR_COLUMNS
+from candor.stats.outcomes import FRAME_ERROR_COLUMNS, int_cell
 
 FP_ROWS = ("localisation", "class_confusion", "duplicate", "background", "both")
 QUALITY_ROWS = ("iou_median", "iou_p10", "edge_error_px")
@@ -100,7 +100,7 @@ def frame_totals(tables: Mapping[str, list[dict[str, object]]], *, split: str = 
             tot = out.setdefault((dset, str(r["model"])), {})
             for col in ("fp", "fn", *FRAME_ERROR_COLUMNS):
                 if col in r:
-                    tot[col] = tot.get(col, 0) + int(r[col])  # type: ignore[call-overload]
+                    tot[col] = tot.get(col, 0) + int_cell(r, col)
     return out
 
 

@@ -36,8 +36,8 @@ def forest_png(rows: Sequence[tuple[str, str, float, float, float]], *, confiden
     height = 1.2 + ROW_INCHES * max(len(rows), 1)
     fig, ax = plt.subplots(figsize=(9, height), dpi=PNG_DPI)
     ys = list(range(len(rows)))[::-1]
-    colors = {}
-    for y, (metric, side, rate, lo, hi) in zip(ys, rows):
+    colors: dict[str, str] = {}
+    for y, (_metric, side, rate, lo, hi) in zip(ys, rows):
         name = side.split(" ")[0]
         color = colors.setdefault(name, f"C{len(colors) % 10}")
         ax.plot([lo, hi], [y, y], color=color, lw=2)

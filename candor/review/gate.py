@@ -51,11 +51,12 @@ from typing import Any, Literal
 
 from scipy.special import stdtr, stdtrit
 
-from candor.common.errors import fail
-from candor.stats.multiple import holm
-from candor.stats.paired import Case, Paired, compare_paired
-from candor.review.params import GateParams
 from candor.common.counts import Count, clusters_of
+from candor.common.errors import fail
+from candor.review.params import GateParams
+from candor.stats.multiple import holm
+from candor.stats.outcomes import int_cell
+from candor.stats.paired import Case, Paired, compare_paired
 from candor.stats.rates import Rate, interval
 from candor.stats.records import decoded, p6, r6
 
@@ -317,12 +318,13 @@ def _micro(frames: Sequence[Row], labels: Sequence[Row], *, ref: str, cand: str,
     fr = {m: {str(r["frame"]): r for r in _rows(frames, model=m, split=split)} for m in (ref, cand)}
     common = sorted(set(fr[ref]) & set(fr[cand]))
     def cases(m: str, col: str) -> dict[Case, int]:
-        return {(f,): int(fr[m][f][col]) for f in common}  # type: ignore[call-overload]
-    frame_of = {(f,): of.get(f, f) for f in common}
+        return {(f,): int_cell(fr[m][f], col) for f in common}
+    frame_of: dict[Case, str] = {(f,): of.get(f, f) for f in common}
     fp = compare_paired(cases(ref, "fp"), cases(cand, "fp"), unit="frame", alpha=alpha, confidence=confidence,
                         kind="count", cluster=cluster, cluster_of=frame_of)
-    found = {m: {(str(r["frame"]), str(r["label"])): r["found"] is True for r in _rows(labels, model=m, split=split)}
-             for m in (ref, cand)}
+    found: dict[str, dict[Case, int]] = {
+        m: {(str(r["frame"]), str(r["label"])): r["found"] is True for r in _rows(labels, model=m, split=split)}
+        for m in (ref, cand)}
     rec = compare_paired(found[ref], found[cand], unit="label", alpha=alpha, confidence=confidence, cluster=cluster,
                          cluster_of={c: of.get(c[0], c[0]) for side in found.values() for c in side})
     groups: dict[str, dict[str, list[int]]] = {m: {} for m in (ref, cand)}
@@ -330,10 +332,11 @@ def _micro(frames: Sequence[Row], labels: Sequence[Row], *, ref: str, cand: str,
         for f in common:
             acc = groups[m].setdefault(of.get(f, f), [0, 0, 0])
             for i, col in enumerate(("tp", "fp", "fn")):
-                acc[i] += int(fr[m][f][col])  # type: ignore[call-overload]
+                acc[i] += int_cell(fr[m][f], col)
     keys = sorted(groups[ref])
     t = {m: [groups[m][k] for k in keys] for m in (ref, cand)}
-    pd, plo, phi, _ = ratio_difference(*([(x[0], x[0] + x[1]) for x in t[m]] for m in (ref, cand)), confidence=confidence)
+    pd, plo, phi, _ = ratio_difference(*([(x[0], x[0] + x[1]) for x in t[m]] for m in (ref, cand)),
+                                       confidence=confidence)
     fd, flo, fhi, fp1 = ratio_difference(*([(2 * x[0], 2 * x[0] + x[1] + x[2]) for x in t[m]] for m in (ref, cand)),
                                          confidence=confidence)
     totals = {m: [sum(x[i] for x in t[m]) for i in range(3)] for m in (ref, cand)}
@@ -415,14 +418,15 @@ def evaluate_gate(*, frames: Sequence[Row] | None, labels: Sequence[Row] | None,
     wa, wb = wrong_targets.get(ref), wrong_targets.get(cand)
     known = wa is not None and wb is not None
     crit["wrong_targets_no_increase"] = Criterion(
-        status="not evaluated" if not known else "pass" if wb <= wa else "fail",  # type: ignore[operator]
+        status="not evaluated" if wa is None or wb is None else "pass" if wb <= wa else "fail",
         reference=wa, candidate=wb, note=None if known else "wrong targets not found in the detection metrics")
 
     measured = latency_p95_ms is not None
     crit["latency_p95"] = Criterion(
-        status="not evaluated" if not measured else "pass" if latency_p95_ms <= params.latency_p95_ms else "fail",  # type: ignore[operator]
+        status=("not evaluated" if latency_p95_ms is None
+                else "pass" if latency_p95_ms <= params.latency_p95_ms else "fail"),
         note=None if measured else "not measured (make latency measures it on this machine; make gate then reads it)",
-        limit=params.latency_p95_ms, candidate=round(latency_p95_ms, 3) if measured else None)  # type: ignore[arg-type]
+        limit=params.latency_p95_ms, candidate=None if latency_p95_ms is None else round(latency_p95_ms, 3))
 
     waived = set(params.waive) - {"same_frames_and_labels"}
     crit = {n: Criterion(**{**c.__dict__, "status": "waived",

@@ -26,8 +26,8 @@ from candor.detection.model_card import load_card
 from candor.detection.sets import find_set
 from candor.review.gate import GateResult, evaluate_gate, find_wrong_targets, latency_p95
 from candor.review.gate_views import MatchView, StatsView
-from candor.stats.outcomes import parse_tables
 from candor.review.params import GateParams
+from candor.stats.outcomes import parse_tables
 from candor.stats.units import frame_clusters
 
 log = logging.getLogger("candor.gate")

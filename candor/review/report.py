@@ -13,10 +13,10 @@ from __future__ import annotations
 from candor.review.error_kinds import report_lines
 from candor.review.gate import Criterion, GateResult
 from candor.review.headline import dig, headline
+from candor.review.stats_file import StatsFile
 from candor.stats.paired import Paired, fmt_diff
 from candor.stats.power import POWER, detectable, effective_pairs
 from candor.stats.rates import Rate
-from candor.review.stats_file import StatsFile
 
 SCALE = 4               # the power line also says what a bench this many times larger would detect
 
@@ -116,7 +116,8 @@ HEADLINE_METRICS = {"lots": ("identification.hit", "identification.not_wrong", "
 def track_groups(stats: StatsFile) -> dict[str, str]:
     """Report group -> its reference: ``lots`` (identification, fields, valuation share one
     reference) and each ``detection.<set>``."""
-    groups = {"lots": stats.reference[t] for t in LOTS_TRACKS if t in stats.reference}
+    lots = [stats.reference[t] for t in LOTS_TRACKS if t in stats.reference]
+    groups = {"lots": lots[-1]} if lots else {}
     return groups | {t: r for t, r in sorted(stats.reference.items()) if t.startswith("detection.")}
 
 
@@ -163,7 +164,8 @@ def summary(stats: StatsFile, gate: GateResult | None) -> list[str]:
         out += [f"**{group}** (reference {reference}; cells: candidate [interval] vs reference, A-B discordant, "
                 f"exact sign-flip p over clusters; unit of the first: {unit})", "",
                 "| candidate | " + " | ".join(metrics) + " | details |", "|---" * (len(metrics) + 2) + "|"]
-        out += [f"| {c} | " + " | ".join(_cell(stats, m, c) for m in metrics) + f" | [details](details/{detail_name(group, c)}) |"
+        out += [f"| {c} | " + " | ".join(_cell(stats, m, c) for m in metrics)
+                + f" | [details](details/{detail_name(group, c)}) |"
                 for c in cands]
         counts = stats.paired.get(f"{group}.test.false_positives") if group != "lots" else None
         if counts:
@@ -205,7 +207,8 @@ def details(stats: StatsFile, group: str, cand: str) -> str:
     p (the verdict follows the adjusted one), the count comparisons, and every rate of the candidate."""
     reference = track_groups(stats)[group]
     tracks = LOTS_TRACKS if group == "lots" else (group,)
-    power = [f"- {m}: {line}" for m in headline_metrics(group) if m in stats.paired and cand in stats.paired[m].candidates
+    power = [f"- {m}: {line}" for m in headline_metrics(group)
+             if m in stats.paired and cand in stats.paired[m].candidates
              and (line := power_line(stats.paired[m].candidates[cand], confidence=stats.confidence))]
     out = [f"# {cand} against {reference} ({group})", ""]
     if power:
@@ -221,13 +224,14 @@ def details(stats: StatsFile, group: str, cand: str) -> str:
             continue
         c = comp.candidates[cand]
         holm = "" if c.p_holm is None else f"{c.p_holm:.4g}"
-        out.append(f"| {md_text(metric)} | {fmt_diff(c)} | {fmt_count(c.a)} | {fmt_count(c.b)} | {c.split} | {c.p:.4g} | "
-                   f"{holm} | {c.verdict} |")
+        out.append(f"| {md_text(metric)} | {fmt_diff(c)} | {fmt_count(c.a)} | {fmt_count(c.b)} | {c.split} "
+                   f"| {c.p:.4g} | {holm} | {c.verdict} |")
     rates = [(key, r) for key, r in stats.rates.items()
              if f".{cand}." in f".{key}." and key.startswith(tuple(t + "." for t in tracks))]
     out += ["", f"## Rates of {cand} (counted by their scorers)", "",
             "| rate | k / n | unit | cluster (clusters, design effect) | rate [interval] |", "|---|---:|---|---|---|"]
-    out += [f"| {md_text(key)} | {r.k} / {r.n} | {r.unit} | {r.cluster} ({r.clusters}, {r.deff:.2f}) | {fmt_interval(r)} |"
+    out += [f"| {md_text(key)} | {r.k} / {r.n} | {r.unit} | {r.cluster} ({r.clusters}, {r.deff:.2f}) "
+            f"| {fmt_interval(r)} |"
             for key, r in rates]
     return "\n".join(out) + "\n"
 
@@ -254,13 +258,16 @@ def render_report(stats: StatsFile, gate: GateResult | None, *, forest: str | No
     if gate is not None:
         out += ["## Release gate (predeclared in `params.yaml: gate`)", "",
                 "| criterion | result | numbers |", "|---|---|---|"]
-        out += [f"| {md_text(name)} | {STATUS[c.status]} | {md_text(_numbers(c, name))} |" for name, c in gate.criteria.items()]
-        out += ["", f"Declared: improvement `{gate.improvement}`, critical recall drop margin {gate.max_recall_drop:g}, "
+        out += [f"| {md_text(name)} | {STATUS[c.status]} | {md_text(_numbers(c, name))} |"
+                for name, c in gate.criteria.items()]
+        out += ["", f"Declared: improvement `{gate.improvement}`, "
+                f"critical recall drop margin {gate.max_recall_drop:g}, "
                 f"unqualified critical classes `{gate.unqualified}`, waived: {', '.join(gate.waive) or 'none'}. "
                 "The gate rests on the served operating point; nothing else (no threshold-free figure) enters it.", "",
                 "Per class on its own labels (unqualified: support under `match.min_support` or fewer clusters than "
                 "the smallest split that can reach alpha; never called improved):", "",
-                "| class | support | status | recall A [interval] | recall B [interval] | split | p | largest drop allowed |",
+                "| class | support | status | recall A [interval] | recall B [interval] | split | p "
+                "| largest drop allowed |",
                 "|---|---:|---|---|---|---|---:|---:|"]
         for name, k in gate.per_class.items():
             p = k.paired

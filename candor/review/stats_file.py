@@ -85,7 +85,7 @@ class StatsFile:
             return cls(
                 confidence=float(doc["confidence"]), alpha=float(doc["alpha"]),
                 min_k0=None if doc["min_k0"] is None else int(doc["min_k0"]),
-                reference={str(t): str(r) for t, r in doc["reference"].items()}, inputs=inputs,  # type: ignore[arg-type]
+                reference={str(t): str(r) for t, r in doc["reference"].items()}, inputs=inputs,
                 rates={k: Rate.from_json(r, where=f"{where}:rates.{k}") for k, r in doc["rates"].items()},
                 paired={m: Comparisons(str(c["reference"]),
                                        {n: Paired.from_json(p, where=f"{where}:paired.{m}.{n}")

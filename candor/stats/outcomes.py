@@ -13,11 +13,11 @@ then the rows as given (each scorer sorts its rows by case).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from candor.common.errors import InputError, Problem
 from candor.common.counts import MAX_COUNT
+from candor.common.errors import InputError, Problem
 from candor.common.tables import ascii_int, csv_text, parse_rows, write_csv
 
 
@@ -93,7 +93,7 @@ def _cells(name: str, rows: Iterable[Mapping[str, object] | tuple]) -> Iterator[
         yield tuple(row)
 
 
-def outcome_text(name: str, rows: list[Mapping[str, object]] | list[tuple]) -> str:
+def outcome_text(name: str, rows: Sequence[Mapping[str, object]] | Sequence[tuple]) -> str:
     """CSV text of outcome table ``name`` (a key of :data:`TABLES`): its columns, then ``rows``
     (mappings with exactly those keys, or tuples in column order), in the order given."""
     return csv_text(TABLES[name].written, _cells(name, rows))
@@ -130,7 +130,8 @@ _EXPECTED = {"int": "a non-negative integer", "bool": "1 or 0", "bool?": "1, 0 o
 def parse_table(spec: TableSpec, text: str, *, where: str) -> list[dict[str, object]]:
     """Parse and validate one outcome table's text (read by :func:`candor.common.tables.parse_rows`).
 
-    Extra columns are allowed (and ignored; the spec's ``optional`` ones are read when present); missing columns, rows with too many or too few
+    Extra columns are allowed (and ignored; the spec's ``optional`` ones are read when present); missing columns, rows
+    with too many or too few
     fields, bad values and duplicate cases are errors, each naming ``where``, the row (the
     header is row 1) and the column (``<where>:<row>:<column>``).
     """
@@ -149,8 +150,8 @@ def parse_table(spec: TableSpec, text: str, *, where: str) -> list[dict[str, obj
                                         expected=_EXPECTED[kind], got=repr(raw[col])))
             if kind == "str" and raw[col] == "" and col in spec.key:
                 problems.append(Problem(f"{where}:{lineno}:{col}", "empty case key"))
-        if spec.name == "fields.csv" and isinstance(row.get("hits"), int) and \
-                isinstance(row.get("total"), int) and row["hits"] > row["total"]:  # type: ignore[operator]
+        if spec.name == "fields.csv" and isinstance(hits := row.get("hits"), int) and \
+                isinstance(total := row.get("total"), int) and hits > total:
             problems.append(Problem(f"{where}:{lineno}:hits", "hits exceed total",
                                     expected=f"<= {row['total']}", got=str(row["hits"])))
         key = tuple(str(row.get(c)) for c in spec.key)
@@ -163,6 +164,14 @@ def parse_table(spec: TableSpec, text: str, *, where: str) -> list[dict[str, obj
     if problems:
         raise InputError(problems)
     return rows
+
+
+def int_cell(row: Mapping[str, object], col: str) -> int:
+    """The value of integer column ``col`` of a row read by :func:`parse_table` (the table spec typed it)."""
+    value = row[col]
+    if not isinstance(value, int):
+        raise TypeError(f"column {col!r} holds {value!r}, not an integer: rows come from parse_table")
+    return value
 
 
 def parse_tables(texts: Mapping[str, str | None], *, where: Callable[[str], str]) -> dict[str, list[dict[str, object]]]:

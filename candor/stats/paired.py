@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 from scipy.special import stdtrit
 
-from candor.common.counts import Count, clusters_of
+from candor.common.counts import Count, Estimate, clusters_of
 from candor.stats.rates import Rate, interval, min_k0, ratio_variance, wilson
 from candor.stats.records import decoded, p6, r6
 from candor.stats.signflip import signflip_p
@@ -225,7 +225,7 @@ def compare_paired(a: Mapping[Case, int], b: Mapping[Case, int], *, unit: str, a
     d = {g: sign * (s[1] - s[0]) for g, s in sums.items()}              # positive favours B
     n = len(common)
     name = unit if cluster_of is None else (cluster or unit)
-    estimate = "rate" if kind == "outcome" else "mean"
+    estimate: Estimate = "rate" if kind == "outcome" else "mean"
 
     def side(i: int) -> Rate:
         clusters = None if cluster_of is None and kind == "outcome" else \
@@ -236,6 +236,7 @@ def compare_paired(a: Mapping[Case, int], b: Mapping[Case, int], *, unit: str, a
     if kind == "outcome" and diff is not None and lo is not None and hi is not None:
         if lo == hi:            # every cluster moved alike: a sample variance of 0 is not certainty
             half = wilson(0, len(sums), confidence=confidence).hi
+            assert half is not None         # a Wilson interval always has both bounds
             lo, hi = diff - half, diff + half
         lo, hi = max(lo, -1.0), min(hi, 1.0)            # a difference of two rates
     p = signflip_p(list(d.values()))

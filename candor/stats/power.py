@@ -29,7 +29,7 @@ difference: its cluster-robust variance (the paired record's interval) over the 
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 
 from scipy.special import betainc, stdtrit
 
@@ -52,7 +52,7 @@ def _binom_pmf(k: int, n: int, p: float) -> float:
     return _binom_sf(k, n, p) - _binom_sf(k + 1, n, p)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _critical(discordant: int, alpha: float) -> int | None:
     """The least number of the ``discordant`` pairs that must favour B for the test to reach alpha."""
     split = min_split(discordant, alpha)

@@ -159,8 +159,8 @@ def interval(count: Count, *, confidence: float = CONFIDENCE) -> Rate:
     k, n, c = count.k, count.n, count.clusters
     name = count.unit if c is None else c.name
     if count.estimate == "rate" and (c is None or c.sum_n2 == n):
-        r = wilson(k, n, unit=count.unit, confidence=confidence)
-        return Rate(k=k, n=n, unit=count.unit, rate=r.rate, lo=r.lo, hi=r.hi, cluster=name,
+        w = wilson(k, n, unit=count.unit, confidence=confidence)
+        return Rate(k=k, n=n, unit=count.unit, rate=w.rate, lo=w.lo, hi=w.hi, cluster=name,
                     clusters=n if c is None else c.g)
     g = 0 if c is None else c.g
     if c is None or n == 0 or g < 2:

@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from candor.stats.outcomes import FRAME_ERROR_COLUMNS
+from candor.stats.outcomes import FRAME_ERROR_COLUMNS, int_cell
 from candor.stats.paired import Case, Kind
 
 Row = Mapping[str, object]
@@ -110,8 +110,8 @@ def fields_units(rows: Iterable[Row]) -> Units:
     (the case key is ``(case, position, field)``), clustered by case."""
     return _nest((("fields.majority", "(case, field)", str(r["candidate"]),
                    (str(r["case"]), str(r["position"]), str(r["field"])),
-                   2 * int(r["hits"]) > int(r["total"]))  # type: ignore[call-overload]
-                  for r in rows if int(r["total"]) > 0),  # type: ignore[call-overload]
+                   2 * int_cell(r, "hits") > int_cell(r, "total"))
+                  for r in rows if int_cell(r, "total") > 0),
                  cluster="case", cluster_of=lambda case: case[0])
 
 
@@ -136,14 +136,15 @@ def detection_units(frames: Sequence[Row], labels: Iterable[Row], *, track: str,
     of_frame = frame_clusters(frames, by=cluster)
     def of(case: Case) -> str:
         return of_frame.get(case[0], case[0])
-    flags, counts = [], []
+    flags: list[tuple[str, str, str, Case, int]] = []
+    counts: list[tuple[str, str, str, Case, int]] = []
     for r in frames:
-        ok = int(r["fp"]) == 0 and int(r["fn"]) == 0  # type: ignore[call-overload]
+        ok = int_cell(r, "fp") == 0 and int_cell(r, "fn") == 0
         flags.append((f"{track}.{r['split']}.frame_error_free", "frame", str(r["model"]), (str(r["frame"]),), ok))
         counts.append((f"{track}.{r['split']}.false_positives", "frame", str(r["model"]), (str(r["frame"]),),
-                       int(r["fp"])))  # type: ignore[call-overload]
+                       int_cell(r, "fp")))
         counts += [(f"{track}.{r['split']}.error.{col}", "frame", str(r["model"]), (str(r["frame"]),),
-                    int(r[col])) for col in ERROR_KINDS if col in r]  # type: ignore[call-overload]
+                    int_cell(r, col)) for col in ERROR_KINDS if col in r]
     for r in labels:
         case = (str(r["frame"]), str(r["label"]))
         found = r["found"] is True
@@ -167,7 +168,8 @@ def units_from_tables(tables: Mapping[str, list[dict[str, object]]], *,
         out["fields"] = fields_units(tables["fields.csv"])
     if "valuation.csv" in tables:
         out["valuation"] = valuation_units(tables["valuation.csv"])
-    for d in sorted({path.rsplit("/", 1)[0] for path in tables if path.endswith(tuple("/" + t for t in DETECTION_TABLES))}):
+    suffixes = tuple("/" + t for t in DETECTION_TABLES)
+    for d in sorted({path.rsplit("/", 1)[0] for path in tables if path.endswith(suffixes)}):
         out[f"detection.{d}"] = detection_units(tables.get(f"{d}/{DETECTION_TABLES[0]}", []),
                                                 tables.get(f"{d}/{DETECTION_TABLES[1]}", []), track=f"detection.{d}",
                                                 cluster=(clusters or {}).get(d, "frame"))

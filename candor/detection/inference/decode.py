@@ -22,14 +22,14 @@ when ``N == 4+C`` too), ``[1, N, 4+C]`` is ``ultralytics-t``, ``[1, N, 5+C]`` is
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Literal, TypeGuard, get_args
 
 import numpy as np
 
 from candor.common.errors import fail
 
 Layout = Literal["ultralytics", "ultralytics-t", "yolov5"]
-LAYOUTS: tuple[str, ...] = get_args(Layout)
+LAYOUTS: tuple[Layout, ...] = get_args(Layout)
 LAYOUT_SHAPES = {"ultralytics": "[1, 4+C, N]", "ultralytics-t": "[1, N, 4+C]", "yolov5": "[1, N, 5+C]"}
 
 
@@ -38,6 +38,10 @@ def supported_text(num_classes: int) -> str:
     c = num_classes
     return (f"one of ultralytics [1, 4+C, N] = [1, {4 + c}, N], ultralytics-t [1, N, 4+C] = [1, N, {4 + c}], "
             f"yolov5 [1, N, 5+C] = [1, N, {5 + c}] with C = {c} classes")
+
+
+def _is_layout(name: str) -> TypeGuard[Layout]:
+    return name in LAYOUTS
 
 
 def infer_layout(shape: tuple[int, ...] | list[int], *, num_classes: int, declared: str | None = None,
@@ -64,16 +68,16 @@ def infer_layout(shape: tuple[int, ...] | list[int], *, num_classes: int, declar
     if declared is not None:
         # "ultralytics" or a self-describing "ultralytics [1, 4+C, N]": the first word names the layout
         declared = declared.split()[0] if declared.strip() else declared
-        if declared not in LAYOUTS:
+        if not _is_layout(declared):
             raise fail(f"{where}: output_layout", "unknown output layout",
                        expected=" or ".join(LAYOUTS), got=declared)
         if not fits(declared):
             raise fail(where, f"output shape does not fit the declared layout {declared} "
                               f"{LAYOUT_SHAPES[declared]}", expected=supported_text(c), got=list(shape))
-        return declared  # type: ignore[return-value]
+        return declared
     for layout in LAYOUTS:
         if fits(layout):
-            return layout  # type: ignore[return-value]
+            return layout
     raise fail(where, "unsupported output shape", expected=supported_text(c), got=list(shape),
                hint="export the model in the Ultralytics layout, or set output_layout in its card")
 

@@ -78,10 +78,10 @@ def _resized_planar(rgb: Image.Image, lb: Letterbox, *, resize: str) -> np.ndarr
 
         arr = np.asarray(rgb, dtype=np.uint8)
         if rgb.size != (lb.new_w, lb.new_h):   # per channel: the same pixels as Ultralytics' BGR resize
-            arr = cv2.resize(arr, (lb.new_w, lb.new_h), interpolation=cv2.INTER_LINEAR)
+            return cv2.resize(arr, (lb.new_w, lb.new_h), interpolation=cv2.INTER_LINEAR).transpose(2, 0, 1)
         return arr.transpose(2, 0, 1)
     if rgb.size != (lb.new_w, lb.new_h):
-        rgb = rgb.resize((lb.new_w, lb.new_h), Image.BILINEAR)
+        rgb = rgb.resize((lb.new_w, lb.new_h), Image.Resampling.BILINEAR)
     return np.asarray(rgb, dtype=np.uint8).transpose(2, 0, 1)
 
 

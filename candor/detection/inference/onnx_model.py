@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from candor.common.errors import fail
 from candor.detection.inference.decode import Layout, infer_layout
 from candor.detection.inference.export_family import PREPROCESS_LINE, export_family
-from candor.common.errors import fail
 from candor.detection.model_card import ModelCard, load_card, onnx_path
 
 
@@ -74,7 +74,8 @@ def open_model(card_file: Path, *, providers: list[str], verified: Path | None =
     try:
         blob = path.read_bytes()
     except FileNotFoundError:
-        raise fail(str(path), "ONNX file not found", hint="dvc repro fetch (it downloads from the card's source)") from None
+        raise fail(str(path), "ONNX file not found",
+                   hint="dvc repro fetch (it downloads from the card's source)") from None
     digest = hashlib.sha256(blob).hexdigest()
     if digest != card.sha256:
         raise fail(str(path), "SHA-256 mismatch; refusing to load the model", expected=card.sha256, got=digest,
@@ -95,7 +96,8 @@ def open_model(card_file: Path, *, providers: list[str], verified: Path | None =
         raise fail(f"{card_file}: preprocess", f"the ONNX metadata names a{'n' if family == 'ultralytics' else ''} "
                    f"{family} export, served with OpenCV's resize, but the card declares no preprocess "
                    "(it would be scored on Pillow-resized pixels)", expected="a preprocess block", got="none",
-                   hint=f"add this line to {card_file}: {PREPROCESS_LINE}   (or preprocess: {{resize: pillow-bilinear}} "
+                   hint=f"add this line to {card_file}: {PREPROCESS_LINE}   "
+                        "(or preprocess: {resize: pillow-bilinear} "
                         "if it really is served on Pillow-resized frames)")
     inp = session.get_inputs()[0]
     shape = list(inp.shape)
@@ -106,7 +108,7 @@ def open_model(card_file: Path, *, providers: list[str], verified: Path | None =
     h, w = int(shape[2]), int(shape[3])
     if card.input_size is not None and list(card.input_size) != [h, w]:
         raise fail(f"{card_file}: input_size", "card disagrees with the model's input shape",
-                   expected=[h, w], got=card.input_size)
+                   expected=str([h, w]), got=card.input_size)
     out_shape = list(session.get_outputs()[0].shape)
     layout = infer_layout(out_shape, num_classes=len(card.classes), declared=card.output_layout,
                           where=f"{path}: output {session.get_outputs()[0].name}")

@@ -11,7 +11,8 @@
   (:func:`~candor.detection.detections_file.rounded_candidates`). No per-class
   threshold and no NMS: those are scoring's.
 - :func:`iter_frames` streams that over frames in the given order (one image in memory at a
-  time, loaded with the card's EXIF policy, one reused letterbox tensor); :func:`iter_lines` makes the raw-detections file's
+  time, loaded with the card's EXIF policy, one reused letterbox tensor); :func:`iter_lines` makes the raw-detections
+  file's
   lines of it, :func:`run_model` its arrays (:class:`RawDetections`, equal to what
   :func:`~candor.detection.detections_file.read_raw` reads back from those lines).
 """
@@ -29,13 +30,12 @@ from candor.common.errors import fail
 from candor.common.images import load_frame
 from candor.common.manifest import load_manifest, sha256_file
 from candor.common.params import DEFAULT_PARAMS
-from candor.detection.sets import add_set_arguments
+from candor.detection.detections_file import FrameBoxes, RawDetections, collect, file_lines, header, rounded_candidates
 from candor.detection.frames import FrameInfo, find_images, load_frames
 from candor.detection.inference.decode import decode
-from candor.detection.detections_file import (FrameBoxes, RawDetections, collect, file_lines, header,
-                                                         rounded_candidates)
 from candor.detection.inference.letterbox import Letterboxer, plan, to_original
 from candor.detection.inference.onnx_model import LoadedModel, open_model
+from candor.detection.sets import add_set_arguments
 
 OUTPUT_RANK = 3  # every supported layout is [1, A, B]
 

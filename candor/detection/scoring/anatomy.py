@@ -63,7 +63,8 @@ class Anatomy:
     fn_aimed: np.ndarray
 
 
-def _segment_best(v: np.ndarray, starts: np.ndarray, lens: np.ndarray, lab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _segment_best(v: np.ndarray, starts: np.ndarray, lens: np.ndarray,
+                  lab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per segment ``[starts[k], starts[k] + lens[k])`` of the pair values ``v`` (``-1``: not a
     candidate): the highest value (``-1`` when none) and the label of its first occurrence (the
     lowest label index: labels ascend within a segment), ``-1`` when none."""
@@ -94,7 +95,8 @@ def error_anatomy(s: Scored, op: OperatingPoint, *, background_iou: float = BACK
         return Anatomy(fp_kind, fn_aimed)
     regular = np.flatnonzero(~sc.label_crowd)
     fb, lb = s.boxes[fp], sc.label_boxes[regular]
-    f_cols, l_cols = [np.ascontiguousarray(fb[:, k]) for k in range(4)], [np.ascontiguousarray(lb[:, k]) for k in range(4)]
+    f_cols = [np.ascontiguousarray(fb[:, k]) for k in range(4)]
+    l_cols = [np.ascontiguousarray(lb[:, k]) for k in range(4)]
     f_area, l_area = box_area(fb), box_area(lb)
     f_cls, l_cls = s.cls[fp], sc.label_class[regular]
     used_label = op.found[regular]

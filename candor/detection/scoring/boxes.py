@@ -57,7 +57,8 @@ def paired_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return column_iou(a.T, b.T, box_area(a), box_area(b))
 
 
-def column_iou(a: Sequence[np.ndarray], b: Sequence[np.ndarray], area_a: np.ndarray, area_b: np.ndarray) -> np.ndarray:
+def column_iou(a: Sequence[np.ndarray] | np.ndarray, b: Sequence[np.ndarray] | np.ndarray, area_a: np.ndarray,
+               area_b: np.ndarray) -> np.ndarray:
     """:func:`paired_iou` from the boxes' columns ``x1, y1, x2, y2`` and their areas (:func:`box_area`):
     the same arithmetic, so the same bits, without gathering whole rows (what NMS uses on its pairs)."""
     w = np.minimum(a[2], b[2]) - np.maximum(a[0], b[0])

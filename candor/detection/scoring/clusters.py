@@ -27,7 +27,7 @@ from typing import Literal
 
 import numpy as np
 
-from candor.common.counts import Clusters, Count
+from candor.common.counts import Clusters, Count, Estimate
 
 ClusterBy = Literal["frame", "session"]
 TP, FP, FN, FRAMES = range(4)
@@ -108,14 +108,15 @@ def view_counts(sums: np.ndarray, held: np.ndarray, *, v: int, totals: tuple[int
     def lin(a: dict[int, int], b: dict[int, int]) -> int:
         """sum_g (a . y_g)(b . y_g) for integer combinations a, b of (tp, fp, fn, frames)."""
         return sum(ca * cb * q(i, j) for i, ca in a.items() for j, cb in b.items())
+    rates: dict[str, tuple[dict[int, int], dict[int, int], int, str, Estimate]]
     rates = {"precision": ({TP: 1}, {TP: 1, FP: 1}, 0, "detection", "rate"),
              "recall": ({TP: 1}, {TP: 1, FN: 1}, 1, "label", "rate"),
              "f1": ({TP: 2}, {TP: 2, FP: 1, FN: 1}, 2, "label+detection", "rate"),
              "fp_per_frame": ({FP: 1}, {FRAMES: 1}, 3, "frame", "mean")}
-    out = {}
+    out: dict[str, Count] = {}
     for key, (a, b, r, unit, estimate) in rates.items():
         k = sum(c * (tp, fp, fn, frames)[i] for i, c in a.items())
         n = sum(c * (tp, fp, fn, frames)[i] for i, c in b.items())
-        out[key] = Count(k=k, n=n, unit=unit, estimate=estimate,  # type: ignore[arg-type]
+        out[key] = Count(k=k, n=n, unit=unit, estimate=estimate,
                          clusters=Clusters(name, int(held[v, r]), lin(a, a), lin(a, b), lin(b, b)))
     return out

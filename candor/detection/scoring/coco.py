@@ -24,7 +24,7 @@ import gc
 import math
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from itertools import chain
 from operator import attrgetter
@@ -36,8 +36,8 @@ import numpy as np
 
 from candor.common.errors import InputError, Problem, fail
 from candor.common.tables import BOM, decode_text
-from candor.common.tables import read_bytes as read_file_bytes
 from candor.common.tables import parse_json as parse_json_text
+from candor.common.tables import read_bytes as read_file_bytes
 from candor.detection.scoring.columns import EDGE_TOLERANCE, GroundTruth, inside_image, lookup, xywh_to_xyxy
 
 Maps = tuple[GroundTruth, dict[int, int], dict[int, int]]
@@ -75,7 +75,7 @@ def parse_json(raw: bytes, *, where: str) -> Any:
     return parse_json_text(decode_text(raw, where=where, expected="a COCO JSON file"), where=where)
 
 
-def repeated(values, *, where: str, what: str) -> list[Problem]:  # noqa: ANN001 - any iterable
+def repeated(values: Iterable[Hashable], *, where: str, what: str) -> list[Problem]:
     """One Problem naming the values that occur more than once (none: no Problem)."""
     dup = sorted((v for v, k in Counter(values).items() if k > 1), key=repr)
     return [Problem(where, f"{what} listed more than once", expected="each once", got=repr(dup[:10]))] if dup else []
@@ -259,8 +259,10 @@ def ground_truth_problems(raw: bytes, *, where: str, classes=None) -> list[Probl
     A file that is not JSON, or not an object with the three lists, raises at once.
     """
     doc = parse_json(raw, where=where)
-    if not isinstance(doc, dict) or not all(isinstance(doc.get(k), list) for k in ("images", "annotations", "categories")):
-        raise fail(where, "not a COCO ground-truth file", expected="an object with images, annotations, categories lists")
+    if not isinstance(doc, dict) or not all(isinstance(doc.get(k), list)
+                                            for k in ("images", "annotations", "categories")):
+        raise fail(where, "not a COCO ground-truth file",
+                   expected="an object with images, annotations, categories lists")
     problems: list[Problem] = []
     cats = []
     for i, c in enumerate(doc["categories"]):
@@ -317,6 +319,7 @@ def ground_truth_problems(raw: bytes, *, where: str, classes=None) -> list[Probl
         if not inside_image(np.array([a["bbox"]], dtype=np.float64), sizes[fi:fi + 1])[0]:
             w, h = (int(v) for v in sizes[fi])
             problems.append(Problem(f"{at}.bbox", "box outside the image",
-                                    expected=f"within the image's {w} x {h} px (tolerance {EDGE_TOLERANCE} of its size)",
+                                    expected=f"within the image's {w} x {h} px "
+                                             f"(tolerance {EDGE_TOLERANCE} of its size)",
                                     got=repr(a.get("bbox"))))
     return problems

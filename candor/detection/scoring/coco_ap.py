@@ -55,7 +55,7 @@ class AveragePrecision:
 
     def per_class(self) -> dict[str, tuple[float | None, float | None]]:
         """``name -> (ap50, ap50_95)``, ``None`` for a class without labels."""
-        out = {}
+        out: dict[str, tuple[float | None, float | None]] = {}
         for k, name in enumerate(self.classes):
             p = self.precision[:, :, k]
             out[name] = (None, None) if p[0, 0] < 0 else (_mean(p[0]), _mean(p))

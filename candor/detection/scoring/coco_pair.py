@@ -15,8 +15,8 @@ import numpy as np
 from candor.common.counts import KEY as COUNTS_KEY
 from candor.common.counts import counts_block
 from candor.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
-from candor.detection.scoring.coco_ap import average_precision
 from candor.detection.scoring.box_quality import quality_by_class, tp_box_errors
+from candor.detection.scoring.coco_ap import average_precision
 from candor.detection.scoring.columns import DetectionTable, GroundTruth
 from candor.detection.scoring.metrics import operating_point, rate_counts, score_detections
 from candor.detection.scoring.scene import coco_scene
@@ -48,14 +48,15 @@ def score_coco_pair(gt: GroundTruth, det: DetectionTable, *, thresholds: np.ndar
     block = summarize(s, op, frame_mask=np.ones(len(gt.frames), bool), min_support=min_support,
                       critical=list(critical), band_edges=list(bands))
     tp = np.flatnonzero(op.tp)
-    iou, edge = tp_box_errors(s.boxes[tp], scene.label_boxes[s.label[tp]], scene.scale[s.frame[tp]])
-    block["micro"]["tp_quality"], per_class = quality_by_class(iou, edge, s.cls[tp], classes=scene.classes)
+    tp_iou, edge = tp_box_errors(s.boxes[tp], scene.label_boxes[s.label[tp]], scene.scale[s.frame[tp]])
+    block["micro"]["tp_quality"], per_class = quality_by_class(tp_iou, edge, s.cls[tp], classes=scene.classes)
     for name, q in per_class.items():
         block["per_class"][name]["tp_quality"] = q
     frame_of = sorted(image_map.items()) if image_map else [(i, i) for i in range(len(gt.frames))]
     image_order = np.empty(len(gt.frames), np.int64)
     image_order[[f for _, f in frame_of]] = np.arange(len(frame_of))
-    cat_ids = {c: cid for cid, c in category_map.items()} if category_map else {c: c + 1 for c in range(len(gt.classes))}
+    cat_ids = ({c: cid for cid, c in category_map.items()} if category_map
+               else {c: c + 1 for c in range(len(gt.classes))})
     ap = average_precision(classes=gt.classes, label_frame=gt.label_frame, label_class=gt.label_class,
                            label_boxes=gt.label_boxes, label_crowd=gt.label_crowd, det_frame=det.frame,
                            det_class=det.cls, det_boxes=det.boxes, det_score=det.score, image_order=image_order)

@@ -40,14 +40,20 @@ from candor.common.errors import fail
 from candor.common.manifest import load_manifest
 from candor.common.params import DEFAULT_PARAMS, section
 from candor.detection.config import (
-    ClusterView, DetectorParams, MatchParams, StatsClusterView, Thresholds, check_critical, load_thresholds,
+    ClusterView,
+    DetectorParams,
+    MatchParams,
+    StatsClusterView,
+    Thresholds,
+    check_critical,
+    load_thresholds,
 )
-from candor.detection.scoring.clusters import ClusterBy
-from candor.detection.frames import SPLITS
 from candor.detection.detections_file import RawDetections, iter_chunks, read_index, split_chunks
+from candor.detection.frames import SPLITS
 from candor.detection.model_card import ModelCard, load_card
 from candor.detection.scoring import plots as dp
 from candor.detection.scoring.box_quality import quality_by_class
+from candor.detection.scoring.clusters import ClusterBy
 from candor.detection.scoring.coco_ap import APMatches, accumulate
 from candor.detection.scoring.coco_results import coco_results
 from candor.detection.scoring.metrics import Scene, compare_frozen, threshold_grid
@@ -251,18 +257,18 @@ def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetection
                    got=head.get("onnx_sha256"), hint="dvc repro detect")
     if head.get("preprocess") != card.preprocess.model_dump():
         raise fail(where, "detections were made with another preprocessing than the card's",
-                   expected=card.preprocess.model_dump(), got=head.get("preprocess"), hint="dvc repro detect")
+                   expected=str(card.preprocess.model_dump()), got=head.get("preprocess"), hint="dvc repro detect")
     if head.get("floor") != detector.floor:
-        raise fail(where, "detections were made at another detector.floor", expected=detector.floor,
+        raise fail(where, "detections were made at another detector.floor", expected=str(detector.floor),
                    got=head.get("floor"), hint="dvc repro detect")
     if head.get("model") != model:
         raise fail(f"{where}:1: model", "detections of another model", expected=model, got=head.get("model"),
                    hint="dvc repro detect")
     if card.input_size is not None and list(card.input_size) != list(head["input_size"]):
         raise fail(f"{where}:1: input_size", "detections made at another input size than the card's",
-                   expected=list(card.input_size), got=head["input_size"], hint="dvc repro detect")
+                   expected=str(list(card.input_size)), got=head["input_size"], hint="dvc repro detect")
     if card.classes and list(card.classes) != list(head["classes"]):
-        raise fail(where, "classes differ from the model card", expected=card.classes, got=head["classes"])
+        raise fail(where, "classes differ from the model card", expected=str(card.classes), got=head["classes"])
     inputs = build_scene(data=data, raw=index, input_hw=tuple(head["input_size"]), class_map=card.class_map,
                          card=str(models / f"{model}.yaml"))
     scene, scope = inputs.scene, inputs.scope
@@ -297,6 +303,7 @@ def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetection
     metrics[COUNTS_KEY] = counts_block({key: c for split in ("all", *SPLITS) for key, c in tally.cluster_counts(
         splits=None if split == "all" else (split,), prefix=split).items()})
     cv = tally.curves()
+    assert tally.matrix is not None         # score_stream keeps the confusion matrix by default
     log.info("%s: micro P %s R %s F1 %s over %d frames (test F1 %s)", model, blocks["all"]["micro"]["precision"],
              blocks["all"]["micro"]["recall"], blocks["all"]["micro"]["f1"], len(scene.frames),
              blocks["test"]["micro"]["f1"])

@@ -1,6 +1,7 @@
 """The one matcher: greedy one-to-one matching of detections to labels, by confidence.
 
-Definition (docs/detector.md, "Served post-processing and matching"). Within each group (normally one image and one class),
+Definition (docs/detector.md, "Served post-processing and matching"). Within each group (normally one image and one
+class),
 detections are visited by confidence, higher first; equal confidences are
 visited in input order (lower original index first). A visited detection takes
 the still-unmatched label of its group with the highest IoU, provided that IoU
@@ -27,13 +28,20 @@ once; step ``r`` resolves every group's rank-``r`` detection simultaneously
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
-from candor.detection.scoring.boxes import as_boxes, iter_group_pairs, paired_crowd_iou, paired_iou, rank_order, within_group_ranks
+from candor.detection.scoring.boxes import (
+    as_boxes,
+    iter_group_pairs,
+    paired_crowd_iou,
+    paired_iou,
+    rank_order,
+    within_group_ranks,
+)
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,12 @@ import numpy as np
 
 from candor.common.counts import Count
 from candor.detection.scoring.boxes import (
-    iter_group_pairs, key_chunks, nms, paired_iou, rank_order, within_group_ranks,
+    iter_group_pairs,
+    key_chunks,
+    nms,
+    paired_iou,
+    rank_order,
+    within_group_ranks,
 )
 from candor.detection.scoring.matching import match_detections
 
@@ -410,7 +415,8 @@ def compare_frozen(expected: dict, got: dict, *, tol: float = 1e-6) -> tuple[lis
         path = key if key.split(".", 1)[0] in got else f"all.{key}"
         have = flat_got.get(path, KeyError)
         num = (int, float)
-        if isinstance(want, num) and not isinstance(want, bool) and isinstance(have, num) and not isinstance(have, bool):
+        if (isinstance(want, num) and not isinstance(want, bool)
+                and isinstance(have, num) and not isinstance(have, bool)):
             same = abs(float(want) - float(have)) <= tol
         else:
             same = want == have

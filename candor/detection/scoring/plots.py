@@ -27,17 +27,16 @@ was drawn.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from candor.common.parallel import fork_map
+from candor.common.png import PNG_DPI, png_bytes, pyplot
 from candor.common.tables import csv_text
 from candor.detection.scoring.class_names import safe_name
 from candor.detection.scoring.metrics import Curve
-from candor.common.parallel import fork_map
-from candor.common.png import PNG_DPI, png_bytes, pyplot
 
 BACKGROUND = "background"
 PLOT_KINDS = ("pr", "f1", "confusion", "per_class")
@@ -79,7 +78,8 @@ def confusion_csv(matrix: np.ndarray, classes: tuple[str, ...] | list[str]) -> s
     """``actual,predicted``: one row per counted box (``matrix[i, j]`` rows of names ``i``, ``j``)."""
     names = [*classes, BACKGROUND]
     return csv_text(("actual", "predicted"),
-                    [(a, p) for i, a in enumerate(names) for j, p in enumerate(names) for _ in range(int(matrix[i, j]))])
+                    [(a, p) for i, a in enumerate(names) for j, p in enumerate(names)
+                     for _ in range(int(matrix[i, j]))])
 
 
 def per_class_csv(per_class: dict[str, dict]) -> str:
@@ -102,7 +102,8 @@ def plot_files(model: str, *, curves: dict[str, Curve], matrix: np.ndarray, clas
     return files
 
 
-def set_plot_files(curves: dict[str, dict[str, Curve]], fp_anatomy: dict[str, dict[str, int]]) -> dict[str, dict[str, bytes]]:
+def set_plot_files(curves: dict[str, dict[str, Curve]],
+                   fp_anatomy: dict[str, dict[str, int]]) -> dict[str, dict[str, bytes]]:
     """A detection set's comparison files, every model of the set in one file (model -> its curves
     by class; model -> its ``fp_anatomy`` on all frames): kind of :data:`SET_PLOT_KINDS` -> (path
     relative to the kind's set folder -> bytes). ``pr_models/<class>.csv``
@@ -120,10 +121,11 @@ def set_plot_files(curves: dict[str, dict[str, Curve]], fp_anatomy: dict[str, di
                     pr.append((m, _fmt(t), _fmt(p), _fmt(r)))
                 if f is not None:
                     f1.append((m, _fmt(t), _fmt(f)))
-        files["pr_models"][f"{safe_name(name)}.csv"] = csv_text(("model", "threshold", "precision", "recall"), pr).encode()
+        files["pr_models"][f"{safe_name(name)}.csv"] = csv_text(("model", "threshold", "precision", "recall"),
+                                                                pr).encode()
         files["f1_models"][f"{safe_name(name)}.csv"] = csv_text(("model", "threshold", "f1"), f1).encode()
-    files["anatomy"]["fp.csv"] = csv_text(("model", "kind", "count"),
-                                          [(m, k, n) for m, kinds in fp_anatomy.items() for k, n in kinds.items()]).encode()
+    fp_rows = [(m, k, n) for m, kinds in fp_anatomy.items() for k, n in kinds.items()]
+    files["anatomy"]["fp.csv"] = csv_text(("model", "kind", "count"), fp_rows).encode()
     return files
 
 

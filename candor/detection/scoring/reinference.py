@@ -165,8 +165,8 @@ def compare_boxes(canonical: RawDetections, fresh: RawDetections, *, tol: Tolera
         unpaired=tuple(_explain(left, canonical, fresh, classes=classes, floor=floor, tol=tol)))
 
 
-def _explain(left: list[tuple[str, int]], canonical: RawDetections, fresh: RawDetections, *, classes: list[str], floor: float,
-             tol: Tolerance) -> list[Unpaired]:
+def _explain(left: list[tuple[str, int]], canonical: RawDetections, fresh: RawDetections, *, classes: list[str],
+             floor: float, tol: Tolerance) -> list[Unpaired]:
     """Unpaired boxes with their explanation (floor crossing, class flip) or ``None``."""
     files = {"canonical": canonical, "fresh": fresh}
     why: dict[tuple[str, int], str | None] = {}
@@ -189,8 +189,9 @@ def _explain(left: list[tuple[str, int]], canonical: RawDetections, fresh: RawDe
     out = []
     for side, i in left:
         f = files[side]
+        x1, y1, x2, y2 = (float(v) for v in f.boxes[i])
         out.append(Unpaired(frame=f.frames[int(f.frame[i])], cls=classes[int(f.cls[i])], side=side,
-                            box=tuple(float(v) for v in f.boxes[i]), score=float(f.score[i]), why=why[(side, i)]))
+                            box=(x1, y1, x2, y2), score=float(f.score[i]), why=why[(side, i)]))
     return out
 
 

@@ -18,8 +18,8 @@ from typing import NamedTuple
 import numpy as np
 
 from candor.common.errors import fail
-from candor.detection.frames import load_frames
 from candor.detection.detections_file import RawDetections
+from candor.detection.frames import load_frames
 from candor.detection.scoring.columns import GroundTruth
 from candor.detection.scoring.metrics import Scene
 from candor.detection.scoring.scope import ClassScope, OutOfScope, class_scope
@@ -63,7 +63,8 @@ def build_scene(*, data: Path, raw: RawDetections, input_hw: tuple[int, int], cl
     out = ~inside & ~gt.label_crowd
     oos = {c: i for i, c in enumerate(scope.out_of_scope)}
     outside = OutOfScope(classes=scope.out_of_scope, label_frame=gt.label_frame[out],
-                         label_class=np.array([oos[gt.classes[k]] for k in gt.label_class[out].tolist()], dtype=np.int64))
+                         label_class=np.array([oos[gt.classes[k]] for k in gt.label_class[out].tolist()],
+                                              dtype=np.int64))
     pos = {f: i for i, f in enumerate(wanted)}
     fmap = np.array([pos.get(f, -1) for f in raw.frames], dtype=np.int64)
     meta = {f: i for i, f in enumerate(info.frames)}

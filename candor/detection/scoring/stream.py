@@ -22,12 +22,12 @@ from candor.common.errors import fail
 from candor.detection.detections_file import RawDetections
 from candor.detection.scoring.anatomy import FP_KINDS, error_anatomy
 from candor.detection.scoring.box_quality import tp_box_errors
-from candor.detection.scoring.coco_ap import APMatches, match_for_ap
 from candor.detection.scoring.boxes import stable_key_order
+from candor.detection.scoring.clusters import ClusterBy
+from candor.detection.scoring.coco_ap import APMatches, match_for_ap
 from candor.detection.scoring.columns import DetectionTable
 from candor.detection.scoring.metrics import Scene, operating_point, score_detections, wrong_targets
 from candor.detection.scoring.scene import SceneInputs
-from candor.detection.scoring.clusters import ClusterBy
 from candor.detection.scoring.tally import Tally, frame_groups
 
 STRICT_IOU = 0.75
@@ -116,13 +116,14 @@ def score_stream(inputs: SceneInputs, chunks: Iterable[RawDetections], *, thresh
         seen[frames] = True
         sub, labels = sub_scene(scene, frames, order=order, start=start)
         cls = inputs.scope.model_to_class[chunk.cls]
-        served_nms = dict(nms_iou=nms_iou, match_iou=match_iou, agnostic=agnostic, max_det=max_det)
-        floor = score_detections(sub, frame=chunk.frame, cls=cls, boxes=chunk.boxes, score=chunk.score, **served_nms)
+        floor = score_detections(sub, frame=chunk.frame, cls=cls, boxes=chunk.boxes, score=chunk.score,
+                                 nms_iou=nms_iou, match_iou=match_iou, agnostic=agnostic, max_det=max_det)
         s = floor
         if agnostic or max_det is not None:        # thresholds first, as served
             above = chunk.score >= thresholds[cls]
             s = score_detections(sub, frame=chunk.frame[above], cls=cls[above], boxes=chunk.boxes[above],
-                                 score=chunk.score[above], **served_nms)
+                                 score=chunk.score[above], nms_iou=nms_iou, match_iou=match_iou, agnostic=agnostic,
+                                 max_det=max_det)
         op = operating_point(s, thresholds=thresholds)
         anatomy = error_anatomy(s, op)
         tally.add(s, op, wrong=wrong_targets(s, op, classes=critical_idx), anatomy=anatomy,

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from candor.common.errors import fail
 from candor.detection.config import DetectorParams, MatchParams, Thresholds
-from candor.detection.model_card import ModelCard
-from candor.detection.frames import load_frames
 from candor.detection.detections_file import iter_chunks, read_index
+from candor.detection.frames import load_frames
+from candor.detection.model_card import ModelCard
 from candor.detection.scoring.metrics import best_thresholds, threshold_grid
 from candor.detection.scoring.scene import build_scene
 from candor.detection.scoring.stream import score_stream

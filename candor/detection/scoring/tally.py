@@ -38,7 +38,16 @@ from candor.common.counts import Count
 from candor.detection.scoring.anatomy import FN_KINDS, FP_KINDS, Anatomy, error_anatomy
 from candor.detection.scoring.clusters import ClusterBy, ClusterTally, view_counts
 from candor.detection.scoring.metrics import (
-    RATE_GROUPS, Counts, Curve, OperatingPoint, Scene, Scored, band_names, confusion, size_at_input, wrong_targets,
+    RATE_GROUPS,
+    Counts,
+    Curve,
+    OperatingPoint,
+    Scene,
+    Scored,
+    band_names,
+    confusion,
+    size_at_input,
+    wrong_targets,
     zoom_key,
 )
 
@@ -132,12 +141,13 @@ class Tally:
             flat = ((g[sel] * n_c + c[sel]) * n_b + b[sel]) * n_k + k
             self.counts += np.bincount(flat, minlength=self.counts.size).reshape(self.counts.shape)
         if self.clusters is not None:
-            self._add_clusters(s, op, of_frame=of_frame, bands=(tp_band, det_band, lab_band))
+            self._add_clusters(self.clusters, s, op, of_frame=of_frame, bands=(tp_band, det_band, lab_band))
         s = s if curves is None else curves
         det_g = of_frame[s.frame]
         counted_det, counted_lab = det_g >= 0, (lab_g >= 0) & ~sc.label_crowd
         n_t = self.hist.shape[2]
-        scored = [(counted_det & (s.label >= 0), s.cls, s.score), (counted_det & (s.label < 0) & ~s.ignored, s.cls, s.score),
+        scored = [(counted_det & (s.label >= 0), s.cls, s.score),
+                  (counted_det & (s.label < 0) & ~s.ignored, s.cls, s.score),
                   (counted_lab, sc.label_class, s.label_score)]
         for k, (sel, c, score) in enumerate(scored):
             cell = np.searchsorted(self.thresholds, score[sel], side="right")
@@ -146,7 +156,7 @@ class Tally:
         if self.matrix is not None:
             self.matrix += confusion(s, op)
 
-    def _add_clusters(self, s: Scored, op: OperatingPoint, *, of_frame: np.ndarray,
+    def _add_clusters(self, clusters: ClusterTally, s: Scored, op: OperatingPoint, *, of_frame: np.ndarray,
                       bands: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
         """Each counted frame's ``(tp, fp, fn, 1)`` per view (micro, class, band) to the cluster sums."""
         sc = s.scene
@@ -163,7 +173,7 @@ class Tally:
                                 minlength=n_f * n_v * 4).reshape(n_f, n_v, 4)
         per_frame[:, :, 3] = 1
         counted = of_frame >= 0
-        self.clusters.add(per_frame[counted], group=of_frame[counted], session=sc.session[counted])  # type: ignore[union-attr]
+        clusters.add(per_frame[counted], group=of_frame[counted], session=sc.session[counted])
 
     def cluster_counts(self, *, splits: tuple[str, ...] | None, prefix: str) -> dict[str, Count]:
         """The counts block entries of the frames of ``splits`` (None: every frame), keyed
@@ -177,7 +187,8 @@ class Tally:
         n_c = len(self.classes)
         def totals(c: np.ndarray, frames: int) -> tuple[int, int, int, int]:
             return int(c[..., TP].sum()), int(c[..., FP].sum()), int(c[..., FN].sum()), frames
-        name, out = self.clusters.by, {}
+        name = self.clusters.by
+        out: dict[str, Count] = {}
         sums, held = self.clusters.sums_over(sel)
         frames = int(self.frames[sel].sum())
         views = [("micro", 0, totals(self.counts[sel], frames))]

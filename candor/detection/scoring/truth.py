@@ -33,9 +33,9 @@ from pathlib import Path
 import numpy as np
 
 from candor.common.errors import InputError, Problem, fail
+from candor.detection.scoring.class_names import class_name_problems
 from candor.detection.scoring.coco import read_coco
 from candor.detection.scoring.columns import GroundTruth
-from candor.detection.scoring.class_names import class_name_problems
 from candor.detection.scoring.yolo import read_classes, read_yolo
 
 LABELS = "labels"
@@ -67,7 +67,7 @@ def read_truth(data: Path, *, frames: Sequence[str], sizes: dict[str, tuple[int,
     yolo = read_yolo(data, frames=list(frames), sizes=sizes) if has_yolo else None
     if yolo is not None:
         check_class_names(yolo.classes, where=str(data / CLASSES))
-    if not has_coco:
+    if not has_coco and yolo is not None:      # without coco.json the YOLO labels are there (checked above)
         return Truth(gt=yolo, image_ids=None, category_ids=None)
     classes = yolo.classes if yolo else (read_classes(data / CLASSES) if (data / CLASSES).is_file() else None)
     full, img_map, cat_map = read_coco(data / COCO, classes=classes)
@@ -128,7 +128,8 @@ def frame_disagreement(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np
     coordinate difference smallest) unpaired box of ``b``, which must lie within ``tol``.
 
     >>> box = np.array([[0.0, 0, 10, 10]])
-    >>> frame_disagreement((np.array([0]), box), (np.array([0]), box + 0.4, np.array([False])), classes=("deer",), tol=1)
+    >>> frame_disagreement((np.array([0]), box), (np.array([0]), box + 0.4, np.array([False])),
+    ...                    classes=("deer",), tol=1)
     >>> frame_disagreement((np.array([0]), box), (np.array([0]), box + 2, np.array([False])), classes=("deer",), tol=1)
     'deer: box [0.0, 0.0, 10.0, 10.0] of the YOLO labels has no twin in coco.json'
     """
@@ -145,7 +146,8 @@ def frame_disagreement(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np
             d = np.where(free, np.abs(pb - box).max(axis=1), np.inf)
             j = int(np.argmin(d))
             if d[j] > tol:
-                return f"{classes[c]}: box {[round(float(v), 3) for v in box]} of the YOLO labels has no twin in coco.json"
+                return (f"{classes[c]}: box {[round(float(v), 3) for v in box]} of the YOLO labels "
+                        "has no twin in coco.json")
             free[j] = False
     return None
 

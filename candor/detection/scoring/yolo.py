@@ -8,7 +8,8 @@ file is a frame with no labels; a label file whose frame has no image is an erro
 never be read), and so is a line repeated in one file (an identical second box can never be
 matched: a silent extra miss). A label's index in its frame is its line's position among the
 label lines (0-based). YOLO has no crowd. Files are read as checked UTF-8
-(:func:`candor.common.tables.read_text`: a BOM is dropped, another encoding is an error). Every problem names the file and
+(:func:`candor.common.tables.read_text`: a BOM is dropped, another encoding is an error). Every problem names the file
+and
 line (``labels/a.txt:2``), what is wrong, what was expected and what was found.
 """
 from __future__ import annotations
