@@ -31,32 +31,40 @@ from __future__ import annotations
 import math
 from functools import cache
 
+import numpy as np
 from scipy.special import betainc, stdtrit
-
-from candor.stats.rates import min_split
 
 POWER = 0.8
 GRID = 1000             # detectable improvements are multiples of 1 / GRID
 
 
-def _binom_sf(k: int, n: int, p: float) -> float:
-    """P(Binom(n, p) >= k)."""
-    if k <= 0:
-        return 1.0
-    if k > n:
-        return 0.0
-    return float(betainc(k, n - k + 1, p))
-
-
-def _binom_pmf(k: int, n: int, p: float) -> float:
-    return _binom_sf(k, n, p) - _binom_sf(k + 1, n, p)
+def _binom_sf(k: np.ndarray, n: np.ndarray | int, p: float) -> np.ndarray:
+    """P(Binom(n, p) >= k), elementwise over integer arrays ``k`` (and ``n``)."""
+    k = np.asarray(k, dtype=np.int64)
+    n = np.broadcast_to(np.asarray(n, dtype=np.int64), k.shape)
+    out = np.where(k <= 0, 1.0, 0.0)
+    inside = (k > 0) & (k <= n)
+    out[inside] = betainc(k[inside], n[inside] - k[inside] + 1, p)
+    return out
 
 
 @cache
-def _critical(discordant: int, alpha: float) -> int | None:
-    """The least number of the ``discordant`` pairs that must favour B for the test to reach alpha."""
-    split = min_split(discordant, alpha)
-    return None if split is None else split[0]
+def _criticals(n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """The discordant counts ``D <= n`` at which the test can reach alpha, and ``c(D)`` for each: the least
+    B-only count whose exact McNemar p, ``min(1, 2 P(Binom(D, 1/2) >= c))`` for ``c > D/2``
+    (:func:`candor.stats.rates.mcnemar_p`, the same arithmetic), is at most alpha. One bisection
+    for every ``D`` at once (the p falls as ``c`` grows)."""
+    d = np.arange(n + 1, dtype=np.int64)
+    def reaches(c: np.ndarray) -> np.ndarray:
+        return np.minimum(1.0, 2.0 * betainc(c, d - c + 1, 0.5)) <= alpha
+    top = np.maximum(d, 1)
+    ok = (d > 0) & reaches(top)
+    lo, hi = d // 2, top.copy()                      # reaches(hi) where ok; c = d // 2 never does (p = 1 or more)
+    while (hi - lo > 1)[ok].any():
+        mid = (lo + hi) // 2
+        r = reaches(np.maximum(mid, 1)) & (mid > d // 2)
+        hi, lo = np.where(r, mid, hi), np.where(r, lo, mid)
+    return d[ok], hi[ok]
 
 
 def sign_test_power(n: int, discordance: float, improvement: float, *, alpha: float) -> float:
@@ -65,12 +73,11 @@ def sign_test_power(n: int, discordance: float, improvement: float, *, alpha: fl
         raise ValueError(f"need 0 < discordance <= 1 and 0 <= improvement <= discordance, got "
                          f"{discordance!r}, {improvement!r}")
     q = (discordance + improvement) / (2.0 * discordance)
-    total = []
-    for d in range(n + 1):
-        c = _critical(d, alpha)
-        if c is not None:
-            total.append(_binom_pmf(d, n, discordance) * _binom_sf(c, d, q))
-    return math.fsum(total)
+    ds, cs = _criticals(n, alpha)
+    if not len(ds):
+        return 0.0
+    pmf = _binom_sf(ds, n, discordance) - _binom_sf(ds + 1, n, discordance)     # P(D = d)
+    return math.fsum((pmf * _binom_sf(cs, ds, q)).tolist())
 
 
 def detectable(n: int, discordance: float, *, alpha: float, power: float = POWER) -> float | None:

@@ -61,3 +61,12 @@ def test_effective_pairs():
     se = 2 * math.sqrt(0.2 / 100)
     hi = float(stdtrit(9, 0.975)) * se
     assert effective_pairs(100, discordance=0.2, diff=0.0, diff_hi=hi, clusters=10, confidence=0.95) == 25
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.01, 0.2])
+def test_critical_counts_are_the_least_split_reaching_alpha(alpha):
+    from candor.stats.power import _criticals
+    from candor.stats.rates import min_split
+    ds, cs = _criticals(400, alpha)
+    expected = {d: s[0] for d in range(401) if (s := min_split(d, alpha)) is not None}
+    assert dict(zip(ds.tolist(), cs.tolist())) == expected
