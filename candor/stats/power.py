@@ -73,11 +73,17 @@ def sign_test_power(n: int, discordance: float, improvement: float, *, alpha: fl
         raise ValueError(f"need 0 < discordance <= 1 and 0 <= improvement <= discordance, got "
                          f"{discordance!r}, {improvement!r}")
     q = (discordance + improvement) / (2.0 * discordance)
-    ds, cs = _criticals(n, alpha)
+    ds, cs, pmf = _discordant(n, discordance, alpha)
     if not len(ds):
         return 0.0
-    pmf = _binom_sf(ds, n, discordance) - _binom_sf(ds + 1, n, discordance)     # P(D = d)
     return math.fsum((pmf * _binom_sf(cs, ds, q)).tolist())
+
+
+@cache
+def _discordant(n: int, discordance: float, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_criticals` and ``P(D = d)`` for each of those ``d`` (the same for every improvement)."""
+    ds, cs = _criticals(n, alpha)
+    return ds, cs, _binom_sf(ds, n, discordance) - _binom_sf(ds + 1, n, discordance)
 
 
 def detectable(n: int, discordance: float, *, alpha: float, power: float = POWER) -> float | None:
