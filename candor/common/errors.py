@@ -1,6 +1,6 @@
 """One shape for every user-facing error, and the exit codes of every stage.
 
-Exit codes (DESIGN.md): 0 ok; 1 the run finished but some calls failed (they are
+Exit codes (each stage's ``--help`` states them): 0 ok; 1 the run finished but some calls failed (they are
 recorded); 2 bad configuration or input (nothing was written).
 
 An :class:`InputError` says *what* failed, *where* (file, row, field or box),
