@@ -210,7 +210,7 @@ def compare_paired(a: Mapping[Case, int], b: Mapping[Case, int], *, unit: str, a
     (2, 1, 1, 1, 2, 1.0)
     """
     common = sorted(set(a) & set(b))
-    of = (lambda c: case_name(c)) if cluster_of is None else cluster_of.__getitem__
+    of = case_name if cluster_of is None else cluster_of.__getitem__
     sums: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])          # cluster -> [A, B, units]
     a_only = b_only = 0
     for c in common:
