@@ -20,16 +20,20 @@ import functools
 import math
 from collections.abc import Hashable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from candor.common.errors import InputError, Problem, fail
 from candor.common.tables import read_text
 from candor.common.urls import redact_urls
 
 M = TypeVar("M", bound=BaseModel)
+
+# A probability strictly between 0 and 1 (a confidence level, an alpha, a power, a discordance):
+# the one check, for params (a pydantic field type) and for argv (:func:`check_probability`).
+Probability = Annotated[float, Field(gt=0.0, lt=1.0, allow_inf_nan=False)]
 
 DEFAULT_PARAMS = Path("params.yaml")
 
@@ -163,3 +167,18 @@ def read_params(path: str | Path = DEFAULT_PARAMS) -> dict[str, Any]:
 def section(model: type[M], name: str, *, path: str | Path = DEFAULT_PARAMS) -> M:
     """Load and validate section ``name`` of the params file (missing section: model defaults)."""
     return validate(model, read_params(path).get(name, {}), where=f"{path}:{name}")
+
+
+def check_probability(value: float, *, where: str) -> float:
+    """``value`` when it is a :data:`Probability`, else an InputError naming ``where``.
+
+    >>> check_probability(0.05, where="--alpha")
+    0.05
+    >>> check_probability(1.0, where="--alpha")
+    Traceback (most recent call last):
+    ...
+    candor.common.errors.InputError: --alpha: must be strictly between 0 and 1 (got 1.0)
+    """
+    if not 0.0 < value < 1.0:
+        raise fail(where, "must be strictly between 0 and 1", got=value)
+    return value
