@@ -27,7 +27,7 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from candor.common.atomic import write_json, write_text
+from candor.common.atomic import remove_others, write_json, write_text
 from candor.common.errors import InputError, fail, run_main
 from candor.common.manifest import MANIFEST_NAME
 from candor.common.params import DEFAULT_PARAMS, section
@@ -55,11 +55,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     wanted = ({f"data-{k}.json": v for k, v in sets.items()} | {f"model-{k}.json": v for k, v in cards.items()}
               | detection)
-    for stale in out.glob("*.json"):
-        if stale.name not in wanted:
-            stale.unlink()
     for name, record in wanted.items():
         write_json(out / name, record)
+    remove_others(out, keep=wanted)
     log.info("verified %d data set(s), %d model(s)", len(sets), len(cards))
     return 0
 

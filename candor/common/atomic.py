@@ -126,10 +126,20 @@ def replace_dir_files(root: str | os.PathLike[str], files: dict[str, bytes], *, 
     for rel, blob in files.items():
         with atomic_path(root / rel) as tmp:
             tmp.write_bytes(blob)
-    if clean and root.is_dir():
-        wanted = {(root / r).resolve() for r in files}
-        for p in sorted(root.rglob("*"), reverse=True):
-            if p.is_file() and p.resolve() not in wanted:
-                p.unlink()
-            elif p.is_dir() and not any(p.iterdir()):
-                p.rmdir()
+    if clean:
+        remove_others(root, keep=files)
+
+
+def remove_others(root: str | os.PathLike[str], *, keep: Iterable[str]) -> None:
+    """Remove every file under ``root`` but ``keep`` (paths relative to ``root``), then the folders
+    left empty: what a stage does after writing an output folder it owns, so a file of an earlier
+    run (a model or candidate since removed from params) does not linger as if it were current."""
+    root = Path(root)
+    if not root.is_dir():
+        return
+    wanted = {(root / r).resolve() for r in keep}
+    for p in sorted(root.rglob("*"), reverse=True):
+        if p.is_file() and p.resolve() not in wanted:
+            p.unlink()
+        elif p.is_dir() and not any(p.iterdir()):
+            p.rmdir()
