@@ -29,6 +29,7 @@ from typing import Any
 
 from candor.common.counts import read_counts
 from candor.common.errors import InputError, Problem, fail
+from candor.common.rounding import rounded
 from candor.common.tables import read_json, read_text
 from candor.review.params import MIN_SESSIONS, StatsParams
 from candor.review.stats_file import Comparisons, Presence, StatsFile
@@ -36,7 +37,6 @@ from candor.stats.multiple import family, holm_by_family
 from candor.stats.outcomes import int_cell, parse_tables, table_paths
 from candor.stats.paired import compare_paired
 from candor.stats.rates import Rate, interval, min_k0
-from candor.stats.records import r6
 from candor.stats.units import DETECTION_TABLES, ClusterBy, Units, units_from_tables
 
 
@@ -193,8 +193,8 @@ def benches(tables: Mapping[str, list[dict[str, object]]], clusters: Mapping[str
             split["frames"] = len(split["frames"])
             for models in split["sessions"].values():
                 for acc in models.values():
-                    acc["precision"] = r6(acc["tp"] / (acc["tp"] + acc["fp"])) if acc["tp"] + acc["fp"] else None
-                    acc["recall"] = r6(acc["tp"] / (acc["tp"] + acc["fn"])) if acc["tp"] + acc["fn"] else None
+                    acc["precision"] = rounded(acc["tp"] / (acc["tp"] + acc["fp"])) if acc["tp"] + acc["fp"] else None
+                    acc["recall"] = rounded(acc["tp"] / (acc["tp"] + acc["fn"])) if acc["tp"] + acc["fn"] else None
         out[f"detection.{name}"] = {"cluster": by, "splits": {k: splits[k] for k in sorted(splits)}}
     return out
 
