@@ -39,6 +39,7 @@ from scipy.special import stdtrit
 
 from candor.common.counts import Count, Estimate, clusters_of
 from candor.common.rounding import rounded
+from candor.stats.multiple import holm_by_family
 from candor.stats.rates import Rate, interval, min_k0, ratio_variance, wilson
 from candor.stats.records import decoded, p6
 from candor.stats.signflip import signflip_p
@@ -248,3 +249,11 @@ def compare_paired(a: Mapping[Case, int], b: Mapping[Case, int], *, unit: str, a
                   alpha=alpha, min_k0=min_k0(alpha, n=len(sums)), verdict=verdict_of(favour_b, p, alpha=alpha),
                   only_in_a=tuple(case_name(c) for c in sorted(set(a) - set(b))),
                   only_in_b=tuple(case_name(c) for c in sorted(set(b) - set(a))))
+
+
+def holm_adjusted(records: Mapping[tuple[str, str], Paired]) -> dict[tuple[str, str], Paired]:
+    """Each ``(metric, candidate)`` comparison with its Holm-adjusted p within its family and
+    candidate, and the verdict that p gives (:func:`candor.stats.multiple.holm_by_family`); a
+    comparison whose metric belongs to no family is returned as it is."""
+    adjusted = holm_by_family({key: rec.p for key, rec in records.items()})
+    return {key: rec.adjusted(adjusted[key]) if key in adjusted else rec for key, rec in records.items()}
