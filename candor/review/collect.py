@@ -207,8 +207,8 @@ def build_stats(inputs: Inputs, *, params: StatsParams, refs: Mapping[str, str])
         confidence=params.confidence, alpha=params.alpha, min_k0=min_k0(params.alpha),
         reference=dict(refs), inputs=dict(sorted(inputs.presence.items())),
         rates=rates_from_counts(inputs.metrics, confidence=params.confidence),
-        paired=adjusted_comparisons(paired_stats(units_from_tables(inputs.tables, clusters=clusters), refs, alpha=params.alpha,
-                                      confidence=params.confidence)),
+        paired=adjusted_comparisons(paired_stats(units_from_tables(inputs.tables, clusters=clusters), refs,
+                                                 alpha=params.alpha, confidence=params.confidence)),
         cluster={f"detection.{n}": c for n, c in clusters.items()} | {"fields": params.cluster.fields},
         benches=benches(inputs.tables, clusters),
     )
