@@ -1,0 +1,199 @@
+"""candor/review/gate_files.py: the release gate from files (``<outcomes>/<set>/`` tables, each
+model's detection metrics, the candidate's latency diagnostic and model card), on tiny tables
+written in ``tmp_path`` with hand-computed criteria; the names ``gate`` declares are checked first."""
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from candor.common.errors import InputError
+from candor.detection.config import DetectorParams
+from candor.review.gate import GateResult
+from candor.review.gate_files import TABLES, check_gate, gate_from_files, write_gate
+from candor.review.gate_views import GateSettings, MatchView, StatsView
+from candor.review.params import Cluster, GateParams
+
+SHA = "c" * 64
+N = 6          # frames f0..f5, in sessions s0, s1, s2 (frame i in session s<i mod 3>)
+
+
+def settings(*, cluster: str = "frame", **gate) -> GateSettings:
+    """Reference ``r`` against candidate ``c`` on set ``s``; ``deer`` critical, 2 labels qualify it."""
+    gp = {"set": "s", "reference": "r", "candidate": "c", "max_recall_drop": 0.5} | gate
+    return GateSettings(gate=GateParams(**gp), stats=StatsView(cluster=Cluster(detection=cluster)),
+                        match=MatchView(critical=["deer"], min_support=2),
+                        detector=DetectorParams(sets={"s": ["r", "c"], "other": ["x"]}), where="p.yaml")
+
+
+def write_inputs(root: Path, *, tables=TABLES, wrong=(2, 1)) -> dict[str, Path]:
+    """Per frame: ``r`` has TP 1, FP 1, FN 1, ``c`` TP 2, FP 0, FN 0; two labels per frame, ``deer``
+    found by both, ``tree`` only by ``c``. So by hand: precision 6/12 = 0.5 vs 12/12 = 1, recall
+    0.5 vs 1, each frame favouring ``c``: sign-flip p = 2 / 2**6 = 0.03125 (by frame)."""
+    folder = root / "outcomes" / "s"
+    folder.mkdir(parents=True)
+    frames = ["frame,split,session,zoom,model,tp,fp,fn"] + [
+        f"f{i},test,s{i % 3},1.0,{m},{row}" for i in range(N) for m, row in (("r", "1,1,1"), ("c", "2,0,0"))]
+    labels = ["frame,split,label,class,model,found"] + [
+        f"f{i},test,{lab},{cls},{m},{int(cls == 'deer' or m == 'c')}"
+        for i in range(N) for lab, cls in (("0", "deer"), ("1", "tree")) for m in ("r", "c")]
+    for name, lines in zip(TABLES, (frames, labels)):
+        if name in tables:
+            (folder / name).write_text("\n".join(lines) + "\n")
+    det = root / "detection" / "s"
+    det.mkdir(parents=True)
+    for model, w in zip(("r", "c"), wrong):
+        if w is not None:
+            (det / f"{model}.json").write_text(json.dumps({"test": {"critical": {"total": {"wrong": w}}},
+                                                           "dev": {"critical": {"total": {"wrong": 99}}}}))
+    models = root / "models"
+    models.mkdir()
+    (models / "c.yaml").write_text(f"onnx: c.onnx\nsha256: {SHA}\n")
+    lat = root / "latency" / "s"
+    lat.mkdir(parents=True)
+    (lat / "c.json").write_text(json.dumps({"onnx_sha256": SHA, "end_to_end": {"p95_ms": 120.5}}))
+    return {"outcomes": root / "outcomes", "detection": root / "detection", "models": models,
+            "latency": root / "latency"}
+
+
+def gate(tmp_path: Path, s: GateSettings | None = None, *, latency: bool = False, **inputs) -> GateResult:
+    paths = write_inputs(tmp_path, **inputs)
+    return gate_from_files(s or settings(), outcomes=paths["outcomes"], detection=paths["detection"],
+                           models=paths["models"], latency=paths["latency"] if latency else None)
+
+
+def test_the_gate_from_complete_files(tmp_path):
+    """Every criterion evaluated from the files, with the hand values of :func:`write_inputs`;
+    without ``latency`` (the pipeline's run) the latency criterion is not evaluated."""
+    g = gate(tmp_path)
+    c = g.criteria
+    assert (g.set, g.reference, g.candidate, g.split, g.cluster) == ("s", "r", "c", "test", "frame")
+    assert c["same_frames_and_labels"].status == "pass"
+    assert (c["micro_precision_higher"].reference, c["micro_precision_higher"].candidate) == (0.5, 1.0)
+    assert c["micro_precision_higher"].p == c["micro_recall_higher"].p == 0.03125
+    assert {n: c[n].status for n in ("micro_precision_higher", "micro_recall_higher")} == \
+        {"micro_precision_higher": "pass", "micro_recall_higher": "pass"}
+    # deer: found by both on 6 frames, drop bounded by Wilson's upper bound of 0 of 6 (0.390) < 0.5
+    assert c["critical_recall_non_inferior"].status == "pass"
+    assert g.per_class["deer"].max_drop == pytest.approx(0.390334, abs=1e-6)
+    assert (c["wrong_targets_no_increase"].reference, c["wrong_targets_no_increase"].candidate) == (2, 1)
+    assert c["wrong_targets_no_increase"].status == "pass"              # the test split's, not dev's 99
+    assert c["latency_p95"].status == "not evaluated" and g.failed == ["latency_p95"]
+
+
+def test_the_latency_measured_on_the_current_model_file_counts(tmp_path):
+    """With ``latency`` given, the candidate's p95 is read when its ONNX sha is the card's."""
+    g = gate(tmp_path, latency=True)
+    assert (g.criteria["latency_p95"].status, g.criteria["latency_p95"].candidate) == ("pass", 120.5)
+    assert g.passed
+
+
+def test_a_latency_measured_on_another_model_file_is_not_used(tmp_path, caplog):
+    """A diagnostic of another ONNX sha (the card changed since ``make latency``) is stale: not used."""
+    paths = write_inputs(tmp_path)
+    (paths["models"] / "c.yaml").write_text(f"onnx: c.onnx\nsha256: {'d' * 64}\n")
+    with caplog.at_level(logging.WARNING, logger="candor.gate"):
+        g = gate_from_files(settings(), latency=paths["latency"], **{k: paths[k] for k in ("outcomes", "detection",
+                                                                                           "models")})
+    assert (g.criteria["latency_p95"].status, g.criteria["latency_p95"].candidate) == ("not evaluated", None)
+    assert "measured on another model file" in caplog.text and "rerun: make latency" in caplog.text
+
+
+def test_a_latency_without_a_model_card_is_not_used(tmp_path):
+    """No card for the candidate: its model file is unknown, so no latency figure can be trusted."""
+    paths = write_inputs(tmp_path)
+    (paths["models"] / "c.yaml").unlink()
+    g = gate_from_files(settings(), **paths)
+    assert g.criteria["latency_p95"].status == "not evaluated"
+
+
+def test_a_malformed_latency_file_names_it(tmp_path):
+    """A latency file that is not a diagnostic is an InputError naming it."""
+    paths = write_inputs(tmp_path)
+    (paths["latency"] / "s" / "c.json").write_text('{"p95_ms": 3}')
+    with pytest.raises(InputError, match=r"latency/s/c.json: not a latency diagnostic"):
+        gate_from_files(settings(), **paths)
+
+
+@pytest.mark.parametrize("absent", TABLES)
+def test_an_absent_table_leaves_the_criteria_that_need_it_not_evaluated(tmp_path, caplog, absent):
+    """Without the per-frame or per-label table the outcome criteria are ``not evaluated`` (so the
+    gate fails, never passes by default); the wrong-targets criterion is still evaluated; the
+    absent table is logged."""
+    with caplog.at_level(logging.WARNING, logger="candor.gate"):
+        g = gate(tmp_path, tables=[t for t in TABLES if t != absent])
+    outcome = ("same_frames_and_labels", "micro_precision_higher", "micro_recall_higher", "micro_f1_higher",
+               "critical_recall_non_inferior")
+    assert {n: g.criteria[n].status for n in outcome} == dict.fromkeys(outcome, "not evaluated")
+    assert g.criteria["wrong_targets_no_increase"].status == "pass" and g.per_class == {}
+    assert not g.passed and f"s/{absent} is absent" in caplog.text
+
+
+@pytest.mark.parametrize("wrong,status", [((2, 3), "fail"), ((2, 2), "pass"), ((None, 1), "not evaluated"),
+                                          ((2, None), "not evaluated")])
+def test_wrong_targets_come_from_each_models_detection_metrics(tmp_path, wrong, status):
+    """``<detection>/<set>/<model>.json``'s ``test.critical.total.wrong``; an absent file: not evaluated."""
+    assert gate(tmp_path, wrong=wrong).criteria["wrong_targets_no_increase"].status == status
+
+
+def test_units_cluster_as_stats_cluster_declares_for_the_set(tmp_path):
+    """``stats.cluster.detection: session``: the 6 frames fall in 3 sessions, so the precision test is
+    3-0 sessions, p = 2 / 2**3 = 0.25: not shown at alpha 0.05."""
+    g = gate(tmp_path, settings(cluster="session"))
+    crit = g.criteria["micro_precision_higher"]
+    assert g.cluster == "session" and crit.p == 0.25 and crit.status == "fail"
+    assert crit.candidate_rate is not None and crit.candidate_rate.clusters == 3
+
+
+def test_a_malformed_outcome_table_names_the_file_row_and_column(tmp_path):
+    """The tables are read by the contract's reader: a bad cell is an InputError naming it."""
+    paths = write_inputs(tmp_path)
+    f = paths["outcomes"] / "s" / TABLES[0]
+    f.write_text(f.read_text().replace("f0,test,s0,1.0,r,1,1,1", "f0,test,s0,1.0,r,one,1,1"))
+    with pytest.raises(InputError, match=r"outcomes/s/detection-frames.csv:2:tp: bad value"):
+        gate_from_files(settings(), **paths)
+
+
+@pytest.mark.parametrize("gp,where,what", [
+    ({"set": "birds"}, "p.yaml:gate.set", "unknown detection set"),
+    ({"reference": "x"}, "p.yaml:gate.reference", "not a model of detection set 's'"),   # x is of another set
+    ({"candidate": "c2"}, "p.yaml:gate.candidate", "not a model of detection set 's'"),
+    ({"split": "train"}, "p.yaml:gate.split", "unknown split"),
+])
+def test_an_unknown_gate_name_is_an_input_error_naming_the_key(tmp_path, gp, where, what):
+    """``gate.set``, ``gate.reference``, ``gate.candidate``, ``gate.split``: an unknown name is an input
+    error naming the params key, before any file is read (never a silently failed gate)."""
+    s = settings(**gp)
+    with pytest.raises(InputError) as info:
+        check_gate(s.gate, s.detector, where=s.where)
+    assert [(p.where, p.what) for p in info.value.problems] == [(where, what)]
+    with pytest.raises(InputError, match=where):
+        gate_from_files(s, outcomes=tmp_path / "none", detection=tmp_path / "none", models=tmp_path / "none",
+                        latency=None)
+
+
+def test_every_unknown_name_is_reported_at_once():
+    """A wrong reference, candidate and split: three problems in one error, each with what was expected."""
+    s = settings(reference="a", candidate="b", split="final")
+    with pytest.raises(InputError) as info:
+        check_gate(s.gate, s.detector, where="p.yaml")
+    assert [p.where for p in info.value.problems] == ["p.yaml:gate.reference", "p.yaml:gate.candidate",
+                                                      "p.yaml:gate.split"]
+    assert [p.expected for p in info.value.problems] == ["one of: r, c", "one of: r, c", "dev or test"]
+    assert check_gate(settings().gate, settings().detector, where="p.yaml") is None
+
+
+@pytest.mark.parametrize("latency,verdict", [(True, "PASSED"), (False, "FAILED")])
+def test_write_gate_writes_gate_json_and_logs_the_verdict(tmp_path, caplog, latency, verdict):
+    """``gate.json`` is the result's stored form, read back by :meth:`GateResult.from_json`."""
+    g = gate(tmp_path, latency=latency)
+    out = tmp_path / "metrics" / "gate.json"
+    with caplog.at_level(logging.INFO, logger="candor.gate"):
+        write_gate(g, out)
+    doc = json.loads(out.read_text())
+    assert doc == g.as_json() and doc["passed"] is latency
+    assert GateResult.from_json(doc, where=str(out)).as_json() == doc
+    assert f"gate {verdict} -> {out}" in caplog.text
+    assert ("all criteria met" in caplog.text) is latency and ("latency_p95" in caplog.text) is not latency
