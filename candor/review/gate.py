@@ -224,11 +224,16 @@ def ratio_difference(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]],
     The difference is linearised per cluster, ``u_g = (x_g^B - R_B y_g^B) / Y_B - (x_g^A - R_A
     y_g^A) / Y_A``, ``var = G / (G - 1) sum u_g**2``; the interval is Student's t with ``G - 1``
     degrees of freedom and ``p`` its two-sided t p-value (an approximation, used where no exact
-    paired test exists: F1). ``None`` where undefined (no units; no interval under 2 clusters).
+    paired test exists: F1), never below ``2 ** (1 - G)``: the smallest p an exact paired test
+    over ``G`` clusters can give (all ``G`` favouring one side), so that a few clusters that
+    moved alike (no spread, ``se = 0``) are not read as certainty; there the interval is
+    ``None``. ``None`` where undefined (no units; no interval under 2 clusters).
 
     >>> d, lo, hi, p = ratio_difference([(1, 2), (1, 2)], [(2, 2), (1, 2)], confidence=0.95)
     >>> (d, round(lo, 3), round(hi, 3), round(p, 3))
     (0.25, -2.927, 3.427, 0.5)
+    >>> ratio_difference([(1, 2)] * 3, [(2, 2)] * 3, confidence=0.95)     # three frames alike
+    (0.5, None, None, 0.25)
     """
     ya, yb = sum(y for _, y in a), sum(y for _, y in b)
     if not ya or not yb:
@@ -239,10 +244,12 @@ def ratio_difference(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]],
         return diff, None, None, None
     u = [(xb - rb * yb_g) / yb - (xa - ra * ya_g) / ya for (xa, ya_g), (xb, yb_g) in zip(a, b)]
     se = math.sqrt(g / (g - 1) * math.fsum(x * x for x in u))
-    half = float(stdtrit(g - 1, 0.5 + 0.5 * confidence)) * se
+    floor = 2.0 ** (1 - g)
     if se == 0:                         # every cluster moved alike: no spread to weigh the difference against
-        return diff, diff, diff, 1.0 if diff == 0 else 0.0
-    return diff, diff - half, diff + half, 1.0 if diff == 0 else min(1.0, 2.0 * float(stdtr(g - 1, -abs(diff) / se)))
+        return diff, None, None, 1.0 if diff == 0 else floor
+    half = float(stdtrit(g - 1, 0.5 + 0.5 * confidence)) * se
+    p = 1.0 if diff == 0 else min(1.0, max(floor, 2.0 * float(stdtr(g - 1, -abs(diff) / se))))
+    return diff, diff - half, diff + half, p
 
 
 def _higher(name: str, a: float | None, b: float | None, *, shown: bool | None, declared: str,

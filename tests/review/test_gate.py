@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from candor.common.errors import InputError, run_main
-from candor.review.gate import GateResult, evaluate_gate, find_wrong_targets, latency_p95
+from candor.review.gate import GateResult, evaluate_gate, find_wrong_targets, latency_p95, ratio_difference
 from candor.review.gate_views import MatchView, StatsView
 from candor.review.params import GateParams
 from candor.stats.rates import wilson
@@ -318,3 +318,21 @@ def test_an_unknown_gate_set_model_or_split_exits_2_naming_the_key(tmp_path, cap
     assert run_main(main, argv) == 2
     assert where in capsys.readouterr().err
     assert not (tmp_path / "gate.json").exists()
+
+
+@pytest.mark.parametrize("g", [2, 3, 6, 10])
+def test_ratio_difference_never_claims_more_than_g_clusters_can(g):
+    """Frames that all moved alike (no spread: se = 0) give p = 2**(1 - G), the exact sign-flip p of
+    G clusters all favouring B, and no interval: a t test with zero variance would say p = 0, and
+    a gate reading it would pass on two frames."""
+    d, lo, hi, p = ratio_difference([(1, 2)] * g, [(2, 2)] * g, confidence=0.95)
+    assert (d, lo, hi, p) == (0.5, None, None, 2.0 ** (1 - g))
+
+
+def test_ratio_difference_floors_a_small_t_p_at_the_exact_minimum():
+    """Three clusters with a large, nearly constant gain: Student's t gives p well under 0.25, but no
+    paired test over 3 clusters can give less than 2**-2 = 0.25."""
+    a = [(10, 20), (10, 20), (10, 20)]
+    b = [(19, 20), (20, 20), (19, 20)]
+    d, lo, hi, p = ratio_difference(a, b, confidence=0.95)
+    assert p == 0.25 and lo is not None and lo > 0
