@@ -71,8 +71,8 @@ def gate_from_files(settings: GateSettings, *, outcomes: Path, detection: Path, 
         p95 = latency_p95(read_json(latency_file, hint="rerun: make latency"), where=latency_file.as_posix(),
                           onnx_sha256=card_sha)
         if p95 is None:
-            log.warning("%s was measured on another model file than %s: not used (rerun: make latency)",
-                        latency_file, card_file)
+            why = "was measured on another model file than" if card_sha else "cannot be tied to a model card: no"
+            log.warning("%s %s %s: not used (rerun: make latency)", latency_file, why, card_file)
     cluster = sp.cluster.detection_of(gp.set)
     frames = tables.get(TABLES[0])
     return evaluate_gate(frames=frames, labels=tables.get(TABLES[1]), wrong_targets=wrong,

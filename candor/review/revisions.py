@@ -10,12 +10,18 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from candor.common.errors import fail
+from candor.common.tables import decode_text, read_text
 
 WORKSPACE = "workspace"
 
 
 def _git(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+
+
+def _git_bytes(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """Git's output as bytes: file contents and names decoded by the caller, never by the locale."""
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
 
 
 def resolve_revision(rev: str, *, repo: Path) -> str:
@@ -37,12 +43,13 @@ def resolve_revision(rev: str, *, repo: Path) -> str:
 
 
 def read_at(rev: str, path: str, *, repo: Path) -> str | None:
-    """The text of ``path`` at ``rev`` (a SHA or :data:`WORKSPACE`); ``None`` when absent there."""
+    """The UTF-8 text of the file ``path`` at ``rev`` (a SHA or :data:`WORKSPACE`); ``None`` when no
+    file is there (absent, or a folder). Text that is not UTF-8 is an InputError naming ``rev:path``."""
     if rev == WORKSPACE:
         p = repo / path
-        return p.read_text(encoding="utf-8") if p.is_file() else None
-    got = _git(["show", f"{rev}:{path}"], repo)
-    return got.stdout if got.returncode == 0 else None
+        return read_text(p, expected="a UTF-8 text file") if p.is_file() else None
+    got = _git_bytes(["cat-file", "blob", f"{rev}:{path}"], repo)
+    return decode_text(got.stdout, where=f"{rev}:{path}") if got.returncode == 0 else None
 
 
 def folders_at(rev: str, path: str, *, repo: Path) -> list[str]:
@@ -50,5 +57,8 @@ def folders_at(rev: str, path: str, *, repo: Path) -> list[str]:
     if rev == WORKSPACE:
         p = repo / path
         return sorted(d.name for d in p.iterdir() if d.is_dir()) if p.is_dir() else []
-    got = _git(["ls-tree", "-d", "--name-only", rev, f"{path.rstrip('/')}/"], repo)
-    return sorted(line.rsplit("/", 1)[-1] for line in got.stdout.splitlines()) if got.returncode == 0 else []
+    got = _git_bytes(["ls-tree", "-d", "-z", "--name-only", rev, f"{path.rstrip('/')}/"], repo)
+    if got.returncode != 0:
+        return []
+    names = (decode_text(n, where=f"{rev}:{path}").rsplit("/", 1)[-1] for n in got.stdout.split(b"\0") if n)
+    return sorted(names)

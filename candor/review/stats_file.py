@@ -59,7 +59,7 @@ class StatsFile:
     @property
     def absent(self) -> list[str]:
         """Inputs that were absent (their track is not measured), sorted."""
-        return [p for p, state in self.inputs.items() if state == "absent"]
+        return sorted(p for p, state in self.inputs.items() if state == "absent")
 
     def as_json(self) -> dict[str, Any]:
         """The stored form, keys sorted within each section."""

@@ -101,12 +101,15 @@ def test_a_latency_measured_on_another_model_file_is_not_used(tmp_path, caplog):
     assert "measured on another model file" in caplog.text and "rerun: make latency" in caplog.text
 
 
-def test_a_latency_without_a_model_card_is_not_used(tmp_path):
-    """No card for the candidate: its model file is unknown, so no latency figure can be trusted."""
+def test_a_latency_without_a_model_card_is_not_used(tmp_path, caplog):
+    """No card for the candidate: its model file is unknown, so no latency figure can be trusted;
+    the warning says the card is missing (not that another model file was measured)."""
     paths = write_inputs(tmp_path)
     (paths["models"] / "c.yaml").unlink()
-    g = gate_from_files(settings(), **paths)
+    with caplog.at_level(logging.WARNING, logger="candor.gate"):
+        g = gate_from_files(settings(), **paths)
     assert g.criteria["latency_p95"].status == "not evaluated"
+    assert "cannot be tied to a model card: no" in caplog.text and "another model file" not in caplog.text
 
 
 def test_a_malformed_latency_file_names_it(tmp_path):

@@ -103,3 +103,35 @@ def test_folders_at_a_revision_and_the_workspace(repo):
     assert folders_at(WORKSPACE, "metrics/outcomes", repo=root) == ["aaa", "detector", "night"]
     assert folders_at(WORKSPACE, "metrics/none", repo=root) == []
     assert folders_at(WORKSPACE, "metrics/stats.json", repo=root) == []
+
+
+@pytest.mark.parametrize("rev", ["first", WORKSPACE])
+def test_read_at_a_folder_is_no_file(repo, rev):
+    """A folder where a file was asked for is "no file there" at a revision as in the workspace
+    (``git show`` would print the folder's listing as if it were the file)."""
+    root = Path(repo["root"])
+    assert read_at(repo.get(rev, rev), "metrics/outcomes", repo=root) is None
+
+
+def test_a_file_that_is_not_utf8_at_a_revision_is_named(repo):
+    """Bytes that are not UTF-8 are an InputError naming ``rev:path`` and the byte, whatever the
+    machine's locale (git's output is decoded by the reader, not by the locale)."""
+    root = Path(repo["root"])
+    (root / "latin.csv").write_bytes("caf\xe9\n".encode("latin-1"))
+    git(root, "add", "latin.csv")
+    git(root, "commit", "-q", "-m", "latin")
+    head = git(root, "rev-parse", "HEAD")
+    with pytest.raises(InputError, match=rf"{head}:latin.csv: not UTF-8 text \(byte 3"):
+        read_at(head, "latin.csv", repo=root)
+
+
+def test_folders_at_a_revision_keep_non_ascii_names(repo):
+    """Folder names come back as written (git quotes them in its default output)."""
+    root = Path(repo["root"])
+    (root / "metrics" / "outcomes" / "café").mkdir()
+    (root / "metrics" / "outcomes" / "café" / "t.csv").write_text("frame\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "accent")
+    head = git(root, "rev-parse", "HEAD")
+    assert folders_at(head, "metrics/outcomes", repo=root) == folders_at(WORKSPACE, "metrics/outcomes", repo=root)
+    assert "café" in folders_at(head, "metrics/outcomes", repo=root)

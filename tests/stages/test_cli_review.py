@@ -92,3 +92,14 @@ def test_an_unknown_section_names_the_file_and_the_nearest_section(tmp_path):
         read_gate_settings(path)
     (problem,) = info.value.problems
     assert problem.where == f"{path}:gates" and "did you mean 'gate'?" in problem.what
+
+
+@pytest.mark.parametrize("text, key", [("stats:\n  confidance: 0.9\n", "stats.confidance"),
+                                       ("match:\n  critcal: [deer]\n", "match.critcal")])
+def test_a_misspelled_key_of_a_viewed_section_is_named(tmp_path, text, key):
+    """The gate reads only some keys of ``stats`` and ``match``, but a typo elsewhere in them is
+    still an error naming the file and key (the owners' models validate the whole section)."""
+    p = tmp_path / "params.yaml"
+    p.write_text(text)
+    with pytest.raises(InputError, match=key):
+        read_gate_settings(str(p))
