@@ -446,7 +446,6 @@ NOT_YET_MIRRORED: tuple[str, ...] = (
     "candor.review.stats_file",
     "candor.stats.records",
     "stages.coco_eval",
-    "stages.compare",
     "stages.detect",
     "stages.figures",
     "stages.gate",
