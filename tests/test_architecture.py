@@ -448,7 +448,6 @@ NOT_YET_MIRRORED: tuple[str, ...] = (
     "stages.coco_eval",
     "stages.detect",
     "stages.figures",
-    "stages.gate",
     "stages.latency",
     "stages.suggest_thresholds",
     "stages.sweep_table",
