@@ -450,7 +450,6 @@ NOT_YET_MIRRORED: tuple[str, ...] = (
     "stages.figures",
     "stages.latency",
     "stages.suggest_thresholds",
-    "stages.sweep_table",
 )
 
 
