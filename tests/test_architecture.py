@@ -294,7 +294,8 @@ def test_no_code_imports_an_entry_point():
 
 def test_a_stage_imports_no_other_stage_but_cli_glue():
     """A stage never imports another stage; it may import a CLI-glue module ``stages/cli_*.py`` (argument
-    sets a track's stages share), and a glue module imports no stage."""
+    sets a track's stages share), and a glue module imports nothing of ``stages/`` (no stage, no other
+    glue: one level, so a stage's argv is at most one file away)."""
     assert not (bad := stages_import_only_glue(EDGES)), shown(bad)
 
 
@@ -353,7 +354,8 @@ Rule = Callable[[list[Edge]], list]
     (nothing_imports_a_stage, [e("candor.review.report", "stages.stats"), e("tools.demo.card", "stages"),
                                e("bench.run", "stages.detect")],
      [e("stages.stats", "candor.review.report"), e("tests.test_x", "stages.stats")]),
-    (stages_import_only_glue, [e("stages.gate", "stages.stats"), e("stages.cli_lots", "stages.identify")],
+    (stages_import_only_glue, [e("stages.gate", "stages.stats"), e("stages.cli_lots", "stages.identify"),
+                               e("stages.cli_lots", "stages.cli_common")],
      [e("stages.identify", "stages.cli_lots"), e("stages.gate", "candor.review.gate")]),
 ])
 def test_every_rule_reports_a_forbidden_edge(rule: Rule, bad: list[Edge], good: list[Edge]):
@@ -463,6 +465,13 @@ def mirror(path: Path) -> Path:
 def mirrored_modules() -> dict[str, Path]:
     """Every module that must have its own test file, by name (package ``__init__`` files excluded)."""
     return {name: p for name, p in modules(ROOT, ["candor", "stages"]).items() if p.name != "__init__.py"}
+
+
+def test_mirror_names_the_test_file_of_a_module_and_of_a_stage():
+    assert mirror(ROOT / "candor" / "common" / "atomic.py") == ROOT / "tests" / "common" / "test_atomic.py"
+    assert mirror(ROOT / "candor" / "detection" / "scoring" / "boxes.py") == (
+        ROOT / "tests" / "detection" / "scoring" / "test_boxes.py")
+    assert mirror(ROOT / "stages" / "gate.py") == ROOT / "tests" / "stages" / "test_gate.py"
 
 
 def test_every_module_has_its_test_file():
