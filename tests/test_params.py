@@ -11,6 +11,7 @@ import pytest
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
+from candor.common.params import SECTIONS as KNOWN_SECTIONS
 from candor.common.params import load_yaml, validate
 from candor.detection.config import DetectorParams, MatchParams, ReinferenceParams, ThresholdsByModel
 from candor.detection.latency import LatencyParams
@@ -78,47 +79,5 @@ def test_params_yaml_is_in_the_form_dvc_exp_run_writes(tmp_path, override, chang
     assert len(diff) == 2 and diff[0][0] == "-" and diff[1].startswith("+" + changed), diff
 
 
-# --- the checked YAML loader and the unknown-key suggestions (candor.common.params)
-from candor.common.errors import InputError  # noqa: E402
-from candor.common.params import SECTIONS as KNOWN_SECTIONS, section  # noqa: E402
-
-
 def test_every_known_section_is_in_params_yaml():
     assert set(KNOWN_SECTIONS) == set(PARAMS)
-
-
-@pytest.mark.parametrize("text, message", [
-    ("a: 1\na: 2\n", "p.yaml:line 2: key 'a' repeated in one mapping"),
-    ("a: &x [1]\nb: *x\n", "p.yaml:line 1: anchors and aliases"),
-    ("a: .nan\n", "p.yaml:a: non-finite number"),
-    ("a: {b: [1, -.inf]}\n", "p.yaml:a.b.1: non-finite number (expected a finite number, got -inf)"),
-    ("a: b: c\n", "p.yaml: not valid YAML"),
-    ("a: " + "[" * 3000 + "]" * 3000 + "\n", "p.yaml: not valid YAML"),
-])
-def test_load_yaml_refuses(tmp_path, text, message):
-    (tmp_path / "p.yaml").write_text(text, encoding="utf-8")
-    with pytest.raises(InputError) as err:
-        load_yaml(tmp_path / "p.yaml")
-    assert message in err.value.message.replace(str(tmp_path) + "/", "")
-
-
-def test_load_yaml_drops_a_bom_and_names_a_foreign_byte(tmp_path):
-    p = tmp_path / "p.yaml"
-    p.write_bytes(b"\xef\xbb\xbfa: 1\n")
-    assert load_yaml(p) == {"a": 1}
-    p.write_bytes("a: caf\u00e9\n".encode("latin-1"))
-    with pytest.raises(InputError, match=r"not UTF-8 text \(byte 6"):
-        load_yaml(p)
-
-
-def test_unknown_section_and_key_suggest_the_nearest(tmp_path):
-    p = tmp_path / "params.yaml"
-    p.write_text("stat:\n  alpha: 0.1\n", encoding="utf-8")
-    with pytest.raises(InputError, match="stat: unknown section \\(did you mean 'stats'\\?\\)"):
-        section(StatsParams, "stats", path=p)
-    p.write_text("stats:\n  confidance: 0.9\n", encoding="utf-8")
-    with pytest.raises(InputError, match="stats.confidance: .*did you mean 'confidence'"):
-        section(StatsParams, "stats", path=p)
-    p.write_text("stats:\n  reference: {lot: p}\n", encoding="utf-8")      # nested model: its own fields
-    with pytest.raises(InputError, match="stats.reference.lot: .*did you mean 'lots'"):
-        section(StatsParams, "stats", path=p)

@@ -50,3 +50,49 @@ def test_pretty_json_and_the_list_writer_are_json_dumps_byte_for_byte():
         assert buf.getvalue() == dumps_json(items)
     with pytest.raises(ValueError):
         pretty_json([float("nan")])
+
+
+# --- remove_others: an owned output folder holds exactly what this run wrote
+
+
+def test_remove_others_keeps_exactly_the_listed_files_and_drops_empty_folders(tmp_path):
+    """Under ``root`` every file but ``keep`` (relative paths) goes, then every folder left empty
+    (one emptied now or already empty); ``root`` itself stays, even when nothing is kept."""
+    for rel in ("a.json", "sub/c.json", "sub/old.json", "gone/b.json", "gone/deeper/d.json"):
+        (tmp_path / "out" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "out" / rel).write_text(rel)
+    (tmp_path / "out" / "empty").mkdir()
+    from candor.common.atomic import remove_others
+    remove_others(tmp_path / "out", keep=["a.json", "./sub/c.json"])
+    assert sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*")) == [
+        "a.json", "sub", "sub/c.json"]
+    assert (tmp_path / "out" / "sub" / "c.json").read_text() == "sub/c.json"
+    remove_others(tmp_path / "out", keep=[])
+    assert (tmp_path / "out").is_dir() and list((tmp_path / "out").iterdir()) == []
+
+
+def test_remove_others_of_a_missing_folder_does_nothing(tmp_path):
+    from candor.common.atomic import remove_others
+    remove_others(tmp_path / "never-written", keep=["a.json"])
+    assert not (tmp_path / "never-written").exists()
+
+
+def test_remove_others_removes_a_link_not_what_it_points_to(tmp_path):
+    """A stale symlink in the folder goes; the file it points to, outside the folder, stays."""
+    from candor.common.atomic import remove_others
+    (tmp_path / "out").mkdir()
+    (tmp_path / "elsewhere.json").write_text("x")
+    (tmp_path / "out" / "link.json").symlink_to(tmp_path / "elsewhere.json")
+    remove_others(tmp_path / "out", keep=[])
+    assert list((tmp_path / "out").iterdir()) == [] and (tmp_path / "elsewhere.json").read_text() == "x"
+
+
+def test_replace_dir_files_with_clean_leaves_only_the_new_files(tmp_path):
+    from candor.common.atomic import replace_dir_files
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "stale.png").write_bytes(b"s")
+    replace_dir_files(tmp_path, {"new/a.png": b"a", "b.png": b"b"}, clean=True)
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()) == [
+        "b.png", "new/a.png"]
+    replace_dir_files(tmp_path, {"c.png": b"c"}, clean=False)
+    assert (tmp_path / "b.png").read_bytes() == b"b" and (tmp_path / "c.png").read_bytes() == b"c"

@@ -1,0 +1,154 @@
+"""candor.common.params: the checked YAML loader, one validated section per stage, and the one
+probability check.
+
+The models here are local (the stage models and the committed params.yaml: tests/test_params.py), so
+what is tested is the loader's own policy: a repeated key, an anchor or a non-finite number is an
+InputError naming file and line or key path; a misspelled section or key suggests the nearest; a
+:data:`~candor.common.params.Probability` lies strictly between 0 and 1.
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+from pydantic import BaseModel, ConfigDict
+
+from candor.common.errors import InputError
+from candor.common.params import (
+    Probability,
+    check_probability,
+    load_yaml,
+    nearest,
+    non_finite,
+    read_params,
+    section,
+    validate,
+)
+
+
+class Reference(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    lots: str = "prompt-a"
+
+
+class Stats(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    confidence: Probability = 0.95
+    alpha: Probability = 0.05
+    reference: Reference = Reference()
+
+
+@pytest.mark.parametrize("text, message", [
+    ("a: 1\na: 2\n", "p.yaml:line 2: key 'a' repeated in one mapping"),
+    ("a: &x [1]\nb: *x\n", "p.yaml:line 1: anchors and aliases"),
+    ("a: .nan\n", "p.yaml:a: non-finite number"),
+    ("a: {b: [1, -.inf]}\n", "p.yaml:a.b.1: non-finite number (expected a finite number, got -inf)"),
+    ("a: b: c\n", "p.yaml: not valid YAML"),
+    ("a: " + "[" * 3000 + "]" * 3000 + "\n", "p.yaml: not valid YAML"),
+])
+def test_load_yaml_refuses(tmp_path, text, message):
+    (tmp_path / "p.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        load_yaml(tmp_path / "p.yaml")
+    assert message in err.value.message.replace(str(tmp_path) + "/", "")
+
+
+def test_load_yaml_drops_a_bom_and_names_a_foreign_byte(tmp_path):
+    p = tmp_path / "p.yaml"
+    p.write_bytes(b"\xef\xbb\xbfa: 1\n")
+    assert load_yaml(p) == {"a": 1}
+    p.write_bytes("a: caf\u00e9\n".encode("latin-1"))
+    with pytest.raises(InputError, match=r"not UTF-8 text \(byte 6"):
+        load_yaml(p)
+
+
+def test_each_load_is_its_own_copy(tmp_path):
+    """The parse is cached per text; a caller changing what it got changes nothing of the next load."""
+    p = tmp_path / "p.yaml"
+    p.write_text("a: {b: [1, 2]}\n", encoding="utf-8")
+    load_yaml(p)["a"]["b"].append(3)
+    assert load_yaml(p) == {"a": {"b": [1, 2]}}
+
+
+@pytest.mark.parametrize("doc, expected", [
+    ({"a": 1.5, "b": [0, {"c": "x"}]}, None),
+    ({"a": {"b": [1.0, math.inf]}}, ("a.b.1", math.inf)),
+    ([0.0, {"k": -math.inf}], ("1.k", -math.inf)),
+    ({"first": math.inf, "second": math.nan}, ("first", math.inf)),        # the first in document order
+    (None, None),
+])
+def test_non_finite_names_the_dotted_path_of_the_first(doc, expected):
+    assert non_finite(doc) == expected
+
+
+def test_nearest_suggests_only_a_close_name():
+    assert nearest("confidance", ["alpha", "confidence"]) == "did you mean 'confidence'?"
+    assert nearest("zzz", ["alpha", "confidence"]) is None
+
+
+def test_unknown_section_and_key_suggest_the_nearest(tmp_path):
+    p = tmp_path / "params.yaml"
+    p.write_text("stat:\n  alpha: 0.1\n", encoding="utf-8")
+    with pytest.raises(InputError, match="stat: unknown section \\(did you mean 'stats'\\?\\)"):
+        section(Stats, "stats", path=p)
+    p.write_text("stats:\n  confidance: 0.9\n", encoding="utf-8")
+    with pytest.raises(InputError, match="stats.confidance: .*did you mean 'confidence'"):
+        section(Stats, "stats", path=p)
+    p.write_text("stats:\n  reference: {lot: p}\n", encoding="utf-8")      # nested model: its own fields
+    with pytest.raises(InputError, match="stats.reference.lot: .*did you mean 'lots'"):
+        section(Stats, "stats", path=p)
+
+
+def test_a_missing_section_is_the_model_defaults_and_a_given_one_is_validated(tmp_path):
+    p = tmp_path / "params.yaml"
+    p.write_text("gate: {}\n", encoding="utf-8")
+    assert section(Stats, "stats", path=p) == Stats()
+    p.write_text("stats: {alpha: 0.1, reference: {lots: prompt-b}}\n", encoding="utf-8")
+    assert section(Stats, "stats", path=p) == Stats(alpha=0.1, reference=Reference(lots="prompt-b"))
+
+
+@pytest.mark.parametrize("text, expected", [("", {}), ("# nothing\n", {}), ("stats: {alpha: 0.1}\n",
+                                                                            {"stats": {"alpha": 0.1}})])
+def test_read_params_of_an_empty_or_small_file(tmp_path, text, expected):
+    (tmp_path / "params.yaml").write_text(text, encoding="utf-8")
+    assert read_params(tmp_path / "params.yaml") == expected
+
+
+def test_read_params_refuses_a_top_level_that_is_not_a_mapping(tmp_path):
+    (tmp_path / "params.yaml").write_text("- stats\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"params.yaml: top level must be a mapping \(got 'list'\)"):
+        read_params(tmp_path / "params.yaml")
+
+
+def test_every_unknown_section_is_listed_at_once(tmp_path):
+    (tmp_path / "params.yaml").write_text("stat: {}\nzebra: {}\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_params(tmp_path / "params.yaml")
+    assert [p.where.rsplit(":", 1)[1] for p in err.value.problems] == ["stat", "zebra"]
+    assert "did you mean" not in str(err.value.problems[1])
+
+
+# --- Probability: strictly between 0 and 1, the one check for params and argv
+
+
+@pytest.mark.parametrize("value, ok", [
+    (0.05, True), (0.5, True), (1e-300, True), (1 - 1e-16, True),
+    (0.0, False), (1.0, False), (-0.5, False), (1.5, False), (math.nan, False), (math.inf, False),
+])
+def test_a_probability_lies_strictly_between_0_and_1(value, ok):
+    """Both forms of the check agree: the pydantic field type and :func:`check_probability`."""
+    if ok:
+        assert check_probability(value, where="--alpha") == value
+        assert validate(Stats, {"alpha": value}, where="params.yaml:stats").alpha == value
+        return
+    with pytest.raises(InputError, match=r"^--alpha: must be strictly between 0 and 1 \(got "):
+        check_probability(value, where="--alpha")
+    with pytest.raises(InputError, match=r"^params.yaml:stats.alpha: "):
+        validate(Stats, {"alpha": value}, where="params.yaml:stats")
+
+
+def test_a_probability_field_names_the_file_and_the_key_path():
+    with pytest.raises(InputError) as err:
+        validate(Stats, {"confidence": 1.0, "alpha": 0.0}, where="p.yaml:stats")
+    assert [p.where for p in err.value.problems] == ["p.yaml:stats.confidence", "p.yaml:stats.alpha"]
+    assert "less than 1" in err.value.problems[0].what and "greater than 0" in err.value.problems[1].what
