@@ -38,9 +38,9 @@ def _per_frame_ms(total_s: float, n: int) -> float:
 
 def bench_model(name: str, *, repeats: int, data: Path, models: Path, providers: list[str], floor: float) -> dict:
     from candor.common.images import load_frame
+    from candor.detection.detections_file import frame_json, rounded_candidates
     from candor.detection.frames import find_images, read_frames
     from candor.detection.inference.decode import decode
-    from candor.detection.detections_file import frame_json, rounded_candidates
     from candor.detection.inference.letterbox import Letterboxer, letterbox_image, plan, to_original
     from candor.detection.inference.onnx_model import open_model
     from candor.detection.inference.runner import iter_lines
@@ -107,9 +107,10 @@ def bench_inference(repeats: int) -> dict:
     :mod:`served_model`, written to a temporary folder and never committed)."""
     import tempfile
 
-    from candor.detection.config import DetectorParams
-    from candor.common.params import section
     from served_model import write_model
+
+    from candor.common.params import section
+    from candor.detection.config import DetectorParams
 
     params = section(DetectorParams, "detector", path=ROOT / "params.yaml")
     data = ROOT / "data" / "detector"

@@ -61,7 +61,8 @@ def run_candor(d: Path) -> dict:
 
 
 def run_peer(tool: str, d: Path, *, tp_out: Path | None = None, ap: bool = False) -> dict:
-    cmd = [PY, str(ROOT / "bench" / "peers.py"), tool, str(d / "gt.json"), str(d / "dt.json"), *(["--ap"] if ap else [])]
+    cmd = [PY, str(ROOT / "bench" / "peers.py"), tool, str(d / "gt.json"), str(d / "dt.json"),
+           *(["--ap"] if ap else [])]
     if tp_out:
         cmd += ["--tp-out", str(tp_out)]
     m = measure(cmd)

@@ -9,8 +9,9 @@ and ``data/bench/coco.json`` (1280x720 images, 1-9 labels each over the demo's 1
 ``detections/bench.jsonl``: the raw-detections file the detect stage would write, made with its
 own writer (:mod:`candor.detection.detections_file`). Per frame ``--boxes-per-frame``
 raw boxes: for each label about 4 near copies (found labels and NMS duplicates, some of another
-class), the rest scattered over the image; scores uniform from 0.2 for the near copies and mostly low for the scattered ones (beta(1, 12) above the floor), rounded as the
-detect stage rounds them. The same seed gives the same bytes.
+class), the rest scattered over the image; scores uniform from 0.2 for the near copies and mostly
+low for the scattered ones (beta(1, 12) above the floor), rounded as the detect stage rounds them.
+The same seed gives the same bytes.
 """
 from __future__ import annotations
 
@@ -74,7 +75,8 @@ def write_inputs(out: Path, *, frames: int, seed: int) -> tuple[list[str], dict,
                        for i, f in enumerate(ids)],
             "categories": [{"id": k + 1, "name": c} for k, c in enumerate(classes)], "annotations": annotations}
     (data / "coco.json").write_text(json.dumps(coco, separators=(",", ":")))
-    return ids, {"card": out / "models" / "bench.yaml", "classes": classes, "floor": params["detector"]["floor"]}, labels
+    info = {"card": out / "models" / "bench.yaml", "classes": classes, "floor": params["detector"]["floor"]}
+    return ids, info, labels
 
 
 def frame_boxes(rng: np.random.Generator, labels: np.ndarray, *, n: int, n_cls: int, floor: float) -> tuple:

@@ -113,7 +113,7 @@ def bench_sweep(repeats: int) -> dict:
         plain = []
         for v in values[repeats:]:
             text = (clone / "params.yaml").read_text()
-            new = re.sub(r"(?m)^(  deer:\s*)[0-9.]+", lambda m: f"{m.group(1)}{v}", text, count=1)
+            new = re.sub(r"(?m)^(  deer:\s*)[0-9.]+", rf"\g<1>{v}", text, count=1)
             (clone / "params.yaml").write_text(new)
             wall, out = _timed(["dvc", "repro"], clone)
             if "Running stage 'score-detection@detector'" not in out or "Running stage 'detect@" in out:

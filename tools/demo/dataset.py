@@ -86,7 +86,8 @@ def write_set(out: Path, *, seed: int = SEED, sessions: tuple[int, ...] = EVAL_S
             frames.append(f)
             (out / "images" / f"{f.name}.jpg").write_bytes(jpeg_bytes(f))
             h, w = f.image.shape[:2]
-            write_text(out / "labels" / f"{f.name}.txt", "".join(r + "\n" for r in yolo_lines(f.boxes, width=w, height=h)))
+            lines = yolo_lines(f.boxes, width=w, height=h)
+            write_text(out / "labels" / f"{f.name}.txt", "".join(r + "\n" for r in lines))
             split = split_of(sid, sessions)
             zoom = f"{f.zoom:g}"
             rows.append([f.name, session.name, zoom, split])

@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from candor.detection.config import DetectorParams
-from candor.detection.frames import find_images, read_frames
 from candor.detection.detections_file import RawDetections
+from candor.detection.frames import find_images, read_frames
 from candor.detection.inference.onnx_model import open_model
 from candor.detection.inference.runner import run_model
 from candor.detection.match_defaults import MATCH_IOU

@@ -37,7 +37,8 @@ class TinyDet(nn.Module):
         self.box = nn.Conv2d(c3, 4, 1)
         self.cls = nn.Conv2d(c3, num_classes, 1)
         g = size // STRIDE
-        ys, xs = torch.meshgrid(torch.arange(g, dtype=torch.float32), torch.arange(g, dtype=torch.float32), indexing="ij")
+        ticks = torch.arange(g, dtype=torch.float32)
+        ys, xs = torch.meshgrid(ticks, ticks, indexing="ij")
         self.register_buffer("grid", torch.stack([xs, ys])[None] + 0.5, persistent=False)  # (1, 2, G, G)
         nn.init.constant_(self.cls.bias, -4.6)  # prior 0.01
         nn.init.zeros_(self.box.weight)

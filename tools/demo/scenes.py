@@ -303,7 +303,8 @@ def draw_object(p: Painter, kind: str, cx: float, cy: float, s: float, rng: np.r
         wall = _jit(rng, (175, 150, 115), 12)
         roof = _jit(rng, (140, 60, 40) if rng.random() < 0.6 else (90, 85, 95), 12)
         bx = w * 0.28
-        p.poly([(cx - bx, cy - bx * 0.5), (cx + bx, cy - bx * 0.5), (cx + bx, cy + bx * 1.1), (cx - bx, cy + bx * 1.1)], wall)
+        p.poly([(cx - bx, cy - bx * 0.5), (cx + bx, cy - bx * 0.5), (cx + bx, cy + bx * 1.1),
+                (cx - bx, cy + bx * 1.1)], wall)
         p.poly([(cx - bx * 1.15, cy - bx * 0.5), (cx, cy - bx * 1.3), (cx + bx * 1.15, cy - bx * 0.5)], roof)
         hub = (cx, cy - bx * 0.2)
         blade = _jit(rng, (225, 215, 190), 8)
@@ -470,7 +471,8 @@ def render(session: Session, index: int, *, seed: int, size: tuple[int, int] = (
     mui.rectangle([0, 0, w - 1, top - 1], fill=0)
     for k in range(4 if top >= 10 else 0):  # resource counters: icon + "digits"
         x = int(8 + k * 70 * w / FRAME_W)
-        ui.rectangle([x, 3, x + top - 6, top - 4], fill=[(180, 60, 40), (90, 140, 60), (220, 190, 60), (160, 160, 160)][k])
+        colours = [(180, 60, 40), (90, 140, 60), (220, 190, 60), (160, 160, 160)]
+        ui.rectangle([x, 3, x + top - 6, top - 4], fill=colours[k])
         for j in range(3):
             ui.rectangle([x + top + j * 6, 4, x + top + j * 6 + 3, top - 5], fill=(230, 220, 190))
     if bottom >= 24:

@@ -76,7 +76,8 @@ def build_pool(*, seed: int, sessions: tuple[int, ...], frames: int, cache: Path
     with ProcessPoolExecutor(workers) as ex:
         items = list(ex.map(_pool_item, jobs, chunksize=8))
     images = np.stack([im for im, _ in items])
-    boxes = np.concatenate([np.concatenate([np.full((len(b), 1), k, np.float32), b], 1) for k, (_, b) in enumerate(items)])
+    boxes = np.concatenate([np.concatenate([np.full((len(b), 1), k, np.float32), b], 1)
+                            for k, (_, b) in enumerate(items)])
     cache.parent.mkdir(parents=True, exist_ok=True)
     np.savez(cache, images=images, boxes=boxes)
     log.info("pool: %d frames, %d boxes in %.0f s", len(images), len(boxes), time.time() - t0)
@@ -95,7 +96,7 @@ def assign(boxes: np.ndarray, *, grid: int, num_classes: int) -> tuple[np.ndarra
     box_t = np.zeros((4, grid, grid), np.float32)
     owner = np.full((grid, grid), -1, np.int64)
     area = np.full((grid, grid), np.inf, np.float32)
-    for k, (c, x0, y0, x1, y1) in enumerate(boxes):
+    for k, (_c, x0, y0, x1, y1) in enumerate(boxes):
         a = (x1 - x0) * (y1 - y0)
         ci, cj = int((y0 + y1) / 2 // STRIDE), int((x0 + x1) / 2 // STRIDE)
         for di in (-1, 0, 1):
@@ -147,7 +148,8 @@ def giou(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     aa = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
     ab = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
     union = aa + ab - inter + 1e-6
-    ex = (torch.max(a[:, 2], b[:, 2]) - torch.min(a[:, 0], b[:, 0])) * (torch.max(a[:, 3], b[:, 3]) - torch.min(a[:, 1], b[:, 1])) + 1e-6
+    ex_w = torch.max(a[:, 2], b[:, 2]) - torch.min(a[:, 0], b[:, 0])
+    ex = ex_w * (torch.max(a[:, 3], b[:, 3]) - torch.min(a[:, 1], b[:, 1])) + 1e-6
     iou = inter / union
     return iou - (ex - union) / ex
 

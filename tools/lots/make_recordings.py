@@ -13,7 +13,8 @@ What each lot gets is scripted below, run by run, so the failure classes the
 lots track exists to catch (docs/lots.md) appear on purpose:
 
 * identification codes: ``H`` clean hit; ``E`` the right model, hedged (``e.g.``,
-  ``possibly``, ``or similar``): an abstention, counted as hedged (docs/lots.md); ``P`` hit with spec words in the model field
+  ``possibly``, ``or similar``): an abstention, counted as hedged (docs/lots.md); ``P`` hit with
+  spec words in the model field
   (``16GB``, ``48-port``); ``S`` spec words only (``8-channel``): an abstention;
   ``C`` category only (model null or the category): an abstention; ``W`` a
   confidently wrong model; ``U`` unparseable output (prose around the JSON or

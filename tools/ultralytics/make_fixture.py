@@ -44,11 +44,12 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args()
 
+    import cv2
     import numpy as np
     import torch
-    import cv2
-    import ultralytics
     import yaml
+
+    import ultralytics
     from ultralytics import YOLO
 
     random.seed(a.seed)
@@ -80,7 +81,8 @@ def main() -> None:
         shutil.copy(onnx, out / "tiny-yolov8.onnx")
     blob = (out / "tiny-yolov8.onnx").read_bytes()
     card = {"onnx": "tiny-yolov8.onnx", "sha256": hashlib.sha256(blob).hexdigest(),
-            "description": "Tiny YOLOv8 (width 0.10) trained briefly on demo frames by tools/ultralytics/make_fixture.py; "
+            "description": "Tiny YOLOv8 (width 0.10) trained briefly on demo frames by "
+                           "tools/ultralytics/make_fixture.py; "
                            "exported by Ultralytics, served by its predictor (OpenCV INTER_LINEAR letterbox).",
             "classes": classes, "input_size": [a.imgsz, a.imgsz], "output_layout": "ultralytics",
             "preprocess": {"resize": "opencv-linear"}}
@@ -98,7 +100,8 @@ def main() -> None:
         h, w = r.orig_shape
         frames[f] = {"width": int(w), "height": int(h), "boxes": rows}
     record = {"made_by": "tools/ultralytics/make_fixture.py", "seed": a.seed, "epochs": a.epochs,
-              "train_frames": a.train_frames, "batch": a.batch, "imgsz": a.imgsz, "conf": a.conf, "iou": IOU, "max_det": MAX_DET,
+              "train_frames": a.train_frames, "batch": a.batch, "imgsz": a.imgsz, "conf": a.conf, "iou": IOU,
+              "max_det": MAX_DET,
               "agnostic_nms": False, "versions": {"ultralytics": ultralytics.__version__, "torch": torch.__version__,
                                                   "opencv": cv2.__version__},
               "onnx_sha256": card["sha256"], "frames": frames}
