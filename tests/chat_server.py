@@ -3,7 +3,8 @@
 Each POST to ``/v1/chat/completions`` takes the next step of the script (the
 last step repeats): ``("ok", text)``, ``("status", code)``,
 ``("status", code, retry_after)``, ``("sleep", seconds, text)`` (answers after a
-delay), ``("malformed", body)`` (bytes, or text sent as UTF-8), ``("body", code, body)``, ``("reply", code, body, headers)`` (any
+delay), ``("malformed", body)`` (bytes, or text sent as UTF-8), ``("body", code, body)``,
+``("reply", code, body, headers)`` (any
 body with extra response headers: an app's own route), ``("trickle", seconds, text)``
 (the headers at once, then the body one byte every ``seconds``) or
 ``("redirect", code, location)``. Every request is kept (path with query, headers, JSON body).

@@ -73,8 +73,8 @@ def make_dataset(root: Path, frames: dict[str, dict]) -> Path:
 def tiny_repo(root: Path, *, frames: dict[str, dict], rows: list[list[float]], params: str) -> Path:
     """A verified workspace in ``root``: data set ``frames``, model ``tiny`` (64x64 input) whose
     output holds ``rows``, and ``params.yaml``; the fetch stage has run."""
-    from stages import fetch
     from candor.common.errors import run_main
+    from stages import fetch
 
     make_dataset(root, frames)
     (root / "models").mkdir()

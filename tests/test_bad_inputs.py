@@ -41,9 +41,9 @@ import pytest
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from stages import fetch
 from candor.common.errors import run_main
 from candor.common.manifest import sha256_file
+from stages import fetch
 from tests.bad_inputs import workspace as W
 from tests.chat_server import chat_server
 
@@ -273,8 +273,11 @@ def test_zygote_matches_a_fresh_interpreter(name: str, base: Path, outcomes: dic
     apply(ws, name, SPECS[name])
     fresh = W.run_stage(ws, SPECS[name].stage, SPECS[name].args)
     forked = outcomes[name].result
-    strip = lambda text: [ln for ln in text.splitlines() if "frame/s]" not in ln and "it/s]" not in ln]  # noqa: E731
-    assert (fresh.code, strip(fresh.stderr)[-3:], fresh.stdout) == (forked.code, strip(forked.stderr)[-3:], forked.stdout)
+    def strip(text: str) -> list[str]:
+        return [ln for ln in text.splitlines() if "frame/s]" not in ln and "it/s]" not in ln]
+
+    assert ((fresh.code, strip(fresh.stderr)[-3:], fresh.stdout)
+            == (forked.code, strip(forked.stderr)[-3:], forked.stdout))
 
 
 def test_snapshot_sees_a_write(tmp_path: Path):

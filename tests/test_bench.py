@@ -93,7 +93,9 @@ def test_ap_report_and_sections_kept_from_an_earlier_run(tmp_path):
     text = path.read_text()
     assert "| end to end vs faster-coco-eval >= 2x | 2.50x | met |" in text
     assert "| peak RSS below faster-coco-eval's | 600 vs 800 MB | met |" in text
-    assert "| same AP as pycocotools to 1e-9 (mAP50, mAP50-95 and every class) | max difference 3.0e-09 | **not met** |" in text
+    assert ("| same AP as pycocotools to 1e-9 (mAP50, mAP50-95 and every class) | max difference 3.0e-09 "
+            "| **not met** |") in text
     # the sections this run did not measure keep their figures, marked with their own run
-    assert "## 1. Scoring\n\n(kept from the run of date: 2025-01-01 command: `python bench/run.py`: not rerun since)" in text
+    assert ("## 1. Scoring\n\n(kept from the run of date: 2025-01-01 command: `python bench/run.py`: "
+            "not rerun since)") in text
     assert "old scaling" in text and text.index("## 1. ") < text.index("## 1b. ") < text.index("## 2. ")

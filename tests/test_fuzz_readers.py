@@ -35,9 +35,9 @@ from candor.lots.golden import read_lots
 from candor.lots.listings import read_listings
 from candor.lots.params import CompsParams, IdentifyParams
 from candor.lots.recording import RecordLine, load_recording, parse_answer
+from candor.review.params import GateParams, StatsParams
 from candor.stats.outcomes import parse_table, spec_of
 from candor.stats.paired import Paired
-from candor.review.params import GateParams, StatsParams
 from candor.stats.rates import Rate
 from tests.conftest import ROOT
 

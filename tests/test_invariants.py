@@ -1,4 +1,5 @@
-"""Property-based invariants of the scoring kernels (hypothesis): candor.detection.scoring.boxes, candor.detection.scoring.matching, candor.stats.rates.
+"""Property-based invariants of the scoring kernels (hypothesis): candor.detection.scoring.boxes,
+candor.detection.scoring.matching, candor.stats.rates.
 
 - IoU is symmetric, in [0, 1], and 1 for a positive-area box with itself.
 - NMS keeps a subset with no two kept boxes of one group above the IoU, and always the

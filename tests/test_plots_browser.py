@@ -190,7 +190,8 @@ def drawn_marks(browser: str, spec: str, *, profile: Path, page: Path, vendor: P
     """Draw one plot's spec (as DVC wrote it) with Vega's SVG renderer offline; per mark kind
     (``mark-line``, ``mark-rect``, ...), how many shapes it drew."""
     page.write_text("<html><head>" + "".join(
-        f'<script src="{(vendor / n).as_uri()}"></script>' for n in ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js"))
+        f'<script src="{(vendor / n).as_uri()}"></script>'
+        for n in ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js"))
         + '</head><body><div id="v"></div><script>vegaEmbed("#v", ' + spec
         + ', {renderer: "svg", actions: false});</script></body></html>\n')
     dom = chromium(browser, page.as_uri(), "--dump-dom", profile=profile)

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from candor.lots.chat import ChatConfig, ChatError, complete
 from candor.common.errors import run_main
+from candor.lots.chat import ChatConfig, ChatError, complete
 from tests.bad_inputs import workspace as W
 from tests.chat_server import chat_server
 
@@ -367,7 +367,8 @@ def test_source_url_user_info_reaches_no_message_log_or_output(tmp_path: Path):
                                                                 "source": f"http://{secret}@127.0.0.1:9/m.onnx"}))
     res = W.run_stage(ws, "fetch")
     texts += [res.stdout, res.stderr]
-    assert res.code == 2 and "http://***@127.0.0.1:9/z.png" in res.stderr and "http://***@127.0.0.1:9/m.onnx" in res.stderr
+    assert res.code == 2
+    assert "http://***@127.0.0.1:9/z.png" in res.stderr and "http://***@127.0.0.1:9/m.onnx" in res.stderr
     # user-info in a file:// URL: fsspec's own error quotes the URL, redacted there too
     (ws / "models/tiny.yaml").write_text(yaml.safe_dump(card))
     mirror = tmp_path / "mirror.png"

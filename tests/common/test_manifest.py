@@ -8,7 +8,13 @@ import pytest
 
 from candor.common.errors import InputError
 from candor.common.manifest import (
-    Action, Entry, build_manifest_rows, decide, format_manifest, manifest_sha256, parse_manifest,
+    Action,
+    Entry,
+    build_manifest_rows,
+    decide,
+    format_manifest,
+    manifest_sha256,
+    parse_manifest,
 )
 
 A = "a" * 64

@@ -8,8 +8,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from candor.common.errors import InputError
-from candor.common.tables import (NUMBER, ascii_int, csv_text, neutralise, parse_json, parse_rows, read_json, read_rows,
-                                  read_text, restore, write_csv)
+from candor.common.tables import (
+    NUMBER,
+    ascii_int,
+    csv_text,
+    neutralise,
+    parse_json,
+    parse_rows,
+    read_json,
+    read_rows,
+    read_text,
+    restore,
+    write_csv,
+)
 
 
 def test_rows_carry_spreadsheet_row_numbers_and_extra_columns():

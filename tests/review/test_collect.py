@@ -6,11 +6,18 @@ from pathlib import Path
 import pytest
 
 from candor.common.errors import InputError
-from candor.review.collect import (Inputs, build_stats, metrics_prefix, paired_stats, rate_key, rates_from_counts,
-                                  references)
-from candor.stats.outcomes import TABLES, parse_table
+from candor.review.collect import (
+    Inputs,
+    build_stats,
+    metrics_prefix,
+    paired_stats,
+    rate_key,
+    rates_from_counts,
+    references,
+)
 from candor.review.params import StatsParams
 from candor.review.stats_file import StatsFile
+from candor.stats.outcomes import TABLES, parse_table
 from candor.stats.units import units_from_tables
 
 
@@ -59,7 +66,8 @@ def test_fields_track_and_valuation_track():
     }
     paired = paired_stats(units_from_tables(tables), references("prompt-a", {}), alpha=0.05, confidence=0.95)
     f = paired["fields.majority"].candidates["prompt-b"]
-    assert (f.n, f.a_only, f.b_only, f.only_in_b, f.a.unit) == (1, 1, 0, ("c/1/y",), "(case, field)")  # A's (c, 1, y) has total 0
+    # A's (c, 1, y) has total 0
+    assert (f.n, f.a_only, f.b_only, f.only_in_b, f.a.unit) == (1, 1, 0, ("c/1/y",), "(case, field)")
     v = paired["valuation.in_band"].candidates["prompt-b"]
     assert (v.n, v.a_only, v.only_in_b) == (1, 1, ("L2",))
     assert paired["valuation.in_band"].reference == "prompt-a"
@@ -98,8 +106,8 @@ def test_detection_sets_are_separate_tracks_each_with_its_reference():
         "birds/detection-frames.csv": parse_table(TABLES["detection-frames.csv"], frames +
                                                   "f1,test,s,1,y8,1,0,0\nf1,test,s,1,m1,1,0,0\n", where="b.csv"),
     }
-    paired = paired_stats(units_from_tables(tables), references("prompt-a", {"demo": ["m1", "m2"], "birds": ["y8", "m1"]}),
-                          alpha=0.05, confidence=0.95)
+    refs = references("prompt-a", {"demo": ["m1", "m2"], "birds": ["y8", "m1"]})
+    paired = paired_stats(units_from_tables(tables), refs, alpha=0.05, confidence=0.95)
     assert sorted(paired) == ["detection.birds.test.false_positives", "detection.birds.test.frame_error_free",
                               "detection.demo.test.false_positives", "detection.demo.test.frame_error_free"]
     demo, birds = paired["detection.demo.test.frame_error_free"], paired["detection.birds.test.frame_error_free"]

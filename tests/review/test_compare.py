@@ -1,4 +1,5 @@
-"""stages/compare.py (over candor/review/compare.py and revisions.py) between revisions of a temporary git repository."""
+"""stages/compare.py (over candor/review/compare.py and revisions.py) between revisions of a
+temporary git repository."""
 from __future__ import annotations
 
 import json
@@ -9,8 +10,8 @@ import pytest
 
 from candor.common.errors import InputError
 from candor.review.compare import compare_units
-from candor.stats.rates import mcnemar_p
 from candor.review.revisions import resolve_revision
+from candor.stats.rates import mcnemar_p
 from candor.stats.units import PairedMetric
 from stages.compare import main
 

@@ -62,7 +62,8 @@ def test_gate_passes_when_every_criterion_is_shown():
     assert c["micro_precision_higher"]["reference"] == 0.6 and c["micro_precision_higher"]["candidate"] == 0.8
     assert c["micro_precision_higher"]["p"] == pytest.approx(2 / 2 ** 80)            # 80-0 frames, fewer FPs
     rate = c["micro_precision_higher"]["candidate_rate"]
-    assert (rate["k"], rate["n"], rate["unit"], rate["cluster"], rate["clusters"]) == (320, 400, "detection", "frame", 80)
+    assert ((rate["k"], rate["n"], rate["unit"], rate["cluster"], rate["clusters"])
+            == (320, 400, "detection", "frame", 80))
     # recall from the labels table: ref finds the deer of each frame, cand deer and tree
     assert c["micro_recall_higher"]["reference_rate"]["rate"] == 0.5 and c["micro_recall_higher"]["diff"] == 0.5
     assert c["micro_f1_higher"]["reference"] == round(6 / 9, 6)

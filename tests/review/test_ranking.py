@@ -4,7 +4,6 @@ trimmed to the params and headline metrics)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 

@@ -61,7 +61,8 @@ def test_report_is_deterministic_summary_first_with_details_per_candidate(tmp_pa
     assert "| detection.detector.test.class.deer.label_found |" in cand and "p (Holm)" in cand
     assert "What this bench could have detected" in cand and "80% power to detect" in cand
     ref = details["detection.detector--demo-v1.md"].decode()
-    assert "| detection.detector.demo-v1.test.micro.recall | 3 / 5 | label | label (5, 1.00) | 0.600 [0.231, 0.882] |" in ref
+    assert ("| detection.detector.demo-v1.test.micro.recall | 3 / 5 | label | label (5, 1.00) "
+            "| 0.600 [0.231, 0.882] |") in ref
     assert "prompt-a" not in ref                                          # only its own group's rates
 
 
@@ -88,8 +89,8 @@ MAX_KEYS_PER_CANDIDATE = 14
 def synthetic_stats(n: int):
     """A stats file with a reference and ``n`` lots candidates on every headline and 20 per-tier metrics."""
     from candor.review.collect import adjusted_comparisons
-    from candor.stats.paired import compare_paired
     from candor.review.stats_file import Comparisons, StatsFile
+    from candor.stats.paired import compare_paired
 
     lots = {(f"L{i}",): i % 2 == 0 for i in range(30)}
     paired = {}

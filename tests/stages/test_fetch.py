@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from candor.common import verify
-from stages import fetch
 from candor.common.errors import run_main
 from candor.common.manifest import Entry, format_manifest
+from stages import fetch
 
 
 def sha(b: bytes) -> str:

@@ -96,8 +96,10 @@ def test_stage_on_fixtures(tmp_path):
         "identification.prompt-a.all.hit_rate", "identification.prompt-a.held.wrong_rate",
         "identification.prompt-a.count.all.exact_rate",
         "detection.detector.demo-v1.test.micro.precision", "detection.detector.demo-v1.test.micro.recall",
-        "detection.detector.demo-v1.test.per_class.deer.precision", "detection.detector.demo-v1.test.per_class.deer.recall",
-        "detection.detector.demo-v1.test.per_class.sheep.precision", "detection.detector.demo-v1.test.per_class.sheep.recall"])
+        "detection.detector.demo-v1.test.per_class.deer.precision",
+        "detection.detector.demo-v1.test.per_class.deer.recall",
+        "detection.detector.demo-v1.test.per_class.sheep.precision",
+        "detection.detector.demo-v1.test.per_class.sheep.recall"])
     assert r["detection.detector.demo-v1.test.micro.recall"] == {
         "k": 3, "n": 5, "unit": "label", "estimate": "rate", "cluster": "label", "clusters": 5, "deff": 1.0,
         "rate": 0.6, "lo": wilson6(3, 5)[0], "hi": wilson6(3, 5)[1]}

@@ -6,7 +6,6 @@ import pytest
 from candor.common.errors import InputError
 from candor.stats.outcomes import TABLES, parse_table, parse_tables
 
-
 ID_HEADER = "lot,tier,candidate,run,outcome,count_exact\n"
 
 

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from candor.common.errors import InputError
 from candor.common.counts import Count, clusters_of
+from candor.common.errors import InputError
 from candor.stats.rates import Rate, interval, mcnemar_p, min_k0, min_split, ratio_variance, wilson
 
 
@@ -186,7 +186,8 @@ def test_scipy_special_forms_equal_scipy_stats_to_1e_12():
         for conf in (0.8, 0.9, 0.95, 0.99):
             ci = binomtest(k, n).proportion_ci(confidence_level=conf, method="wilson")
             r = wilson(k, n, confidence=conf)
-            assert abs(r.lo - min(max(ci.low, 0.0), k / n)) <= 1e-12 and abs(r.hi - max(min(ci.high, 1.0), k / n)) <= 1e-12
+            assert abs(r.lo - min(max(ci.low, 0.0), k / n)) <= 1e-12
+            assert abs(r.hi - max(min(ci.high, 1.0), k / n)) <= 1e-12
     for a, b in [(0, 1), (3, 0), (5, 1), (6, 0), (10, 10), (11, 10), (40, 70)] + [
             (int(x), int(y)) for x, y in rng.integers(0, 3000, size=(200, 2))]:
         assert abs(mcnemar_p(a, b) - min(1.0, binomtest(min(a, b), a + b, 0.5).pvalue if a + b else 1.0)) <= 1e-12

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
@@ -10,8 +9,8 @@ import pytest
 
 from candor.common.manifest import load_manifest, sha256_file
 from candor.detection.model_card import load_card, onnx_path
-from tools.demo.scenes import CLASSES
 from tests.conftest import ROOT
+from tools.demo.scenes import CLASSES
 
 CARDS = [ROOT / "models" / "demo-v1.yaml", ROOT / "models" / "demo-v2.yaml"]
 

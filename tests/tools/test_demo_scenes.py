@@ -12,13 +12,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from candor.common.verify import verify_manifest
 from candor.common.manifest import load_manifest
+from candor.common.verify import verify_manifest
+from tests.conftest import ROOT
 from tools.demo import dataset
 from tools.demo.scenes import (
-    CLASSES, ZOOMS, Box, letterbox, letterbox_geometry, make_session, render, yolo_lines,
+    CLASSES,
+    ZOOMS,
+    Box,
+    letterbox,
+    letterbox_geometry,
+    make_session,
+    render,
+    yolo_lines,
 )
-from tests.conftest import ROOT
 
 DATA = ROOT / "data" / "detector"
 TINY = (160, 104)
