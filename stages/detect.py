@@ -19,9 +19,10 @@ original-image pixels; no per-class threshold and no NMS: those are scoring's):
 
 Output: ``<out>/<model>.jsonl`` per model of the set (the raw-detections file, JSON Lines,
 deterministic bytes), whose format, rounding and sort order are defined in
-:mod:`candor.detection.detections_file`; other ``*.jsonl`` files in ``<out>`` are
-removed. Every file is written beside its final path and moved into place only when every model
-ran, so a failure leaves the folder as it was.
+:mod:`candor.detection.detections_file`; every other file in ``<out>`` (the folder is the
+stage's own) is removed (:func:`candor.common.atomic.remove_others`). Every file is written
+beside its final path and moved into place only when every model ran, so a failure leaves the
+folder as it was.
 
 The model's bytes are hashed and checked against its card, and the card and the data manifest
 against the fetch stage's record of the set (``build/verified/detection-<set>.json``), before
@@ -34,7 +35,7 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
-from candor.common.atomic import atomic_open
+from candor.common.atomic import atomic_open, remove_others
 from candor.common.errors import EXIT_CALLS_FAILED, run_main
 from candor.common.params import section
 from candor.detection.config import DetectorParams
@@ -72,8 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except cluster.ClusterFailed as err:
         log.error("%s; nothing written", err)
         return EXIT_CALLS_FAILED
-    for stale in set(out.glob("*.jsonl")) - {out / f"{m}.jsonl" for m in dset.models}:
-        stale.unlink()
+    remove_others(out, keep=[f"{m}.jsonl" for m in dset.models])
     return 0
 
 

@@ -40,7 +40,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator, model_validator
 
 from candor.common.errors import InputError, Problem, fail
-from candor.common.params import DEFAULT_PARAMS, load_yaml, section
+from candor.common.params import DEFAULT_PARAMS, Probability, load_yaml, section
+from candor.common.unique import repeated
 from candor.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")     # a set or model name: one path segment, never . or ..
@@ -90,8 +91,8 @@ class DetectorParams(BaseModel):
                 raise ValueError(f"{bad[0]!r} is not a set or model name (letters, digits, '_', '-', '.')")
             if not models:
                 raise ValueError(f"set {name!r} lists no models")
-            if len(set(models)) != len(models):
-                raise ValueError(f"set {name!r} lists a model twice: {models}")
+            if dup := repeated(models):
+                raise ValueError(f"set {name!r} lists a model twice: {dup}")
         return v
 
     @model_validator(mode="after")
@@ -138,8 +139,8 @@ class MatchParams(BaseModel):
     @field_validator("critical")
     @classmethod
     def each_class_once(cls, v: list[str]) -> list[str]:
-        if len(set(v)) != len(v):
-            raise ValueError(f"a class listed twice: {v}")
+        if dup := repeated(v):
+            raise ValueError(f"a class listed twice: {dup}")
         return v
 
     @field_validator("bands")
@@ -154,7 +155,7 @@ class ReinferenceParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     box_px: float = Field(gt=0.0, allow_inf_nan=False)
-    score: float = Field(gt=0.0, lt=1.0, allow_inf_nan=False)
+    score: Probability
 
 
 class ThresholdsByModel(RootModel[dict[str, dict[str, Any]]]):

@@ -66,6 +66,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from candor.common.counts import Count
+from candor.common.rounding import DECIMALS, ratio
 from candor.detection.scoring.boxes import (
     iter_group_pairs,
     key_chunks,
@@ -76,14 +77,8 @@ from candor.detection.scoring.boxes import (
 )
 from candor.detection.scoring.matching import match_detections
 
-DECIMALS = 6
 # detections scored at once: whole frames, arrays that fit the CPU caches (score_detections)
 CHUNK_DETS = 32_768
-
-
-def rate(num: int, den: int) -> float | None:
-    """``num / den`` rounded to 6 decimals, or None when ``den`` is 0."""
-    return None if den == 0 else round(num / den, DECIMALS)
 
 
 @dataclass(frozen=True)
@@ -97,19 +92,19 @@ class Counts:
 
     @property
     def precision(self) -> float | None:
-        return rate(self.tp, self.tp + self.fp)
+        return ratio(self.tp, self.tp + self.fp)
 
     @property
     def recall(self) -> float | None:
-        return rate(self.tp, self.tp + self.fn)
+        return ratio(self.tp, self.tp + self.fn)
 
     @property
     def f1(self) -> float | None:
-        return rate(2 * self.tp, 2 * self.tp + self.fp + self.fn)
+        return ratio(2 * self.tp, 2 * self.tp + self.fp + self.fn)
 
     @property
     def fp_per_frame(self) -> float | None:
-        return rate(self.fp, self.frames)
+        return ratio(self.fp, self.frames)
 
     def as_dict(self) -> dict:
         return {"precision": self.precision, "recall": self.recall, "f1": self.f1,
