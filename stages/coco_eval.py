@@ -55,9 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = score_coco_pair(gt, det, image_map=img_map, category_map=cat_map)
     else:
         from candor.detection.config import check_critical
-        from candor.detection.scoring.evaluation import read_params
+        from stages.cli_detection import read_score_params
 
-        params = read_params(args.params)
+        params = read_score_params(args.params)
         thr = params.thresholds.vector(None, classes=gt.classes, floor=params.detector.floor)
         check_critical(params.match.critical, classes=gt.classes)
         nms = params.detector.served_nms(None)

@@ -40,17 +40,17 @@ from candor.common.errors import EXIT_CALLS_FAILED, run_main
 from candor.common.params import section
 from candor.detection.config import DetectorParams
 from candor.detection.inference import cluster
-from candor.detection.inference.runner import iter_lines, open_inputs, set_parser
-from candor.detection.sets import set_folders
+from candor.detection.inference.runner import iter_lines, open_inputs
+from stages.cli_detection import inference_parser, set_of_args
 
 log = logging.getLogger("candor.detect")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = set_parser("python -m stages.detect", __doc__, out_help="output folder: <model>.jsonl of raw boxes"
-                      ).parse_args(argv)
+    args = inference_parser("python -m stages.detect", __doc__,
+                            out_help="output folder: <model>.jsonl of raw boxes").parse_args(argv)
     params = section(DetectorParams, "detector", path=args.params)
-    dset, data, _ = set_folders(args, params, where=args.params)
+    dset, data, _ = set_of_args(args, params)
     out = Path(args.out)
     try:
         with ExitStack() as files:            # every file moves into place only when all models ran

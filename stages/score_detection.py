@@ -35,17 +35,10 @@ from candor.common.atomic import JsonListWriter, atomic_open, replace_dir_files,
 from candor.common.errors import run_main
 from candor.common.parallel import fork_map
 from candor.detection.frames import SPLITS
-from candor.detection.scoring.evaluation import (
-    ModelScore,
-    add_scoring_arguments,
-    frame_rows,
-    label_rows,
-    read_params,
-    score_model,
-)
+from candor.detection.scoring.evaluation import ModelScore, frame_rows, label_rows, score_model
 from candor.detection.scoring.plots import PLOT_KINDS, set_plot_files
-from candor.detection.sets import set_folders
 from candor.stats.outcomes import write_outcome
+from stages.cli_detection import add_scoring_arguments, read_score_params, set_of_args
 
 
 def _f(v: float | None) -> str:
@@ -77,8 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    params = read_params(args.params)
-    dset, data, detections = set_folders(args, params.detector, where=args.params)
+    params = read_score_params(args.params)
+    dset, data, detections = set_of_args(args, params.detector)
     metrics = Path(args.metrics or f"metrics/detection/{dset.name}")
     outcomes = Path(args.outcomes or f"metrics/outcomes/{dset.name}")
     coco_out = Path(args.coco_out or f"build/coco-results/{dset.name}")

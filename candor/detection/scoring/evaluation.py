@@ -25,12 +25,10 @@ Definitions: docs/detector.md ("score-detection").
 """
 from __future__ import annotations
 
-import argparse
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 
@@ -38,16 +36,7 @@ from candor.common.counts import KEY as COUNTS_KEY
 from candor.common.counts import counts_block
 from candor.common.errors import fail
 from candor.common.manifest import load_manifest
-from candor.common.params import DEFAULT_PARAMS, section
-from candor.detection.config import (
-    ClusterView,
-    DetectorParams,
-    MatchParams,
-    StatsClusterView,
-    Thresholds,
-    check_critical,
-    load_thresholds,
-)
+from candor.detection.config import DetectorParams, MatchParams, Thresholds, check_critical
 from candor.detection.detections_file import RawDetections, iter_chunks, read_index, split_chunks
 from candor.detection.frames import SPLITS
 from candor.detection.model_card import ModelCard, load_card
@@ -61,34 +50,12 @@ from candor.detection.scoring.scene import build_scene
 from candor.detection.scoring.scope import out_of_scope_block
 from candor.detection.scoring.stream import Outcomes, score_stream
 from candor.detection.scoring.truth import Truth
-from candor.detection.sets import add_set_arguments
 
 log = logging.getLogger("candor.score")
 
 # frame, split, session, zoom, model, tp, fp, fn, then FRAME_ERROR_COLUMNS
 FrameRow = tuple[str, str, str, str, str, int, int, int, int, int, int, int, int, int, int, int]
 LabelRow = tuple[str, str, int, str, str, int]              # frame, split, label, class, model, found
-
-
-class ScoreParams(NamedTuple):
-    """The params sections scoring reads: ``detector``, ``match``, ``thresholds`` and
-    ``thresholds_by_model``, and the ``stats.cluster`` keys."""
-
-    detector: DetectorParams
-    match: MatchParams
-    thresholds: Thresholds
-    cluster: ClusterView = ClusterView()
-
-
-def read_params(path: str | Path) -> ScoreParams:
-    """The ``detector``, ``match``, ``thresholds`` and ``thresholds_by_model`` sections of a params
-    file, validated (every model of ``thresholds_by_model`` must be a model of ``detector.sets``),
-    and the ``stats.cluster`` keys that say what the set's rates cluster in."""
-    detector = section(DetectorParams, "detector", path=str(path))
-    thresholds = load_thresholds(path)
-    thresholds.check_models(detector.models)
-    return ScoreParams(detector, section(MatchParams, "match", path=str(path)), thresholds,
-                       section(StatsClusterView, "stats", path=str(path)).cluster)
 
 
 @dataclass(frozen=True)
@@ -213,15 +180,6 @@ def coco_ids(truth: Truth, frames: tuple[str, ...], classes: tuple[str, ...], *,
     if truth.image_ids is None or truth.category_ids is None:
         return list(range(1, len(frames) + 1)), [data_classes.index(c) + 1 for c in classes]
     return [truth.image_ids[f] for f in frames], [truth.category_ids[c] for c in classes]
-
-
-def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
-    """The arguments of every command that scores the raw detections of a detection set's models
-    (``--set``, ``--data``, ``--detections``: :func:`candor.detection.sets.add_set_arguments`)."""
-    parser.add_argument("--params", default=str(DEFAULT_PARAMS),
-                        help="params file (sections detector, thresholds, thresholds_by_model, match)")
-    add_set_arguments(parser)
-    parser.add_argument("--models", default="models", help="folder of model cards")
 
 
 def score_model(model: str, *, data: Path, models: Path, detections: Path, detector: DetectorParams,

@@ -138,12 +138,13 @@ def test_agrees_with_tidecv_on_the_demo_served_detections():
     from pathlib import Path
 
     from candor.detection.detections_file import read_index
-    from candor.detection.scoring.evaluation import read_params, score_model
+    from candor.detection.scoring.evaluation import score_model
+    from stages.cli_detection import read_score_params
     from candor.detection.scoring.scene import build_scene
 
     repo = ROOT
     data, dets = repo / "data" / "detector", repo / "build" / "detections" / "detector"
-    params = read_params(repo / "params.yaml")
+    params = read_score_params(repo / "params.yaml")
     export: list[dict] = []
     res = score_model("demo-v2", data=data, models=repo / "models", detections=dets, detector=params.detector,
                       match=params.match, thresholds=params.thresholds, coco=export.extend)
