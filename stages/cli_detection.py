@@ -37,9 +37,8 @@ from candor.detection.config import (
     MatchParams,
     ScoreParams,
     StatsClusterView,
-    Thresholds,
+    ThresholdParams,
     ThresholdsByModel,
-    threshold_params,
 )
 from candor.detection.sets import DetectionSet, detection_sets, set_folders
 
@@ -94,18 +93,18 @@ def chosen_sets(args: argparse.Namespace, detector: DetectorParams) -> list[SetF
     return [set_folders(detector, s.name, where=args.params) for s in detection_sets(detector)]
 
 
-def read_threshold_params(path: str | Path) -> Thresholds:
+def read_threshold_params(path: str | Path) -> ThresholdParams:
     """The ``thresholds`` and ``thresholds_by_model`` sections of the params file ``path``
-    (:func:`candor.detection.config.threshold_params`)."""
+    (:meth:`candor.detection.config.ThresholdParams.from_sections`)."""
     by_model = section(ThresholdsByModel, "thresholds_by_model", path=path).root
-    return threshold_params(read_params(path).get("thresholds"), by_model, where=str(path))
+    return ThresholdParams.from_sections(read_params(path).get("thresholds"), by_model, where=str(path))
 
 
 def read_score_params(path: str | Path) -> ScoreParams:
     """The sections scoring reads (:class:`~candor.detection.config.ScoreParams`), validated:
     every model of ``thresholds_by_model`` must be a model of ``detector.sets``."""
     detector = section(DetectorParams, "detector", path=path)
-    thresholds = read_threshold_params(path)
-    thresholds.check_models(detector.models)
-    return ScoreParams(detector, section(MatchParams, "match", path=path), thresholds,
+    threshold_params = read_threshold_params(path)
+    threshold_params.check_models(detector.models)
+    return ScoreParams(detector, section(MatchParams, "match", path=path), threshold_params,
                        section(StatsClusterView, "stats", path=path).cluster)

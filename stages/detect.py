@@ -13,7 +13,7 @@ original-image pixels; no per-class threshold and no NMS: those are scoring's):
   :func:`candor.detection.inference.runner.iter_lines`;
 - ``executor: ray``: in shards on the Ray cluster at ``$RAY_ADDRESS`` (a local one is started when it
   is unset), each worker opening the hash-checked model itself, by
-  :func:`candor.detection.inference.cluster.iter_lines`; the same bytes as ``local``
+  :func:`candor.detection.inference.cluster.iter_cluster_lines`; the same bytes as ``local``
   (``docs/scale.md``). Needs ``requirements-cluster.txt``. If the cluster loses a shard beyond
   Ray's retries, the stage exits 1 and writes nothing.
 
@@ -63,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                          model.name, dset.name, model.layout, model.input_w, model.input_h, len(model.classes),
                          len(info.frames), params.floor, params.executor)
                 fh = files.enter_context(atomic_open(out / f"{name}.jsonl"))
-                lines = (cluster.iter_lines(model, info.frames, images, floor=params.floor,
+                lines = (cluster.iter_cluster_lines(model, info.frames, images, floor=params.floor,
                                             card=Path(args.models) / f"{name}.yaml",
                                             verified=Path(args.verified) / f"model-{name}.json",
                                             providers=params.providers)

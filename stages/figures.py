@@ -53,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for dset, data, detections in chosen_sets(args, params.detector):
         for model in dset.models:
             scored = score_model(model, data=data, models=Path(args.models), detections=detections,
-                                 detector=params.detector, match=params.match, thresholds=params.thresholds)
+                                 detector=params.detector, match=params.match, threshold_params=params.threshold_params)
             jobs.update({f"{dset.name}/{png}": job for png, job in figure_jobs(scored.figure).items()})
     for group in track_groups(stats):
         jobs[f"forest-{group}.png"] = (forest_png, (forest_rows(stats, group),), {"confidence": stats.confidence})

@@ -28,7 +28,7 @@ from candor.common.atomic import write_json
 from candor.common.errors import fail, run_main
 from candor.common.images import load_frame
 from candor.common.params import section
-from candor.detection.config import DetectorParams, Thresholds
+from candor.detection.config import DetectorParams, ThresholdParams
 from candor.detection.inference.runner import open_inputs
 from candor.detection.latency import LABEL, SCOPE, LatencyParams, environment, time_model
 from stages.cli_detection import inference_parser, read_threshold_params, set_of_args
@@ -37,7 +37,7 @@ log = logging.getLogger("candor.latency")
 
 
 def time_one(name: str, *, data: Path, models: Path, verified: Path, det: DetectorParams, lat: LatencyParams,
-             threshold_params: Thresholds) -> dict:
+             threshold_params: ThresholdParams) -> dict:
     """The latency diagnostic of model ``name`` (card in ``models``, the fetch stage's records in
     ``verified``) on the set's frames in ``data`` (module docstring)."""
     info, paths, model = open_inputs(model=name, models=models, data=data, verified=verified,
@@ -48,12 +48,12 @@ def time_one(name: str, *, data: Path, models: Path, verified: Path, det: Detect
     served, cmap = threshold_params, model.card.class_map
     names = [cmap.get(c, c) for c in model.classes] if cmap else list(model.classes)
     known = sorted(set(names) | set(served.served(name)) - {"default"}) if cmap else names
-    thresholds = served.vector(name, classes=names, floor=det.floor, known=known)
+    class_thresholds = served.class_thresholds(name, classes=names, floor=det.floor, known=known)
     images = [load_frame(paths[frame], exif=model.card.preprocess.exif).convert("RGB") for frame in info.frames]
     if not images:
         raise fail(str(data / "frames.csv"), "no frames to time")
     log.info("%s: %d decoded images, %d warm-up calls", model.name, len(images), lat.warmup)
-    timed = time_model(model, images, thresholds=thresholds, nms=det.served_nms(name), warmup=lat.warmup)
+    timed = time_model(model, images, class_thresholds=class_thresholds, nms=det.served_nms(name), warmup=lat.warmup)
     print(f"{model.name}: end-to-end median {timed['end_to_end']['median_ms']} ms, "
           f"p95 {timed['end_to_end']['p95_ms']} ms; model call median {timed['model_call']['median_ms']} ms "
           f"({len(images)} images, {lat.warmup} warm-up)")

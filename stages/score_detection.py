@@ -83,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         def score(model: str) -> ModelScore:
             res = score_model(model, data=data, models=Path(args.models), detections=detections,
-                              detector=params.detector, match=params.match, thresholds=params.thresholds,
+                              detector=params.detector, match=params.match, threshold_params=params.threshold_params,
                               coco=coco[model].extend, cluster=params.cluster.detection_of(dset.name))
             coco[model].close()          # flushed: a worker's writes reach the shared file before it returns
             return res

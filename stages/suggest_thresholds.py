@@ -52,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    ", ".join(dset.models), got=args.model)
     s = suggest_thresholds(args.model, card=load_card(Path(args.models) / f"{args.model}.yaml"), data=data,
                            detections=detections, detector=params.detector, match=params.match,
-                           thresholds=params.thresholds)
+                           threshold_params=params.threshold_params)
     print(f"suggested thresholds for {s.model} from {s.frames} dev frames (best F1 per class; "
           f"support < {params.match.min_support} keeps the default {s.default}):")
     print(f"{'class':<16}{'support':>8}{'current':>9}{'suggest':>9}")

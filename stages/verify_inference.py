@@ -37,7 +37,7 @@ from candor.detection.config import ReinferenceParams, ScoreParams
 from candor.detection.detections_file import collect, header, read_raw
 from candor.detection.inference.runner import iter_frames, open_inputs
 from candor.detection.scoring.evaluation import ModelScore, frame_rows, label_rows, score_raw
-from candor.detection.scoring.metrics import flatten
+from candor.detection.scoring.key_paths import flatten
 from candor.detection.scoring.reinference import Comparison, Tolerance, changed_rows, compare_boxes, threshold_crossings
 from stages.cli_detection import add_set_arguments, chosen_sets, read_score_params
 
@@ -99,7 +99,7 @@ def verify_model(model: str, *, set_name: str, data: Path, canonical: Path, mode
     """Rerun one model (card in ``models``, the fetch stage's records in ``verified``) on the set's
     ``data``, compare its boxes and scored results with the canonical file in ``canonical`` (the
     fresh boxes stay in memory)."""
-    det, match, thresholds, cluster = params
+    det, match, threshold_params, cluster = params
     info, images, loaded = open_inputs(model=model, models=models, data=data, verified=verified,
                                        providers=det.providers)
     head, boxes = header(loaded, floor=det.floor), list(iter_frames(loaded, info.frames, images, floor=det.floor))
@@ -110,11 +110,11 @@ def verify_model(model: str, *, set_name: str, data: Path, canonical: Path, mode
     if not cmp.ok:
         return model_report(cmp, crossings=[], scored={"metrics": [], "frames": [], "labels": []})
     runs = {name: score_raw(model, raw, where=where, data=data, models=models, detector=det,
-                            match=match, thresholds=thresholds, cluster=cluster.detection_of(set_name))
+                            match=match, threshold_params=threshold_params, cluster=cluster.detection_of(set_name))
             for name, raw, where in (("canonical", kept, str(canonical_path)), ("fresh", fresh, "re-inference"))}
-    served, cmap = runs["canonical"].figure.thresholds, loaded.card.class_map or {}   # by scored (data) class
-    thr = np.array([served[cmap.get(c, c)] for c in kept.header["classes"]])
-    return model_report(cmp, crossings=threshold_crossings(kept, fresh, cmp.pairs, thresholds=thr),
+    served, cmap = runs["canonical"].figure.served_by_class, loaded.card.class_map or {}   # by scored (data) class
+    class_thresholds = np.array([served[cmap.get(c, c)] for c in kept.header["classes"]])   # by model output class
+    return model_report(cmp, crossings=threshold_crossings(kept, fresh, cmp.pairs, class_thresholds=class_thresholds),
                         scored=scored_differences(runs["canonical"], runs["fresh"]))
 
 

@@ -97,7 +97,7 @@ def test_read_score_params_reads_every_section_scoring_needs(tmp_path):
                                "stats: {cluster: {detection: session}}\n")
     params = read_score_params(p)
     assert params.detector.floor == 0.1 and params.match.iou == 0.5
-    assert params.thresholds.served("m1") == {"default": 0.4}
+    assert params.threshold_params.served("m1") == {"default": 0.4}
     assert params.cluster.detection_of("a") == "session"
 
 

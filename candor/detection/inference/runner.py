@@ -37,7 +37,7 @@ from candor.detection.inference.onnx_model import LoadedModel, open_model
 OUTPUT_RANK = 3  # every supported layout is [1, A, B]
 
 
-def check_verified(data: Path, card_file: Path, verified: Path) -> None:
+def check_set_record(data: Path, card_file: Path, verified: Path) -> None:
     """The set's manifest and the model's card must be the ones the fetch stage verified for the set
     (``<verified>/detection-<set>.json``, the set named by the data folder), and the model one of the set's."""
     record_path = verified / f"detection-{data.name}.json"
@@ -64,7 +64,7 @@ def open_inputs(*, model: str, models: str | Path, data: str | Path, verified: s
     ``providers``, after checking the data set and the model against the fetch stage's records in
     ``verified``. Every frame of ``frames.csv`` must have an image."""
     data, verified = Path(data), Path(verified)
-    check_verified(data, Path(models) / f"{model}.yaml", verified)
+    check_set_record(data, Path(models) / f"{model}.yaml", verified)
     info = load_frames(data)
     images = find_images(data / "images")
     missing = [f for f in info.frames if f not in images]

@@ -34,9 +34,7 @@ import msgspec
 import numpy as np
 
 from candor.common.errors import InputError, Problem, fail
-from candor.common.tables import BOM, decode_text
-from candor.common.tables import parse_json as parse_json_text
-from candor.common.tables import read_bytes as read_file_bytes
+from candor.common.tables import BOM, decode_text, parse_json, read_bytes
 from candor.common.unique import repeated
 from candor.detection.scoring.columns import EDGE_TOLERANCE, GroundTruth, inside_image, lookup, xywh_to_xyxy
 
@@ -60,19 +58,19 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def read_bytes(path: Path) -> bytes:
+def read_coco_bytes(path: Path) -> bytes:
     """The file's bytes (a UTF-8 BOM dropped); a missing file, a folder or an unreadable file is an
     input error naming it."""
-    raw = read_file_bytes(path, expected="a COCO JSON file")
+    raw = read_bytes(path, expected="a COCO JSON file")
     bom = BOM.encode("utf-8")
     return raw[len(bom):] if raw.startswith(bom) else raw
 
 
-def parse_json(raw: bytes, *, where: str) -> Any:
+def parse_coco_json(raw: bytes, *, where: str) -> Any:
     """The standard library's parse of ``raw`` (for the checking walks: line numbers in syntax
     errors, and ``NaN`` parsed so that the walk can name the entry holding it), checked by
     :func:`candor.common.tables.parse_json` (encoding, nesting depth, lone surrogates)."""
-    return parse_json_text(decode_text(raw, where=where, expected="a COCO JSON file"), where=where)
+    return parse_json(decode_text(raw, where=where, expected="a COCO JSON file"), where=where)
 
 
 def repeat_problems(values: Iterable[Hashable], *, where: str, what: str) -> list[Problem]:
@@ -202,7 +200,7 @@ def read_coco(path: Path, *, classes: tuple[str, ...] | list[str] | None = None)
     default classes are the category names in ascending category id. Any bad entry is an
     :class:`InputError` naming every bad entry (see the module docstring).
     """
-    raw = read_bytes(path)
+    raw = read_coco_bytes(path)
     where = str(path)
     with gc_paused():
         try:
@@ -212,7 +210,7 @@ def read_coco(path: Path, *, classes: tuple[str, ...] | list[str] | None = None)
         del raw  # the walk below re-reads the file: only a refused file needs its text again
         gt = _columns(doc, where=where, classes=classes)
     if gt is None:
-        raise refused(ground_truth_problems(read_bytes(path), where=where, classes=classes), where=where, err=None)
+        raise refused(ground_truth_problems(read_coco_bytes(path), where=where, classes=classes), where=where, err=None)
     return gt
 
 
@@ -259,7 +257,7 @@ def ground_truth_problems(raw: bytes, *, where: str, classes=None) -> list[Probl
     The same rules as the typed decoder and :func:`_columns`; used only on a file they refused.
     A file that is not JSON, or not an object with the three lists, raises at once.
     """
-    doc = parse_json(raw, where=where)
+    doc = parse_coco_json(raw, where=where)
     if not isinstance(doc, dict) or not all(isinstance(doc.get(k), list)
                                             for k in ("images", "annotations", "categories")):
         raise fail(where, "not a COCO ground-truth file",

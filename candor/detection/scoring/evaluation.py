@@ -4,7 +4,7 @@
 card and ``detector.floor``, builds the scene (:mod:`candor.detection.scoring.scene`), then
 streams the raw boxes in chunks of whole frames (:mod:`candor.detection.scoring.stream`):
 per-class thresholds, same-class NMS and the matcher run once per chunk at the model's own
-served thresholds (:meth:`candor.detection.config.Thresholds.served`) and every view is read
+served thresholds (:meth:`candor.detection.config.ThresholdParams.served`) and every view is read
 off the chunks' summed counts (:class:`~candor.detection.scoring.tally.Tally`):
 
 - ``metrics``: blocks ``all``, ``dev``, ``test`` (:meth:`~candor.detection.scoring.tally.Tally.block`,
@@ -36,7 +36,7 @@ from candor.common.counts import KEY as COUNTS_KEY
 from candor.common.counts import counts_block
 from candor.common.errors import fail
 from candor.common.manifest import load_manifest
-from candor.detection.config import DetectorParams, MatchParams, Thresholds, check_critical
+from candor.detection.config import DetectorParams, MatchParams, ThresholdParams, check_critical
 from candor.detection.detections_file import RawDetections, iter_chunks, read_index, split_chunks
 from candor.detection.frames import SPLITS
 from candor.detection.model_card import ModelCard, load_card
@@ -45,8 +45,9 @@ from candor.detection.scoring.box_quality import quality_by_class
 from candor.detection.scoring.clusters import ClusterBy
 from candor.detection.scoring.coco_ap import APMatches, accumulate
 from candor.detection.scoring.coco_results import coco_results
-from candor.detection.scoring.metrics import Scene, compare_frozen, threshold_grid
-from candor.detection.scoring.scene import build_scene
+from candor.detection.scoring.key_paths import compare_frozen
+from candor.detection.scoring.metrics import threshold_grid
+from candor.detection.scoring.scene import Scene, build_scene
 from candor.detection.scoring.scope import out_of_scope_block
 from candor.detection.scoring.stream import Outcomes, score_stream
 from candor.detection.scoring.truth import Truth
@@ -183,7 +184,7 @@ def coco_ids(truth: Truth, frames: tuple[str, ...], classes: tuple[str, ...], *,
 
 
 def score_model(model: str, *, data: Path, models: Path, detections: Path, detector: DetectorParams,
-                match: MatchParams, thresholds: Thresholds,
+                match: MatchParams, threshold_params: ThresholdParams,
                 coco: Callable[[list[dict]], None] | None = None, cluster: ClusterBy = "frame") -> ModelScore:
     """Score model ``model`` (card ``models/<model>.yaml``, raw boxes ``detections/<model>.jsonl``)
     on the data set ``data``; see the module docstring for what it returns. The raw boxes are
@@ -192,18 +193,18 @@ def score_model(model: str, *, data: Path, models: Path, detections: Path, detec
     ``cluster`` is what the rates' units cluster in (``stats.cluster``)."""
     path = Path(detections) / f"{model}.jsonl"
     return score_chunks(model, read_index(path), iter_chunks(path), where=str(path), data=data, models=models,
-                        detector=detector, match=match, thresholds=thresholds, coco=coco, cluster=cluster)
+                        detector=detector, match=match, threshold_params=threshold_params, coco=coco, cluster=cluster)
 
 
 def score_raw(model: str, raw: RawDetections, *, where: str, data: Path, models: Path, detector: DetectorParams,
-              match: MatchParams, thresholds: Thresholds, cluster: ClusterBy = "frame") -> ModelScore:
+              match: MatchParams, threshold_params: ThresholdParams, cluster: ClusterBy = "frame") -> ModelScore:
     """:func:`score_model` on raw boxes already in memory (``where`` names them in errors)."""
     return score_chunks(model, raw, split_chunks(raw), where=where, data=data, models=models, detector=detector,
-                        match=match, thresholds=thresholds, cluster=cluster)
+                        match=match, threshold_params=threshold_params, cluster=cluster)
 
 
 def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetections], *, where: str, data: Path,
-                 models: Path, detector: DetectorParams, match: MatchParams, thresholds: Thresholds,
+                 models: Path, detector: DetectorParams, match: MatchParams, threshold_params: ThresholdParams,
                  coco: Callable[[list[dict]], None] | None = None, cluster: ClusterBy = "frame") -> ModelScore:
     """:func:`score_model` on the detections' ``index`` (header, frames and sizes:
     :func:`~candor.detection.detections_file.read_index`) and their ``chunks``."""
@@ -232,14 +233,15 @@ def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetection
     scene, scope = inputs.scene, inputs.scope
     check_critical(match.critical, classes=scope.data)
     critical = [c for c in match.critical if c in scene.classes]   # out-of-scope ones: counted in out_of_scope
-    thr = thresholds.vector(model, classes=scene.classes, known=scope.data, floor=detector.floor)
+    class_thresholds = threshold_params.class_thresholds(model, classes=scene.classes, known=scope.data,
+                                                         floor=detector.floor)
     image_ids, cat_ids = coco_ids(inputs.truth, tuple(scene.frames.tolist()), scene.classes, data_classes=scope.data)
     served = None if coco is None else (
         lambda table: coco(coco_results(table, frame_ids=image_ids, category_ids=cat_ids)))
     ap_parts: list[APMatches] = []
     nms = detector.served_nms(model)
-    tally, outcomes = score_stream(inputs, chunks, thresholds=thr, nms_iou=nms.iou, agnostic=nms.agnostic,
-                                   max_det=nms.max_det, match_iou=match.iou,
+    tally, outcomes = score_stream(inputs, chunks, class_thresholds=class_thresholds, nms_iou=nms.iou,
+                                   agnostic=nms.agnostic, max_det=nms.max_det, match_iou=match.iou,
                                    critical=critical, band_edges=match.bands, grid=threshold_grid(detector.floor),
                                    where=where, served=served, ap=ap_parts.append, cluster=cluster)
     blocks = {}
@@ -267,7 +269,7 @@ def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetection
              blocks["test"]["micro"]["f1"])
     figure = dp.FigureInputs(model=model, curves=cv, matrix=tally.matrix, classes=scene.classes,
                              per_class=blocks["all"]["per_class"],
-                             thresholds={c: float(thr[i]) for i, c in enumerate(scene.classes)},
+                             served_by_class={c: float(class_thresholds[i]) for i, c in enumerate(scene.classes)},
                              min_support=match.min_support)
     return ModelScore(model=model, metrics=metrics, outcomes=outcomes,
                       plots=dp.plot_files(model, curves=cv, matrix=tally.matrix, classes=scene.classes,

@@ -147,7 +147,7 @@ def test_agrees_with_tidecv_on_the_demo_served_detections():
     params = read_score_params(repo / "params.yaml")
     export: list[dict] = []
     res = score_model("demo-v2", data=data, models=repo / "models", detections=dets, detector=params.detector,
-                      match=params.match, thresholds=params.thresholds, coco=export.extend)
+                      match=params.match, threshold_params=params.threshold_params, coco=export.extend)
     index = read_index(dets / "demo-v2.jsonl")
     inputs = build_scene(data=data, raw=index, input_hw=tuple(index.header["input_size"]))
     sc, truth = inputs.scene, inputs.truth

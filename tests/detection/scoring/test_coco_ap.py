@@ -120,7 +120,7 @@ def test_pipeline_ap_equals_pycocotools_on_its_own_export(tmp_path):
     precision: the ``ap`` block of every frame equals pycocotools on the export."""
     from pathlib import Path
 
-    from candor.detection.config import DetectorParams, MatchParams, Thresholds
+    from candor.detection.config import DetectorParams, MatchParams, ThresholdParams
     from candor.detection.detections_file import read_index
     from candor.detection.scoring.evaluation import score_model
     from candor.detection.scoring.scene import build_scene
@@ -131,7 +131,7 @@ def test_pipeline_ap_equals_pycocotools_on_its_own_export(tmp_path):
     floor = 0.05
     res = score_model("demo-v2", data=data, models=repo / "models", detections=dets,
                       detector=DetectorParams(sets={"detector": ["demo-v2"]}, floor=floor), match=MatchParams(),
-                      thresholds=Thresholds(shared={"default": floor}), coco=export.extend)
+                      threshold_params=ThresholdParams(shared={"default": floor}), coco=export.extend)
     index = read_index(dets / "demo-v2.jsonl")
     inputs = build_scene(data=data, raw=index, input_hw=tuple(index.header["input_size"]))
     sc, truth = inputs.scene, inputs.truth

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from candor.detection.scoring.evaluation import frame_rows, label_rows
-from candor.detection.scoring.metrics import Scene
+from candor.detection.scoring.scene import Scene
 from candor.detection.scoring.stream import Outcomes
 
 

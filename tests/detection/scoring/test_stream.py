@@ -28,7 +28,7 @@ def inputs_and_raw(seed=0):
 
 def run(inputs, chunks):
     served = []
-    tally, out = score_stream(inputs, chunks, thresholds=THR, nms_iou=0.6, match_iou=0.5, critical=["deer"],
+    tally, out = score_stream(inputs, chunks, class_thresholds=THR, nms_iou=0.6, match_iou=0.5, critical=["deer"],
                               band_edges=[16.0], grid=GRID, where="m.jsonl", served=served.append)
     return tally, out, served
 
