@@ -437,6 +437,7 @@ def test_agnostic_nms_runs_after_the_thresholds(repo):
 
 
 def test_nms_by_model_must_name_a_model(repo, capsys):
-    Path("params.yaml").write_text(PARAMS.replace("  nms_iou: 0.5\n", "  nms_iou: 0.5\n  nms_by_model: {tyni: {max_det: 3}}\n"))
+    misspelled = "  nms_iou: 0.5\n  nms_by_model: {tyni: {max_det: 3}}\n"
+    Path("params.yaml").write_text(PARAMS.replace("  nms_iou: 0.5\n", misspelled))
     assert run_score() == 2
     assert "tyni" in capsys.readouterr().err

@@ -80,11 +80,13 @@ def test_nms_then_match_then_threshold_hand_counts():
     allf = np.ones(3, bool)
     m = summarize(s, op, frame_mask=allf, min_support=1, critical=["deer", "sheep"], band_edges=[16, 48])
     # TP: deer; FP: deer-on-sheep, relic, tree(empty frame); FN: sheep (0.3 < 0.35), tree
-    assert m["micro"] == {"precision": 0.25, "recall": pytest.approx(1 / 3, abs=1e-6), "f1": pytest.approx(2 / 7, abs=1e-6),
+    assert m["micro"] == {"precision": 0.25, "recall": pytest.approx(1 / 3, abs=1e-6),
+                          "f1": pytest.approx(2 / 7, abs=1e-6),
                           "tp": 1, "fp": 3, "fn": 2, "fp_per_frame": 1.0, "frames": 3,
                           # deer-on-sheep: class confusion aimed at the sheep; relic (IoU 0.01 with the
                           # tree) and the tree on the empty frame: background; the tree label: missed
-                          "fp_anatomy": anatomy(class_confusion=1, background=2), "fn_anatomy": {"aimed": 1, "missed": 1}}
+                          "fp_anatomy": anatomy(class_confusion=1, background=2),
+                          "fn_anatomy": {"aimed": 1, "missed": 1}}
     assert m["per_class"]["relic"] == {"precision": 0.0, "recall": None, "f1": 0.0, "support": 0,
                                        "tp": 0, "fp": 1, "fn": 0, "qualified": False,
                                        "fp_anatomy": anatomy(background=1), "fn_anatomy": {"aimed": 0, "missed": 0}}
@@ -147,7 +149,8 @@ def test_curves_agree_with_operating_points_at_every_threshold():
         t = grid[i]
         op = operating_point(s, class_thresholds=np.full(4, t))
         m = summarize(s, op, frame_mask=np.ones(3, bool), min_support=1, critical=[], band_edges=[])
-        assert (cv["all"].tp[i], cv["all"].fp[i], cv["all"].fn[i]) == (m["micro"]["tp"], m["micro"]["fp"], m["micro"]["fn"])
+        micro = m["micro"]
+        assert (cv["all"].tp[i], cv["all"].fp[i], cv["all"].fn[i]) == (micro["tp"], micro["fp"], micro["fn"])
         for name in CLASSES:
             pc = m["per_class"][name]
             assert (cv[name].tp[i], cv[name].fp[i], cv[name].fn[i]) == (pc["tp"], pc["fp"], pc["fn"])
@@ -183,7 +186,8 @@ def test_empty_everything():
     op = operating_point(s, class_thresholds=np.array([0.35]))
     m = summarize(s, op, frame_mask=np.ones(1, bool), min_support=1, critical=["deer"], band_edges=[16])
     assert m["micro"] == {"precision": None, "recall": None, "f1": None, "tp": 0, "fp": 0, "fn": 0,
-                          "fp_per_frame": 0.0, "frames": 1, "fp_anatomy": anatomy(), "fn_anatomy": {"aimed": 0, "missed": 0}}
+                          "fp_per_frame": 0.0, "frames": 1, "fp_anatomy": anatomy(),
+                          "fn_anatomy": {"aimed": 0, "missed": 0}}
     assert confusion(s, op).sum() == 0
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from candor.detection.scoring.reinference import Pair, Tolerance, changed_rows, compare_boxes, threshold_crossings
 from candor.detection.detections_file import RawDetections
+from candor.detection.scoring.reinference import Pair, Tolerance, changed_rows, compare_boxes, threshold_crossings
 
 TOL = Tolerance(box_px=0.01, score=1e-4)
 HEADER = {"format": "candor-detections/1", "model": "m", "onnx_sha256": "a" * 64, "classes": ["deer", "sheep"],
