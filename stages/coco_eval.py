@@ -55,13 +55,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = score_coco_pair(gt, det, image_map=img_map, category_map=cat_map)
     else:
         from candor.detection.config import check_critical
-        from candor.detection.scoring.evaluation import read_params
+        from stages.cli_detection import read_score_params
 
-        params = read_params(args.params)
-        thr = params.thresholds.vector(None, classes=gt.classes, floor=params.detector.floor)
+        params = read_score_params(args.params)
+        class_thresholds = params.threshold_params.class_thresholds(None, classes=gt.classes,
+                                                                    floor=params.detector.floor)
         check_critical(params.match.critical, classes=gt.classes)
         nms = params.detector.served_nms(None)
-        result = score_coco_pair(gt, det, thresholds=thr, nms_iou=nms.iou, agnostic=nms.agnostic, max_det=nms.max_det,
+        result = score_coco_pair(gt, det, class_thresholds=class_thresholds, nms_iou=nms.iou, agnostic=nms.agnostic,
+                                 max_det=nms.max_det,
                                  iou=params.match.iou,
                                  min_support=params.match.min_support, critical=params.match.critical,
                                  bands=params.match.bands, image_map=img_map, category_map=cat_map)

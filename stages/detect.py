@@ -13,15 +13,16 @@ original-image pixels; no per-class threshold and no NMS: those are scoring's):
   :func:`candor.detection.inference.runner.iter_lines`;
 - ``executor: ray``: in shards on the Ray cluster at ``$RAY_ADDRESS`` (a local one is started when it
   is unset), each worker opening the hash-checked model itself, by
-  :func:`candor.detection.inference.cluster.iter_lines`; the same bytes as ``local``
+  :func:`candor.detection.inference.cluster.iter_cluster_lines`; the same bytes as ``local``
   (``docs/scale.md``). Needs ``requirements-cluster.txt``. If the cluster loses a shard beyond
   Ray's retries, the stage exits 1 and writes nothing.
 
 Output: ``<out>/<model>.jsonl`` per model of the set (the raw-detections file, JSON Lines,
 deterministic bytes), whose format, rounding and sort order are defined in
-:mod:`candor.detection.detections_file`; other ``*.jsonl`` files in ``<out>`` are
-removed. Every file is written beside its final path and moved into place only when every model
-ran, so a failure leaves the folder as it was.
+:mod:`candor.detection.detections_file`; every other file in ``<out>`` (the folder is the
+stage's own) is removed (:func:`candor.common.atomic.remove_others`). Every file is written
+beside its final path and moved into place only when every model ran, so a failure leaves the
+folder as it was.
 
 The model's bytes are hashed and checked against its card, and the card and the data manifest
 against the fetch stage's record of the set (``build/verified/detection-<set>.json``), before
@@ -34,22 +35,22 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
-from candor.common.atomic import atomic_open
+from candor.common.atomic import atomic_open, remove_others
 from candor.common.errors import EXIT_CALLS_FAILED, run_main
 from candor.common.params import section
 from candor.detection.config import DetectorParams
 from candor.detection.inference import cluster
-from candor.detection.inference.runner import iter_lines, open_inputs, set_parser
-from candor.detection.sets import set_folders
+from candor.detection.inference.runner import iter_lines, open_inputs
+from stages.cli_detection import inference_parser, set_of_args
 
 log = logging.getLogger("candor.detect")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = set_parser("python -m stages.detect", __doc__, out_help="output folder: <model>.jsonl of raw boxes"
-                      ).parse_args(argv)
+    args = inference_parser("python -m stages.detect", __doc__,
+                            out_help="output folder: <model>.jsonl of raw boxes").parse_args(argv)
     params = section(DetectorParams, "detector", path=args.params)
-    dset, data, _ = set_folders(args, params, where=args.params)
+    dset, data, _ = set_of_args(args, params)
     out = Path(args.out)
     try:
         with ExitStack() as files:            # every file moves into place only when all models ran
@@ -62,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                          model.name, dset.name, model.layout, model.input_w, model.input_h, len(model.classes),
                          len(info.frames), params.floor, params.executor)
                 fh = files.enter_context(atomic_open(out / f"{name}.jsonl"))
-                lines = (cluster.iter_lines(model, info.frames, images, floor=params.floor,
+                lines = (cluster.iter_cluster_lines(model, info.frames, images, floor=params.floor,
                                             card=Path(args.models) / f"{name}.yaml",
                                             verified=Path(args.verified) / f"model-{name}.json",
                                             providers=params.providers)
@@ -72,8 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except cluster.ClusterFailed as err:
         log.error("%s; nothing written", err)
         return EXIT_CALLS_FAILED
-    for stale in set(out.glob("*.jsonl")) - {out / f"{m}.jsonl" for m in dset.models}:
-        stale.unlink()
+    remove_others(out, keep=[f"{m}.jsonl" for m in dset.models])
     return 0
 
 

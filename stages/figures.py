@@ -25,12 +25,12 @@ from pathlib import Path
 from candor.common.atomic import replace_dir_files
 from candor.common.errors import fail, run_main
 from candor.common.tables import read_json
-from candor.detection.scoring.evaluation import add_scoring_arguments, read_params, score_model
+from candor.detection.scoring.evaluation import score_model
 from candor.detection.scoring.plots import figure_jobs, render
-from candor.detection.sets import chosen_sets
 from candor.review.forest import forest_png, forest_rows
 from candor.review.report import track_groups
 from candor.review.stats_file import StatsFile
+from stages.cli_detection import add_scoring_arguments, chosen_sets, read_score_params
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,12 +48,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not stats_path.is_file():
         raise fail(str(stats_path), "file not found", hint="run the pipeline first: dvc repro")
     stats = StatsFile.from_json(read_json(stats_path), where=str(stats_path))
-    params = read_params(args.params)
+    params = read_score_params(args.params)
     jobs = {}
-    for dset, data, detections in chosen_sets(args, params.detector, where=args.params):
+    for dset, data, detections in chosen_sets(args, params.detector):
         for model in dset.models:
             scored = score_model(model, data=data, models=Path(args.models), detections=detections,
-                                 detector=params.detector, match=params.match, thresholds=params.thresholds)
+                                 detector=params.detector, match=params.match, threshold_params=params.threshold_params)
             jobs.update({f"{dset.name}/{png}": job for png, job in figure_jobs(scored.figure).items()})
     for group in track_groups(stats):
         jobs[f"forest-{group}.png"] = (forest_png, (forest_rows(stats, group),), {"confidence": stats.confidence})

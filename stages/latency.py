@@ -20,7 +20,6 @@ Exit codes: 0 ok; 2 bad input or configuration (the card, model or frame named; 
 """
 from __future__ import annotations
 
-import argparse
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,30 +28,32 @@ from candor.common.atomic import write_json
 from candor.common.errors import fail, run_main
 from candor.common.images import load_frame
 from candor.common.params import section
-from candor.detection.config import DetectorParams, load_thresholds
-from candor.detection.inference.runner import open_inputs, set_parser
+from candor.detection.config import DetectorParams, ThresholdParams
+from candor.detection.inference.runner import open_inputs
 from candor.detection.latency import LABEL, SCOPE, LatencyParams, environment, time_model
-from candor.detection.sets import set_folders
+from stages.cli_detection import inference_parser, read_threshold_params, set_of_args
 
 log = logging.getLogger("candor.latency")
 
 
-def time_one(name: str, *, data: Path, args: argparse.Namespace, det: DetectorParams, lat: LatencyParams) -> dict:
-    """The latency diagnostic of model ``name`` on the set's frames in ``data`` (module docstring)."""
-    info, paths, model = open_inputs(model=name, models=args.models, data=data, verified=args.verified,
+def time_one(name: str, *, data: Path, models: Path, verified: Path, det: DetectorParams, lat: LatencyParams,
+             threshold_params: ThresholdParams) -> dict:
+    """The latency diagnostic of model ``name`` (card in ``models``, the fetch stage's records in
+    ``verified``) on the set's frames in ``data`` (module docstring)."""
+    info, paths, model = open_inputs(model=name, models=models, data=data, verified=verified,
                                      providers=det.providers)
     # the served thresholds per output class. Without a class_map the card's classes are the data's, so
     # every name is checked here; with one (renamed outputs, maybe a subset of the data's classes) names
     # are by data class and score-detection checks them against the data set
-    served, cmap = load_thresholds(args.params), model.card.class_map
+    served, cmap = threshold_params, model.card.class_map
     names = [cmap.get(c, c) for c in model.classes] if cmap else list(model.classes)
     known = sorted(set(names) | set(served.served(name)) - {"default"}) if cmap else names
-    thresholds = served.vector(name, classes=names, floor=det.floor, known=known)
+    class_thresholds = served.class_thresholds(name, classes=names, floor=det.floor, known=known)
     images = [load_frame(paths[frame], exif=model.card.preprocess.exif).convert("RGB") for frame in info.frames]
     if not images:
         raise fail(str(data / "frames.csv"), "no frames to time")
     log.info("%s: %d decoded images, %d warm-up calls", model.name, len(images), lat.warmup)
-    timed = time_model(model, images, thresholds=thresholds, nms=det.served_nms(name), warmup=lat.warmup)
+    timed = time_model(model, images, class_thresholds=class_thresholds, nms=det.served_nms(name), warmup=lat.warmup)
     print(f"{model.name}: end-to-end median {timed['end_to_end']['median_ms']} ms, "
           f"p95 {timed['end_to_end']['p95_ms']} ms; model call median {timed['model_call']['median_ms']} ms "
           f"({len(images)} images, {lat.warmup} warm-up)")
@@ -61,12 +62,14 @@ def time_one(name: str, *, data: Path, args: argparse.Namespace, det: DetectorPa
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = set_parser("python -m stages.latency", __doc__,
-                      out_help="output folder of <model>.json (a diagnostic, not committed)").parse_args(argv)
+    args = inference_parser("python -m stages.latency", __doc__,
+                            out_help="output folder of <model>.json (a diagnostic, not committed)").parse_args(argv)
     det = section(DetectorParams, "detector", path=args.params)
     lat = section(LatencyParams, "latency", path=args.params)
-    dset, data, _ = set_folders(args, det, where=args.params)
-    docs = {name: time_one(name, data=data, args=args, det=det, lat=lat) for name in dset.models}
+    threshold_params = read_threshold_params(args.params)
+    dset, data, _ = set_of_args(args, det)
+    docs = {name: time_one(name, data=data, models=Path(args.models), verified=Path(args.verified), det=det,
+                           lat=lat, threshold_params=threshold_params) for name in dset.models}
     for name, doc in docs.items():
         write_json(Path(args.out) / f"{name}.json", doc)
     return 0

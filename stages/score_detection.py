@@ -5,22 +5,24 @@
         [--metrics metrics/detection/detector] [--outcomes metrics/outcomes/detector]
         [--plots plots/detection] [--coco-out build/coco-results/detector]
 
-For every model of the set (``detector.sets``, :mod:`candor.detection.sets`): its own served per-class thresholds
-(``thresholds``
-with the model's ``thresholds_by_model`` keys replacing the same keys),
-same-class NMS (``detector.nms_iou``), greedy matching (``match``), then
-``<metrics>/<model>.json`` (blocks ``all``, ``dev``, ``test``, ``frozen`` when
-the card has a frozen evaluation, and ``counts``: the k of n behind every rate; a split
-block has ``out_of_scope`` when the card maps the model onto a subset of the data's classes), the
-per-frame and per-label outcome tables of the set's models (``<outcomes>/detection-*.csv``), plot
-data under ``<plots>/<kind>/<set>/`` (per model, and the set's models compared in one file:
-``pr_models``, ``f1_models``, ``anatomy``) (rendered as PNGs by :mod:`stages.figures`, outside the
-pipeline), and the served detections as COCO results JSON (``<coco-out>/<model>.json``). Nothing is written unless every
-model scored.
+For every model of the set (``detector.sets``, :mod:`candor.detection.sets`): its own served
+per-class thresholds (``thresholds`` with the model's ``thresholds_by_model`` keys replacing the
+same keys), its served NMS (``detector.nms_iou``, ``max_det``, ``nms_agnostic``,
+``nms_by_model``), greedy matching (``match``), then ``<metrics>/<model>.json`` (blocks ``all``,
+``dev``, ``test``, ``frozen`` when the card has a frozen evaluation, and ``counts``: the k of n
+behind every rate; a split block has ``out_of_scope`` when the card maps the model onto a subset
+of the data's classes), the per-frame and per-label outcome tables of the set's models
+(``<outcomes>/detection-*.csv``), plot data under ``<plots>/<kind>/<set>/`` (per model, and the
+set's models compared in one file: ``pr_models``, ``f1_models``, ``anatomy``; rendered as PNGs by
+:mod:`stages.figures`, outside the pipeline), and the served detections as COCO results JSON
+(``<coco-out>/<model>.json``). Nothing is written unless every model scored.
+
 The models are scored side by side, one process per model up to the usable cores
 (:func:`candor.common.parallel.fork_map`; each streams its own COCO export): the outputs do not
-depend on how many run at once, and memory is each model's bounded peak times the models in flight. Definitions:
-:mod:`candor.detection.scoring.evaluation`, :mod:`candor.detection.scoring.metrics`.
+depend on how many run at once, and memory is each model's bounded peak times the models in
+flight. The params sections are read here (:func:`stages.cli_detection.read_score_params`) and
+passed to the library typed. Definitions: :mod:`candor.detection.scoring.evaluation`,
+:mod:`candor.detection.scoring.nms_match`, :mod:`candor.detection.scoring.metrics`.
 
 Exit codes: 0 ok; 2 bad input or configuration (the file and line, row, field or box named; nothing written).
 """
@@ -35,17 +37,10 @@ from candor.common.atomic import JsonListWriter, atomic_open, replace_dir_files,
 from candor.common.errors import run_main
 from candor.common.parallel import fork_map
 from candor.detection.frames import SPLITS
-from candor.detection.scoring.evaluation import (
-    ModelScore,
-    add_scoring_arguments,
-    frame_rows,
-    label_rows,
-    read_params,
-    score_model,
-)
+from candor.detection.scoring.evaluation import ModelScore, frame_rows, label_rows, score_model
 from candor.detection.scoring.plots import PLOT_KINDS, set_plot_files
-from candor.detection.sets import set_folders
 from candor.stats.outcomes import write_outcome
+from stages.cli_detection import add_scoring_arguments, read_score_params, set_of_args
 
 
 def _f(v: float | None) -> str:
@@ -77,8 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    params = read_params(args.params)
-    dset, data, detections = set_folders(args, params.detector, where=args.params)
+    params = read_score_params(args.params)
+    dset, data, detections = set_of_args(args, params.detector)
     metrics = Path(args.metrics or f"metrics/detection/{dset.name}")
     outcomes = Path(args.outcomes or f"metrics/outcomes/{dset.name}")
     coco_out = Path(args.coco_out or f"build/coco-results/{dset.name}")
@@ -90,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         def score(model: str) -> ModelScore:
             res = score_model(model, data=data, models=Path(args.models), detections=detections,
-                              detector=params.detector, match=params.match, thresholds=params.thresholds,
+                              detector=params.detector, match=params.match, threshold_params=params.threshold_params,
                               coco=coco[model].extend, cluster=params.cluster.detection_of(dset.name))
             coco[model].close()          # flushed: a worker's writes reach the shared file before it returns
             return res

@@ -21,9 +21,9 @@ from pathlib import Path
 from candor.common.errors import fail, run_main
 from candor.common.params import DEFAULT_PARAMS
 from candor.detection.model_card import load_card
-from candor.detection.scoring.evaluation import read_params
 from candor.detection.scoring.suggest import exp_run_line, suggest_thresholds
-from candor.detection.sets import add_set_arguments, detection_sets, set_folders
+from candor.detection.sets import detection_sets, set_folders
+from stages.cli_detection import add_set_arguments, read_score_params
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,16 +43,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.split != "dev":
         raise fail("--split", "thresholds are tuned on dev frames only (never on the final-test sessions)",
                    expected="dev", got=args.split)
-    params = read_params(args.params)
-    if args.set_name is None:
-        args.set_name = next((d.name for d in detection_sets(params.detector) if args.model in d.models), None)
-    dset, data, detections = set_folders(args, params.detector, where=args.params)
+    params = read_score_params(args.params)
+    name = args.set_name or next((d.name for d in detection_sets(params.detector) if args.model in d.models), None)
+    dset, data, detections = set_folders(params.detector, name, data=args.data, detections=args.detections,
+                                         where=args.params)
     if args.model not in dset.models:
         raise fail("--model", f"not a model of detection set {dset.name!r}", expected="one of: " +
                    ", ".join(dset.models), got=args.model)
     s = suggest_thresholds(args.model, card=load_card(Path(args.models) / f"{args.model}.yaml"), data=data,
                            detections=detections, detector=params.detector, match=params.match,
-                           thresholds=params.thresholds)
+                           threshold_params=params.threshold_params)
     print(f"suggested thresholds for {s.model} from {s.frames} dev frames (best F1 per class; "
           f"support < {params.match.min_support} keeps the default {s.default}):")
     print(f"{'class':<16}{'support':>8}{'current':>9}{'suggest':>9}")

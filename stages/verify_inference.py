@@ -33,13 +33,13 @@ import numpy as np
 from candor.common.atomic import write_json
 from candor.common.errors import EXIT_CALLS_FAILED, EXIT_OK, run_main
 from candor.common.params import DEFAULT_PARAMS, section
-from candor.detection.config import DetectorParams, ReinferenceParams
+from candor.detection.config import ReinferenceParams, ScoreParams
 from candor.detection.detections_file import collect, header, read_raw
 from candor.detection.inference.runner import iter_frames, open_inputs
-from candor.detection.scoring.evaluation import ModelScore, frame_rows, label_rows, read_params, score_raw
-from candor.detection.scoring.metrics import flatten
+from candor.detection.scoring.evaluation import ModelScore, frame_rows, label_rows, score_raw
+from candor.detection.scoring.key_paths import flatten
 from candor.detection.scoring.reinference import Comparison, Tolerance, changed_rows, compare_boxes, threshold_crossings
-from candor.detection.sets import add_set_arguments, chosen_sets
+from stages.cli_detection import add_set_arguments, chosen_sets, read_score_params
 
 SHOWN = 10  # lines of each list printed; the JSON report has them all
 
@@ -94,12 +94,13 @@ def print_report(rep: dict, *, tol: Tolerance) -> None:
         print(f"    {r['canonical']} -> {r['fresh']}")
 
 
-def verify_model(model: str, *, set_name: str, data: Path, canonical: Path, args: argparse.Namespace,
-                 tol: Tolerance) -> dict:
-    """Rerun one model on the set's ``data``, compare its boxes and scored results with the canonical
-    file in ``canonical`` (the fresh boxes stay in memory)."""
-    det, match, thresholds, cluster = read_params(args.params)
-    info, images, loaded = open_inputs(model=model, models=args.models, data=data, verified=args.verified,
+def verify_model(model: str, *, set_name: str, data: Path, canonical: Path, models: Path, verified: Path,
+                 params: ScoreParams, tol: Tolerance) -> dict:
+    """Rerun one model (card in ``models``, the fetch stage's records in ``verified``) on the set's
+    ``data``, compare its boxes and scored results with the canonical file in ``canonical`` (the
+    fresh boxes stay in memory)."""
+    det, match, threshold_params, cluster = params
+    info, images, loaded = open_inputs(model=model, models=models, data=data, verified=verified,
                                        providers=det.providers)
     head, boxes = header(loaded, floor=det.floor), list(iter_frames(loaded, info.frames, images, floor=det.floor))
     canonical_path = canonical / f"{model}.jsonl"
@@ -108,12 +109,12 @@ def verify_model(model: str, *, set_name: str, data: Path, canonical: Path, args
     cmp = compare_boxes(kept, fresh, tol=tol)
     if not cmp.ok:
         return model_report(cmp, crossings=[], scored={"metrics": [], "frames": [], "labels": []})
-    runs = {name: score_raw(model, raw, where=where, data=data, models=args.models, detector=det,
-                            match=match, thresholds=thresholds, cluster=cluster.detection_of(set_name))
+    runs = {name: score_raw(model, raw, where=where, data=data, models=models, detector=det,
+                            match=match, threshold_params=threshold_params, cluster=cluster.detection_of(set_name))
             for name, raw, where in (("canonical", kept, str(canonical_path)), ("fresh", fresh, "re-inference"))}
-    served, cmap = runs["canonical"].figure.thresholds, loaded.card.class_map or {}   # by scored (data) class
-    thr = np.array([served[cmap.get(c, c)] for c in kept.header["classes"]])
-    return model_report(cmp, crossings=threshold_crossings(kept, fresh, cmp.pairs, thresholds=thr),
+    served, cmap = runs["canonical"].figure.served_by_class, loaded.card.class_map or {}   # by scored (data) class
+    class_thresholds = np.array([served[cmap.get(c, c)] for c in kept.header["classes"]])   # by model output class
+    return model_report(cmp, crossings=threshold_crossings(kept, fresh, cmp.pairs, class_thresholds=class_thresholds),
                         scored=scored_differences(runs["canonical"], runs["fresh"]))
 
 
@@ -132,11 +133,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     r = section(ReinferenceParams, "reinference", path=args.params)
     tol = Tolerance(box_px=r.box_px, score=r.score)
-    det = section(DetectorParams, "detector", path=args.params)
+    params = read_score_params(args.params)
     reports = []
-    for dset, data, canonical in chosen_sets(args, det, where=args.params):
+    for dset, data, canonical in chosen_sets(args, params.detector):
         reports += [{"set": dset.name, **verify_model(m, set_name=dset.name, data=data, canonical=canonical,
-                                                         args=args, tol=tol)}
+                                                         models=Path(args.models), verified=Path(args.verified),
+                                                         params=params, tol=tol)}
                     for m in dset.models]
     for rep in reports:
         print_report(rep, tol=tol)

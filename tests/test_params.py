@@ -1,7 +1,7 @@
 """params.yaml and the pydantic models: one home for every default.
 
 Every section of the committed ``params.yaml`` belongs to exactly one model (``thresholds`` and
-``thresholds_by_model`` map class names, checked by :meth:`candor.detection.config.Thresholds.vector`);
+``thresholds_by_model`` map class names, checked by :meth:`candor.detection.config.ThresholdParams.class_thresholds`);
 it validates, spells out every key, and agrees with the model's default wherever the model
 has one. The read-only views other stages take of a section default to the owner's values.
 """

@@ -14,7 +14,7 @@
 - ``thresholds_by_model``: per model name, the keys of ``thresholds`` that model serves
   differently (``{demo-v2: {deer: 0.25}}``; default empty: every model serves the shared
   values). A model's served thresholds are the shared mapping with its own keys replacing
-  the same keys (:meth:`Thresholds.served`): a model's ``default`` changes only the classes
+  the same keys (:meth:`ThresholdParams.served`): a model's ``default`` changes only the classes
   that neither mapping names. Every value must be in ``[detector.floor, 1]``, every name
   ``default`` or a class of the data set, every model name a model of ``detector.sets``.
 - ``match``: ``iou`` (match when IoU >= it), ``min_support`` (classes with fewer
@@ -24,6 +24,9 @@
   ``box_px`` per coordinate in original px, ``score``; no defaults, ``params.yaml`` is the
   one place they are declared.
 
+Nothing here opens ``params.yaml``: each stage reads its sections (``candor.common.params.section``)
+and passes these models (:class:`ScoreParams`: what scoring reads; :meth:`ThresholdParams.from_sections`: the
+two threshold sections, which are free mappings checked against a data set's classes later).
 The detect stage reads only ``detector.floor``, ``detector.providers`` and ``detector.executor``; the
 score-detection stage reads the rest, so a threshold or NMS change never reruns inference.
 Model cards hold no thresholds (:mod:`candor.detection.model_card`): these sections are the
@@ -33,14 +36,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator, model_validator
 
 from candor.common.errors import InputError, Problem, fail
-from candor.common.params import DEFAULT_PARAMS, load_yaml, section
+from candor.common.params import DEFAULT_PARAMS, Probability
+from candor.common.unique import repeated
 from candor.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")     # a set or model name: one path segment, never . or ..
@@ -90,8 +93,8 @@ class DetectorParams(BaseModel):
                 raise ValueError(f"{bad[0]!r} is not a set or model name (letters, digits, '_', '-', '.')")
             if not models:
                 raise ValueError(f"set {name!r} lists no models")
-            if len(set(models)) != len(models):
-                raise ValueError(f"set {name!r} lists a model twice: {models}")
+            if dup := repeated(models):
+                raise ValueError(f"set {name!r} lists a model twice: {dup}")
         return v
 
     @model_validator(mode="after")
@@ -138,8 +141,8 @@ class MatchParams(BaseModel):
     @field_validator("critical")
     @classmethod
     def each_class_once(cls, v: list[str]) -> list[str]:
-        if len(set(v)) != len(v):
-            raise ValueError(f"a class listed twice: {v}")
+        if dup := repeated(v):
+            raise ValueError(f"a class listed twice: {dup}")
         return v
 
     @field_validator("bands")
@@ -154,12 +157,12 @@ class ReinferenceParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     box_px: float = Field(gt=0.0, allow_inf_nan=False)
-    score: float = Field(gt=0.0, lt=1.0, allow_inf_nan=False)
+    score: Probability
 
 
 class ThresholdsByModel(RootModel[dict[str, dict[str, Any]]]):
     """``thresholds_by_model``: model name -> the ``thresholds`` keys it serves differently
-    (values checked with the shared ones by :meth:`Thresholds.vector`). Default: empty."""
+    (values checked with the shared ones by :meth:`ThresholdParams.class_thresholds`). Default: empty."""
 
     root: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
@@ -188,26 +191,40 @@ def threshold_problems(mapping: dict[str, Any], *, known: tuple[str, ...] | list
 
 
 @dataclass(frozen=True)
-class Thresholds:
-    """The served thresholds of every model: ``shared`` (``thresholds``) and ``by_model``
-    (``thresholds_by_model``), as read; ``where`` names the params file in errors."""
+class ThresholdParams:
+    """The params of the served thresholds of every model: ``shared`` (``thresholds``) and
+    ``by_model`` (``thresholds_by_model``), as read; ``where`` names the params file in errors.
+    :meth:`class_thresholds` makes one model's per-class vector of them."""
 
     shared: dict[str, Any]
     by_model: dict[str, dict[str, Any]] = field(default_factory=dict)
     where: str = str(DEFAULT_PARAMS)
 
+    @classmethod
+    def from_sections(cls, shared: object, by_model: dict[str, dict[str, Any]], *, where: str) -> ThresholdParams:
+        """The sections as read: ``shared`` (``thresholds``, which must be a mapping) and ``by_model``
+        (``thresholds_by_model``, validated by :class:`ThresholdsByModel`); ``where`` names the params
+        file. Values are validated later, against the data set's classes, by :meth:`class_thresholds`.
+
+        >>> ThresholdParams.from_sections({"default": 0.3}, {"m": {"deer": 0.4}}, where="p.yaml").served("m")
+        {'default': 0.3, 'deer': 0.4}
+        """
+        if not isinstance(shared, dict):
+            raise fail(f"{where}:thresholds", "missing or not a mapping", expected="{default: 0.35, <class>: ...}")
+        return cls(shared=shared, by_model=by_model, where=where)
+
     def served(self, model: str | None) -> dict[str, Any]:
         """Model ``model``'s mapping: the shared one with the model's keys replacing the same keys
         (``None``: the shared mapping alone).
 
-        >>> Thresholds({"default": 0.35, "deer": 0.2}, {"m": {"deer": 0.3, "default": 0.5}}).served("m")
+        >>> ThresholdParams({"default": 0.35, "deer": 0.2}, {"m": {"deer": 0.3, "default": 0.5}}).served("m")
         {'default': 0.5, 'deer': 0.3}
         """
         return {**self.shared, **self.by_model.get(model, {})} if model is not None else dict(self.shared)
 
-    def vector(self, model: str | None, *, classes: tuple[str, ...] | list[str], floor: float,
-               known: tuple[str, ...] | list[str] | None = None) -> np.ndarray:
-        """Per-class thresholds ``(C,)`` of ``model`` in ``classes`` order.
+    def class_thresholds(self, model: str | None, *, classes: tuple[str, ...] | list[str], floor: float,
+                         known: tuple[str, ...] | list[str] | None = None) -> np.ndarray:
+        """The per-class vector ``(C,)`` of ``model``'s served thresholds, in ``classes`` order.
 
         Names are checked against ``known`` (default: ``classes``; a model that covers a subset of
         the data set's classes is scored on ``classes`` but may share thresholds of every data
@@ -247,17 +264,6 @@ def check_critical(critical: list[str], *, classes: tuple[str, ...] | list[str],
                           for b in bad])
 
 
-def load_thresholds(params: str | Path) -> Thresholds:
-    """The ``thresholds`` and ``thresholds_by_model`` sections of a params file (values validated
-    later, against the data set's classes, by :meth:`Thresholds.vector`)."""
-    doc = load_yaml(params) or {}
-    thr = doc.get("thresholds") if isinstance(doc, dict) else None
-    if not isinstance(thr, dict):
-        raise fail(f"{params}:thresholds", "missing or not a mapping", expected="{default: 0.35, <class>: ...}")
-    by_model = section(ThresholdsByModel, "thresholds_by_model", path=params).root
-    return Thresholds(shared=thr, by_model=by_model, where=str(params))
-
-
 class ClusterView(BaseModel):
     """The keys of ``params.yaml: stats.cluster`` (owned by the stats stage, docs/stats.md) that say
     what a detection set's rates cluster in: ``frame`` or ``session``, for every set unless
@@ -276,4 +282,16 @@ class StatsClusterView(BaseModel):
     """``params.yaml: stats``, read by detection scoring for its ``cluster`` keys only."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
+    cluster: ClusterView = ClusterView()
+
+
+class ScoreParams(NamedTuple):
+    """The params sections scoring reads, validated: ``detector``, ``match``, ``thresholds`` and
+    ``thresholds_by_model`` (every model of it a model of ``detector.sets``), and the
+    ``stats.cluster`` keys that say what a set's rates cluster in. A stage reads them; scoring
+    takes them as they are."""
+
+    detector: DetectorParams
+    match: MatchParams
+    threshold_params: ThresholdParams
     cluster: ClusterView = ClusterView()

@@ -60,12 +60,12 @@ class Served:
     classes: np.ndarray
 
 
-def serve(model: LoadedModel, image: Image.Image, *, thresholds: np.ndarray, nms: ServedNms,
+def serve(model: LoadedModel, image: Image.Image, *, class_thresholds: np.ndarray, nms: ServedNms,
           letterbox: Letterboxer, clock: Callable[[], float] = time.perf_counter) -> tuple[Served, float]:
     """The served path on one decoded image; returns the boxes and the model-call seconds.
 
     Letterbox (with ``letterbox``, a reused :class:`~candor.detection.inference.letterbox.Letterboxer`),
-    run, decode, map to original pixels, keep ``score >= thresholds[class]``, then the model's
+    run, decode, map to original pixels, keep ``score >= class_thresholds[class]``, then the model's
     served NMS ``nms`` (:class:`~candor.detection.config.ServedNms`: within each class or across
     them, suppress when IoU > ``nms.iou``; then at most ``nms.max_det`` boxes, the highest-scored).
     """
@@ -75,8 +75,8 @@ def serve(model: LoadedModel, image: Image.Image, *, thresholds: np.ndarray, nms
     t0 = clock()
     out = model.run(tensor)
     model_s = clock() - t0
-    cand = decode(out, layout=model.layout, num_classes=len(model.classes), floor=float(thresholds.min()))
-    keep = cand.scores >= thresholds[cand.classes]
+    cand = decode(out, layout=model.layout, num_classes=len(model.classes), floor=float(class_thresholds.min()))
+    keep = cand.scores >= class_thresholds[cand.classes]
     boxes, scores, classes = to_original(cand.boxes[keep], lb), cand.scores[keep], cand.classes[keep]
     kept = np.flatnonzero(greedy_nms(np.zeros_like(classes) if nms.agnostic else classes, boxes, scores, iou=nms.iou))
     if nms.max_det is not None:
@@ -96,16 +96,16 @@ def summary(ms: Sequence[float]) -> dict:
             "min_ms": round(float(a.min()), 3), "max_ms": round(float(a.max()), 3)}
 
 
-def time_model(model: LoadedModel, images: list[Image.Image], *, thresholds: np.ndarray, nms: ServedNms,
+def time_model(model: LoadedModel, images: list[Image.Image], *, class_thresholds: np.ndarray, nms: ServedNms,
                warmup: int) -> dict:
     """Warm up, then one timed call per image: ``{"model_call": summary, "end_to_end": summary}``."""
     letterbox = Letterboxer(input_w=model.input_w, input_h=model.input_h, preprocess=model.card.preprocess)
     for i in range(warmup):
-        serve(model, images[i % len(images)], thresholds=thresholds, nms=nms, letterbox=letterbox)
+        serve(model, images[i % len(images)], class_thresholds=class_thresholds, nms=nms, letterbox=letterbox)
     e2e, call = [], []
     for image in images:
         t0 = time.perf_counter()
-        _, model_s = serve(model, image, thresholds=thresholds, nms=nms, letterbox=letterbox)
+        _, model_s = serve(model, image, class_thresholds=class_thresholds, nms=nms, letterbox=letterbox)
         e2e.append(1000 * (time.perf_counter() - t0))
         call.append(1000 * model_s)
     return {"model_call": summary(call), "end_to_end": summary(e2e)}

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from candor.common.errors import InputError, Problem
 from candor.common.manifest import HEX64, Entry, path_problem
 from candor.common.params import load_yaml, validate
+from candor.common.unique import repeated
 from candor.common.verify import verify_entry
 
 SHA256_PATTERN = HEX64.pattern
@@ -75,7 +76,7 @@ class ModelCard(BaseModel):
     @classmethod
     def each_class_once(cls, v: list[str] | None) -> list[str] | None:
         """A class listed twice would make two output indices one name (ambiguous scoring)."""
-        dup = sorted({c for c in v or () if (v or []).count(c) > 1})
+        dup = repeated(v or ())
         if dup:
             raise ValueError(f"class name(s) listed more than once: {dup}")
         return v

@@ -22,7 +22,6 @@ other model of the set: two sets never share a unit.
 """
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,23 +68,20 @@ def find_set(params: DetectorParams, name: str | None, *, where: str = "params.y
     return sets[name]
 
 
-def add_set_arguments(parser: argparse.ArgumentParser, *, detections: bool = True) -> None:
-    """``--set`` and the set's folders, each defaulting to the convention of the module docstring."""
-    parser.add_argument("--set", dest="set_name", metavar="SET",
-                        help="detection set of params detector.sets (default: the first one)")
-    parser.add_argument("--data", help="the set's data folder (default: data/<set>)")
-    if detections:
-        parser.add_argument("--detections", help="the set's raw detections, <model>.jsonl (default: "
-                                                 "build/detections/<set>)")
-
-
-def set_folders(args: argparse.Namespace, params: DetectorParams, *,
+def set_folders(params: DetectorParams, name: str | None, *, data: str | Path | None = None,
+                detections: str | Path | None = None,
                 where: str = "params.yaml") -> tuple[DetectionSet, Path, Path]:
-    """The set named by ``--set``, its data folder and its raw-detections folder (given or by convention)."""
-    s = find_set(params, args.set_name, where=where)
-    data = Path(args.data) if args.data else DATA / s.name
-    detections = Path(getattr(args, "detections", None) or DETECTIONS / s.name)
-    return s, data, detections
+    """Set ``name`` (:func:`find_set`; ``None``: the first), its data folder and its raw-detections
+    folder: ``data`` and ``detections`` when given, else by the convention of the module docstring
+    (``data/<set>``, ``build/detections/<set>``).
+
+    >>> p = DetectorParams(sets={"birds": ["m"]})
+    >>> s, data, detections = set_folders(p, None)
+    >>> s.name, data.as_posix(), detections.as_posix()
+    ('birds', 'data/birds', 'build/detections/birds')
+    """
+    s = find_set(params, name, where=where)
+    return s, Path(data) if data else DATA / s.name, Path(detections) if detections else DETECTIONS / s.name
 
 
 def set_records(sets: list[DetectionSet], *, data_records: dict[str, dict], model_records: dict[str, dict],
@@ -110,14 +106,3 @@ def set_records(sets: list[DetectionSet], *, data_records: dict[str, dict], mode
             "models": {m: {**model_records[m], "card_sha256": sha256_file(models / f"{m}.yaml")} for m in s.models}}
     return records, problems
 
-
-def chosen_sets(args: argparse.Namespace, params: DetectorParams, *,
-                where: str = "params.yaml") -> list[tuple[DetectionSet, Path, Path]]:
-    """:func:`set_folders` of ``--set``, or of every configured set when none is named (then
-    ``--data`` / ``--detections`` would be ambiguous and are refused)."""
-    if args.set_name is not None:
-        return [set_folders(args, params, where=where)]
-    if args.data or getattr(args, "detections", None):
-        raise fail("--data/--detections", "name the set they belong to", expected="--set SET")
-    return [set_folders(argparse.Namespace(set_name=s.name, data=None, detections=None), params, where=where)
-            for s in detection_sets(params)]

@@ -171,8 +171,10 @@ Z = '{"frame":"z","width":640,"height":416,"boxes":[[10,20,30,40,0.5,1],%s]}'
 
 @pytest.mark.parametrize("line, message", [
     ('{"frame":"a","width":640,"height":416,"boxes":[]}', "m.jsonl:3: frame listed twice"),
-    ('{"frame":"z","width":640,"height":416,"boxes":[[1,2,3]]}', r"m.jsonl:3: frame z, boxes\[0\]: bad box row .*got \[1, 2, 3\]"),
-    ('{"frame":"z","width":640,"height":416,"boxes":[[1,2,3,4,NaN,0]]}', "frame z, boxes.0.: a box row holds NaN or infinity"),
+    ('{"frame":"z","width":640,"height":416,"boxes":[[1,2,3]]}',
+     r"m.jsonl:3: frame z, boxes\[0\]: bad box row .*got \[1, 2, 3\]"),
+    ('{"frame":"z","width":640,"height":416,"boxes":[[1,2,3,4,NaN,0]]}',
+     "frame z, boxes.0.: a box row holds NaN or infinity"),
     (Z % "[1,2,3,4,0.5,7]", r"m.jsonl:3: frame z, boxes\[1\] \(class\): class index out of range .*0..2"),
     (Z % "[1,2,3,4,0.5,1.5]", r"boxes\[1\] \(class\): class index not an integer"),
     (Z % "[1,2,3,4,0.5,-1]", r"boxes\[1\] \(class\): class index out of range"),

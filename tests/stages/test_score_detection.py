@@ -1,5 +1,5 @@
-"""Tests for the score-detection stage (stages/score_detection.py, candor/detection/scoring/evaluation.py)
-and the figures stage on a tiny ONNX model."""
+"""Tests for the score-detection stage (stages/score_detection.py, and through it
+candor/detection/scoring/evaluation.py) on a tiny ONNX model."""
 from __future__ import annotations
 
 import csv
@@ -8,13 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from candor.review.forest import forest_rows
-from candor.stats.paired import compare_paired
-from candor.review.stats_file import Comparisons, StatsFile
-from stages import detect, fetch, figures, score_detection
 from candor.common.errors import run_main
-from tests.support_detect import constant_model, make_dataset, ultralytics_output, write_card
+from stages import detect, fetch, score_detection
 from tests.detection.scoring.test_truth import COCO as COCO_GT
+from tests.support_detect import constant_model, make_dataset, ultralytics_output, write_card
 
 # input 64x64, frames 128x64: scale 0.5, pad_y 16
 ROWS = [[32, 32, 16, 8, 0.0, 0.9, 0.0],      # sheep 0.9 -> [48, 24, 80, 40]
@@ -44,9 +41,9 @@ match:
 """
 
 
-@pytest.fixture()
-def repo(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+def make_repo(tmp_path: Path) -> Path:
+    """The tiny workspace in ``tmp_path`` (the current folder): data set, model ``tiny``, params,
+    fetched and detected (shared with the tests of the stages that read its detections)."""
     make_dataset(tmp_path, FRAMES)
     (tmp_path / "models").mkdir()
     sha = constant_model(tmp_path / "models" / "tiny.onnx", ultralytics_output(ROWS))
@@ -55,6 +52,12 @@ def repo(tmp_path, monkeypatch):
     assert run_main(fetch.main, ["verify", "--data", "data", "--models", "models", "--out", "build/verified"]) == 0
     assert run_main(detect.main, ["--set", "detector", "--out", "build/detections/detector"]) == 0
     return tmp_path
+
+
+@pytest.fixture()
+def repo(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return make_repo(tmp_path)
 
 
 def run_score(*extra):
@@ -128,29 +131,6 @@ def test_outputs_are_byte_deterministic_and_hold_no_png(repo):
     assert snapshot() == first
 
 
-def test_figures_renders_every_model_and_the_forest_outside_the_pipeline(repo):
-    paired = compare_paired({("c1",): True, ("c2",): False}, {("c1",): True, ("c2",): True}, unit="lot",
-                            alpha=0.05, confidence=0.95)
-    metric = "detection.detector.test.label_found"
-    stats = StatsFile(confidence=0.95, alpha=0.05, min_k0=6, reference={"detection.detector": "a"}, inputs={}, rates={},
-                      paired={metric: Comparisons("a", {"b": paired}),
-                              "detection.detector.test.class.deer.label_found": Comparisons("a", {"b": paired})})
-    assert forest_rows(stats, "detection.detector") == [(metric, "a", 0.5, paired.a.lo, paired.a.hi),
-                                                        (metric, "b (p=1)", 1.0, paired.b.lo, paired.b.hi)]
-    Path("stats.json").write_text(json.dumps(stats.as_json()))
-    Path("plots/figures").mkdir(parents=True)
-    Path("plots/figures/stale.png").write_bytes(b"old")
-    argv = ["--params", "params.yaml", "--stats", "stats.json", "--out", "plots/figures"]
-    assert run_main(figures.main, argv) == 0
-    first = {p.relative_to("plots/figures").as_posix(): p.read_bytes() for p in Path("plots/figures").rglob("*.png")}
-    assert sorted(first) == ["detector/tiny-confusion.png", "detector/tiny-f1.png", "detector/tiny-per_class.png",
-                             "detector/tiny-pr.png", "forest-detection.detector.png"]
-    assert all(b.startswith(b"\x89PNG") and b"Software" not in b and b"matplotlib" not in b for b in first.values())
-    assert run_main(figures.main, argv) == 0
-    again = {p.relative_to("plots/figures").as_posix(): p.read_bytes() for p in Path("plots/figures").rglob("*.png")}
-    assert again == first                                      # same build: same bytes; the stale file is gone
-
-
 def test_plot_data_files(repo):
     assert run_score() == 0
     pr = Path("plots/detection/pr/detector/tiny/deer.csv").read_text().splitlines()
@@ -216,8 +196,9 @@ def test_detections_made_with_another_preprocessing_are_refused(repo, capsys):
 
 
 def test_frozen_evaluation_reproduced_and_differences(repo):
-    from candor.common.manifest import load_manifest
     import yaml
+
+    from candor.common.manifest import load_manifest
 
     card_path = Path("models/tiny.yaml")
     card = yaml.safe_load(card_path.read_text())
@@ -357,7 +338,8 @@ def test_class_map_renames_card_classes(repo):
     card = yaml.safe_load(Path("models/tiny.yaml").read_text())
     before = (run_score(), Path("metrics/detection/detector/tiny.json").read_text())
     raw = Path("build/detections/detector/tiny.jsonl")
-    raw.write_text(raw.read_text().replace('"classes":["deer","sheep","relic"]', '"classes":["cervid","ovine","relic"]', 1))
+    raw.write_text(raw.read_text().replace('"classes":["deer","sheep","relic"]', '"classes":["cervid","ovine","relic"]',
+                                           1))
     set_card(classes=["cervid", "ovine", "relic"], class_map={"cervid": "deer", "ovine": "sheep", "relic": "relic"})
     assert card["classes"] == ["deer", "sheep", "relic"]
     assert (run_score(), Path("metrics/detection/detector/tiny.json").read_text()) == before
@@ -434,7 +416,8 @@ def test_an_error_in_a_worker_process_is_the_stage_error_and_nothing_is_written(
     ("{nms_iou: 0.5}", (2, 6, 1)),                                    # the shared values: unchanged
 ])
 def test_served_nms_per_model(repo, nms, expected):
-    Path("params.yaml").write_text(PARAMS.replace("  nms_iou: 0.5\n", f"  nms_iou: 0.5\n  nms_by_model: {{tiny: {nms}}}\n"))
+    by_model = f"  nms_iou: 0.5\n  nms_by_model: {{tiny: {nms}}}\n"
+    Path("params.yaml").write_text(PARAMS.replace("  nms_iou: 0.5\n", by_model))
     assert run_score() == 0
     assert micro("tiny") == expected
     m = json.loads(Path("metrics/detection/detector/tiny.json").read_text())["all"]["micro"]
@@ -454,6 +437,7 @@ def test_agnostic_nms_runs_after_the_thresholds(repo):
 
 
 def test_nms_by_model_must_name_a_model(repo, capsys):
-    Path("params.yaml").write_text(PARAMS.replace("  nms_iou: 0.5\n", "  nms_iou: 0.5\n  nms_by_model: {tyni: {max_det: 3}}\n"))
+    misspelled = "  nms_iou: 0.5\n  nms_by_model: {tyni: {max_det: 3}}\n"
+    Path("params.yaml").write_text(PARAMS.replace("  nms_iou: 0.5\n", misspelled))
     assert run_score() == 2
     assert "tyni" in capsys.readouterr().err

@@ -26,7 +26,8 @@ from candor.detection.frames import find_images, read_frames
 from candor.detection.inference.onnx_model import open_model
 from candor.detection.inference.runner import run_model
 from candor.detection.match_defaults import MATCH_IOU
-from candor.detection.scoring.metrics import operating_point, score_detections
+from candor.detection.scoring.metrics import operating_point
+from candor.detection.scoring.nms_match import score_detections
 from candor.detection.scoring.scene import build_scene
 from candor.detection.scoring.tally import summarize
 
@@ -47,7 +48,7 @@ def evaluate_raw(raw: RawDetections, data: Path, *, threshold: float) -> dict:
     scene, frame, cls, *_ = build_scene(data=data, raw=raw, input_hw=tuple(raw.header["input_size"]))
     s = score_detections(scene, frame=frame, cls=cls, boxes=raw.boxes, score=raw.score,
                          nms_iou=NMS_IOU, match_iou=MATCH_IOU)
-    op = operating_point(s, thresholds=np.full(len(scene.classes), threshold))
+    op = operating_point(s, class_thresholds=np.full(len(scene.classes), threshold))
     masks = {"all": np.ones(len(scene.frames), bool)} | {sp: scene.split == sp for sp in sorted(set(scene.split))}
     out = {}
     for split, mask in masks.items():

@@ -15,7 +15,7 @@ same frame lines as :func:`candor.detection.inference.runner.iter_lines`, comput
   holds are bytes that hashed to that SHA-256). It returns the shard's
   :class:`~candor.detection.detections_file.FrameBoxes` from
   :func:`~candor.detection.inference.runner.iter_frames`, the code the ``local`` executor runs.
-- :func:`iter_lines`: the file's lines from the driver's header and the shards' frames, put back in
+- :func:`iter_cluster_lines`: the file's lines from the driver's header and the shards' frames, put back in
   frame order by :func:`~candor.detection.detections_file.file_lines` (so rounding, order
   and bytes are the local executor's); at most ``2 x`` the cluster's CPUs shards are in flight.
 
@@ -146,7 +146,7 @@ def detect_shard(source: ModelSource, frames: list[str], images: list[str], *, f
     return list(iter_frames(model, frames, {f: Path(p) for f, p in zip(frames, images)}, floor=floor))
 
 
-def iter_lines(model: LoadedModel, frames: Sequence[str], images: dict[str, Path], *, floor: float,
+def iter_cluster_lines(model: LoadedModel, frames: Sequence[str], images: dict[str, Path], *, floor: float,
                card: Path, verified: Path, providers: Sequence[str]) -> Iterator[str]:
     """The raw-detections file's lines (without ``\\n``), equal to the local executor's: the header of
     the driver's ``model``, then one line per frame in ``frames`` order, computed in shards on the

@@ -47,7 +47,7 @@ class LoadedModel:
         return self.session.run(None, {self.input_name: tensor})[0]
 
 
-def check_verified(record_path: Path, *, card_sha256: str) -> None:
+def check_model_record(record_path: Path, *, card_sha256: str) -> None:
     """The fetch stage's record ``model-<name>.json`` must exist and name the card's SHA-256."""
     try:
         record = json.loads(record_path.read_text(encoding="utf-8"))
@@ -69,7 +69,7 @@ def open_model(card_file: Path, *, providers: list[str], verified: Path | None =
         raise fail(f"{card_file}: classes", "model card lists no classes",
                    expected="classes: [names in output order]")
     if verified is not None:
-        check_verified(verified, card_sha256=card.sha256)
+        check_model_record(verified, card_sha256=card.sha256)
     path = onnx_path(card_file, card)
     try:
         blob = path.read_bytes()

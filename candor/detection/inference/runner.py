@@ -18,7 +18,6 @@
 """
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -29,18 +28,16 @@ from tqdm import tqdm
 from candor.common.errors import fail
 from candor.common.images import load_frame
 from candor.common.manifest import load_manifest, sha256_file
-from candor.common.params import DEFAULT_PARAMS
 from candor.detection.detections_file import FrameBoxes, RawDetections, collect, file_lines, header, rounded_candidates
 from candor.detection.frames import FrameInfo, find_images, load_frames
 from candor.detection.inference.decode import decode
 from candor.detection.inference.letterbox import Letterboxer, plan, to_original
 from candor.detection.inference.onnx_model import LoadedModel, open_model
-from candor.detection.sets import add_set_arguments
 
 OUTPUT_RANK = 3  # every supported layout is [1, A, B]
 
 
-def check_verified(data: Path, card_file: Path, verified: Path) -> None:
+def check_set_record(data: Path, card_file: Path, verified: Path) -> None:
     """The set's manifest and the model's card must be the ones the fetch stage verified for the set
     (``<verified>/detection-<set>.json``, the set named by the data folder), and the model one of the set's."""
     record_path = verified / f"detection-{data.name}.json"
@@ -67,7 +64,7 @@ def open_inputs(*, model: str, models: str | Path, data: str | Path, verified: s
     ``providers``, after checking the data set and the model against the fetch stage's records in
     ``verified``. Every frame of ``frames.csv`` must have an image."""
     data, verified = Path(data), Path(verified)
-    check_verified(data, Path(models) / f"{model}.yaml", verified)
+    check_set_record(data, Path(models) / f"{model}.yaml", verified)
     info = load_frames(data)
     images = find_images(data / "images")
     missing = [f for f in info.frames if f not in images]
@@ -113,14 +110,3 @@ def run_model(model: LoadedModel, frames: Sequence[str], images: dict[str, Path]
     :func:`iter_lines` holds, rounded the same way, with no file written or read."""
     return collect(header(model, floor=floor), iter_frames(model, frames, images, floor=floor))
 
-
-def set_parser(prog: str, description: str | None, *, out_help: str) -> argparse.ArgumentParser:
-    """The argv of a command that runs every model of a detection set over its frames (detect, latency)."""
-    p = argparse.ArgumentParser(prog=prog, description=description,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_set_arguments(p, detections=False)
-    p.add_argument("--models", default="models", help="folder of model cards (default: models)")
-    p.add_argument("--verified", default="build/verified", help="the fetch stage's records")
-    p.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (default: params.yaml)")
-    p.add_argument("--out", required=True, help=out_help)
-    return p

@@ -33,7 +33,7 @@ and lets them make a label "aimed"; TIDE keeps only the 100 highest-scored boxes
 across classes (candor: the served ``max_det``, if any), and its crowd test is ``>`` where
 pycocotools' (and candor's) is ``>=``.
 
-Shapes: per detection ``(D,)`` of the :class:`~candor.detection.scoring.metrics.Scored`
+Shapes: per detection ``(D,)`` of the :class:`~candor.detection.scoring.nms_match.Scored`
 arrays, per label ``(L,)`` of its scene. No FP: every kind is 0; a frame without labels makes
 each of its FPs ``background``.
 """
@@ -44,7 +44,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from candor.detection.scoring.boxes import box_area, column_iou, iter_group_pairs
-from candor.detection.scoring.metrics import OperatingPoint, Scored
+from candor.detection.scoring.metrics import OperatingPoint
+from candor.detection.scoring.nms_match import Scored
 
 FP_KINDS = ("localisation", "class_confusion", "duplicate", "background", "both")
 LOCALISATION, CLASS_CONFUSION, DUPLICATE, BACKGROUND, BOTH = range(len(FP_KINDS))

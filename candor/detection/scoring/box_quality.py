@@ -22,9 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from candor.common.rounding import rounded
 from candor.detection.scoring.boxes import paired_iou
-
-DECIMALS = 6
 
 
 def tp_box_errors(det_boxes: np.ndarray, label_boxes: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -40,10 +39,6 @@ def tp_box_errors(det_boxes: np.ndarray, label_boxes: np.ndarray, scale: np.ndar
     return iou, edge
 
 
-def _r(x: float) -> float:
-    return round(float(x), DECIMALS)
-
-
 def quality_block(iou: np.ndarray, edge: np.ndarray) -> dict:
     """``{"tp", "iou_median", "iou_p10", "edge_error_px"}`` of the true positives ``iou`` and
     ``edge`` (``(K,)`` each; see the module docstring).
@@ -56,7 +51,8 @@ def quality_block(iou: np.ndarray, edge: np.ndarray) -> dict:
     if len(iou) == 0:
         return {"tp": 0, "iou_median": None, "iou_p10": None, "edge_error_px": None}
     p10, p50 = np.percentile(iou, [10, 50])
-    return {"tp": int(len(iou)), "iou_median": _r(p50), "iou_p10": _r(p10), "edge_error_px": _r(edge.mean())}
+    return {"tp": int(len(iou)), "iou_median": rounded(p50), "iou_p10": rounded(p10),
+            "edge_error_px": rounded(edge.mean())}
 
 
 def quality_by_class(iou: np.ndarray, edge: np.ndarray, label_class: np.ndarray, *,

@@ -23,7 +23,6 @@ from __future__ import annotations
 import gc
 import math
 import sys
-from collections import Counter
 from collections.abc import Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from itertools import chain
@@ -35,9 +34,8 @@ import msgspec
 import numpy as np
 
 from candor.common.errors import InputError, Problem, fail
-from candor.common.tables import BOM, decode_text
-from candor.common.tables import parse_json as parse_json_text
-from candor.common.tables import read_bytes as read_file_bytes
+from candor.common.tables import BOM, decode_text, parse_json, read_bytes
+from candor.common.unique import repeated
 from candor.detection.scoring.columns import EDGE_TOLERANCE, GroundTruth, inside_image, lookup, xywh_to_xyxy
 
 Maps = tuple[GroundTruth, dict[int, int], dict[int, int]]
@@ -60,24 +58,25 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def read_bytes(path: Path) -> bytes:
+def read_coco_bytes(path: Path) -> bytes:
     """The file's bytes (a UTF-8 BOM dropped); a missing file, a folder or an unreadable file is an
     input error naming it."""
-    raw = read_file_bytes(path, expected="a COCO JSON file")
+    raw = read_bytes(path, expected="a COCO JSON file")
     bom = BOM.encode("utf-8")
     return raw[len(bom):] if raw.startswith(bom) else raw
 
 
-def parse_json(raw: bytes, *, where: str) -> Any:
+def parse_coco_json(raw: bytes, *, where: str) -> Any:
     """The standard library's parse of ``raw`` (for the checking walks: line numbers in syntax
     errors, and ``NaN`` parsed so that the walk can name the entry holding it), checked by
     :func:`candor.common.tables.parse_json` (encoding, nesting depth, lone surrogates)."""
-    return parse_json_text(decode_text(raw, where=where, expected="a COCO JSON file"), where=where)
+    return parse_json(decode_text(raw, where=where, expected="a COCO JSON file"), where=where)
 
 
-def repeated(values: Iterable[Hashable], *, where: str, what: str) -> list[Problem]:
-    """One Problem naming the values that occur more than once (none: no Problem)."""
-    dup = sorted((v for v, k in Counter(values).items() if k > 1), key=repr)
+def repeat_problems(values: Iterable[Hashable], *, where: str, what: str) -> list[Problem]:
+    """One Problem naming the values that occur more than once (:func:`candor.common.unique.repeated`;
+    none: no Problem)."""
+    dup = repeated(values)
     return [Problem(where, f"{what} listed more than once", expected="each once", got=repr(dup[:10]))] if dup else []
 
 
@@ -129,8 +128,8 @@ def class_map(categories: list[tuple[int, str]], classes, *,
               where: str) -> tuple[tuple[str, ...], dict[int, int], list[Problem]]:
     """Classes (given, or the category names by ascending id) and category id -> class index,
     from (id, name) per category (a repeated id or name is a problem)."""
-    dup = repeated((c for c, _ in categories), where=f"{where}:categories", what="category id(s)") + \
-        repeated((n for _, n in categories), where=f"{where}:categories", what="category name(s)")
+    dup = repeat_problems((c for c, _ in categories), where=f"{where}:categories", what="category id(s)") + \
+        repeat_problems((n for _, n in categories), where=f"{where}:categories", what="category name(s)")
     if dup:
         return tuple(classes or ()), {}, dup
     cats = dict(categories)
@@ -154,10 +153,10 @@ def frame_map(images: list[tuple[str, int, int, int]], *,
     images = sorted(images)
     frames = [f for f, *_ in images]
     problems = []
-    dup = sorted(f for f, k in Counter(frames).items() if k > 1)
+    dup = repeated(frames)
     if dup:
         problems.append(Problem(f"{where}:images", "duplicate frame ids (file_name stems)", got=repr(dup[:10])))
-    problems += repeated((iid for _, iid, _, _ in images), where=f"{where}:images", what="image id(s)")
+    problems += repeat_problems((iid for _, iid, _, _ in images), where=f"{where}:images", what="image id(s)")
     img_map = {iid: fi for fi, (_, iid, _, _) in enumerate(images)}
     sizes = np.asarray([(w, h) for _, _, w, h in images], dtype=np.int64).reshape(-1, 2)
     return frames, img_map, sizes, problems
@@ -201,7 +200,7 @@ def read_coco(path: Path, *, classes: tuple[str, ...] | list[str] | None = None)
     default classes are the category names in ascending category id. Any bad entry is an
     :class:`InputError` naming every bad entry (see the module docstring).
     """
-    raw = read_bytes(path)
+    raw = read_coco_bytes(path)
     where = str(path)
     with gc_paused():
         try:
@@ -211,7 +210,7 @@ def read_coco(path: Path, *, classes: tuple[str, ...] | list[str] | None = None)
         del raw  # the walk below re-reads the file: only a refused file needs its text again
         gt = _columns(doc, where=where, classes=classes)
     if gt is None:
-        raise refused(ground_truth_problems(read_bytes(path), where=where, classes=classes), where=where, err=None)
+        raise refused(ground_truth_problems(read_coco_bytes(path), where=where, classes=classes), where=where, err=None)
     return gt
 
 
@@ -219,7 +218,7 @@ def _columns(doc: _CocoGroundTruth, *, where: str, classes) -> Maps | None:
     """The ground truth of a typed document when every value is valid (known ids, boxes finite,
     ``w, h >= 0`` and inside their image, unique frames, known class names); else None."""
     classes, cat_map, problems = class_map([(c.id, c.name) for c in doc.categories], classes, where=where)
-    problems += repeated((a.id for a in doc.annotations if a.id is not None), where=f"{where}:annotations",
+    problems += repeat_problems((a.id for a in doc.annotations if a.id is not None), where=f"{where}:annotations",
                          what="annotation id(s)")
     frames, img_map, sizes, frame_problems = frame_map(
         [(stem(im.file_name), im.id, im.width, im.height) for im in doc.images], where=where)
@@ -258,7 +257,7 @@ def ground_truth_problems(raw: bytes, *, where: str, classes=None) -> list[Probl
     The same rules as the typed decoder and :func:`_columns`; used only on a file they refused.
     A file that is not JSON, or not an object with the three lists, raises at once.
     """
-    doc = parse_json(raw, where=where)
+    doc = parse_coco_json(raw, where=where)
     if not isinstance(doc, dict) or not all(isinstance(doc.get(k), list)
                                             for k in ("images", "annotations", "categories")):
         raise fail(where, "not a COCO ground-truth file",
@@ -293,7 +292,8 @@ def ground_truth_problems(raw: bytes, *, where: str, classes=None) -> list[Probl
     ann_ids = [a["id"] for a in doc["annotations"] if isinstance(a, dict) and a.get("id") is not None]
     problems += [Problem(f"{where}:annotations", "an annotation id is not an integer", got=repr(v)[:200])
                  for v in ann_ids if not is_int(v)][:1]
-    problems += repeated((v for v in ann_ids if is_int(v)), where=f"{where}:annotations", what="annotation id(s)")
+    problems += repeat_problems((v for v in ann_ids if is_int(v)), where=f"{where}:annotations",
+                                what="annotation id(s)")
     for i, a in enumerate(doc["annotations"]):
         at = f"{where}:annotations[{i}]"
         if not isinstance(a, dict):

@@ -42,7 +42,7 @@ from candor.detection.scoring.matching import match_at_ious
 IOU_THRESHOLDS = np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1, endpoint=True)
 RECALL_THRESHOLDS = np.linspace(0.0, 1.00, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True)
 MAX_DETS = 100
-CHUNK_DETS = 32_768    # detections matched at once: whole frames (as in candor.detection.scoring.metrics)
+CHUNK_DETS = 32_768    # detections matched at once: whole frames (as in candor.detection.scoring.nms_match)
 
 
 @dataclass(frozen=True)

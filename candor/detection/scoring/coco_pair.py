@@ -18,17 +18,18 @@ from candor.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 from candor.detection.scoring.box_quality import quality_by_class, tp_box_errors
 from candor.detection.scoring.coco_ap import average_precision
 from candor.detection.scoring.columns import DetectionTable, GroundTruth
-from candor.detection.scoring.metrics import operating_point, rate_counts, score_detections
+from candor.detection.scoring.metrics import operating_point, rate_counts
+from candor.detection.scoring.nms_match import score_detections
 from candor.detection.scoring.scene import coco_scene
 from candor.detection.scoring.tally import summarize
 
 
-def score_coco_pair(gt: GroundTruth, det: DetectionTable, *, thresholds: np.ndarray | None = None,
+def score_coco_pair(gt: GroundTruth, det: DetectionTable, *, class_thresholds: np.ndarray | None = None,
                     nms_iou: float | None = None, agnostic: bool = False, max_det: int | None = None,
                     iou: float = MATCH_IOU, min_support: int = MIN_SUPPORT,
                     critical: Sequence[str] = (), bands: Sequence[float] = BAND_EDGES,
                     image_map: Mapping[int, int] | None = None, category_map: Mapping[int, int] | None = None) -> dict:
-    """Metrics of ``det`` against ``gt``; ``thresholds`` ``(C,)`` per class of ``gt.classes``
+    """Metrics of ``det`` against ``gt``; ``class_thresholds`` ``(C,)``: the threshold of each class of ``gt.classes``
     (None: every detection counts), ``nms_iou`` None: no NMS; ``agnostic`` and ``max_det``: the
     rest of the served NMS (:class:`~candor.detection.config.ServedNms`). ``image_map`` and ``category_map``
     (COCO id -> frame / class index, :func:`~candor.detection.scoring.coco.read_coco`) give the AP's
@@ -37,14 +38,14 @@ def score_coco_pair(gt: GroundTruth, det: DetectionTable, *, thresholds: np.ndar
     The ``ap`` block (:mod:`candor.detection.scoring.coco_ap`) is of the results as given, every
     detection, no threshold and no NMS: what pycocotools scores."""
     scene = coco_scene(gt)
-    thr = np.full(len(gt.classes), -np.inf) if thresholds is None else thresholds
+    served = np.full(len(gt.classes), -np.inf) if class_thresholds is None else class_thresholds
     s = score_detections(scene, frame=det.frame, cls=det.cls, boxes=det.boxes, score=det.score,
                          nms_iou=nms_iou, match_iou=iou)
     if agnostic or max_det is not None:           # thresholds first, as served (candor.detection.scoring.metrics)
-        above = det.score >= thr[det.cls]
+        above = det.score >= served[det.cls]
         s = score_detections(scene, frame=det.frame[above], cls=det.cls[above], boxes=det.boxes[above],
                              score=det.score[above], nms_iou=nms_iou, match_iou=iou, agnostic=agnostic, max_det=max_det)
-    op = operating_point(s, thresholds=thr)
+    op = operating_point(s, class_thresholds=served)
     block = summarize(s, op, frame_mask=np.ones(len(gt.frames), bool), min_support=min_support,
                       critical=list(critical), band_edges=list(bands))
     tp = np.flatnonzero(op.tp)

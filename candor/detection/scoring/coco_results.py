@@ -22,7 +22,15 @@ import msgspec
 import numpy as np
 
 from candor.common.errors import Problem, fail
-from candor.detection.scoring.coco import bbox_problem, gc_paused, is_int, is_number, parse_json, read_bytes, refused
+from candor.detection.scoring.coco import (
+    bbox_problem,
+    gc_paused,
+    is_int,
+    is_number,
+    parse_coco_json,
+    read_coco_bytes,
+    refused,
+)
 from candor.detection.scoring.columns import DetectionTable, lookup, xywh_to_xyxy
 
 RESULTS_PIECE = 1 << 20  # bytes of results JSON decoded at once (about 12,000 entries)
@@ -50,7 +58,7 @@ def read_coco_results(path: Path, *, image_map: dict[int, int], category_map: di
     A piece cut inside a string (a valid file with ``},{`` in a string value) fails to
     decode; the file is then decoded whole.
     """
-    raw = read_bytes(path)
+    raw = read_coco_bytes(path)
     where = str(path)
     with gc_paused():
         try:
@@ -68,7 +76,7 @@ def read_coco_results(path: Path, *, image_map: dict[int, int], category_map: di
     cls = lookup(cat, category_map)
     if frame is None or cls is None or not (np.isfinite(box).all() and np.isfinite(score).all()
                                             and (box[:, 2:] >= 0).all()):
-        raise refused(results_problems(read_bytes(path), where=where, image_map=image_map,
+        raise refused(results_problems(read_coco_bytes(path), where=where, image_map=image_map,
                                        category_map=category_map), where=where, err=None)
     return DetectionTable(classes=tuple(classes), frame=frame, cls=cls, boxes=xywh_to_xyxy(box), score=score)
 
@@ -115,7 +123,7 @@ def results_problems(raw: bytes, *, where: str, image_map: dict[int, int],
     The same rules as the typed decoder and the column checks of :func:`read_coco_results`;
     used only on a file they refused. A file that is not JSON, or not a list, raises at once.
     """
-    doc = parse_json(raw, where=where)
+    doc = parse_coco_json(raw, where=where)
     if not isinstance(doc, list):
         raise fail(where, "not a COCO results file", expected="a JSON list of {image_id, category_id, bbox, score}",
                    got=type(doc).__name__)

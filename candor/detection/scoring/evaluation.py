@@ -4,7 +4,7 @@
 card and ``detector.floor``, builds the scene (:mod:`candor.detection.scoring.scene`), then
 streams the raw boxes in chunks of whole frames (:mod:`candor.detection.scoring.stream`):
 per-class thresholds, same-class NMS and the matcher run once per chunk at the model's own
-served thresholds (:meth:`candor.detection.config.Thresholds.served`) and every view is read
+served thresholds (:meth:`candor.detection.config.ThresholdParams.served`) and every view is read
 off the chunks' summed counts (:class:`~candor.detection.scoring.tally.Tally`):
 
 - ``metrics``: blocks ``all``, ``dev``, ``test`` (:meth:`~candor.detection.scoring.tally.Tally.block`,
@@ -25,12 +25,10 @@ Definitions: docs/detector.md ("score-detection").
 """
 from __future__ import annotations
 
-import argparse
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 
@@ -38,16 +36,7 @@ from candor.common.counts import KEY as COUNTS_KEY
 from candor.common.counts import counts_block
 from candor.common.errors import fail
 from candor.common.manifest import load_manifest
-from candor.common.params import DEFAULT_PARAMS, section
-from candor.detection.config import (
-    ClusterView,
-    DetectorParams,
-    MatchParams,
-    StatsClusterView,
-    Thresholds,
-    check_critical,
-    load_thresholds,
-)
+from candor.detection.config import DetectorParams, MatchParams, ThresholdParams, check_critical
 from candor.detection.detections_file import RawDetections, iter_chunks, read_index, split_chunks
 from candor.detection.frames import SPLITS
 from candor.detection.model_card import ModelCard, load_card
@@ -56,39 +45,18 @@ from candor.detection.scoring.box_quality import quality_by_class
 from candor.detection.scoring.clusters import ClusterBy
 from candor.detection.scoring.coco_ap import APMatches, accumulate
 from candor.detection.scoring.coco_results import coco_results
-from candor.detection.scoring.metrics import Scene, compare_frozen, threshold_grid
-from candor.detection.scoring.scene import build_scene
+from candor.detection.scoring.key_paths import compare_frozen
+from candor.detection.scoring.metrics import threshold_grid
+from candor.detection.scoring.scene import Scene, build_scene
 from candor.detection.scoring.scope import out_of_scope_block
 from candor.detection.scoring.stream import Outcomes, score_stream
 from candor.detection.scoring.truth import Truth
-from candor.detection.sets import add_set_arguments
 
 log = logging.getLogger("candor.score")
 
 # frame, split, session, zoom, model, tp, fp, fn, then FRAME_ERROR_COLUMNS
 FrameRow = tuple[str, str, str, str, str, int, int, int, int, int, int, int, int, int, int, int]
 LabelRow = tuple[str, str, int, str, str, int]              # frame, split, label, class, model, found
-
-
-class ScoreParams(NamedTuple):
-    """The params sections scoring reads: ``detector``, ``match``, ``thresholds`` and
-    ``thresholds_by_model``, and the ``stats.cluster`` keys."""
-
-    detector: DetectorParams
-    match: MatchParams
-    thresholds: Thresholds
-    cluster: ClusterView = ClusterView()
-
-
-def read_params(path: str | Path) -> ScoreParams:
-    """The ``detector``, ``match``, ``thresholds`` and ``thresholds_by_model`` sections of a params
-    file, validated (every model of ``thresholds_by_model`` must be a model of ``detector.sets``),
-    and the ``stats.cluster`` keys that say what the set's rates cluster in."""
-    detector = section(DetectorParams, "detector", path=str(path))
-    thresholds = load_thresholds(path)
-    thresholds.check_models(detector.models)
-    return ScoreParams(detector, section(MatchParams, "match", path=str(path)), thresholds,
-                       section(StatsClusterView, "stats", path=str(path)).cluster)
 
 
 @dataclass(frozen=True)
@@ -215,17 +183,8 @@ def coco_ids(truth: Truth, frames: tuple[str, ...], classes: tuple[str, ...], *,
     return [truth.image_ids[f] for f in frames], [truth.category_ids[c] for c in classes]
 
 
-def add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
-    """The arguments of every command that scores the raw detections of a detection set's models
-    (``--set``, ``--data``, ``--detections``: :func:`candor.detection.sets.add_set_arguments`)."""
-    parser.add_argument("--params", default=str(DEFAULT_PARAMS),
-                        help="params file (sections detector, thresholds, thresholds_by_model, match)")
-    add_set_arguments(parser)
-    parser.add_argument("--models", default="models", help="folder of model cards")
-
-
 def score_model(model: str, *, data: Path, models: Path, detections: Path, detector: DetectorParams,
-                match: MatchParams, thresholds: Thresholds,
+                match: MatchParams, threshold_params: ThresholdParams,
                 coco: Callable[[list[dict]], None] | None = None, cluster: ClusterBy = "frame") -> ModelScore:
     """Score model ``model`` (card ``models/<model>.yaml``, raw boxes ``detections/<model>.jsonl``)
     on the data set ``data``; see the module docstring for what it returns. The raw boxes are
@@ -234,18 +193,18 @@ def score_model(model: str, *, data: Path, models: Path, detections: Path, detec
     ``cluster`` is what the rates' units cluster in (``stats.cluster``)."""
     path = Path(detections) / f"{model}.jsonl"
     return score_chunks(model, read_index(path), iter_chunks(path), where=str(path), data=data, models=models,
-                        detector=detector, match=match, thresholds=thresholds, coco=coco, cluster=cluster)
+                        detector=detector, match=match, threshold_params=threshold_params, coco=coco, cluster=cluster)
 
 
 def score_raw(model: str, raw: RawDetections, *, where: str, data: Path, models: Path, detector: DetectorParams,
-              match: MatchParams, thresholds: Thresholds, cluster: ClusterBy = "frame") -> ModelScore:
+              match: MatchParams, threshold_params: ThresholdParams, cluster: ClusterBy = "frame") -> ModelScore:
     """:func:`score_model` on raw boxes already in memory (``where`` names them in errors)."""
     return score_chunks(model, raw, split_chunks(raw), where=where, data=data, models=models, detector=detector,
-                        match=match, thresholds=thresholds, cluster=cluster)
+                        match=match, threshold_params=threshold_params, cluster=cluster)
 
 
 def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetections], *, where: str, data: Path,
-                 models: Path, detector: DetectorParams, match: MatchParams, thresholds: Thresholds,
+                 models: Path, detector: DetectorParams, match: MatchParams, threshold_params: ThresholdParams,
                  coco: Callable[[list[dict]], None] | None = None, cluster: ClusterBy = "frame") -> ModelScore:
     """:func:`score_model` on the detections' ``index`` (header, frames and sizes:
     :func:`~candor.detection.detections_file.read_index`) and their ``chunks``."""
@@ -274,14 +233,15 @@ def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetection
     scene, scope = inputs.scene, inputs.scope
     check_critical(match.critical, classes=scope.data)
     critical = [c for c in match.critical if c in scene.classes]   # out-of-scope ones: counted in out_of_scope
-    thr = thresholds.vector(model, classes=scene.classes, known=scope.data, floor=detector.floor)
+    class_thresholds = threshold_params.class_thresholds(model, classes=scene.classes, known=scope.data,
+                                                         floor=detector.floor)
     image_ids, cat_ids = coco_ids(inputs.truth, tuple(scene.frames.tolist()), scene.classes, data_classes=scope.data)
     served = None if coco is None else (
         lambda table: coco(coco_results(table, frame_ids=image_ids, category_ids=cat_ids)))
     ap_parts: list[APMatches] = []
     nms = detector.served_nms(model)
-    tally, outcomes = score_stream(inputs, chunks, thresholds=thr, nms_iou=nms.iou, agnostic=nms.agnostic,
-                                   max_det=nms.max_det, match_iou=match.iou,
+    tally, outcomes = score_stream(inputs, chunks, class_thresholds=class_thresholds, nms_iou=nms.iou,
+                                   agnostic=nms.agnostic, max_det=nms.max_det, match_iou=match.iou,
                                    critical=critical, band_edges=match.bands, grid=threshold_grid(detector.floor),
                                    where=where, served=served, ap=ap_parts.append, cluster=cluster)
     blocks = {}
@@ -309,7 +269,7 @@ def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetection
              blocks["test"]["micro"]["f1"])
     figure = dp.FigureInputs(model=model, curves=cv, matrix=tally.matrix, classes=scene.classes,
                              per_class=blocks["all"]["per_class"],
-                             thresholds={c: float(thr[i]) for i, c in enumerate(scene.classes)},
+                             served_by_class={c: float(class_thresholds[i]) for i, c in enumerate(scene.classes)},
                              min_support=match.min_support)
     return ModelScore(model=model, metrics=metrics, outcomes=outcomes,
                       plots=dp.plot_files(model, curves=cv, matrix=tally.matrix, classes=scene.classes,

@@ -5,8 +5,11 @@ Pipeline (the served path, then the scorer):
 1. raw candidates (score >= ``detector.floor``) ->
 2. same-class greedy NMS at ``nms_iou`` (:func:`candor.detection.scoring.boxes.nms`, per frame and class) ->
 3. greedy one-to-one matching per frame and class at IoU >= ``match_iou``
-   (:func:`candor.detection.scoring.matching.match_detections`) ->
-4. the operating point keeps detections with ``score >= threshold[class]``.
+   (:func:`candor.detection.scoring.matching.match_detections`); steps 2 and 3:
+   :func:`candor.detection.scoring.nms_match.score_detections`, the matched arrays
+   :class:`~candor.detection.scoring.nms_match.Scored` ->
+4. the operating point keeps detections with ``score >= class_thresholds[class]``
+   (:func:`operating_point`; ``class_thresholds``: the served threshold of each class).
 
 Steps 2 and 3 run once, on everything above the floor. Both are greedy in
 score order, so dropping the detections below a threshold (a suffix of each
@@ -66,24 +69,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from candor.common.counts import Count
-from candor.detection.scoring.boxes import (
-    iter_group_pairs,
-    key_chunks,
-    nms,
-    paired_iou,
-    rank_order,
-    within_group_ranks,
-)
+from candor.common.rounding import DECIMALS, ratio
+from candor.detection.scoring.boxes import iter_group_pairs, paired_iou
 from candor.detection.scoring.matching import match_detections
-
-DECIMALS = 6
-# detections scored at once: whole frames, arrays that fit the CPU caches (score_detections)
-CHUNK_DETS = 32_768
-
-
-def rate(num: int, den: int) -> float | None:
-    """``num / den`` rounded to 6 decimals, or None when ``den`` is 0."""
-    return None if den == 0 else round(num / den, DECIMALS)
+from candor.detection.scoring.nms_match import Scored
 
 
 @dataclass(frozen=True)
@@ -97,128 +86,24 @@ class Counts:
 
     @property
     def precision(self) -> float | None:
-        return rate(self.tp, self.tp + self.fp)
+        return ratio(self.tp, self.tp + self.fp)
 
     @property
     def recall(self) -> float | None:
-        return rate(self.tp, self.tp + self.fn)
+        return ratio(self.tp, self.tp + self.fn)
 
     @property
     def f1(self) -> float | None:
-        return rate(2 * self.tp, 2 * self.tp + self.fp + self.fn)
+        return ratio(2 * self.tp, 2 * self.tp + self.fp + self.fn)
 
     @property
     def fp_per_frame(self) -> float | None:
-        return rate(self.fp, self.frames)
+        return ratio(self.fp, self.frames)
 
     def as_dict(self) -> dict:
         return {"precision": self.precision, "recall": self.recall, "f1": self.f1,
                 "tp": self.tp, "fp": self.fp, "fn": self.fn,
                 "fp_per_frame": self.fp_per_frame, "frames": self.frames}
-
-
-@dataclass(frozen=True)
-class Scene:
-    """Everything scoring needs about frames and labels (truth), aligned arrays.
-
-    ``classes``: names, index order (the data set's classes the model is scored on,
-    :mod:`candor.detection.scoring.scope`).
-    Per frame ``(F,)``: ``frames`` ids, ``split``, ``session``, ``zoom`` (str arrays),
-    ``scale`` (letterbox scale of the frame at the model's input).
-    Per label ``(L,)``: ``label_frame``, ``label_index`` (within its frame),
-    ``label_class``, ``label_boxes`` ``(L, 4)`` xyxy original px, ``label_crowd``.
-    """
-
-    classes: tuple[str, ...]
-    frames: np.ndarray
-    split: np.ndarray
-    session: np.ndarray
-    zoom: np.ndarray
-    scale: np.ndarray
-    label_frame: np.ndarray
-    label_index: np.ndarray
-    label_class: np.ndarray
-    label_boxes: np.ndarray
-    label_crowd: np.ndarray
-
-
-@dataclass(frozen=True)
-class Scored:
-    """The matched arrays of one model on one scene (before any threshold).
-
-    Per detection after NMS ``(D,)``, ordered by frame, class, score descending
-    (ties in input order): ``frame``, ``cls``, ``boxes``, ``score``,
-    ``label`` (matched label index or -1), ``ignored`` (inside a crowd region).
-    Per label: ``label_score`` = score of the detection that matched it
-    (``-inf`` when none): the label is found at threshold ``t`` iff
-    ``label_score >= t``.
-    """
-
-    scene: Scene
-    frame: np.ndarray
-    cls: np.ndarray
-    boxes: np.ndarray
-    score: np.ndarray
-    label: np.ndarray
-    ignored: np.ndarray
-    label_score: np.ndarray
-    match_iou: float
-
-
-def score_detections(scene: Scene, *, frame: np.ndarray, cls: np.ndarray, boxes: np.ndarray,
-                     score: np.ndarray, nms_iou: float | None, match_iou: float, agnostic: bool = False,
-                     max_det: int | None = None, chunk_dets: int = CHUNK_DETS) -> Scored:
-    """NMS (skipped when ``nms_iou`` is None; across the classes of a frame with ``agnostic``), then
-    at most ``max_det`` boxes per frame (the highest-scored; ties in the sorted order: class, then
-    input order), then match; see the module docstring.
-
-    Truth (``scene``) first, then the raw detections: ``frame`` ``(D,)`` frame
-    indices, ``cls`` ``(D,)`` class indices into ``scene.classes``, ``boxes``
-    ``(D, 4)`` xyxy original px, ``score`` ``(D,)``.
-
-    Frames never interact, so the work runs over chunks of whole frames of about
-    ``chunk_dets`` detections each (:func:`candor.detection.scoring.boxes.key_chunks`): every sort
-    and gather then works on cache-sized arrays and the cost stays linear in the
-    number of boxes. The result does not depend on ``chunk_dets``.
-    """
-    n_cls = max(len(scene.classes), 1)
-    frame = np.asarray(frame, dtype=np.int64)
-    cls = np.asarray(cls, dtype=np.int64)
-    boxes = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
-    score = np.asarray(score, dtype=np.float64)
-    label_groups = scene.label_frame * n_cls + scene.label_class
-    label_score = np.full(len(scene.label_frame), -np.inf)
-    kept, det_label, ignored = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0, bool)]
-    for d, lab in key_chunks(frame, scene.label_frame, n_keys=len(scene.frames), max_dets=chunk_dets):
-        if len(d) == 0:
-            continue
-        # one sort by (group, score desc, input order); NMS and matching then see sorted input
-        groups, sc = frame[d] * n_cls + cls[d], score[d]
-        order = rank_order(groups, sc)
-        d, groups, sc, b = d[order], groups[order], sc[order], boxes[d[order]]
-        if nms_iou is not None:
-            keep = np.flatnonzero(nms(frame[d] if agnostic else groups, b, sc, iou=nms_iou))
-            d, groups, sc, b = d[keep], groups[keep], sc[keep], b[keep]
-        if max_det is not None:
-            by_frame = rank_order(frame[d], sc)
-            rank = np.empty(len(d), np.int64)
-            rank[by_frame] = within_group_ranks(frame[d][by_frame])[0]
-            keep = np.flatnonzero(rank < max_det)
-            d, groups, sc, b = d[keep], groups[keep], sc[keep], b[keep]
-        m = match_detections(label_groups[lab], scene.label_boxes[lab], groups, b, sc, iou=match_iou,
-                             label_crowd=scene.label_crowd[lab])
-        found = m.label_det >= 0
-        label_score[lab[found]] = sc[m.label_det[found]]
-        matched = m.det_label >= 0
-        scene_label = np.full(len(d), -1, dtype=np.int64)     # the chunk's label index -> the scene's
-        scene_label[matched] = lab[m.det_label[matched]]
-        kept.append(d)
-        det_label.append(scene_label)
-        ignored.append(m.det_ignored)
-    d = np.concatenate(kept)
-    return Scored(scene=scene, frame=frame[d], cls=cls[d], boxes=boxes[d], score=score[d],
-                  label=np.concatenate(det_label), ignored=np.concatenate(ignored), label_score=label_score,
-                  match_iou=match_iou)
 
 
 @dataclass(frozen=True)
@@ -237,9 +122,9 @@ class OperatingPoint:
     fn: np.ndarray
 
 
-def operating_point(s: Scored, *, thresholds: np.ndarray) -> OperatingPoint:
-    """Apply per-class ``thresholds`` ``(C,)`` to the matched arrays."""
-    thr = np.asarray(thresholds, dtype=np.float64)
+def operating_point(s: Scored, *, class_thresholds: np.ndarray) -> OperatingPoint:
+    """Apply the served thresholds ``class_thresholds`` ``(C,)`` (one per class index) to the matched arrays."""
+    thr = np.asarray(class_thresholds, dtype=np.float64)
     kept = s.score >= thr[s.cls]
     tp = kept & (s.label >= 0)
     fp = kept & (s.label < 0) & ~s.ignored
@@ -348,9 +233,9 @@ def threshold_grid(floor: float, *, step: float = 0.01) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Curve:
-    """Counts of one class (or all classes) at each threshold of ``thresholds``."""
+    """Counts of one class (or all classes) at each threshold of the curve ``grid``."""
 
-    thresholds: np.ndarray
+    grid: np.ndarray
     tp: np.ndarray
     fp: np.ndarray
     fn: np.ndarray
@@ -358,7 +243,7 @@ class Curve:
     def rows(self) -> list[tuple[float, float | None, float | None, float | None]]:
         """(threshold, precision, recall, f1) per point, rates None when undefined."""
         out = []
-        for t, a, b, c in zip(self.thresholds.tolist(), self.tp.tolist(), self.fp.tolist(), self.fn.tolist()):
+        for t, a, b, c in zip(self.grid.tolist(), self.tp.tolist(), self.fp.tolist(), self.fn.tolist()):
             k = Counts(int(a), int(b), int(c), 0)
             out.append((t, k.precision, k.recall, k.f1))
         return out
@@ -384,42 +269,7 @@ def best_thresholds(curve_by_class: dict[str, Curve], *, support: dict[str, int]
             out[name] = default
             continue
         best = np.flatnonzero(f1 == f1.max())[-1]
-        out[name] = float(cv.thresholds[best])
+        out[name] = float(cv.grid[best])
     return out
 
 
-def flatten(doc: dict, prefix: str = "") -> dict[str, object]:
-    """Leaves of a nested dict as ``{"a.b.c": value}`` (the key paths ``dvc metrics diff`` shows)."""
-    out: dict[str, object] = {}
-    for k, v in doc.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, dict):
-            out.update(flatten(v, key + "."))
-        else:
-            out[key] = v
-    return out
-
-
-def compare_frozen(expected: dict, got: dict, *, tol: float = 1e-6) -> tuple[list[str], int]:
-    """Field-for-field comparison of a frozen evaluation with reproduced metrics.
-
-    ``expected`` uses the metrics JSON's nesting; a path whose first key is not a
-    top-level block of ``got`` (``all``, ``dev``, ``test``) is looked up under
-    ``all``. Numbers agree within ``tol`` (metrics are stored to 6 decimals);
-    other values must be equal. Returns (sorted differing paths, fields compared).
-    """
-    flat_got = flatten(got)
-    differing = []
-    flat_exp = flatten(expected)
-    for key, want in flat_exp.items():
-        path = key if key.split(".", 1)[0] in got else f"all.{key}"
-        have = flat_got.get(path, KeyError)
-        num = (int, float)
-        if (isinstance(want, num) and not isinstance(want, bool)
-                and isinstance(have, num) and not isinstance(have, bool)):
-            same = abs(float(want) - float(have)) <= tol
-        else:
-            same = want == have
-        if not same:
-            differing.append(key)
-    return sorted(differing), len(flat_exp)

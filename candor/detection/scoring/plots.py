@@ -47,14 +47,15 @@ SET_PLOT_KINDS = ("pr_models", "f1_models", "anatomy")     # every model of a se
 class FigureInputs:
     """What one model's four PNGs show: its curves per class (``all`` = micro), confusion
     ``matrix`` (rows true, columns predicted, last index background) over ``classes``, the
-    ``per_class`` metrics block, the ``thresholds`` in use by class name, and ``min_support``."""
+    ``per_class`` metrics block, the served thresholds in use by class name (``served_by_class``)
+    and ``min_support``."""
 
     model: str
     curves: dict[str, Curve]
     matrix: np.ndarray
     classes: tuple[str, ...]
     per_class: dict[str, dict]
-    thresholds: dict[str, float]
+    served_by_class: dict[str, float]
     min_support: int
 
 
@@ -134,7 +135,7 @@ def _figure(width: float, height: float):
     return plt, plt.figure(figsize=(width, height), dpi=PNG_DPI)
 
 
-def png_curves(curves: dict[str, Curve], *, model: str, kind: str, thresholds: dict[str, float]) -> bytes:
+def png_curves(curves: dict[str, Curve], *, model: str, kind: str, served_by_class: dict[str, float]) -> bytes:
     """PR (``kind='pr'``) or F1-versus-threshold (``kind='f1'``) curves of every class, one PNG."""
     plt, fig = _figure(8, 6)
     ax = fig.add_subplot(1, 1, 1)
@@ -152,8 +153,8 @@ def png_curves(curves: dict[str, Curve], *, model: str, kind: str, thresholds: d
             continue
         x, y = zip(*pts)
         ax.plot(x, y, label=name, **style)
-        if kind == "f1" and name in thresholds:
-            t = thresholds[name]
+        if kind == "f1" and name in served_by_class:
+            t = served_by_class[name]
             near = min(range(len(x)), key=lambda i: abs(x[i] - t))
             ax.plot([x[near]], [y[near]], marker="o", color=style["color"], markersize=4)
     if kind == "pr":
@@ -229,10 +230,10 @@ def render(jobs: dict[str, Job], *, workers: int | None = None) -> dict[str, byt
 
 def figure_jobs(fig: FigureInputs) -> dict[str, Job]:
     """One model's four PNG jobs for :func:`render`, keyed by file name (``M-<kind>.png``)."""
-    m = safe_name(fig.model)
+    m, served = safe_name(fig.model), fig.served_by_class
     return {
-        f"{m}-pr.png": (png_curves, (fig.curves,), {"model": fig.model, "kind": "pr", "thresholds": fig.thresholds}),
-        f"{m}-f1.png": (png_curves, (fig.curves,), {"model": fig.model, "kind": "f1", "thresholds": fig.thresholds}),
+        f"{m}-pr.png": (png_curves, (fig.curves,), {"model": fig.model, "kind": "pr", "served_by_class": served}),
+        f"{m}-f1.png": (png_curves, (fig.curves,), {"model": fig.model, "kind": "f1", "served_by_class": served}),
         f"{m}-confusion.png": (png_confusion, (fig.matrix, fig.classes), {"model": fig.model}),
         f"{m}-per_class.png": (png_per_class, (fig.per_class,), {"model": fig.model, "min_support": fig.min_support}),
     }

@@ -196,14 +196,14 @@ def _explain(left: list[tuple[str, int]], canonical: RawDetections, fresh: RawDe
 
 
 def threshold_crossings(canonical: RawDetections, fresh: RawDetections, pairs: tuple[Pair, ...] | list[Pair], *,
-                        thresholds: np.ndarray) -> list[tuple[str, str, float, float, float]]:
-    """Paired boxes that lie on different sides of their class's threshold ``thresholds[cls]``
+                        class_thresholds: np.ndarray) -> list[tuple[str, str, float, float, float]]:
+    """Paired boxes that lie on different sides of their class's threshold ``class_thresholds[cls]``
     (kept when ``score >= threshold``): ``(frame, class, threshold, canonical score, fresh score)``."""
     classes = list(canonical.header.get("classes", []))
     out = []
     for p in pairs:
         k = int(canonical.cls[p.canonical])
-        t = float(thresholds[k])
+        t = float(class_thresholds[k])
         a, b = float(canonical.score[p.canonical]), float(fresh.score[p.fresh])
         if (a >= t) != (b >= t):
             out.append((canonical.frames[int(canonical.frame[p.canonical])], classes[k], t, a, b))

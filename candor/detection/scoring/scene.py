@@ -1,4 +1,5 @@
-"""The scene a model is scored on (:class:`candor.detection.scoring.metrics.Scene`), from either source.
+"""The scene a model is scored on: its frames and labels as aligned arrays (:class:`Scene`), from
+either source.
 
 - :func:`build_scene`: a detector data set (``frames.csv``, its ground truth in YOLO txt or
   COCO JSON, :mod:`candor.detection.scoring.truth`) and one model's raw detections
@@ -12,6 +13,7 @@
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
@@ -21,9 +23,33 @@ from candor.common.errors import fail
 from candor.detection.detections_file import RawDetections
 from candor.detection.frames import load_frames
 from candor.detection.scoring.columns import GroundTruth
-from candor.detection.scoring.metrics import Scene
 from candor.detection.scoring.scope import ClassScope, OutOfScope, class_scope
 from candor.detection.scoring.truth import Truth, read_truth
+
+
+@dataclass(frozen=True)
+class Scene:
+    """Everything scoring needs about frames and labels (truth), aligned arrays.
+
+    ``classes``: names, index order (the data set's classes the model is scored on,
+    :mod:`candor.detection.scoring.scope`).
+    Per frame ``(F,)``: ``frames`` ids, ``split``, ``session``, ``zoom`` (str arrays),
+    ``scale`` (letterbox scale of the frame at the model's input).
+    Per label ``(L,)``: ``label_frame``, ``label_index`` (within its frame),
+    ``label_class``, ``label_boxes`` ``(L, 4)`` xyxy original px, ``label_crowd``.
+    """
+
+    classes: tuple[str, ...]
+    frames: np.ndarray
+    split: np.ndarray
+    session: np.ndarray
+    zoom: np.ndarray
+    scale: np.ndarray
+    label_frame: np.ndarray
+    label_index: np.ndarray
+    label_class: np.ndarray
+    label_boxes: np.ndarray
+    label_crowd: np.ndarray
 
 
 class SceneInputs(NamedTuple):

@@ -17,13 +17,13 @@ outcome rows list classes in the same order for every model.
 """
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from candor.common.errors import fail
+from candor.common.unique import repeated
 
 
 @dataclass(frozen=True)
@@ -62,8 +62,7 @@ def class_scope(data: Sequence[str], card: Sequence[str], *, class_map: dict[str
                                 "data classes it does not name are out of scope)", got=lists)
         target = {c: c for c in card}
     else:
-        repeated = sorted(c for c, k in Counter(class_map.values()).items() if k > 1)
-        if set(class_map) != set(card) or not set(class_map.values()) <= set(data) or repeated:
+        if set(class_map) != set(card) or not set(class_map.values()) <= set(data) or repeated(class_map.values()):
             raise fail(f"{where}:class_map", "class_map does not map the card's classes onto distinct data classes",
                        expected="one entry per card class, each onto a different data class",
                        got=f"class_map {class_map}; {lists}")

@@ -26,8 +26,9 @@ from candor.detection.scoring.boxes import stable_key_order
 from candor.detection.scoring.clusters import ClusterBy
 from candor.detection.scoring.coco_ap import APMatches, match_for_ap
 from candor.detection.scoring.columns import DetectionTable
-from candor.detection.scoring.metrics import Scene, operating_point, score_detections, wrong_targets
-from candor.detection.scoring.scene import SceneInputs
+from candor.detection.scoring.metrics import operating_point, wrong_targets
+from candor.detection.scoring.nms_match import score_detections
+from candor.detection.scoring.scene import Scene, SceneInputs
 from candor.detection.scoring.tally import Tally, frame_groups
 
 STRICT_IOU = 0.75
@@ -78,7 +79,7 @@ def sub_scene(scene: Scene, frames: np.ndarray, *, order: np.ndarray, start: np.
     return sub, labels
 
 
-def score_stream(inputs: SceneInputs, chunks: Iterable[RawDetections], *, thresholds: np.ndarray,
+def score_stream(inputs: SceneInputs, chunks: Iterable[RawDetections], *, class_thresholds: np.ndarray,
                  nms_iou: float | None, match_iou: float, critical: list[str], band_edges: list[float],
                  agnostic: bool = False, max_det: int | None = None,
                  grid: np.ndarray, where: str, matrix: bool = True,
@@ -86,7 +87,7 @@ def score_stream(inputs: SceneInputs, chunks: Iterable[RawDetections], *, thresh
                  ap: Callable[[APMatches], None] | None = None,
                  cluster: ClusterBy | None = None) -> tuple[Tally, Outcomes]:
     """Score the chunks against ``inputs`` (:func:`~candor.detection.scoring.scene.build_scene`) at
-    per-class ``thresholds`` ``(C,)``, served NMS ``nms_iou``, ``agnostic``, ``max_det``
+    the served thresholds ``class_thresholds`` ``(C,)``, served NMS ``nms_iou``, ``agnostic``, ``max_det``
     (:class:`~candor.detection.config.ServedNms`; agnostic or capped: the operating point is scored
     on the thresholded boxes, :mod:`candor.detection.scoring.metrics`); curves on ``grid``; the
     confusion matrix with ``matrix``; the cluster sums of every rate by ``cluster`` (frame or
@@ -97,7 +98,7 @@ def score_stream(inputs: SceneInputs, chunks: Iterable[RawDetections], *, thresh
     scene indices)."""
     scene = inputs.scene
     n_frames = len(scene.frames)
-    tally = Tally.empty(frame_groups(scene), classes=scene.classes, band_edges=band_edges, thresholds=grid,
+    tally = Tally.empty(frame_groups(scene), classes=scene.classes, band_edges=band_edges, grid=grid,
                         matrix=matrix, cluster=cluster)
     n_labels = len(scene.label_frame)
     out = Outcomes(scene=scene, tp=np.zeros(n_frames, np.int64), fp=np.zeros(n_frames, np.int64),
@@ -120,11 +121,11 @@ def score_stream(inputs: SceneInputs, chunks: Iterable[RawDetections], *, thresh
                                  nms_iou=nms_iou, match_iou=match_iou, agnostic=agnostic, max_det=max_det)
         s = floor
         if agnostic or max_det is not None:        # thresholds first, as served
-            above = chunk.score >= thresholds[cls]
+            above = chunk.score >= class_thresholds[cls]
             s = score_detections(sub, frame=chunk.frame[above], cls=cls[above], boxes=chunk.boxes[above],
                                  score=chunk.score[above], nms_iou=nms_iou, match_iou=match_iou, agnostic=agnostic,
                                  max_det=max_det)
-        op = operating_point(s, thresholds=thresholds)
+        op = operating_point(s, class_thresholds=class_thresholds)
         anatomy = error_anatomy(s, op)
         tally.add(s, op, wrong=wrong_targets(s, op, classes=critical_idx), anatomy=anatomy,
                   of_frame=tally.groups.of_frame[frames], curves=None if s is floor else floor)

@@ -7,7 +7,7 @@ Per class, the suggestion is the threshold of best F1 on the 0.01 grid from
 ``detector.floor`` (:func:`candor.detection.scoring.metrics.best_thresholds`: ties go to the
 highest); a class with fewer than ``match.min_support`` labels, or no true positive at any
 threshold, keeps the model's served default. The current values are the model's served
-thresholds (:meth:`candor.detection.config.Thresholds.served`), and the suggested change is
+thresholds (:meth:`candor.detection.config.ThresholdParams.served`), and the suggested change is
 a ``dvc exp run`` line that sets ``thresholds_by_model.<model>.<class>`` only
 (:func:`exp_run_line`): the other models keep theirs.
 """
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from candor.common.errors import fail
-from candor.detection.config import DetectorParams, MatchParams, Thresholds
+from candor.detection.config import DetectorParams, MatchParams, ThresholdParams
 from candor.detection.detections_file import iter_chunks, read_index
 from candor.detection.frames import load_frames
 from candor.detection.model_card import ModelCard
@@ -46,7 +46,7 @@ class Suggestion:
 
 
 def suggest_thresholds(model: str, *, card: ModelCard, data: Path, detections: Path, detector: DetectorParams,
-                       match: MatchParams, thresholds: Thresholds) -> Suggestion:
+                       match: MatchParams, threshold_params: ThresholdParams) -> Suggestion:
     """Best-F1 thresholds of ``model`` (its card ``card``) on the dev frames of ``data`` (see the
     module docstring)."""
     info = load_frames(Path(data))
@@ -61,10 +61,11 @@ def suggest_thresholds(model: str, *, card: ModelCard, data: Path, detections: P
                          class_map=card.class_map, card=model)
     scene = inputs.scene
     assert set(scene.split.tolist()) == {"dev"}  # invariant: only dev frames were read
-    current = thresholds.vector(model, classes=scene.classes, known=inputs.scope.data, floor=detector.floor)
-    default = float(thresholds.served(model)["default"])
+    current = threshold_params.class_thresholds(model, classes=scene.classes, known=inputs.scope.data,
+                                                floor=detector.floor)
+    default = float(threshold_params.served(model)["default"])
     nms = detector.served_nms(model)
-    tally, _ = score_stream(inputs, iter_chunks(path, keep_frames=set(dev)), thresholds=current,
+    tally, _ = score_stream(inputs, iter_chunks(path, keep_frames=set(dev)), class_thresholds=current,
                             nms_iou=nms.iou, agnostic=nms.agnostic, max_det=nms.max_det, match_iou=match.iou,
                             critical=[], band_edges=[],
                             grid=threshold_grid(detector.floor), where=str(path), matrix=False)

@@ -42,14 +42,14 @@ from candor.detection.scoring.metrics import (
     Counts,
     Curve,
     OperatingPoint,
-    Scene,
-    Scored,
     band_names,
     confusion,
     size_at_input,
     wrong_targets,
     zoom_key,
 )
+from candor.detection.scoring.nms_match import Scored
+from candor.detection.scoring.scene import Scene
 
 KINDS = ("tp", "fp", "fn", "wrong", *(f"fp_{k}" for k in FP_KINDS), "fn_aimed")
 TP, FP, FN, WRONG = range(4)
@@ -94,7 +94,7 @@ class Tally:
     groups: FrameGroups
     classes: tuple[str, ...]
     band_edges: tuple[float, ...]
-    thresholds: np.ndarray
+    grid: np.ndarray
     counts: np.ndarray
     frames: np.ndarray
     hist: np.ndarray
@@ -104,12 +104,12 @@ class Tally:
 
     @classmethod
     def empty(cls, groups: FrameGroups, *, classes: tuple[str, ...], band_edges: tuple[float, ...] | list[float],
-              thresholds: np.ndarray, matrix: bool = True, cluster: ClusterBy | None = None) -> Tally:
+              grid: np.ndarray, matrix: bool = True, cluster: ClusterBy | None = None) -> Tally:
         """Zero counts for ``groups``, ``classes``, the bands of ``band_edges`` and the curve grid
-        ``thresholds``; the confusion matrix only with ``matrix``; cluster sums by ``cluster``."""
-        n_g, n_c, n_b, n_t = len(groups.split), len(classes), len(band_names(band_edges)), len(thresholds)
+        ``grid``; the confusion matrix only with ``matrix``; cluster sums by ``cluster``."""
+        n_g, n_c, n_b, n_t = len(groups.split), len(classes), len(band_names(band_edges)), len(grid)
         return cls(groups=groups, classes=tuple(classes), band_edges=tuple(band_edges),
-                   thresholds=np.asarray(thresholds, dtype=np.float64),
+                   grid=np.asarray(grid, dtype=np.float64),
                    counts=np.zeros((n_g, n_c, n_b, len(KINDS)), np.int64), frames=np.zeros(n_g, np.int64),
                    hist=np.zeros((3, n_c, n_t + 1), np.int64), labels=np.zeros(n_c, np.int64),
                    matrix=np.zeros((n_c + 1, n_c + 1), np.int64) if matrix else None,
@@ -150,7 +150,7 @@ class Tally:
                   (counted_det & (s.label < 0) & ~s.ignored, s.cls, s.score),
                   (counted_lab, sc.label_class, s.label_score)]
         for k, (sel, c, score) in enumerate(scored):
-            cell = np.searchsorted(self.thresholds, score[sel], side="right")
+            cell = np.searchsorted(self.grid, score[sel], side="right")
             self.hist[k] += np.bincount(c[sel] * n_t + cell, minlength=n_c * n_t).reshape(n_c, n_t)
         self.labels += np.bincount(sc.label_class[counted_lab], minlength=n_c)
         if self.matrix is not None:
@@ -259,7 +259,7 @@ class Tally:
         for c, name in [*enumerate(self.classes), (-1, "all")]:
             tp, fp, found = (at_or_above[k].sum(axis=0) if c < 0 else at_or_above[k, c] for k in range(3))
             labels = int(self.labels.sum() if c < 0 else self.labels[c])
-            out[name] = Curve(thresholds=self.thresholds, tp=tp, fp=fp, fn=labels - found)
+            out[name] = Curve(grid=self.grid, tp=tp, fp=fp, fn=labels - found)
         return out
 
 
@@ -279,6 +279,6 @@ def summarize(s: Scored, op: OperatingPoint, *, frame_mask: np.ndarray, min_supp
     if wrong is None:
         wrong = wrong_targets(s, op, classes=[sc.classes.index(c) for c in critical])
     tally = Tally.empty(frame_groups(sc, frame_mask=frame_mask), classes=sc.classes, band_edges=band_edges,
-                        thresholds=np.zeros(0), matrix=False)
+                        grid=np.zeros(0), matrix=False)
     tally.add(s, op, wrong=wrong, anatomy=error_anatomy(s, op), of_frame=tally.groups.of_frame)
     return tally.block(splits=None, min_support=min_support, critical=critical)

@@ -21,6 +21,7 @@ import numpy as np
 
 from candor.common.errors import InputError, Problem, fail
 from candor.common.tables import ascii_int, read_text
+from candor.common.unique import repeated
 from candor.detection.frames import find_images, image_size
 from candor.detection.scoring.columns import EDGE_TOLERANCE, GroundTruth
 
@@ -31,7 +32,7 @@ def read_classes(path: Path) -> tuple[str, ...]:
     names = [ln.strip() for ln in lines if ln.strip()]
     if not names:
         raise fail(str(path), "no class names", expected="one class name per line")
-    dup = sorted({n for n in names if names.count(n) > 1})
+    dup = repeated(names)
     if dup:
         raise fail(str(path), "duplicate class names", expected="each class once", got=dup)
     return tuple(names)

@@ -5,8 +5,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from candor.detection.inference.letterbox import (PAD_VALUE, Letterboxer, letterbox_image, plan, to_input,
-                                                  to_original)
+from candor.detection.inference.letterbox import PAD_VALUE, Letterboxer, letterbox_image, plan, to_input, to_original
 from candor.detection.model_card import Preprocess
 
 
@@ -140,7 +139,8 @@ def test_default_preprocess_is_pillow_bilinear_rgb_255():
     lb = plan(640, 416, input_w=320, input_h=320)
     explicit = Preprocess(resize="pillow-bilinear", exif="ignore", colour="rgb", scale=255)
     assert np.array_equal(letterbox_image(img, lb), letterbox_image(img, lb, preprocess=explicit))
-    assert np.array_equal(Letterboxer(input_w=320, input_h=320, preprocess=explicit)(img, lb), reference_tensor(img, lb))
+    boxer = Letterboxer(input_w=320, input_h=320, preprocess=explicit)
+    assert np.array_equal(boxer(img, lb), reference_tensor(img, lb))
 
 
 def test_colour_and_scale():

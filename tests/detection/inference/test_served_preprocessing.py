@@ -8,7 +8,6 @@ within the re-inference tolerance of params.yaml. No torch, no ultralytics: onnx
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -12,8 +12,8 @@ import pytest
 
 from candor.detection.scoring.coco_pair import score_coco_pair
 from candor.detection.scoring.columns import DetectionTable, GroundTruth
-from tests.support_coco import random_pair
 from tests.conftest import ROOT
+from tests.support_coco import random_pair
 
 CLASSES = ("a", "b")
 
@@ -85,8 +85,7 @@ def tide_errors(images: list[tuple[int, str]], categories: list[tuple[int, str]]
     images and categories ``(id, name)`` and labels ``(image id, category id, xywh)`` (loaded through
     tidecv's ``Data``: its COCO loader needs segmentations) and COCO results."""
     from tidecv import TIDE, Data
-    from tidecv.errors.main_errors import (BackgroundError, BoxError, ClassError, DuplicateError, MissedError,
-                                           OtherError)
+    from tidecv.errors.main_errors import BackgroundError, BoxError, ClassError, DuplicateError, MissedError, OtherError
 
     truth, preds = Data("gt"), Data("dt")
     for i, name in images:
@@ -135,18 +134,18 @@ def test_agrees_with_tidecv_on_the_demo_served_detections():
     """demo-v2 at its served thresholds (params.yaml; at most 47 boxes per frame, so TIDE's 100-box cut
     does not bite; the demo has no crowd labels): tidecv's counts on the served COCO export equal the
     metrics' anatomy kind for kind."""
-    from pathlib import Path
 
     from candor.detection.detections_file import read_index
-    from candor.detection.scoring.evaluation import read_params, score_model
+    from candor.detection.scoring.evaluation import score_model
     from candor.detection.scoring.scene import build_scene
+    from stages.cli_detection import read_score_params
 
     repo = ROOT
     data, dets = repo / "data" / "detector", repo / "build" / "detections" / "detector"
-    params = read_params(repo / "params.yaml")
+    params = read_score_params(repo / "params.yaml")
     export: list[dict] = []
     res = score_model("demo-v2", data=data, models=repo / "models", detections=dets, detector=params.detector,
-                      match=params.match, thresholds=params.thresholds, coco=export.extend)
+                      match=params.match, threshold_params=params.threshold_params, coco=export.extend)
     index = read_index(dets / "demo-v2.jsonl")
     inputs = build_scene(data=data, raw=index, input_hw=tuple(index.header["input_size"]))
     sc, truth = inputs.scene, inputs.truth

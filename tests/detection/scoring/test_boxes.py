@@ -5,8 +5,17 @@ import numpy as np
 import pytest
 
 from candor.detection.scoring.boxes import (
-    box_area, box_iou, iter_group_pairs, key_chunks, nms, paired_crowd_iou, paired_iou, rank_order, stable_key_order,
-    within_group_ranks, x_overlap_ends,
+    box_area,
+    box_iou,
+    iter_group_pairs,
+    key_chunks,
+    nms,
+    paired_crowd_iou,
+    paired_iou,
+    rank_order,
+    stable_key_order,
+    within_group_ranks,
+    x_overlap_ends,
 )
 
 
@@ -154,7 +163,8 @@ def test_nms_matches_the_definition_on_dense_touching_and_degenerate_boxes(iou):
     scores = np.round(rng.uniform(0, 1, n), 1)
     groups = rng.integers(0, 4, n)
     assert nms(groups, boxes, scores, iou=iou).tolist() == nms_reference(groups, boxes, scores, iou).tolist()
-    assert nms(groups, boxes, scores, iou=iou, max_pairs=7).tolist() == nms_reference(groups, boxes, scores, iou).tolist()
+    expected = nms_reference(groups, boxes, scores, iou).tolist()
+    assert nms(groups, boxes, scores, iou=iou, max_pairs=7).tolist() == expected
     touching = np.array([[0, 0, 10, 10], [10, 0, 20, 10], [5, 0, 5, 10]], float)   # IoU 0 with each other
     assert nms(np.zeros(3, int), touching, np.array([0.9, 0.8, 0.7]), iou=iou).all()
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import json
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -42,7 +41,8 @@ def test_micro_sums_equal_an_independent_tally_of_the_outcome_tables(model, spli
     }
     for rate, c in expect.items():
         got = counts[f"{split}.micro.{rate}"]
-        assert (got["clusters"], got["sum_k2"], got["sum_kn"], got["sum_n2"]) == (c.g, c.sum_k2, c.sum_kn, c.sum_n2), rate
+        sums = (got["clusters"], got["sum_k2"], got["sum_kn"], got["sum_n2"])
+        assert sums == (c.g, c.sum_k2, c.sum_kn, c.sum_n2), rate
 
 
 def test_sessions_are_summed_before_squaring():

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 import pytest
 
@@ -104,7 +104,8 @@ def test_numbers_out_of_range_are_named(tmp_path, field, value, named):
 
 def test_a_refusal_the_walk_cannot_name_keeps_the_decoders_message():
     err = refused([], where="gt.json", err=ValueError("Expected `int`, got `float` - at `$.images[0].id`"))
-    assert err.message == "gt.json: not readable by the typed decoder (got Expected `int`, got `float` - at `$.images[0].id`)"
+    assert err.message == ("gt.json: not readable by the typed decoder "
+                           "(got Expected `int`, got `float` - at `$.images[0].id`)")
 
 
 @pytest.mark.parametrize("text, message", [
@@ -141,8 +142,10 @@ def test_stem_is_purepath_stem(name):
 
 @pytest.mark.parametrize("change, message", [
     (lambda d: d["images"].append({**d["images"][0], "file_name": "zz.png"}), "image id(s) listed more than once"),
-    (lambda d: d["categories"].append({"id": d["categories"][0]["id"], "name": "zz"}), "category id(s) listed more than once"),
-    (lambda d: d["categories"].append({"id": 99, "name": d["categories"][0]["name"]}), "category name(s) listed more than once"),
+    (lambda d: d["categories"].append({"id": d["categories"][0]["id"], "name": "zz"}),
+     "category id(s) listed more than once"),
+    (lambda d: d["categories"].append({"id": 99, "name": d["categories"][0]["name"]}),
+     "category name(s) listed more than once"),
     (lambda d: [a.update(id=5) for a in d["annotations"]], "annotation id(s) listed more than once"),
 ])
 def test_repeated_ids_are_refused(tmp_path, change, message):

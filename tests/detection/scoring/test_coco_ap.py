@@ -14,8 +14,8 @@ from candor.detection.scoring.coco import read_coco
 from candor.detection.scoring.coco_ap import average_precision
 from candor.detection.scoring.coco_pair import score_coco_pair
 from candor.detection.scoring.coco_results import read_coco_results
-from tests.support_coco import random_pair
 from tests.conftest import ROOT
+from tests.support_coco import random_pair
 
 
 def pycoco(gt, dt) -> tuple[float, float, dict[int, tuple[float, float]]]:
@@ -87,7 +87,8 @@ def ap_of(labels, dets, crowd=None):
     lab = np.array([b for b in labels], float).reshape(-1, 4)
     d = np.array([b for b, _ in dets], float).reshape(-1, 4)
     return average_precision(classes=("a",), label_frame=np.zeros(len(lab), int), label_class=np.zeros(len(lab), int),
-                             label_boxes=lab, label_crowd=np.zeros(len(lab), bool) if crowd is None else np.array(crowd),
+                             label_boxes=lab,
+                             label_crowd=np.zeros(len(lab), bool) if crowd is None else np.array(crowd),
                              det_frame=np.zeros(len(d), int), det_class=np.zeros(len(d), int), det_boxes=d,
                              det_score=np.array([s for _, s in dets], float))
 
@@ -111,16 +112,16 @@ def test_hand_cases():
     assert ap_of([box], []).mean() == (0.0, 0.0)
     assert ap_of([], [(box, 0.9)]).mean() == (None, None)
     # a box on a crowd region is ignored, not an FP
-    assert close(ap_of([box, [50, 50, 90, 90]], [([60, 60, 70, 70], 0.9), (box, 0.5)], crowd=[False, True]).mean(), (1.0, 1.0))
+    ap = ap_of([box, [50, 50, 90, 90]], [([60, 60, 70, 70], 0.9), (box, 0.5)], crowd=[False, True])
+    assert close(ap.mean(), (1.0, 1.0))
 
 
 def test_pipeline_ap_equals_pycocotools_on_its_own_export(tmp_path):
     """The demo's demo-v2 scored at thresholds equal to the floor (so the COCO export holds every box
     after NMS, what the pipeline's AP reads) against its labels written as COCO ground truth at full
     precision: the ``ap`` block of every frame equals pycocotools on the export."""
-    from pathlib import Path
 
-    from candor.detection.config import DetectorParams, MatchParams, Thresholds
+    from candor.detection.config import DetectorParams, MatchParams, ThresholdParams
     from candor.detection.detections_file import read_index
     from candor.detection.scoring.evaluation import score_model
     from candor.detection.scoring.scene import build_scene
@@ -131,7 +132,7 @@ def test_pipeline_ap_equals_pycocotools_on_its_own_export(tmp_path):
     floor = 0.05
     res = score_model("demo-v2", data=data, models=repo / "models", detections=dets,
                       detector=DetectorParams(sets={"detector": ["demo-v2"]}, floor=floor), match=MatchParams(),
-                      thresholds=Thresholds(shared={"default": floor}), coco=export.extend)
+                      threshold_params=ThresholdParams(shared={"default": floor}), coco=export.extend)
     index = read_index(dets / "demo-v2.jsonl")
     inputs = build_scene(data=data, raw=index, input_hw=tuple(index.header["input_size"]))
     sc, truth = inputs.scene, inputs.truth

@@ -61,7 +61,8 @@ def test_read_in_pieces_equals_a_hand_decode(tmp_path, monkeypatch, piece):
     det = read(p)
     frame, cls, boxes, score = by_hand(dets)
     assert (det.frame.tolist(), det.cls.tolist(), det.boxes.tolist(), det.score.tolist()) == (frame, cls, boxes, score)
-    assert [det.frame.dtype, det.cls.dtype, det.boxes.dtype, det.score.dtype] == ["int64", "int64", "float64", "float64"]
+    dtypes = [det.frame.dtype, det.cls.dtype, det.boxes.dtype, det.score.dtype]
+    assert dtypes == ["int64", "int64", "float64", "float64"]
     gt, img_map, cat_map = read_coco(DATA / "coco_gt.json")
     assert results_problems(p.read_bytes(), where="dt.json", image_map=img_map, category_map=cat_map) == []
 

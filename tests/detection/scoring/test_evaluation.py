@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from candor.detection.scoring.evaluation import frame_rows, label_rows
-from candor.detection.scoring.metrics import Scene
+from candor.detection.scoring.scene import Scene
 from candor.detection.scoring.stream import Outcomes
 
 
@@ -23,7 +23,8 @@ def test_rows_of_two_models_in_tuple_order():
     wide = Outcomes(scene(("deer", "sheep"), [0, 1, 1, 0], [1, 0, 0, 2], [0, 0, 1, 0], [0, 0, 0, 1]),
                     tp=np.array([1, 0, 2]), fp=np.array([0, 3, 0]), fn=np.array([1, 1, 0]),
                     found=np.array([True, False, True, False]),
-                    fp_kinds=np.array([[0, 0, 0, 0, 0], [1, 0, 0, 2, 0], [0, 0, 0, 0, 0]]), fn_aimed=np.array([1, 0, 0]),
+                    fp_kinds=np.array([[0, 0, 0, 0, 0], [1, 0, 0, 2, 0], [0, 0, 0, 0, 0]]),
+                    fn_aimed=np.array([1, 0, 0]),
                     tp_iou=np.array([0.8, nan, 0.7, nan]), tp_edge=np.array([1.0, nan, 2.0, nan]))
     narrow = Outcomes(scene(("sheep",), [0, 0], [0, 0], [0, 1], [0, 0]),
                       tp=np.array([0, 1, 0]), fp=np.array([1, 1, 1]), fn=np.array([1, 0, 0]),

@@ -7,9 +7,19 @@ import pytest
 
 from candor.detection.scoring.anatomy import FP_KINDS, error_anatomy
 from candor.detection.scoring.metrics import (
-    Counts, Scene, band_names, best_thresholds, confusion, operating_point, rate_counts, score_detections,
-    size_at_input, threshold_grid, wrong_targets, zoom_key,
+    Counts,
+    band_names,
+    best_thresholds,
+    confusion,
+    operating_point,
+    rate_counts,
+    size_at_input,
+    threshold_grid,
+    wrong_targets,
+    zoom_key,
 )
+from candor.detection.scoring.nms_match import score_detections
+from candor.detection.scoring.scene import Scene
 from candor.detection.scoring.tally import Tally, frame_groups, summarize
 
 CLASSES = ("deer", "sheep", "tree", "relic")   # relic: never labelled
@@ -47,10 +57,10 @@ def scored(nms_iou=0.5):
                             score=np.array(s), nms_iou=nms_iou, match_iou=0.5)
 
 
-def curves(s, *, thresholds):
-    """The curves of every frame of ``s`` at ``thresholds`` (a tally of one chunk)."""
-    t = Tally.empty(frame_groups(s.scene), classes=s.scene.classes, band_edges=[], thresholds=thresholds)
-    op = operating_point(s, thresholds=np.full(len(s.scene.classes), 0.5))
+def curves(s, *, grid):
+    """The curves of every frame of ``s`` on the curve ``grid`` (a tally of one chunk)."""
+    t = Tally.empty(frame_groups(s.scene), classes=s.scene.classes, band_edges=[], grid=grid)
+    op = operating_point(s, class_thresholds=np.full(len(s.scene.classes), 0.5))
     t.add(s, op, wrong=wrong_targets(s, op), anatomy=error_anatomy(s, op), of_frame=t.groups.of_frame)
     return t.curves()
 
@@ -66,15 +76,17 @@ def test_counts_rates_and_zero_division_policy():
 def test_nms_then_match_then_threshold_hand_counts():
     s = scored()
     assert len(s.score) == 5                      # the duplicate is gone
-    op = operating_point(s, thresholds=np.array([0.35, 0.35, 0.35, 0.35]))
+    op = operating_point(s, class_thresholds=np.array([0.35, 0.35, 0.35, 0.35]))
     allf = np.ones(3, bool)
     m = summarize(s, op, frame_mask=allf, min_support=1, critical=["deer", "sheep"], band_edges=[16, 48])
     # TP: deer; FP: deer-on-sheep, relic, tree(empty frame); FN: sheep (0.3 < 0.35), tree
-    assert m["micro"] == {"precision": 0.25, "recall": pytest.approx(1 / 3, abs=1e-6), "f1": pytest.approx(2 / 7, abs=1e-6),
+    assert m["micro"] == {"precision": 0.25, "recall": pytest.approx(1 / 3, abs=1e-6),
+                          "f1": pytest.approx(2 / 7, abs=1e-6),
                           "tp": 1, "fp": 3, "fn": 2, "fp_per_frame": 1.0, "frames": 3,
                           # deer-on-sheep: class confusion aimed at the sheep; relic (IoU 0.01 with the
                           # tree) and the tree on the empty frame: background; the tree label: missed
-                          "fp_anatomy": anatomy(class_confusion=1, background=2), "fn_anatomy": {"aimed": 1, "missed": 1}}
+                          "fp_anatomy": anatomy(class_confusion=1, background=2),
+                          "fn_anatomy": {"aimed": 1, "missed": 1}}
     assert m["per_class"]["relic"] == {"precision": 0.0, "recall": None, "f1": 0.0, "support": 0,
                                        "tp": 0, "fp": 1, "fn": 0, "qualified": False,
                                        "fp_anatomy": anatomy(background=1), "fn_anatomy": {"aimed": 0, "missed": 0}}
@@ -82,21 +94,21 @@ def test_nms_then_match_then_threshold_hand_counts():
     assert m["critical"] == {"deer": {"missed": 0, "wrong": 1}, "sheep": {"missed": 1, "wrong": 0},
                              "total": {"missed": 1, "wrong": 1}}
     # lower the sheep threshold: the sheep becomes TP
-    op2 = operating_point(s, thresholds=np.array([0.35, 0.3, 0.35, 0.35]))
+    op2 = operating_point(s, class_thresholds=np.array([0.35, 0.3, 0.35, 0.35]))
     m2 = summarize(s, op2, frame_mask=allf, min_support=1, critical=[], band_edges=[16, 48])
     assert (m2["micro"]["tp"], m2["micro"]["fn"]) == (2, 1)
 
 
 def test_without_nms_the_duplicate_is_a_fp():
     s = scored(nms_iou=None)
-    op = operating_point(s, thresholds=np.full(4, 0.35))
+    op = operating_point(s, class_thresholds=np.full(4, 0.35))
     m = summarize(s, op, frame_mask=np.ones(3, bool), min_support=1, critical=[], band_edges=[])
     assert m["micro"]["fp"] == 4
 
 
 def test_splits_zoom_and_bands():
     s = scored()
-    op = operating_point(s, thresholds=np.full(4, 0.35))
+    op = operating_point(s, class_thresholds=np.full(4, 0.35))
     sc = s.scene
     dev = summarize(s, op, frame_mask=sc.split == "dev", min_support=1, critical=[], band_edges=[16, 48])
     test = summarize(s, op, frame_mask=sc.split == "test", min_support=1, critical=[], band_edges=[16, 48])
@@ -118,7 +130,7 @@ def test_splits_zoom_and_bands():
 
 def test_confusion_matrix_rows_are_labels_and_columns_detections():
     s = scored()
-    op = operating_point(s, thresholds=np.full(4, 0.35))
+    op = operating_point(s, class_thresholds=np.full(4, 0.35))
     mat = confusion(s, op)
     bg = 4
     assert mat[0, 0] == 1             # deer TP
@@ -132,12 +144,13 @@ def test_confusion_matrix_rows_are_labels_and_columns_detections():
 def test_curves_agree_with_operating_points_at_every_threshold():
     s = scored()
     grid = threshold_grid(0.05)
-    cv = curves(s, thresholds=grid)
+    cv = curves(s, grid=grid)
     for i in (0, 25, 30, 35, 60, 95):
         t = grid[i]
-        op = operating_point(s, thresholds=np.full(4, t))
+        op = operating_point(s, class_thresholds=np.full(4, t))
         m = summarize(s, op, frame_mask=np.ones(3, bool), min_support=1, critical=[], band_edges=[])
-        assert (cv["all"].tp[i], cv["all"].fp[i], cv["all"].fn[i]) == (m["micro"]["tp"], m["micro"]["fp"], m["micro"]["fn"])
+        micro = m["micro"]
+        assert (cv["all"].tp[i], cv["all"].fp[i], cv["all"].fn[i]) == (micro["tp"], micro["fp"], micro["fn"])
         for name in CLASSES:
             pc = m["per_class"][name]
             assert (cv[name].tp[i], cv[name].fp[i], cv[name].fn[i]) == (pc["tp"], pc["fp"], pc["fn"])
@@ -146,7 +159,7 @@ def test_curves_agree_with_operating_points_at_every_threshold():
 def test_best_thresholds_and_support_rule():
     s = scored()
     grid = threshold_grid(0.05)
-    cv = curves(s, thresholds=grid)
+    cv = curves(s, grid=grid)
     best = best_thresholds(cv, support={"deer": 1, "sheep": 1, "tree": 1, "relic": 0}, min_support=1, default=0.35)
     assert cv["tree"].tp.max() == 0
     assert best["sheep"] == 0.3        # highest threshold still catching the sheep at 0.3
@@ -170,102 +183,19 @@ def test_empty_everything():
                label_class=np.zeros(0, int), label_boxes=np.zeros((0, 4)), label_crowd=np.zeros(0, bool))
     s = score_detections(sc, frame=np.zeros(0, int), cls=np.zeros(0, int), boxes=np.zeros((0, 4)),
                          score=np.zeros(0), nms_iou=0.5, match_iou=0.5)
-    op = operating_point(s, thresholds=np.array([0.35]))
+    op = operating_point(s, class_thresholds=np.array([0.35]))
     m = summarize(s, op, frame_mask=np.ones(1, bool), min_support=1, critical=["deer"], band_edges=[16])
     assert m["micro"] == {"precision": None, "recall": None, "f1": None, "tp": 0, "fp": 0, "fn": 0,
-                          "fp_per_frame": 0.0, "frames": 1, "fp_anatomy": anatomy(), "fn_anatomy": {"aimed": 0, "missed": 0}}
+                          "fp_per_frame": 0.0, "frames": 1, "fp_anatomy": anatomy(),
+                          "fn_anatomy": {"aimed": 0, "missed": 0}}
     assert confusion(s, op).sum() == 0
 
 
 def test_no_threshold_does_not_find_unmatched_labels():
     s = scored()
-    op = operating_point(s, thresholds=np.full(4, -np.inf))
+    op = operating_point(s, class_thresholds=np.full(4, -np.inf))
     # the tree label has no detection at all: still a FN without any threshold
     assert op.fn.tolist() == [False, False, True]
-
-
-def _inter(a, b):
-    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-
-
-def _iou(a, b):
-    inter = _inter(a, b)
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
-
-
-def naive_score(sc, frame, cls, boxes, score, *, nms_iou, match_iou, agnostic=False, max_det=None):
-    """The module docstring's definition, one detection at a time in plain Python loops: NMS within
-    each class (or, ``agnostic``, each frame) by score, ties by class then input order; then the
-    ``max_det`` highest-scored boxes of each frame; then matching."""
-    order = sorted(range(len(score)), key=lambda i: (frame[i], cls[i], -score[i], i))
-    by_frame = lambda i: (frame[i], -score[i], cls[i], i)  # noqa: E731
-    if nms_iou is not None:
-        kept = []
-        for i in sorted(order, key=by_frame):
-            if not any(frame[j] == frame[i] and (agnostic or cls[j] == cls[i]) and _iou(boxes[j], boxes[i]) > nms_iou
-                       for j in kept):
-                kept.append(i)
-        order = [i for i in order if i in set(kept)]
-    if max_det is not None:
-        ranked = sorted(order, key=by_frame)
-        capped = {i for i in ranked if sum(1 for j in ranked if frame[j] == frame[i] and by_frame(j) < by_frame(i)) < max_det}
-        order = [i for i in order if i in capped]
-    taken, label, ignored = {}, [], []
-    for i in order:
-        best, best_iou = -1, -1.0
-        for k in range(len(sc.label_frame)):
-            if (sc.label_frame[k], sc.label_class[k]) != (frame[i], cls[i]) or sc.label_crowd[k] or k in taken:
-                continue
-            v = _iou(boxes[i], sc.label_boxes[k])
-            if v >= match_iou and v > best_iou:       # strict: an IoU tie keeps the lower label index
-                best, best_iou = k, v
-        if best >= 0:
-            taken[best] = i
-        area = (boxes[i][2] - boxes[i][0]) * (boxes[i][3] - boxes[i][1])
-        in_crowd = best < 0 and area > 0 and any(
-            sc.label_crowd[k] and (sc.label_frame[k], sc.label_class[k]) == (frame[i], cls[i])
-            and _inter(boxes[i], sc.label_boxes[k]) / area >= match_iou
-            for k in range(len(sc.label_frame)))
-        label.append(best)
-        ignored.append(in_crowd)
-    label_score = [score[taken[k]] if k in taken else -np.inf for k in range(len(sc.label_frame))]
-    return order, label, ignored, label_score
-
-
-def random_scene(rng, n_frames=12, n_cls=3, n_lab=40):
-    lf, lc = rng.integers(0, n_frames, n_lab), rng.integers(0, n_cls, n_lab)
-    xy = np.round(rng.uniform(0, 40, (n_lab, 2)))
-    lb = np.hstack([xy, xy + np.round(rng.uniform(2, 20, (n_lab, 2)))])
-    return Scene(classes=tuple(f"c{i}" for i in range(n_cls)), frames=np.array([f"f{i}" for i in range(n_frames)]),
-                 split=np.full(n_frames, "dev"), session=np.full(n_frames, "s"), zoom=np.full(n_frames, "1"),
-                 scale=np.ones(n_frames), label_frame=lf, label_index=np.zeros(n_lab, int), label_class=lc,
-                 label_boxes=lb, label_crowd=rng.random(n_lab) < 0.1)
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-@pytest.mark.parametrize("nms_iou, agnostic, max_det", [(None, False, None), (0.5, False, None), (0.5, True, None),
-                                                         (0.5, False, 4), (0.5, True, 3), (None, False, 2)])
-def test_chunked_scoring_equals_the_naive_definition(seed, nms_iou, agnostic, max_det):
-    rng = np.random.default_rng(seed)
-    sc = random_scene(rng)
-    n = 300
-    src = rng.integers(0, len(sc.label_frame), n)        # jittered copies of labels, some of another frame/class
-    frame = np.where(rng.random(n) < 0.8, sc.label_frame[src], rng.integers(0, 12, n))
-    cls = np.where(rng.random(n) < 0.8, sc.label_class[src], rng.integers(0, 3, n))
-    boxes = sc.label_boxes[src] + np.round(rng.normal(0, 1.5, (n, 4)))
-    boxes[:, 2:] = np.maximum(boxes[:, 2:], boxes[:, :2])
-    score = np.round(rng.uniform(0, 1, n), 1)             # many score ties: input order decides
-    order, label, ignored, label_score = naive_score(sc, frame, cls, boxes, score, nms_iou=nms_iou, match_iou=0.5,
-                                                     agnostic=agnostic, max_det=max_det)
-    for chunk in (1, 40, 10_000):
-        s = score_detections(sc, frame=frame, cls=cls, boxes=boxes, score=score, nms_iou=nms_iou, match_iou=0.5,
-                             agnostic=agnostic, max_det=max_det, chunk_dets=chunk)
-        assert s.frame.tolist() == frame[order].tolist() and s.cls.tolist() == cls[order].tolist()
-        assert s.boxes.tolist() == boxes[order].tolist() and s.score.tolist() == score[order].tolist()
-        assert s.label.tolist() == label
-        assert s.ignored.tolist() == ignored
-        assert s.label_score.tolist() == label_score
 
 
 @pytest.mark.parametrize("box, scale, size", [
@@ -287,7 +217,7 @@ def test_size_at_input_decides_the_band():
 
 def test_rate_counts_are_the_counts_behind_every_rate():
     s = scored()
-    op = operating_point(s, thresholds=np.zeros(4))
+    op = operating_point(s, class_thresholds=np.zeros(4))
     block = summarize(s, op, frame_mask=np.ones(3, bool), min_support=1, critical=[], band_edges=[16.0])
     counts = rate_counts({"all": block})
     # kept after NMS: deer TP, deer FP, sheep TP, relic FP, tree FP; the tree label is missed

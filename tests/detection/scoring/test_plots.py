@@ -47,9 +47,9 @@ def test_a_figure_failing_in_a_worker_fails_the_render():
 
 
 def test_figure_jobs_names_the_four_figures_of_a_model():
-    curve = Curve(thresholds=np.array([0.1, 0.5]), tp=np.array([2, 1]), fp=np.array([2, 0]), fn=np.array([0, 1]))
+    curve = Curve(grid=np.array([0.1, 0.5]), tp=np.array([2, 1]), fp=np.array([2, 0]), fn=np.array([0, 1]))
     fig = dp.FigureInputs(model="m/1", curves={"all": curve, "cat": curve}, matrix=np.zeros((2, 2), int),
-                          classes=("cat",), per_class={"cat": _per_class()["cat"]}, thresholds={"cat": 0.5},
+                          classes=("cat",), per_class={"cat": _per_class()["cat"]}, served_by_class={"cat": 0.5},
                           min_support=3)
     figs = dp.render(dp.figure_jobs(fig), workers=1)
     assert sorted(figs) == ["m_1-confusion.png", "m_1-f1.png", "m_1-per_class.png", "m_1-pr.png"]
@@ -58,7 +58,7 @@ def test_figure_jobs_names_the_four_figures_of_a_model():
 
 def test_set_plot_files_put_every_model_in_one_file():
     def curve(tp):
-        return Curve(thresholds=np.array([0.1, 0.5]), tp=np.array(tp), fp=np.array([1, 0]), fn=np.array([1, 2]))
+        return Curve(grid=np.array([0.1, 0.5]), tp=np.array(tp), fp=np.array([1, 0]), fn=np.array([1, 2]))
 
     files = dp.set_plot_files({"a": {"all": curve([3, 1]), "deer": curve([1, 0])}, "b": {"all": curve([2, 0])}},
                               {"a": {"localisation": 2, "both": 0}, "b": {"localisation": 1, "both": 3}})

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from candor.detection.scoring.reinference import Pair, Tolerance, changed_rows, compare_boxes, threshold_crossings
 from candor.detection.detections_file import RawDetections
+from candor.detection.scoring.reinference import Pair, Tolerance, changed_rows, compare_boxes, threshold_crossings
 
 TOL = Tolerance(box_px=0.01, score=1e-4)
 HEADER = {"format": "candor-detections/1", "model": "m", "onnx_sha256": "a" * 64, "classes": ["deer", "sheep"],
@@ -99,9 +99,9 @@ def test_empty_files_agree():
 def test_threshold_crossings_name_the_frame_class_and_scores():
     canonical, fresh = raw(BASE), raw([(0, [10, 10, 50, 50, 0.79995, 0]), *BASE[1:]])
     c = compare_boxes(canonical, fresh, tol=TOL)
-    got = threshold_crossings(canonical, fresh, c.pairs, thresholds=np.array([0.8, 0.35]))
+    got = threshold_crossings(canonical, fresh, c.pairs, class_thresholds=np.array([0.8, 0.35]))
     assert got == [("f1", "deer", 0.8, 0.8, 0.79995)]
-    assert threshold_crossings(canonical, fresh, c.pairs, thresholds=np.array([0.5, 0.35])) == []
+    assert threshold_crossings(canonical, fresh, c.pairs, class_thresholds=np.array([0.5, 0.35])) == []
 
 
 def test_changed_rows_by_key_columns():

@@ -28,7 +28,7 @@ def inputs_and_raw(seed=0):
 
 def run(inputs, chunks):
     served = []
-    tally, out = score_stream(inputs, chunks, thresholds=THR, nms_iou=0.6, match_iou=0.5, critical=["deer"],
+    tally, out = score_stream(inputs, chunks, class_thresholds=THR, nms_iou=0.6, match_iou=0.5, critical=["deer"],
                               band_edges=[16.0], grid=GRID, where="m.jsonl", served=served.append)
     return tally, out, served
 
@@ -55,7 +55,8 @@ def test_served_detections_name_scene_frames():
     inputs, raw = inputs_and_raw(1)
     _, out, served = run(inputs, split_chunks(raw, max_boxes=5))
     frames = np.concatenate([d.frame for d in served])
-    assert np.array_equal(np.bincount(frames, minlength=len(raw.frames)) >= out.tp + out.fp, np.ones(len(raw.frames), bool))
+    per_frame = np.bincount(frames, minlength=len(raw.frames))
+    assert np.array_equal(per_frame >= out.tp + out.fp, np.ones(len(raw.frames), bool))
 
 
 def frames_only(*names):

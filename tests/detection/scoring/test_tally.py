@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from candor.detection.scoring.anatomy import error_anatomy
-from candor.detection.scoring.metrics import Scene, operating_point, score_detections, threshold_grid, wrong_targets
+from candor.detection.scoring.metrics import operating_point, threshold_grid, wrong_targets
+from candor.detection.scoring.nms_match import score_detections
+from candor.detection.scoring.scene import Scene
 from candor.detection.scoring.stream import frame_labels, sub_scene
 from candor.detection.scoring.tally import Tally, frame_groups
 
@@ -50,7 +52,7 @@ GRID = threshold_grid(0.05)
 
 def tally_of(scene, frame, cls, boxes, score):
     s = score_detections(scene, frame=frame, cls=cls, boxes=boxes, score=score, nms_iou=0.6, match_iou=0.5)
-    op = operating_point(s, thresholds=THR)
+    op = operating_point(s, class_thresholds=THR)
     return s, op, wrong_targets(s, op, classes=[0])
 
 
@@ -59,10 +61,10 @@ def test_chunks_add_up_to_the_whole():
     scene = random_scene(rng)
     frame, cls, boxes, score = random_dets(rng, scene)
     groups = frame_groups(scene)
-    whole = Tally.empty(groups, classes=CLASSES, band_edges=[16, 32], thresholds=GRID)
+    whole = Tally.empty(groups, classes=CLASSES, band_edges=[16, 32], grid=GRID)
     s, op, wrong = tally_of(scene, frame, cls, boxes, score)
     whole.add(s, op, wrong=wrong, anatomy=error_anatomy(s, op), of_frame=groups.of_frame)
-    parts = Tally.empty(groups, classes=CLASSES, band_edges=[16, 32], thresholds=GRID)
+    parts = Tally.empty(groups, classes=CLASSES, band_edges=[16, 32], grid=GRID)
     order, start = frame_labels(scene)
     for frames in (np.arange(0, 7), np.arange(7, 8), np.arange(8, 30)):
         sub, _ = sub_scene(scene, frames, order=order, start=start)
@@ -82,7 +84,7 @@ def test_curves_are_the_definition_counted_box_by_box():
     scene = random_scene(rng)
     frame, cls, boxes, score = random_dets(rng, scene)
     groups = frame_groups(scene)
-    tally = Tally.empty(groups, classes=CLASSES, band_edges=[], thresholds=GRID)
+    tally = Tally.empty(groups, classes=CLASSES, band_edges=[], grid=GRID)
     s, op, wrong = tally_of(scene, frame, cls, boxes, score)
     tally.add(s, op, wrong=wrong, anatomy=error_anatomy(s, op), of_frame=groups.of_frame)
     curves = tally.curves()
@@ -106,8 +108,8 @@ def test_a_score_exactly_on_a_threshold_counts_at_that_threshold():
     s = score_detections(scene, frame=np.array([0, 0]), cls=np.array([0, 0]),
                          boxes=np.array([[0.0, 0, 10, 10], [50.0, 50, 60, 60]]), score=np.array([0.3, 0.5]),
                          nms_iou=None, match_iou=0.5)
-    op = operating_point(s, thresholds=np.array([0.3]))
-    tally = Tally.empty(frame_groups(scene), classes=("deer",), band_edges=[], thresholds=grid)
+    op = operating_point(s, class_thresholds=np.array([0.3]))
+    tally = Tally.empty(frame_groups(scene), classes=("deer",), band_edges=[], grid=grid)
     tally.add(s, op, wrong=np.zeros(2, bool), anatomy=error_anatomy(s, op), of_frame=np.array([0]))
     cv = tally.curves()["deer"]
     # the TP scores 0.3: counted at 0.1 and 0.3, not 0.5; the FP scores 0.5: counted everywhere

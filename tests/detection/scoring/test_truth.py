@@ -103,7 +103,8 @@ def test_class_lists_must_agree(data):
     with pytest.raises(InputError) as err:
         read_truth(data, frames=["a", "b"], sizes=SIZES)
     (p,) = err.value.problems
-    assert p.where.endswith("coco.json:categories") and p.expected == "[deer, sheep, relic]" and p.got == "'[deer, sheep]'"
+    assert p.where.endswith("coco.json:categories")
+    assert p.expected == "[deer, sheep, relic]" and p.got == "'[deer, sheep]'"
 
 
 def test_coco_must_hold_every_frame_at_its_real_size(data):

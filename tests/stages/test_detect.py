@@ -1,5 +1,7 @@
-"""Tests for the detect stage and candor/detection/inference/onnx_model.py on a tiny constant ONNX model
-(the file format itself: tests/detection/test_detections_file.py; the runner: tests/detection/inference/test_runner.py)."""
+"""Tests for stages/detect.py on a tiny constant ONNX model: raw boxes in original pixels, byte
+determinism, exit 2 on bad input with nothing written, the executors (the model file:
+tests/detection/inference/test_onnx_model.py; the file format: tests/detection/test_detections_file.py;
+the runner: tests/detection/inference/test_runner.py)."""
 from __future__ import annotations
 
 import contextlib
@@ -10,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from stages import detect, fetch
 from candor.common.errors import run_main
 from candor.detection.inference import cluster
+from stages import detect, fetch
 from tests.support_detect import constant_model, tiny_repo, ultralytics_output, write_card
 
 PARAMS = "detector:\n  sets: {detector: [tiny]}\n  floor: 0.05\n  nms_iou: 0.5\n  providers: [CPUExecutionProvider]\n"
@@ -26,7 +28,8 @@ ROWS = [[32, 32, 16, 8, 0.1, 0.9, 0.0],       # class sheep 0.9: a -> [48, 24, 8
 @pytest.fixture()
 def repo(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    return tiny_repo(tmp_path, frames={"a": {"size": (128, 64)}, "b": {"size": (64, 128), "split": "test"}}, rows=ROWS, params=PARAMS)
+    return tiny_repo(tmp_path, frames={"a": {"size": (128, 64)}, "b": {"size": (64, 128), "split": "test"}},
+                     rows=ROWS, params=PARAMS)
 
 
 def run_detect(out="build/detections/detector"):
@@ -123,7 +126,7 @@ def test_cluster_failure_exits_1_and_writes_nothing(repo, monkeypatch):
         raise cluster.ClusterFailed("the cluster lost a shard after 3 retries")
 
     monkeypatch.setattr(cluster, "connected", contextlib.nullcontext)
-    monkeypatch.setattr(cluster, "iter_lines", lost)
+    monkeypatch.setattr(cluster, "iter_cluster_lines", lost)
     Path("params.yaml").write_text(PARAMS + "  executor: ray\n")
     assert run_detect() == 1
     assert not list(Path("build/detections/detector").glob("*.jsonl"))

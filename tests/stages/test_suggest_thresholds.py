@@ -1,11 +1,21 @@
-"""Tests for stages/suggest_thresholds.py and candor/detection/scoring/suggest.py (dev frames only)."""
+"""Tests for stages/suggest_thresholds.py: dev frames only, the model's own served thresholds as the start,
+and the printed ``dvc exp run`` line (the suggestion itself: tests/detection/scoring/test_suggest.py)."""
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from candor.common.errors import run_main
 from stages import suggest_thresholds
-from tests.stages.test_score_detection import PARAMS, repo, run_score  # noqa: F401  (repo: the fixture)
+from tests.stages.test_score_detection import PARAMS, make_repo, run_score
+
+
+@pytest.fixture()
+def repo(tmp_path, monkeypatch):
+    """The tiny workspace of tests/stages/test_score_detection.py, as the current folder."""
+    monkeypatch.chdir(tmp_path)
+    return make_repo(tmp_path)
 
 
 def test_suggest_thresholds_reads_dev_only_and_prints_exp_line(repo, capsys):
@@ -40,9 +50,3 @@ def test_suggest_thresholds_refuses_test_split(repo, capsys):
     assert run_main(suggest_thresholds.main, ["--model", "tiny", "--split", "test"]) == 2
     assert "dev frames only" in capsys.readouterr().err
 
-
-def test_exp_run_line_quotes_names():
-    from candor.detection.scoring.suggest import exp_run_line
-
-    assert exp_run_line("demo-v2", {"deer": 0.27, "big deer": 0.4}) == (
-        "dvc exp run -S ++thresholds_by_model.demo-v2.deer=0.27 -S '++thresholds_by_model.demo-v2.big deer=0.4'")

@@ -1,5 +1,6 @@
-"""Standalone COCO mode (stages/coco_eval.py, candor/detection/scoring/coco_pair.py): hand counts and
-agreement with pycocotools' matching at IoU 0.5."""
+"""Tests for stages/coco_eval.py, the standalone COCO mode: hand counts and agreement with
+pycocotools' matching at IoU 0.5 through the command (the scoring itself:
+tests/detection/scoring/test_coco_pair.py)."""
 from __future__ import annotations
 
 import contextlib
@@ -10,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from stages import coco_eval
 from candor.common.errors import run_main
-from tests.support_coco import random_pair
+from stages import coco_eval
 from tests.conftest import ROOT, TESTS
+from tests.support_coco import random_pair
 
 DATA = TESTS / "data" / "detector"
 
@@ -113,7 +114,8 @@ def test_without_params_the_coco_mode_imports_neither_pydantic_nor_yaml(tmp_path
 
     probe = ("import sys; from stages import coco_eval; code = coco_eval.main(['--coco-gt', sys.argv[1], "
              "'--coco-results', sys.argv[2], '--out', sys.argv[3]]); "
-             "print(sorted(m for m in ('pydantic', 'yaml', 'matplotlib', 'PIL', 'scipy', 'multiprocessing') if m in sys.modules), code)")
+             "print(sorted(m for m in ('pydantic', 'yaml', 'matplotlib', 'PIL', 'scipy', 'multiprocessing') "
+             "if m in sys.modules), code)")
     root = ROOT
     out = subprocess.run([sys.executable, "-c", probe, str(DATA / "coco_gt.json"), str(DATA / "coco_results.json"),
                           str(tmp_path / "o.json")], cwd=root, capture_output=True, text=True, check=True)

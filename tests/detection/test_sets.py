@@ -1,5 +1,7 @@
-"""The README's "Bring your own" walk on a fresh clone: a COCO-labelled set and an Ultralytics export
-added with one manifest command and one line of params.yaml; nothing of the demo set reruns."""
+"""Tests for candor/detection/sets.py: the configured detection sets, their folders by convention,
+the fetch stage's per-set records; and (slow) the README's "Bring your own" walk on a fresh clone:
+a COCO-labelled set and an Ultralytics export added with one manifest command and one line of
+params.yaml, nothing of the demo set rerunning."""
 from __future__ import annotations
 
 import json
@@ -10,13 +12,58 @@ from pathlib import Path
 import pytest
 import yaml
 
+from candor.common.errors import InputError
+from candor.common.manifest import sha256_file
+from candor.detection.config import DetectorParams
+from candor.detection.sets import DetectionSet, detection_sets, find_set, set_folders, set_records
 from tests.conftest import ROOT
 from tests.test_pipeline import fresh_clone, sh
 
-pytestmark = pytest.mark.slow
-
 EXPORT = ROOT / "tests" / "data" / "ultralytics"
 LINE = "    birds: [demo-v2, yolov8-tiny]\n"
+
+
+PARAMS = DetectorParams(sets={"detector": ["demo-v1", "demo-v2"], "birds": ["demo-v2", "yolov8-tiny"]})
+
+
+def test_sets_in_params_order_each_with_its_reference_first():
+    sets = detection_sets(PARAMS)
+    assert sets == [DetectionSet("detector", ("demo-v1", "demo-v2")), DetectionSet("birds", ("demo-v2", "yolov8-tiny"))]
+    assert [s.reference for s in sets] == ["demo-v1", "demo-v2"]
+
+
+def test_find_set_defaults_to_the_first_and_names_the_key_of_an_unknown_set():
+    assert find_set(PARAMS, None).name == "detector" and find_set(PARAMS, "birds").models == ("demo-v2", "yolov8-tiny")
+    with pytest.raises(InputError, match=r"p.yaml:gate.set: unknown detection set") as err:
+        find_set(PARAMS, "fish", where="p.yaml", key="gate.set")
+    assert "detector, birds" in str(err.value)
+    with pytest.raises(InputError, match=r"params.yaml:detector.sets: no detection set configured"):
+        find_set(DetectorParams(), None)
+
+
+def test_set_folders_by_convention_or_as_given():
+    s, data, detections = set_folders(PARAMS, "birds")
+    assert (s.name, data, detections) == ("birds", Path("data/birds"), Path("build/detections/birds"))
+    _, data, detections = set_folders(PARAMS, None, data="elsewhere/d", detections=Path("x"))
+    assert (data, detections) == (Path("elsewhere/d"), Path("x"))
+
+
+def test_set_records_hold_the_data_record_and_each_models_card_hash(tmp_path):
+    """One ``detection-<set>.json`` per set with a verified data folder and a card for every model;
+    else a Problem naming the manifest or the card, and no record of that set."""
+    for m in ("demo-v1", "demo-v2"):
+        (tmp_path / f"{m}.yaml").write_text(f"card of {m}\n")
+    records, problems = set_records(detection_sets(PARAMS), data_records={"detector": {"sha256": "d"}},
+                                    model_records={"demo-v1": {"sha256": "a"}, "demo-v2": {"sha256": "b"}},
+                                    models=tmp_path)
+    assert list(records) == ["detection-detector.json"]
+    assert records["detection-detector.json"] == {
+        "set": "detector", "data": {"sha256": "d"},
+        "models": {m: {"sha256": sha, "card_sha256": sha256_file(tmp_path / f"{m}.yaml")}
+                   for m, sha in (("demo-v1", "a"), ("demo-v2", "b"))}}
+    assert [(p.where, p.what) for p in problems] == [
+        ("data/birds/manifest.csv", "detection set has no manifest"),
+        (f"{tmp_path / 'yolov8-tiny'}.yaml", "model card of detection set 'birds' not found")]
 
 
 @pytest.fixture(scope="module")
@@ -39,11 +86,13 @@ def walked(tmp_path_factory) -> tuple[Path, str]:
     return repo, sh(["dvc", "repro"], cwd=repo)
 
 
+@pytest.mark.slow
 def test_the_params_change_is_one_line(walked):
     repo, _ = walked
     assert sh(["git", "diff", "--numstat", "params.yaml"], cwd=repo).split()[:2] == ["1", "0"]
 
 
+@pytest.mark.slow
 def test_only_the_new_set_is_inferred_and_scored(walked):
     _, out = walked
     for stage in ("detect@birds", "score-detection@birds", "stats"):
@@ -52,6 +101,7 @@ def test_only_the_new_set_is_inferred_and_scored(walked):
         assert f"Stage '{stage}' didn't change, skipping" in out, out
 
 
+@pytest.mark.slow
 def test_the_new_set_has_its_own_metrics_outcomes_and_paired_tests(walked):
     repo, _ = walked
     for model in ("demo-v2", "yolov8-tiny"):
@@ -67,6 +117,7 @@ def test_the_new_set_has_its_own_metrics_outcomes_and_paired_tests(walked):
     assert not any(k.startswith("detection.birds.") and "demo-v1" in k for k in stats["rates"])
 
 
+@pytest.mark.slow
 def test_the_pipeline_scores_the_coco_set_as_the_standalone_coco_mode_does(walked):
     """Two independent paths over the same COCO ground truth: the set's served detections, re-scored
     by `stages.coco_eval` (thresholds and NMS are idempotent on them), give the same micro counts."""
@@ -80,6 +131,7 @@ def test_the_pipeline_scores_the_coco_set_as_the_standalone_coco_mode_does(walke
     assert [piped[k] for k in ("tp", "fp", "fn")] == [standalone[k] for k in ("tp", "fp", "fn")]
 
 
+@pytest.mark.slow
 def test_after_the_walk_everything_is_up_to_date(walked):
     repo, _ = walked
     assert "Running stage" not in sh(["dvc", "repro"], cwd=repo)

@@ -1,0 +1,55 @@
+"""Tests for stages/figures.py on the tiny workspace of tests/stages/test_score_detection.py: the PNGs
+of every model of every set and the forest plots, outside the pipeline, in a folder it owns."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from candor.common.errors import run_main
+from candor.review.forest import forest_rows
+from candor.review.stats_file import Comparisons, StatsFile
+from candor.stats.paired import compare_paired
+from stages import figures
+from tests.stages.test_score_detection import make_repo
+
+
+@pytest.fixture()
+def repo(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return make_repo(tmp_path)
+
+
+def test_figures_renders_every_model_and_the_forest_outside_the_pipeline(repo):
+    paired = compare_paired({("c1",): True, ("c2",): False}, {("c1",): True, ("c2",): True}, unit="lot",
+                            alpha=0.05, confidence=0.95)
+    metric = "detection.detector.test.label_found"
+    stats = StatsFile(confidence=0.95, alpha=0.05, min_k0=6, reference={"detection.detector": "a"}, inputs={}, rates={},
+                      paired={metric: Comparisons("a", {"b": paired}),
+                              "detection.detector.test.class.deer.label_found": Comparisons("a", {"b": paired})})
+    assert forest_rows(stats, "detection.detector") == [(metric, "a", 0.5, paired.a.lo, paired.a.hi),
+                                                        (metric, "b (p=1)", 1.0, paired.b.lo, paired.b.hi)]
+    Path("stats.json").write_text(json.dumps(stats.as_json()))
+    Path("plots/figures").mkdir(parents=True)
+    Path("plots/figures/stale.png").write_bytes(b"old")
+    argv = ["--params", "params.yaml", "--stats", "stats.json", "--out", "plots/figures"]
+    assert run_main(figures.main, argv) == 0
+    first = {p.relative_to("plots/figures").as_posix(): p.read_bytes() for p in Path("plots/figures").rglob("*.png")}
+    assert sorted(first) == ["detector/tiny-confusion.png", "detector/tiny-f1.png", "detector/tiny-per_class.png",
+                             "detector/tiny-pr.png", "forest-detection.detector.png"]
+    assert all(b.startswith(b"\x89PNG") and b"Software" not in b and b"matplotlib" not in b for b in first.values())
+    assert run_main(figures.main, argv) == 0
+    again = {p.relative_to("plots/figures").as_posix(): p.read_bytes() for p in Path("plots/figures").rglob("*.png")}
+    assert again == first                                      # same build: same bytes; the stale file is gone
+
+
+def test_figures_need_the_stats_file_and_a_set_for_data(repo, capsys):
+    """No stats file: exit 2 naming it; --data without --set: which set is ambiguous, exit 2; nothing written."""
+    assert run_main(figures.main, ["--stats", "missing.json", "--out", "plots/figures"]) == 2
+    assert "missing.json: file not found" in capsys.readouterr().err
+    Path("stats.json").write_text(json.dumps(StatsFile(confidence=0.95, alpha=0.05, min_k0=6, reference={},
+                                                       inputs={}, rates={}, paired={}).as_json()))
+    assert run_main(figures.main, ["--stats", "stats.json", "--data", "data/detector", "--out", "plots/figures"]) == 2
+    assert "--data/--detections: name the set they belong to" in capsys.readouterr().err
+    assert not Path("plots/figures").exists()
