@@ -299,6 +299,40 @@ def test_a_stage_imports_no_other_stage_but_cli_glue():
     assert not (bad := stages_import_only_glue(EDGES)), shown(bad)
 
 
+PARAMS_READERS = ("section", "read_params")      # candor.common.params: the readers of params.yaml
+
+
+def seam_leaks(path: Path) -> list[str]:
+    """What in one library module belongs to a stage: an ``argparse`` import, or a call of a params
+    reader (:data:`PARAMS_READERS`), each as ``line: what``."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            out += [f"{node.lineno}: import {n}" for n in names if n.split(".")[0] == "argparse"]
+        elif isinstance(node, ast.Call):
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+            if name in PARAMS_READERS:
+                out.append(f"{node.lineno}: {name}()")
+    return out
+
+
+def test_stages_own_argv_and_params():
+    """No library module parses argv (``argparse``) or reads ``params.yaml`` (a call of a params
+    reader): the stages do, and pass typed values in. ``candor/common/params.py`` defines the readers."""
+    bad = {str(p.relative_to(ROOT)): leaks for p in sorted((ROOT / "candor").rglob("*.py"))
+           if p != ROOT / "candor/common/params.py" and (leaks := seam_leaks(p))}
+    assert bad == {}
+
+
+def test_the_seam_check_finds_argv_and_params_in_a_library_module(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("import argparse\nfrom candor.common.params import section\n\n"
+                 "def f(p):\n    return section(M, 'x', path=p), params.read_params(p)\n")
+    assert seam_leaks(f) == ["1: import argparse", "5: section()", "5: read_params()"]
+
+
 def test_no_import_cycles_inside_candor():
     """No import cycle among the modules of ``candor/`` (module granularity, runtime edges, lazy imports
     inside functions included): every module can be imported first."""
