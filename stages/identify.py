@@ -70,6 +70,7 @@ from candor.common.tables import read_text
 from candor.lots.answers import normalise, write_answers
 from candor.lots.chat import ChatConfig, read_api_key
 from candor.lots.client import Policy
+from candor.lots.field_scoring import field_json, field_scores
 from candor.lots.fields import format_case_table
 from candor.lots.golden import load_golden
 from candor.lots.identity import module_file, source_sha256
@@ -83,7 +84,6 @@ from candor.lots.recording import load_recording
 from candor.lots.redact import Redactor, url_secrets
 from candor.lots.replay import check_replay, select_ids
 from candor.lots.route import RouteResponder, header_secrets, read_headers
-from candor.lots.scoring import field_json, field_scores
 from candor.lots.vocabulary import FOLDER, Makes, read_token_rules, read_vocabulary
 
 log = logging.getLogger("candor.identify")

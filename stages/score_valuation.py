@@ -39,7 +39,7 @@ from candor.lots.audit import audit_json, read_audit, summarize_audit
 from candor.lots.golden import read_lots
 from candor.lots.listings import read_listings, read_relevance
 from candor.lots.params import CompsParams, IdentifyParams
-from candor.lots.valuation import fmt, outcome_rows, score_values, summarize, summary_json, valuation_json
+from candor.lots.valuation import fmt, outcome_rows, score_values, summarize_valuation, summary_json, valuation_json
 from candor.lots.values import read_values
 from candor.stats.outcomes import outcome_text
 
@@ -72,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for cand in candidates:
         values = read_values(Path(args.values) / f"{cand}.csv", lots=set(verified))
         scores = score_values(verified, values, relevance=relevance, band=band)
-        s = summarize(scores)
+        s = summarize_valuation(scores)
         summaries[cand] = summary_json(s, scores)
         rows.extend(outcome_rows(cand, scores))
         console.append(f"{cand:<12} in band {s.in_band}/{s.lots}  median ratio {fmt(s.median_ratio)[:5]:>5}  "

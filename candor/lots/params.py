@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from candor.common.manifest import path_problem
+from candor.common.unique import repeated
 from candor.lots.ceiling import CeilingRules
 from candor.lots.chat import endpoint_problem
 from candor.lots.comps import Rules
@@ -118,7 +119,7 @@ class IdentifyParams(BaseModel):
     def _not_reserved(cls, v: list[str]) -> list[str]:
         if "counts" in v:
             raise ValueError("'counts' is reserved (the counts block of metrics/valuation.json); rename the candidate")
-        if twice := sorted({c for c in v if v.count(c) > 1}):
+        if twice := repeated(v):
             raise ValueError(f"candidate(s) listed more than once: {', '.join(twice)}")
         return v
 

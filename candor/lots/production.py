@@ -80,7 +80,7 @@ def load_entry_point(spec: PythonProvider, *, where: str) -> Analyze:
     return fn
 
 
-def answer_text(result: Any) -> str:
+def result_text(result: Any) -> str:
     """The recorded text of a callable's result (module docstring); ValueError when it is neither."""
     if isinstance(result, str):
         return result
@@ -157,7 +157,7 @@ class PythonResponder:
                 raise Retryable(describe(err)) from None
             raise CallError(describe(err)) from None
         try:
-            return answer_text(result)
+            return result_text(result)
         except ValueError as err:
             raise CallError(str(err)) from None
 

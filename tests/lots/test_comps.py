@@ -7,8 +7,17 @@ from decimal import Decimal
 import pytest
 
 from candor.lots.comps import (
-    Estimate, Listing, Query, brand_matches, family_tokens, match_listing, median_price,
-    model_keys, model_phrase, representative_run, value_lot,
+    Estimate,
+    Listing,
+    Query,
+    brand_matches,
+    family_tokens,
+    match_listing,
+    median_price,
+    model_keys,
+    model_phrase,
+    representative_run,
+    value_lot,
 )
 from candor.lots.params import CompsParams
 from tests.conftest import committed_token_rules

@@ -4,8 +4,16 @@ from __future__ import annotations
 import pytest
 
 from candor.lots.fields import (
-    Expectation, RunAnswer, field_matches, field_values, format_case_table, get_field, normalize,
-    overall_score, parse_path, score_case,
+    Expectation,
+    RunAnswer,
+    field_matches,
+    field_values,
+    format_case_table,
+    get_field,
+    normalize,
+    overall_score,
+    parse_path,
+    score_case,
 )
 
 

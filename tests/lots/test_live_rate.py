@@ -12,8 +12,15 @@ import pytest
 import candor.lots.live as live
 from candor.lots.recording import load_recording
 from tests.chat_server import chat_server
-from tests.stages.test_identify import ANSWER, ENV, KEY, answers, run, write_params
-from tests.stages.test_identify import work  # noqa: F401 - a fixture
+from tests.stages.test_identify import (
+    ANSWER,
+    ENV,
+    KEY,
+    answers,
+    run,
+    work,  # noqa: F401 - a fixture
+    write_params,
+)
 
 IDS = ("T001", "T002", "drill")
 RECORD = "build/live/p.jsonl"

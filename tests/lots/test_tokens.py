@@ -6,7 +6,15 @@ from dataclasses import replace
 import pytest
 
 from candor.lots.tokens import (
-    candidate_tokens, distinctive_tokens, fold, key, label_keys, models_named, parts, spans, tokenize,
+    candidate_tokens,
+    distinctive_tokens,
+    fold,
+    key,
+    label_keys,
+    models_named,
+    parts,
+    spans,
+    tokenize,
 )
 from tests.conftest import committed_token_rules
 

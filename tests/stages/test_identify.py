@@ -13,9 +13,9 @@ import pytest
 import candor.lots.live as live
 import stages.identify as identify
 from candor.common.errors import run_main
-from candor.lots.ocr_reading import answer_text, read_answer, reader_sha256
-from candor.lots.vocabulary import Makes, read_vocabulary
+from candor.lots.ocr_reading import read_answer, reader_sha256, reading_text
 from candor.lots.recording import RecordLine, load_recording, parse_answer
+from candor.lots.vocabulary import Makes, read_vocabulary
 from tests.chat_server import chat_server
 from tests.conftest import TESTS, VOCABULARY
 
@@ -279,7 +279,7 @@ class FakeOcr:
         return list(images)
 
     def reply(self, *, prompt, images, context):
-        return live.Reply(text=answer_text(read_answer([["lot T x3"], ["Dell", "P2419H"]] * len(images),
+        return live.Reply(text=reading_text(read_answer([["lot T x3"], ["Dell", "P2419H"]] * len(images),
                                                        rules=self.rules)))
 
 

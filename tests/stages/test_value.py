@@ -19,7 +19,7 @@ from candor.lots.golden import read_lots
 from candor.lots.listings import parse_listings, read_listings
 from candor.lots.params import CompsParams
 from candor.lots.recording import load_recording
-from candor.lots.valuation import score_lot, summarize
+from candor.lots.valuation import score_lot, summarize_valuation
 from candor.lots.values import value_lots
 from candor.lots.vocabulary import AccessoryWords, read_vocabulary
 from stages.value import main
@@ -141,7 +141,7 @@ def demo_summary(candidate: str, params: CompsParams):
     rules = params.rules(tokens=committed_token_rules(), accessory_words=ACCESSORY_WORDS)
     values = value_lots(lots, answers, listings, rules=rules, ceiling=params.ceiling_rules())
     verified = {x.id: x.verified_value for x in lots}
-    return summarize([score_lot(v.lot, verified[v.lot], v.estimate.lot_value, relevant=(), chosen=(),
+    return summarize_valuation([score_lot(v.lot, verified[v.lot], v.estimate.lot_value, relevant=(), chosen=(),
                                 hedged=v.estimate.hedged, band=params.band) for v in values]), answers
 
 
