@@ -25,7 +25,8 @@ everything the run writes or prints, :mod:`candor.lots.redact`). A ``local-ocr``
 ``--makes`` (``data/lots/vocabulary/makes.yaml``, :mod:`candor.lots.vocabulary`); its recorded
 SHA-256 covers its prompt file and that list (:func:`candor.lots.ocr_reading.reader_sha256`); in
 live mode it also reads ``--tokens`` and ``lots.min_number_digits`` (the token rules that say
-what a model code is).
+what a model code is); every live run reads ``--categories``
+(``data/lots/vocabulary/category-library.yaml``: the categories suggested where a case brings none).
 
 * **replay** (default, offline, what CI runs): the recording must hold runs
   1..runs of every lot and case, made with this prompt or code (same SHA-256) and this
@@ -84,7 +85,7 @@ from candor.lots.recording import load_recording
 from candor.lots.redact import Redactor, url_secrets
 from candor.lots.replay import check_replay, select_ids
 from candor.lots.route import RouteResponder, header_secrets, read_headers
-from candor.lots.vocabulary import FOLDER, Makes, read_token_rules, read_vocabulary
+from candor.lots.vocabulary import FOLDER, Makes, read_category_library, read_token_rules, read_vocabulary
 
 log = logging.getLogger("candor.identify")
 
@@ -97,6 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--answers", help="normalised answers out (default: build/answers/<candidate>.jsonl)")
     p.add_argument("--makes", default=str(FOLDER / "makes.yaml"), help="local-ocr: what the reader can name")
     p.add_argument("--tokens", default=str(FOLDER / "tokens.yaml"), help="local-ocr, live: the token word lists")
+    p.add_argument("--categories", default=str(FOLDER / "category-library.yaml"),
+                   help="live: the categories the prompt suggests when a case brings none")
     p.add_argument("--mode", choices=["replay", "live"], help="override identify.mode")
     p.add_argument("--record", help="live recording to append to (default: build/live/<label>.jsonl)")
     p.add_argument("--case", action="append", default=[], metavar="GLOB", help="only these lot ids / case names")
@@ -223,7 +226,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             lines = run_live(golden, ids=ids, runs=runs, gallery=params.gallery,
                              pause_s=0.0 if local else params.pause_s, template=template, sha=cand.sha,
-                             record=record, responder=responder, concurrency=1 if local else params.concurrency)
+                             record=record, responder=responder, default_library=read_category_library(args.categories),
+                             concurrency=1 if local else params.concurrency)
         finally:
             for handler in handlers:
                 handler.removeFilter(scrub)

@@ -2,7 +2,8 @@
 
     python -m stages.value --candidate prompt-a --answers build/answers/prompt-a.jsonl \\
         --lots data/lots/lots.csv --comps data/comps --out build/values/prompt-a.csv \\
-        [--tokens data/lots/vocabulary/tokens.yaml] [--accessory-words data/lots/vocabulary/accessory-words.yaml]
+        [--tokens data/lots/vocabulary/tokens.yaml] [--accessory-words data/lots/vocabulary/accessory-words.yaml] \\
+        [--comps-words data/lots/vocabulary/comps-words.yaml]
 
 Inputs
     ``--answers``  the identify stage's normalised answers (:mod:`candor.lots.answers`).
@@ -10,9 +11,10 @@ Inputs
     ``--lots``     the golden set's ``lots.csv`` (:mod:`candor.lots.golden`); only valuation
                    lots (``valuation=1``) are valued, against their ``current_price``.
     ``--comps``    a folder with ``listings.csv`` (:mod:`candor.lots.listings`).
-    ``--tokens``, ``--accessory-words``  word lists (:mod:`candor.lots.vocabulary`): the token
-                   rules' words, shared with identification scoring so "distinctive" means the
-                   same thing in both, and the titles that are not comps.
+    ``--tokens``, ``--accessory-words``, ``--comps-words``  word lists (:mod:`candor.lots.vocabulary`):
+                   the token rules' words, shared with identification scoring so "distinctive" means
+                   the same thing in both; the titles that are not comps; the category, generic
+                   and hedge words a model's phrase and family keys leave out.
     params         section ``comps`` (:class:`candor.lots.params.CompsParams`): the matching
                    switches, ``min_comps`` and the ceiling arithmetic (``band`` is read by
                    scoring); section ``lots``: ``min_number_digits`` of the token rules.
@@ -36,7 +38,7 @@ from candor.lots.golden import read_lots
 from candor.lots.listings import read_listings
 from candor.lots.params import CompsParams, LotsParams
 from candor.lots.values import value_lots, values_text
-from candor.lots.vocabulary import FOLDER, AccessoryWords, read_token_rules, read_vocabulary
+from candor.lots.vocabulary import FOLDER, AccessoryWords, read_key_words, read_token_rules, read_vocabulary
 
 log = logging.getLogger("candor.value")
 
@@ -50,6 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--comps", required=True, help="folder with listings.csv")
     ap.add_argument("--tokens", default=str(FOLDER / "tokens.yaml"), help="the token word lists")
     ap.add_argument("--accessory-words", default=str(FOLDER / "accessory-words.yaml"), help="titles that are not comps")
+    ap.add_argument("--comps-words", default=str(FOLDER / "comps-words.yaml"), help="words comps keys leave out")
     ap.add_argument("--out", required=True, help="output CSV (one row per valuation lot)")
     ap.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (sections comps and lots)")
     args = ap.parse_args(argv)
@@ -59,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     accessory_words = read_vocabulary(AccessoryWords, args.accessory_words).accessory_words
     listings = read_listings(Path(args.comps) / "listings.csv")
     answers = read_answers(args.answers)
-    rules = params.rules(tokens=tokens, accessory_words=accessory_words)
+    rules = params.rules(tokens=tokens, accessory_words=accessory_words, words=read_key_words(args.comps_words))
     values = value_lots(read_lots(args.lots), answers, listings, rules=rules, ceiling=params.ceiling_rules(),
                         answers_file=args.answers)
     write_text(args.out, values_text(values))

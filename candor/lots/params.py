@@ -17,7 +17,7 @@ from candor.common.manifest import path_problem
 from candor.common.unique import repeated
 from candor.lots.ceiling import CeilingRules
 from candor.lots.chat import endpoint_problem
-from candor.lots.comps import Rules
+from candor.lots.comps import KeyWords, Rules
 from candor.lots.tokens import TokenRules
 
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -161,7 +161,8 @@ class CompsParams(BaseModel):
     """``comps``: matching switches, abstention, band and ceiling arithmetic (docs/valuation.md).
 
     Amounts in USD, percentages in %; decimals are kept exact (``0.1`` stays ``0.1``). The accessory
-    words are data (``data/lots/vocabulary/accessory-words.yaml``, :mod:`candor.lots.vocabulary`).
+    words and the words keys leave out are data (``data/lots/vocabulary/accessory-words.yaml``,
+    ``comps-words.yaml``, :mod:`candor.lots.vocabulary`).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -194,11 +195,11 @@ class CompsParams(BaseModel):
             raise ValueError("sell_fee_pct + margin_pct must be below 100")
         return self
 
-    def rules(self, *, tokens: TokenRules, accessory_words: tuple[str, ...]) -> Rules:
+    def rules(self, *, tokens: TokenRules, accessory_words: tuple[str, ...], words: KeyWords) -> Rules:
         return Rules(require_brand=self.require_brand, require_model_token=self.require_model_token,
                      hedged_fallback=self.hedged_fallback, exclude_accessories=self.exclude_accessories,
                      per_unit_price=self.per_unit_price, min_comps=self.min_comps,
-                     accessory_words=accessory_words, tokens=tokens)
+                     accessory_words=accessory_words, tokens=tokens, words=words)
 
     def ceiling_rules(self) -> CeilingRules:
         return CeilingRules(buyer_premium_pct=self.buyer_premium_pct, sell_fee_pct=self.sell_fee_pct,

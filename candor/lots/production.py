@@ -13,7 +13,8 @@ repository is found, and so is an installed package. Import errors are bad confi
   image); each checked first like every live image (:func:`candor.common.images.encode_data_url`:
   JPEG/PNG/WebP/GIF by their bytes, at most 5 MB, decodable).
 * ``context``: a dict with ``id``, ``kind`` (``"lot"`` or ``"case"``), ``run`` (1-based),
-  ``category_library`` (the case's ``categoryLibrary``, or the curated default: a dict of
+  ``category_library`` (the case's ``categoryLibrary``, or the curated default of
+  ``data/lots/vocabulary/category-library.yaml``: a dict of
   ``functional``, ``specific``, ``itemType``, each a list or None), ``default_library`` (True
   when it is the default) and ``timeout_s`` (the deadline, to pass on to the code's own client).
 

@@ -18,6 +18,7 @@ from candor.lots.golden import load_golden
 from candor.lots.live import RedactingFilter, call_context, hold
 from candor.lots.recording import load_recording
 from candor.lots.redact import Redactor
+from candor.lots.vocabulary import read_category_library
 from tests.chat_server import chat_server
 from tests.conftest import ROOT, TESTS, VOCABULARY
 
@@ -76,7 +77,9 @@ def test_the_lock_is_released_for_the_next_run_and_on_error(tmp_path):
 
 def test_call_context_names_the_kind_and_the_library():
     golden = load_golden(FIXTURE)
-    lot, case = call_context(golden, "T001", 2), call_context(golden, "drill", 1)
+    default = read_category_library(VOCABULARY / "category-library.yaml")
+    lot, case = (call_context(golden, "T001", 2, default_library=default),
+                 call_context(golden, "drill", 1, default_library=default))
     assert (lot["kind"], lot["run"], lot["default_library"]) == ("lot", 2, True)
     assert "Computers" in lot["category_library"]["functional"]
     assert (case["kind"], case["default_library"]) == ("case", False)

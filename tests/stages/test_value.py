@@ -21,12 +21,13 @@ from candor.lots.params import CompsParams
 from candor.lots.recording import load_recording
 from candor.lots.valuation import score_lot, summarize_valuation
 from candor.lots.values import value_lots
-from candor.lots.vocabulary import AccessoryWords, read_vocabulary
+from candor.lots.vocabulary import AccessoryWords, read_key_words, read_vocabulary
 from stages.value import main
 from tests.conftest import ROOT, VOCABULARY, committed_token_rules
 
 DATA = ROOT / "tests" / "data" / "comps"
 ACCESSORY_WORDS = read_vocabulary(AccessoryWords, VOCABULARY / "accessory-words.yaml").accessory_words
+KEY_WORDS = read_key_words(VOCABULARY / "comps-words.yaml")
 HEADER = "id,title,price,sold_date,quantity,category\n"
 
 
@@ -119,7 +120,8 @@ def test_configured_system_modules_are_not_comps():
     """A configured system is not several instruments (docs/valuation.md): module listings of the
     system (pump, autosampler...) are parts, not comps for the system."""
     rules = section(CompsParams, "comps", path=ROOT / "params.yaml").rules(tokens=committed_token_rules(),
-                                                                           accessory_words=ACCESSORY_WORDS)
+                                                                           accessory_words=ACCESSORY_WORDS,
+                                                                           words=KEY_WORDS)
     q = Query(make="Agilent", model="1260 Infinity HPLC System")
     system = Listing("s", "Agilent 1260 Infinity HPLC system quaternary pump DAD autosampler", Decimal("8000"))
     module = Listing("m", "Agilent 1260 Infinity G1311B quaternary pump module", Decimal("2000"))
@@ -138,7 +140,7 @@ def demo_summary(candidate: str, params: CompsParams):
     lots = read_lots(ROOT / "data" / "lots" / "lots.csv")
     answers = [normalise(x) for x in load_recording(ROOT / "data" / "lots" / "recordings" / f"{candidate}.jsonl")]
     listings = read_listings(ROOT / "data" / "comps" / "listings.csv")
-    rules = params.rules(tokens=committed_token_rules(), accessory_words=ACCESSORY_WORDS)
+    rules = params.rules(tokens=committed_token_rules(), accessory_words=ACCESSORY_WORDS, words=KEY_WORDS)
     values = value_lots(lots, answers, listings, rules=rules, ceiling=params.ceiling_rules())
     verified = {x.id: x.verified_value for x in lots}
     return summarize_valuation([score_lot(v.lot, verified[v.lot], v.estimate.lot_value, relevant=(), chosen=(),
