@@ -62,7 +62,7 @@ latency: $(VENV)/.runtime
 	rm -f diagnostics/dvc.lock
 
 # Rerun every model and check the committed (canonical) raw detections within the declared
-# tolerance (params.yaml: reinference; README "Reproducibility"). Exits 1 on a real disagreement.
+# tolerance (params.yaml: reinference; README "Reproducibility: what is identical where"). Exits 1 on a real disagreement.
 verify-inference: $(VENV)/.runtime
 	$(BIN)/dvc repro fetch
 	$(BIN)/python -m stages.verify_inference

@@ -31,8 +31,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from candor.common.atomic import dumps_json, write_text
-from candor.common.errors import fail, run_main
-from candor.common.params import section
+from candor.common.errors import run_main
+from candor.common.params import check_probability, section
 from candor.review.compare import compare_units, render_markdown, render_text
 from candor.review.error_kinds import frame_totals, render_totals
 from candor.review.params import StatsParams
@@ -70,8 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     alpha = params.alpha if args.alpha is None else args.alpha
     confidence = params.confidence if args.confidence is None else args.confidence
     for name, v in (("--alpha", alpha), ("--confidence", confidence)):
-        if not 0 < v < 1:
-            raise fail(name, "must be strictly between 0 and 1", got=v)
+        check_probability(v, where=name)
 
     revs = [resolve_revision(rev, repo=repo) for rev in (args.rev_a, args.rev_b)]
     absent: list[str] = []

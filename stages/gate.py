@@ -24,11 +24,13 @@ from candor.common.tables import read_json
 from candor.review.gate import GateResult
 from candor.review.gate_files import gate_from_files, write_gate
 from candor.review.report import render_check
+from stages.cli_review import read_gate_settings
 
 
 def _run(args: argparse.Namespace) -> int:
-    result = gate_from_files(params=args.params, outcomes=Path(args.outcomes), detection=Path(args.detection),
-                             models=Path(args.models), latency=Path(args.latency) if args.latency else None)
+    result = gate_from_files(read_gate_settings(args.params), outcomes=Path(args.outcomes),
+                             detection=Path(args.detection), models=Path(args.models),
+                             latency=Path(args.latency) if args.latency else None)
     write_gate(result, args.out)
     return 0
 

@@ -44,7 +44,7 @@ from pathlib import Path
 from candor.common.atomic import dumps_json, replace_dir_files, write_json, write_text
 from candor.common.counts import MAX_COUNT
 from candor.common.errors import fail, run_main
-from candor.common.params import section
+from candor.common.params import check_probability, section
 from candor.detection.config import DetectorParams
 from candor.review.collect import build_stats, read_inputs, read_metrics, references
 from candor.review.gate_files import gate_from_files, write_gate
@@ -54,6 +54,7 @@ from candor.review.stats_file import StatsFile
 from candor.stats.power import detectable, pairs_needed
 from candor.stats.rates import mcnemar_p, min_k0, min_split, wilson
 from candor.stats.records import p6
+from stages.cli_review import read_gate_settings
 
 log = logging.getLogger("candor.stats")
 
@@ -68,8 +69,9 @@ def _run(args: argparse.Namespace) -> int:
     for path in stats.absent:
         log.warning("%s is absent: its track is reported as not measured", path)
     record = stats.as_json()
-    gate = (gate_from_files(params=args.params, outcomes=Path(args.outcomes), detection=Path(args.detection),
-                            models=Path(args.models), latency=None) if args.gate else None)
+    gate = (gate_from_files(read_gate_settings(args.params), outcomes=Path(args.outcomes),
+                            detection=Path(args.detection), models=Path(args.models), latency=None)
+            if args.gate else None)
     if args.report:
         out = Path(args.report)
         forest = os.path.relpath(args.forest, out.parent).replace(os.sep, "/") if args.forest else None
@@ -95,8 +97,7 @@ def _run(args: argparse.Namespace) -> int:
 def _plan(args: argparse.Namespace) -> int:
     d, alpha, power = args.discordance, args.alpha, args.power
     for name, v in (("--discordance", d), ("--alpha", alpha), ("--power", power)):
-        if not 0 < v < 1:
-            raise fail(name, "must be strictly between 0 and 1", got=v)
+        check_probability(v, where=name)
     if args.units is not None:
         if not 0 < args.units < MAX_COUNT:
             raise fail("--units", "must be a positive number of independent pairs", got=args.units)
@@ -116,8 +117,7 @@ def _wilson(args: argparse.Namespace) -> int:
     k, n, conf = args.k, args.n, args.confidence
     if not (0 <= k <= n < MAX_COUNT):
         raise fail("wilson K N", "need 0 <= K <= N < 2**53", got=f"K={k}, N={n}")
-    if not (0 < conf < 1):
-        raise fail("--confidence", "must be strictly between 0 and 1", got=conf)
+    check_probability(conf, where="--confidence")
     print(dumps_json(wilson(k, n, confidence=conf).as_json() | {"confidence": conf}), end="")
     return 0
 
@@ -128,8 +128,7 @@ def _mcnemar(args: argparse.Namespace) -> int:
         raise fail("mcnemar B C", "discordant counts must be >= 0", got=f"B={b}, C={c}")
     if b + c >= MAX_COUNT:
         raise fail("mcnemar B C", "too many discordant pairs", expected="B + C < 2**53", got=b + c)
-    if not (0 < alpha < 1):
-        raise fail("--alpha", "must be strictly between 0 and 1", got=alpha)
+    check_probability(alpha, where="--alpha")
     p = mcnemar_p(b, c)
     split = min_split(b + c, alpha)
     print(dumps_json({

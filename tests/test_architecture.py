@@ -25,7 +25,8 @@ def imported(path: Path) -> set[str]:
 
 @pytest.mark.parametrize("folder", ["candor", "stages", "tools", "bench"])
 def test_no_code_imports_an_entry_point(folder):
-    bad = {str(p.relative_to(ROOT)): sorted(n for n in imported(p) if n == "stages" or n.startswith("stages."))
+    bad = {str(p.relative_to(ROOT)): sorted(n for n in imported(p) if (n == "stages" or n.startswith("stages."))
+                                            and not (folder == "stages" and n.startswith("stages.cli_")))
            for p in (ROOT / folder).rglob("*.py")}
     assert {k: v for k, v in bad.items() if v} == {}
 
@@ -45,7 +46,8 @@ def test_library_subpackages_keep_their_direction():
             assert not [n for n in imported(p) if n.startswith(banned)], p
 
 
-@pytest.mark.parametrize("stage", sorted(p.stem for p in (ROOT / "stages").glob("*.py") if p.stem != "__init__"))
+@pytest.mark.parametrize("stage", sorted(p.stem for p in (ROOT / "stages").glob("*.py")
+                                           if p.stem != "__init__" and not p.stem.startswith("cli_")))
 def test_every_stage_help_states_its_exit_codes(stage):
     """``--help`` prints the module docstring: it must say what the exit codes mean (2: bad input)."""
     doc = ast.get_docstring(ast.parse((ROOT / "stages" / f"{stage}.py").read_text()))

@@ -64,7 +64,7 @@ def squash(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-EXIT = {"make gate": 2}      # the demo's candidate fails its predeclared gate (README, "The demo"): CI would fail
+EXIT = {"make gate": 2}      # the demo's candidate fails its predeclared gate (README, "The demo, and what it shows"): CI would fail
 
 
 def run(repo: Path, command: str, *, code: int = 0, **subst: str) -> str:

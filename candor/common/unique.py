@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Hashable, Iterable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 H = TypeVar("H", bound=Hashable)
 
@@ -19,6 +19,10 @@ def repeated(values: Iterable[H]) -> list[H]:
     """
     twice = [v for v, k in Counter(values).items() if k > 1]
     try:
-        return sorted(twice)  # type: ignore[type-var]  # comparable values sort naturally, else by repr below
-    except TypeError:
+        return sorted(twice, key=_itself)
+    except TypeError:                       # values that do not compare with each other (1 and "a")
         return sorted(twice, key=repr)
+
+
+def _itself(value: Any) -> Any:
+    return value

@@ -21,7 +21,7 @@ is not an input: the reader's identity is its prompt file and its settings
 * **Import**: ``rapidocr_onnxruntime`` is imported only when an :class:`OcrResponder` is made,
   so replay (the default, what CI runs) never needs it. Install it with ``pip install --no-deps
   rapidocr-onnxruntime`` (its ``opencv-python`` requirement would shadow the project's
-  ``opencv-python-headless``; README, "Installing the OCR baseline").
+  ``opencv-python-headless``; requirements-ocr.txt, which `make test` installs).
 """
 from __future__ import annotations
 

@@ -29,14 +29,14 @@ from typing import Any
 
 from candor.common.counts import read_counts
 from candor.common.errors import InputError, Problem, fail
+from candor.common.rounding import rounded
 from candor.common.tables import read_json, read_text
 from candor.review.params import MIN_SESSIONS, StatsParams
 from candor.review.stats_file import Comparisons, Presence, StatsFile
-from candor.stats.multiple import family, holm_by_family
+from candor.stats.multiple import family
 from candor.stats.outcomes import int_cell, parse_tables, table_paths
-from candor.stats.paired import compare_paired
+from candor.stats.paired import compare_paired, holm_adjusted
 from candor.stats.rates import Rate, interval, min_k0
-from candor.stats.records import r6
 from candor.stats.units import DETECTION_TABLES, ClusterBy, Units, units_from_tables
 
 
@@ -142,13 +142,12 @@ def paired_stats(units: Mapping[str, Units], refs: Mapping[str, str], *, alpha: 
     return out
 
 
-def with_holm(paired: Mapping[str, Comparisons]) -> dict[str, Comparisons]:
+def adjusted_comparisons(paired: Mapping[str, Comparisons]) -> dict[str, Comparisons]:
     """Each comparison with its family and, per candidate, its Holm-adjusted p within the family
-    (the family's metrics for that candidate; :mod:`candor.stats.multiple`), which its verdict
-    then reads."""
-    adjusted = holm_by_family({(m, cand): c.p for m, comp in paired.items() for cand, c in comp.candidates.items()})
-    return {m: Comparisons(c.reference, {cand: p.adjusted(adjusted[(m, cand)]) if (m, cand) in adjusted else p
-                                         for cand, p in c.candidates.items()}, family=family(m))
+    (the family's metrics for that candidate; :func:`candor.stats.paired.holm_adjusted`), which its
+    verdict then reads."""
+    adjusted = holm_adjusted({(m, cand): c for m, comp in paired.items() for cand, c in comp.candidates.items()})
+    return {m: Comparisons(c.reference, {cand: adjusted[(m, cand)] for cand in c.candidates}, family=family(m))
             for m, c in paired.items()}
 
 
@@ -193,8 +192,8 @@ def benches(tables: Mapping[str, list[dict[str, object]]], clusters: Mapping[str
             split["frames"] = len(split["frames"])
             for models in split["sessions"].values():
                 for acc in models.values():
-                    acc["precision"] = r6(acc["tp"] / (acc["tp"] + acc["fp"])) if acc["tp"] + acc["fp"] else None
-                    acc["recall"] = r6(acc["tp"] / (acc["tp"] + acc["fn"])) if acc["tp"] + acc["fn"] else None
+                    acc["precision"] = rounded(acc["tp"] / (acc["tp"] + acc["fp"])) if acc["tp"] + acc["fp"] else None
+                    acc["recall"] = rounded(acc["tp"] / (acc["tp"] + acc["fn"])) if acc["tp"] + acc["fn"] else None
         out[f"detection.{name}"] = {"cluster": by, "splits": {k: splits[k] for k in sorted(splits)}}
     return out
 
@@ -208,8 +207,8 @@ def build_stats(inputs: Inputs, *, params: StatsParams, refs: Mapping[str, str])
         confidence=params.confidence, alpha=params.alpha, min_k0=min_k0(params.alpha),
         reference=dict(refs), inputs=dict(sorted(inputs.presence.items())),
         rates=rates_from_counts(inputs.metrics, confidence=params.confidence),
-        paired=with_holm(paired_stats(units_from_tables(inputs.tables, clusters=clusters), refs, alpha=params.alpha,
-                                      confidence=params.confidence)),
+        paired=adjusted_comparisons(paired_stats(units_from_tables(inputs.tables, clusters=clusters), refs,
+                                                 alpha=params.alpha, confidence=params.confidence)),
         cluster={f"detection.{n}": c for n, c in clusters.items()} | {"fields": params.cluster.fields},
         benches=benches(inputs.tables, clusters),
     )

@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from candor.review.report import fmt_count
-from candor.stats.multiple import holm_by_family
-from candor.stats.paired import Paired, compare_paired, fmt_diff
+from candor.stats.paired import Paired, compare_paired, fmt_diff, holm_adjusted
 from candor.stats.units import PairedMetric, Units
 
 Status = Literal["compared", "only in A", "only in B"]
@@ -74,14 +73,14 @@ def compare_units(a: Mapping[str, Units], b: Mapping[str, Units], *, alpha: floa
             paired = compare_paired(cases_a, cases_b, unit=mb.unit, alpha=alpha, confidence=confidence,
                                     kind=mb.kind, cluster=mb.cluster, cluster_of=of)
         rows.append(Row(*key, status, paired))
-    return with_holm(rows)
+    return adjusted_rows(rows)
 
 
-def with_holm(rows: Sequence[Row]) -> list[Row]:
+def adjusted_rows(rows: Sequence[Row]) -> list[Row]:
     """``rows`` with the Holm-adjusted p (and the verdict it gives) of each compared row of a family."""
-    adjusted = holm_by_family({(r.metric, r.candidate): r.paired.p for r in rows if r.paired is not None})
-    return [Row(r.metric, r.candidate, r.status, r.paired.adjusted(adjusted[(r.metric, r.candidate)]))
-            if r.paired is not None and (r.metric, r.candidate) in adjusted else r for r in rows]
+    adjusted = holm_adjusted({(r.metric, r.candidate): r.paired for r in rows if r.paired is not None})
+    return [Row(r.metric, r.candidate, r.status, adjusted[(r.metric, r.candidate)]) if r.paired is not None else r
+            for r in rows]
 
 
 def shown(rows: Sequence[Row], *, everything: bool = False) -> tuple[list[Row], int]:

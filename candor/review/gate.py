@@ -53,12 +53,13 @@ from scipy.special import stdtr, stdtrit
 
 from candor.common.counts import Count, clusters_of
 from candor.common.errors import fail
+from candor.common.rounding import rounded
 from candor.review.params import GateParams
 from candor.stats.multiple import holm
 from candor.stats.outcomes import int_cell
 from candor.stats.paired import Case, Paired, compare_paired
 from candor.stats.rates import Rate, interval
-from candor.stats.records import decoded, p6, r6
+from candor.stats.records import decoded, p6
 
 PREDECLARED = "params.yaml:gate"
 Row = Mapping[str, object]
@@ -84,7 +85,7 @@ class ClassResult:
         return None if p is None or p.diff_lo is None else -p.diff_lo
 
     def as_json(self) -> dict[str, Any]:
-        return {"status": self.status, "support": self.support, "max_drop": r6(self.max_drop),
+        return {"status": self.status, "support": self.support, "max_drop": rounded(self.max_drop),
                 "paired": None if self.paired is None else self.paired.as_json()}
 
     @classmethod
@@ -129,8 +130,9 @@ class Criterion:
             return None if r is None else r.as_json()
         return {"status": self.status, "passed": self.passed, "note": self.note, "reference": self.reference,
                 "candidate": self.candidate, "reference_rate": rate(self.reference_rate),
-                "candidate_rate": rate(self.candidate_rate), "diff": r6(self.diff), "diff_lo": r6(self.diff_lo),
-                "diff_hi": r6(self.diff_hi), "p": None if self.p is None else p6(self.p), "limit": self.limit,
+                "candidate_rate": rate(self.candidate_rate), "diff": rounded(self.diff),
+                "diff_lo": rounded(self.diff_lo), "diff_hi": rounded(self.diff_hi),
+                "p": None if self.p is None else p6(self.p), "limit": self.limit,
                 "tally": dict(self.tally), "classes": {n: c.as_json() for n, c in self.classes.items()}}
 
     @classmethod
@@ -251,10 +253,11 @@ def _higher(name: str, a: float | None, b: float | None, *, shown: bool | None, 
     higher = b > a
     if declared == "higher":
         note = None if not higher or shown else "higher, but not distinguishable from noise"
-        return Criterion(status="pass" if higher else "fail", reference=r6(a), candidate=r6(b), note=note, **numbers)
+        return Criterion(status="pass" if higher else "fail", reference=rounded(a), candidate=rounded(b), note=note,
+                         **numbers)
     ok = higher and bool(shown)
     note = None if ok else ("not higher" if not higher else "higher, but not distinguishable from noise")
-    return Criterion(status="pass" if ok else "fail", reference=r6(a), candidate=r6(b), note=note, **numbers)
+    return Criterion(status="pass" if ok else "fail", reference=rounded(a), candidate=rounded(b), note=note, **numbers)
 
 
 def qualified(res: Paired, *, support: int, min_support: int) -> bool:
@@ -350,14 +353,15 @@ def _micro(frames: Sequence[Row], labels: Sequence[Row], *, ref: str, cand: str,
     return {
         "micro_precision_higher": _higher(
             "precision", prec[ref], prec[cand], shown=reached(fp.p, fp.favour_b > 0), declared=declared,
-            reference_rate=rate[ref], candidate_rate=rate[cand], diff=r6(pd), diff_lo=r6(plo), diff_hi=r6(phi), p=fp.p),
+            reference_rate=rate[ref], candidate_rate=rate[cand], diff=rounded(pd), diff_lo=rounded(plo),
+            diff_hi=rounded(phi), p=fp.p),
         "micro_recall_higher": _higher(
             "recall", rec.a.rate, rec.b.rate, shown=reached(rec.p, rec.favour_b > 0), declared=declared,
-            reference_rate=rec.a, candidate_rate=rec.b, diff=r6(rec.diff), diff_lo=r6(rec.diff_lo),
-            diff_hi=r6(rec.diff_hi), p=rec.p),
+            reference_rate=rec.a, candidate_rate=rec.b, diff=rounded(rec.diff), diff_lo=rounded(rec.diff_lo),
+            diff_hi=rounded(rec.diff_hi), p=rec.p),
         "micro_f1_higher": _higher(
-            "F1", f1[ref], f1[cand], shown=reached(fp1, (fd or 0) > 0), declared=declared, diff=r6(fd),
-            diff_lo=r6(flo), diff_hi=r6(fhi), p=fp1),
+            "F1", f1[ref], f1[cand], shown=reached(fp1, (fd or 0) > 0), declared=declared, diff=rounded(fd),
+            diff_lo=rounded(flo), diff_hi=rounded(fhi), p=fp1),
     }
 
 

@@ -1,9 +1,10 @@
 """The release gate evaluated from files (criteria: :mod:`candor.review.gate`; docs/stats.md).
 
-:func:`gate_from_files` reads params ``gate`` (the criteria, declared before scoring: the
-detection set ``gate.set``, whose models ``gate.reference`` and ``gate.candidate`` must be in
-``detector.sets``, and the ``gate.split``), ``stats.confidence`` and ``match.critical`` /
-``match.min_support``; the set's per-frame and per-label detection outcome tables
+:func:`gate_from_files` takes the params the gate reads as a value
+(:class:`candor.review.gate_views.GateSettings`, read by the stage: ``gate``, the criteria, declared
+before scoring: the detection set ``gate.set``, whose models ``gate.reference`` and
+``gate.candidate`` must be in ``detector.sets``, and the ``gate.split``; ``stats.confidence``;
+``match.critical`` / ``match.min_support``) and reads the set's per-frame and per-label detection outcome tables
 ``<outcomes>/<set>/`` (an absent table is logged, and the criteria that need it are not
 evaluated), clustered as ``stats.cluster`` declares for the set; each
 model's wrong action targets from ``<detection>/<set>/<model>.json``; and, only when ``latency``
@@ -18,14 +19,13 @@ from pathlib import Path
 
 from candor.common.atomic import write_json
 from candor.common.errors import InputError, Problem
-from candor.common.params import section
 from candor.common.tables import read_json, read_text
 from candor.detection.config import DetectorParams
 from candor.detection.frames import SPLITS
 from candor.detection.model_card import load_card
 from candor.detection.sets import find_set
 from candor.review.gate import GateResult, evaluate_gate, find_wrong_targets, latency_p95
-from candor.review.gate_views import MatchView, StatsView
+from candor.review.gate_views import GateSettings
 from candor.review.params import GateParams
 from candor.stats.outcomes import parse_tables
 from candor.stats.units import frame_clusters
@@ -49,13 +49,11 @@ def check_gate(gp: GateParams, det: DetectorParams, *, where: str) -> None:
         raise InputError(problems)
 
 
-def gate_from_files(*, params: str, outcomes: Path, detection: Path, models: Path,
+def gate_from_files(settings: GateSettings, *, outcomes: Path, detection: Path, models: Path,
                     latency: Path | None) -> GateResult:
-    """Evaluate the gate of ``params`` on the files of the module docstring."""
-    gp = section(GateParams, "gate", path=params)
-    sp = section(StatsView, "stats", path=params)
-    mp = section(MatchView, "match", path=params)
-    check_gate(gp, section(DetectorParams, "detector", path=params), where=params)
+    """Evaluate the gate of ``settings`` on the files of the module docstring."""
+    gp, sp, mp = settings.gate, settings.stats, settings.match
+    check_gate(gp, settings.detector, where=settings.where)
     folder = Path(outcomes) / gp.set
     texts = {n: read_text(folder / n, expected="an outcome table") if (folder / n).is_file() else None for n in TABLES}
     for name in (n for n, text in texts.items() if text is None):

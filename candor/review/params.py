@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from candor.common.params import Probability
 from candor.detection.config import ClusterView
 from candor.stats.rates import CONFIDENCE
 
@@ -41,8 +42,8 @@ class StatsParams(BaseModel):
     """``params.yaml: stats``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    confidence: float = Field(default=CONFIDENCE, gt=0.0, lt=1.0)
-    alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
+    confidence: Probability = CONFIDENCE
+    alpha: Probability = 0.05
     reference: Reference = Reference()
     cluster: Cluster = Cluster()
 
@@ -60,10 +61,10 @@ class GateParams(BaseModel):
     reference: str = "demo-v1"
     candidate: str = "demo-v2"
     split: str = "test"
-    alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
+    alpha: Probability = 0.05
     latency_p95_ms: float = Field(default=2000.0, gt=0.0, allow_inf_nan=False)
     improvement: Literal["shown", "higher"] = "shown"
-    max_recall_drop: float = Field(default=0.05, gt=0.0, lt=1.0)
+    max_recall_drop: Probability = 0.05
     unqualified: Literal["fail", "waive"] = "fail"
     waive: list[Literal["micro_precision_higher", "micro_recall_higher", "micro_f1_higher",
                         "critical_recall_non_inferior", "wrong_targets_no_increase", "latency_p95"]] = []

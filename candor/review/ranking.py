@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from candor.review.headline import dig
+
 WIDTH = 120
 HEADLINE = "metrics/headline.json"
 
@@ -33,17 +35,8 @@ class Entry:
     others: dict[str, Any]
 
 
-def dig(doc: Any, path: Sequence[str]) -> Any:
-    """``doc[path[0]][path[1]]...``; ``None`` where a step is missing."""
-    for part in path:
-        if not isinstance(doc, Mapping) or part not in doc:
-            return None
-        doc = doc[part]
-    return doc
-
-
 def _data(node: Mapping[str, Any], kind: str, file: str) -> Any:
-    return dig(node, ("data", kind, file, "data"))
+    return dig(node, "data", kind, file, "data")
 
 
 def _entries(doc: Any) -> list[tuple[str, Mapping[str, Any]]]:
@@ -68,12 +61,12 @@ def ranking(doc: Any, *, param: str, sort_key: str, ascending: bool = False) -> 
     rows = []
     for name, node in _entries(doc):
         metrics = _data(node, "metrics", HEADLINE)
-        value = dig(metrics, key_path)
+        value = dig(metrics, *key_path)
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             continue
-        block = dig(metrics, block_path) or {}
+        block = dig(metrics, *block_path) or {}
         others = {k: v for k, v in block.items() if k != key_path[-1] and not isinstance(v, Mapping)}
-        rows.append(Entry(name=name, param=dig(_data(node, "params", "params.yaml"), param.split(".")),
+        rows.append(Entry(name=name, param=dig(_data(node, "params", "params.yaml"), *param.split(".")),
                           key=value, others=others))
     return sorted(rows, key=lambda e: e.key if ascending else -e.key)
 

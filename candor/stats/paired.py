@@ -38,8 +38,10 @@ from typing import Any, Literal
 from scipy.special import stdtrit
 
 from candor.common.counts import Count, Estimate, clusters_of
+from candor.common.rounding import rounded
+from candor.stats.multiple import holm_by_family
 from candor.stats.rates import Rate, interval, min_k0, ratio_variance, wilson
-from candor.stats.records import decoded, p6, r6
+from candor.stats.records import decoded, p6
 from candor.stats.signflip import signflip_p
 
 Case = tuple[str, ...]
@@ -130,7 +132,7 @@ class Paired:
         return {"kind": self.kind, "unit": self.unit, "cluster": self.cluster, "clusters": self.clusters,
                 "n": self.n, "a": self.a.as_json(), "b": self.b.as_json(), "a_only": self.a_only,
                 "b_only": self.b_only, "a_better": self.a_better, "b_better": self.b_better,
-                "diff": r6(self.diff), "diff_lo": r6(self.diff_lo), "diff_hi": r6(self.diff_hi),
+                "diff": rounded(self.diff), "diff_lo": rounded(self.diff_lo), "diff_hi": rounded(self.diff_hi),
                 "p": p6(self.p), "p_holm": None if self.p_holm is None else p6(self.p_holm), "alpha": self.alpha,
                 "min_k0": self.min_k0, "verdict": self.verdict, "explanation": self.explanation,
                 "only_in_a": list(self.only_in_a), "only_in_b": list(self.only_in_b)}
@@ -247,3 +249,11 @@ def compare_paired(a: Mapping[Case, int], b: Mapping[Case, int], *, unit: str, a
                   alpha=alpha, min_k0=min_k0(alpha, n=len(sums)), verdict=verdict_of(favour_b, p, alpha=alpha),
                   only_in_a=tuple(case_name(c) for c in sorted(set(a) - set(b))),
                   only_in_b=tuple(case_name(c) for c in sorted(set(b) - set(a))))
+
+
+def holm_adjusted(records: Mapping[tuple[str, str], Paired]) -> dict[tuple[str, str], Paired]:
+    """Each ``(metric, candidate)`` comparison with its Holm-adjusted p within its family and
+    candidate, and the verdict that p gives (:func:`candor.stats.multiple.holm_by_family`); a
+    comparison whose metric belongs to no family is returned as it is."""
+    adjusted = holm_by_family({key: rec.p for key, rec in records.items()})
+    return {key: rec.adjusted(adjusted[key]) if key in adjusted else rec for key, rec in records.items()}

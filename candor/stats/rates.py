@@ -47,7 +47,9 @@ from typing import Any
 from scipy.special import betainc, ndtri, stdtrit
 
 from candor.common.counts import MAX_COUNT, Count, Estimate
-from candor.stats.records import decoded, r6
+from candor.common.params import check_probability
+from candor.common.rounding import rounded
+from candor.stats.records import decoded
 
 CONFIDENCE = 0.95          # the default confidence level of every interval (params.yaml: stats.confidence)
 
@@ -78,8 +80,8 @@ class Rate:
     def as_json(self) -> dict[str, Any]:
         """The stored form."""
         return {"k": self.k, "n": self.n, "unit": self.unit, "estimate": self.estimate,
-                "cluster": self.cluster or self.unit, "clusters": self.clusters, "deff": r6(self.deff),
-                "rate": r6(self.rate), "lo": r6(self.lo), "hi": r6(self.hi)}
+                "cluster": self.cluster or self.unit, "clusters": self.clusters, "deff": rounded(self.deff),
+                "rate": rounded(self.rate), "lo": rounded(self.lo), "hi": rounded(self.hi)}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], *, where: str) -> Rate:
@@ -102,15 +104,10 @@ def _check_counts(k: int, n: int) -> None:
         raise ValueError(f"need 0 <= k <= n < 2**53, got k={k}, n={n}")
 
 
-def _check_level(level: float, name: str) -> None:
-    if not (0.0 < float(level) < 1.0):
-        raise ValueError(f"{name} must be strictly between 0 and 1, got {level!r}")
-
-
 def wilson(k: int, n: int, *, unit: str = "case", confidence: float = CONFIDENCE) -> Rate:
     """The rate ``k / n`` of ``unit`` with its Wilson interval (definition and ``n = 0`` policy above)."""
     _check_counts(k, n)
-    _check_level(confidence, "confidence")
+    check_probability(confidence, where="confidence")
     if n == 0:
         return Rate(k=0, n=0, unit=unit, rate=None, lo=0.0, hi=1.0, cluster=unit)
     lo, hi = _wilson_bounds(k / n, n, float(ndtri(0.5 + 0.5 * confidence)))
@@ -155,7 +152,7 @@ def interval(count: Count, *, confidence: float = CONFIDENCE) -> Rate:
     >>> (r.clusters, r.deff, round(r.lo, 3), round(r.hi, 3))     # 3/3 and 1/3: two clusters, t with 1 df
     (2, 3.0, 0.005, 0.999)
     """
-    _check_level(confidence, "confidence")
+    check_probability(confidence, where="confidence")
     k, n, c = count.k, count.n, count.clusters
     name = count.unit if c is None else c.name
     if count.estimate == "rate" and (c is None or c.sum_n2 == n):
@@ -203,7 +200,7 @@ def min_k0(alpha: float, *, n: int | None = None) -> int | None:
 
     ``n`` is the number of paired cases on the bench (``None``: unbounded).
     """
-    _check_level(alpha, "alpha")
+    check_probability(alpha, where="alpha")
     # p(k-0) = 2**(1-k) <= alpha  <=>  k >= 1 - log2(alpha); check neighbours for float safety
     k = max(1, math.ceil(1.0 - math.log2(alpha)) - 1)
     while mcnemar_p(k, 0) > alpha:
@@ -222,7 +219,7 @@ def min_split(discordant: int, alpha: float) -> tuple[int, int] | None:
     ``None`` when even ``discordant``-0 does not reach alpha. The p-value grows with ``minor``
     up to ``discordant // 2``, so the answer is found by bisection (``O(log n)`` tests).
     """
-    _check_level(alpha, "alpha")
+    check_probability(alpha, where="alpha")
     if isinstance(discordant, bool) or not isinstance(discordant, int) or not 0 <= discordant < MAX_COUNT:
         raise ValueError(f"discordant must be an integer in [0, 2**53), got {discordant!r}")
     if mcnemar_p(discordant, 0) > alpha:

@@ -1,13 +1,13 @@
 """What every stored statistics record shares: rounding, and one error for a malformed record.
 
 Stored numbers are rounded once, on writing: rates and interval bounds to 6 decimals
-(:func:`r6`), p-values to 6 significant digits (:func:`p6`: a small p keeps its magnitude).
+(:func:`candor.common.rounding.rounded`), p-values to 6 significant digits (:func:`p6`: a small p keeps its magnitude).
 Each record type (:class:`candor.stats.rates.Rate`, :class:`candor.stats.paired.Paired`,
 :class:`candor.review.gate.GateResult`, :class:`candor.review.stats_file.StatsFile`) has one
 ``as_json`` and one ``from_json``; a ``from_json`` that meets a document of another shape
 raises the :func:`decoded` error, naming the file and what was expected.
 
->>> r6(2 / 3), p6(0.000123456789)
+>>> rounded(2 / 3), p6(0.000123456789)
 (0.666667, 0.000123457)
 """
 from __future__ import annotations
@@ -18,11 +18,6 @@ from typing import TypeVar
 from candor.common.errors import fail
 
 T = TypeVar("T")
-
-
-def r6(x: float | None) -> float | None:
-    """A rate or bound rounded to 6 decimals (``None`` stays ``None``)."""
-    return None if x is None else round(float(x), 6)
 
 
 def p6(p: float) -> float:

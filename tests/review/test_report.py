@@ -87,7 +87,7 @@ MAX_KEYS_PER_CANDIDATE = 14
 
 def synthetic_stats(n: int):
     """A stats file with a reference and ``n`` lots candidates on every headline and 20 per-tier metrics."""
-    from candor.review.collect import with_holm
+    from candor.review.collect import adjusted_comparisons
     from candor.stats.paired import compare_paired
     from candor.review.stats_file import Comparisons, StatsFile
 
@@ -99,7 +99,7 @@ def synthetic_stats(n: int):
             lots, {k: (i + c) % 3 != 0 for i, k in enumerate(lots)}, unit="lot", alpha=0.05, confidence=0.95)
             for c in range(n)})
     return StatsFile(confidence=0.95, alpha=0.05, min_k0=6, reference={"identification": "ref", "fields": "ref",
-                     "valuation": "ref"}, inputs={}, rates={}, paired=with_holm(paired))
+                     "valuation": "ref"}, inputs={}, rates={}, paired=adjusted_comparisons(paired))
 
 
 def test_the_report_scales_to_12_candidates(tmp_path):

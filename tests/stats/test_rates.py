@@ -64,7 +64,7 @@ def test_wilson_rejects(k, n, exc):
 
 
 def test_wilson_rejects_confidence():
-    with pytest.raises(ValueError):
+    with pytest.raises(InputError, match="confidence: must be strictly between 0 and 1"):
         wilson(1, 2, confidence=1.0)
 
 
