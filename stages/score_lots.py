@@ -38,7 +38,6 @@ from typing import Any
 
 from candor.common.atomic import remove_others, write_json, write_text
 from candor.common.errors import EXIT_OK, run_main
-from candor.common.params import DEFAULT_PARAMS, section
 from candor.lots.answers import read_answers
 from candor.lots.field_scoring import field_rows, field_scores, fields_json
 from candor.lots.fields import format_case_table
@@ -51,29 +50,24 @@ from candor.lots.identification_scoring import (
     score_runs,
     summarize_identification,
 )
-from candor.lots.params import IdentifyParams, LotsParams
-from candor.lots.vocabulary import FOLDER, read_token_rules
 from candor.stats.outcomes import outcome_text
+from stages.cli_lots import add_tokens, candidates, stage_parser, token_rules
 
 log = logging.getLogger("candor.score_lots")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m stages.score_lots", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = stage_parser("python -m stages.score_lots", __doc__)
     p.add_argument("--lots", default="data/lots", help="golden-set folder (default: data/lots)")
-    p.add_argument("--tokens", default=str(FOLDER / "tokens.yaml"), help="the token word lists (default: %(default)s)")
+    add_tokens(p)
     p.add_argument("--answers", default="build/answers", help="folder of <candidate>.jsonl (default: build/answers)")
     p.add_argument("--metrics", default="metrics", help="metrics folder (default: metrics)")
-    p.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (default: params.yaml)")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    lots = section(LotsParams, "lots", path=args.params)
-    rules = read_token_rules(args.tokens, min_number_digits=lots.min_number_digits)
-    candidates = section(IdentifyParams, "identify", path=args.params).candidates
+    rules = token_rules(args.tokens, params=args.params)
     golden = load_golden(args.lots)
     check_labels(golden, rules)
     summaries = {}
@@ -81,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     f_rows: list[dict[str, Any]] = []
     reports: dict[str, dict[str, Any]] = {}
     console: list[str] = []
-    for cand in candidates:
+    for cand in candidates(args.params):
         answers = read_answers(Path(args.answers) / f"{cand}.jsonl")
         runs = score_runs(golden, answers, rules=rules)
         summaries[cand] = summarize_identification(runs, errors=provider_errors(golden, answers))

@@ -25,40 +25,37 @@ and writes nothing.
 """
 from __future__ import annotations
 
-import argparse
 import logging
 from collections.abc import Sequence
 from pathlib import Path
 
 from candor.common.atomic import write_text
 from candor.common.errors import EXIT_OK, run_main
-from candor.common.params import DEFAULT_PARAMS, section
+from candor.common.params import section
 from candor.lots.answers import read_answers
 from candor.lots.golden import read_lots
 from candor.lots.listings import read_listings
-from candor.lots.params import CompsParams, LotsParams
+from candor.lots.params import CompsParams
 from candor.lots.values import value_lots, values_text
-from candor.lots.vocabulary import FOLDER, AccessoryWords, read_key_words, read_token_rules, read_vocabulary
+from candor.lots.vocabulary import FOLDER, AccessoryWords, read_key_words, read_vocabulary
+from stages.cli_lots import add_tokens, stage_parser, token_rules
 
 log = logging.getLogger("candor.value")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m stages.value", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = stage_parser("python -m stages.value", __doc__)
     ap.add_argument("--candidate", required=True, help="candidate name (for the log)")
     ap.add_argument("--answers", required=True, help="normalised answers JSONL of the candidate")
     ap.add_argument("--lots", required=True, help="the golden set's lots.csv")
     ap.add_argument("--comps", required=True, help="folder with listings.csv")
-    ap.add_argument("--tokens", default=str(FOLDER / "tokens.yaml"), help="the token word lists")
+    add_tokens(ap)
     ap.add_argument("--accessory-words", default=str(FOLDER / "accessory-words.yaml"), help="titles that are not comps")
     ap.add_argument("--comps-words", default=str(FOLDER / "comps-words.yaml"), help="words comps keys leave out")
     ap.add_argument("--out", required=True, help="output CSV (one row per valuation lot)")
-    ap.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (sections comps and lots)")
     args = ap.parse_args(argv)
     params = section(CompsParams, "comps", path=args.params)
-    lots = section(LotsParams, "lots", path=args.params)
-    tokens = read_token_rules(args.tokens, min_number_digits=lots.min_number_digits)
+    tokens = token_rules(args.tokens, params=args.params)
     accessory_words = read_vocabulary(AccessoryWords, args.accessory_words).accessory_words
     listings = read_listings(Path(args.comps) / "listings.csv")
     answers = read_answers(args.answers)

@@ -1,4 +1,8 @@
-"""The identity of a candidate's production code: the SHA-256 its recording carries, and where the code is.
+"""The identity of a candidate: the SHA-256 its recording carries, and the prompt or code it names.
+
+A **prompt** candidate (:func:`prompt_identity`) records the SHA-256 of its prompt file's bytes;
+a local reader's (``local-ocr``) covers its makes list too
+(:func:`candor.lots.ocr_reading.reader_sha256`), so an edited list makes its recording stale.
 
 A candidate whose answers come from production code (a ``python`` or ``http`` provider,
 :mod:`candor.lots.production`, :mod:`candor.lots.route`) records, in ``prompt_sha256``, the
@@ -19,9 +23,41 @@ from __future__ import annotations
 import hashlib
 import importlib.machinery
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from candor.common.errors import fail
+from candor.lots.ocr_reading import reader_sha256
+from candor.lots.vocabulary import Makes
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What a candidate's answers come from: its prompt file (``None`` for production code), the production
+    code it is (``code``: the path, or ``None`` for a prompt), the local reader's makes list, and the SHA-256
+    its recording carries."""
+
+    sha: str
+    prompt_file: Path | None = None
+    code: str | None = None
+    makes: Makes | None = None
+
+
+def prompt_identity(prompt_file: Path, *, makes: Makes | None = None) -> Identity:
+    """A prompt candidate's identity: the SHA-256 of the prompt file; with ``makes`` (a local reader: what it
+    can name), the reader's SHA-256 over the prompt and the list. InputError when the file is missing."""
+    try:
+        template = prompt_file.read_bytes()
+    except (FileNotFoundError, IsADirectoryError):
+        raise fail(prompt_file.as_posix(), "prompt not found", expected="the candidate's prompt file") from None
+    if makes is not None:
+        return Identity(sha=reader_sha256(template, makes.model_dump()), prompt_file=prompt_file, makes=makes)
+    return Identity(sha=hashlib.sha256(template).hexdigest(), prompt_file=prompt_file)
+
+
+def code_identity(code: Path, *, where: str) -> Identity:
+    """A production-code candidate's identity: the SHA-256 of its source (:func:`source_sha256`)."""
+    return Identity(sha=source_sha256(code, where=where), code=code.as_posix())
 
 
 def source_files(root: Path) -> list[Path]:

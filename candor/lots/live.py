@@ -80,6 +80,20 @@ class RedactingFilter(logging.Filter):
         return True
 
 
+@contextmanager
+def redacted_logs(redact: Redactor) -> Iterator[None]:
+    """Every handler of the root logger passes its records through ``redact`` while the block runs
+    (:class:`RedactingFilter`: the production code's own client logs go to this console too)."""
+    handlers, scrub = list(logging.getLogger().handlers), RedactingFilter(redact)
+    for handler in handlers:
+        handler.addFilter(scrub)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(scrub)
+
+
 class ReplyError(Exception):
     """A call that failed for good; ``str()`` is the provider's error, recorded verbatim."""
 

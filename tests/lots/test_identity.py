@@ -1,5 +1,5 @@
-"""The SHA-256 of production code: a file's bytes, a folder's sorted listing (bytecode left out), and the module
-file found without running the package."""
+"""A candidate's identity: a prompt's SHA-256 (a local reader's covering its makes list), production code's (a
+file's bytes, a folder's sorted listing, bytecode left out), and the module file found without running the package."""
 from __future__ import annotations
 
 import hashlib
@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from candor.common.errors import InputError
-from candor.lots.identity import module_file, source_files, source_sha256
+from candor.lots.identity import Identity, code_identity, module_file, prompt_identity, source_files, source_sha256
+from candor.lots.vocabulary import Makes
 
 
 def test_a_file_is_the_sha256_of_its_bytes(tmp_path):
@@ -22,7 +23,8 @@ def test_a_folder_is_the_sha256_of_its_listing_and_bytecode_is_left_out(tmp_path
     (root / "sub").mkdir(parents=True)
     (root / "b.py").write_text("b\n")
     (root / "sub" / "a.py").write_text("a\n")
-    listing = "".join(f"{hashlib.sha256(t.encode()).hexdigest()}  {p}\n" for p, t in [("b.py", "b\n"), ("sub/a.py", "a\n")])
+    listing = "".join(f"{hashlib.sha256(t.encode()).hexdigest()}  {p}\n"
+                      for p, t in [("b.py", "b\n"), ("sub/a.py", "a\n")])
     expected = hashlib.sha256(listing.encode()).hexdigest()
     assert source_sha256(root, where="w") == expected
     (root / "__pycache__").mkdir()
@@ -58,3 +60,31 @@ def test_module_file_is_found_without_importing(tmp_path, monkeypatch):
     assert "prodpkg" not in sys.modules
     with pytest.raises(InputError, match="module prodpkg.missing not found"):
         module_file("prodpkg.missing", where="w")
+
+
+def test_a_prompt_is_the_sha256_of_its_bytes(tmp_path):
+    """A prompt candidate: SHA-256 of the prompt file; no code, no makes."""
+    f = tmp_path / "p.txt"
+    f.write_bytes(b"Name the model.\n")
+    assert prompt_identity(f) == Identity(sha=hashlib.sha256(b"Name the model.\n").hexdigest(), prompt_file=f)
+
+
+def test_a_local_reader_covers_its_makes_list(tmp_path):
+    """A local reader: SHA-256 of the prompt, a newline and ``{"makes": [...]}`` as canonical JSON."""
+    f = tmp_path / "ocr.txt"
+    f.write_bytes(b"r\n")
+    makes = Makes(makes=["Dell"])
+    got = prompt_identity(f, makes=makes)
+    assert got.sha == hashlib.sha256(b'r\n\n{"makes": ["Dell"]}').hexdigest() and got.makes == makes
+    assert got.sha != prompt_identity(f, makes=Makes(makes=["HP"])).sha
+
+
+def test_a_missing_prompt_names_the_file(tmp_path):
+    with pytest.raises(InputError, match="p.txt: prompt not found"):
+        prompt_identity(tmp_path / "p.txt")
+
+
+def test_code_identity_is_its_source_sha256(tmp_path):
+    f = tmp_path / "analysis.py"
+    f.write_bytes(b"x = 1\n")
+    assert code_identity(f, where="w") == Identity(sha=hashlib.sha256(b"x = 1\n").hexdigest(), code=f.as_posix())
