@@ -111,7 +111,8 @@ def test_model_keys_phrase_and_family():
     assert model_keys("OptiPlex 7090 SFF 16GB", tokens=TOKENS) == ("7090",)
     assert model_keys("Research plus 8-channel", tokens=TOKENS) == ()
     assert model_phrase("Research plus 8-channel", make="Eppendorf", tokens=TOKENS, words=WORDS) == ("research", "plus")
-    assert model_phrase("Fluke 87V", make="Fluke", tokens=TOKENS, words=WORDS) == ("87v",)  # only a spec-looking token: the key
+    # only a spec-looking token: it is the key
+    assert model_phrase("Fluke 87V", make="Fluke", tokens=TOKENS, words=WORDS) == ("87v",)
     assert family_tokens("TDS2024C", make="Tektronix", tokens=TOKENS, words=WORDS) == ("tds",)
     assert family_tokens("OptiPlex 7090 SFF", make="Dell", tokens=TOKENS, words=WORDS) == ("optiplex",)
 

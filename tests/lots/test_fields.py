@@ -19,8 +19,9 @@ from candor.lots.fields import (
 
 @pytest.mark.parametrize("text, expected", [
     ("Power Tools", "power tools"), ("power-tools", "power tools"), ("Power  tools", "power tools"),
-    ("  Power--Tools ", "power tools"), ("Café Équipement", "café équipement"), ("ＰＯＷＥＲ　ＴＯＯＬＳ", "power tools"),
-    ("Дрель-Шуруповёрт", "дрель шуруповёрт"), ("ΔΡΑΠΑΝΟ", "δραπανο"), ("電動 ドリル", "電動 ドリル"), ("--", ""), ("20V MAX!", "20v max"),
+    ("  Power--Tools ", "power tools"), ("Café Équipement", "café équipement"),
+    ("ＰＯＷＥＲ　ＴＯＯＬＳ", "power tools"), ("Дрель-Шуруповёрт", "дрель шуруповёрт"), ("ΔΡΑΠΑΝΟ", "δραπανο"),
+    ("電動 ドリル", "電動 ドリル"), ("--", ""), ("20V MAX!", "20v max"),
 ])
 def test_normalize(text, expected):
     assert normalize(text) == expected

@@ -115,7 +115,8 @@ def test_render_prompt_uses_the_library_or_the_defaults():
     block = render_library(lib, default=default)
     assert "Reuse one of these" in block and "- categoryFunctional: Tools" in block and "- itemType: Drill" in block
     assert "categorySpecific" not in block
-    assert render_library(None, default=default) == ("No inventory yet. Suggested categories (reuse them when they "
-                                                     "fit):\n- categoryFunctional: Computers\n- categorySpecific: Laptops")
+    assert render_library(None, default=default) == (
+        "No inventory yet. Suggested categories (reuse them when they fit):\n"
+        "- categoryFunctional: Computers\n- categorySpecific: Laptops")
     assert render_prompt("A\n{{category_library}}\nB", lib, default=default) == f"A\n{block}\nB"
     assert render_prompt("A", None, default=default).endswith(render_library(None, default=default) + "\n")

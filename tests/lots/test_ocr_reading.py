@@ -75,8 +75,8 @@ def test_reader_sha_covers_the_prompt_and_the_settings():
 
 def test_committed_recording_is_what_the_current_rules_read():
     """Every line of the committed OCR recording re-parsed from its own ``ocrText`` with the rules of
-    params.yaml and data/lots/vocabulary/ gives the recorded answer, under the recorded identity. A failure means the parser,
-    the makes or the token rules changed: record again (docs/lots.md, "A local model as a candidate")."""
+    params.yaml and data/lots/vocabulary/ gives the recorded answer, under the recorded identity. A failure means the
+    parser, the makes or the token rules changed: record again (docs/lots.md, "A local model as a candidate")."""
     params = section(IdentifyParams, "identify", path=ROOT / "params.yaml")
     makes = read_vocabulary(Makes, VOCABULARY / "makes.yaml")
     rules = makes.rules(tokens=committed_token_rules())

@@ -56,5 +56,6 @@ def test_summary_of_nothing():
 
 
 def test_all_abstentions():
-    s = summarize_valuation([score_lot("L1", Decimal("10"), None, relevant=set(), chosen=set(), hedged=False, band=BAND)])
+    s = summarize_valuation([score_lot("L1", Decimal("10"), None, relevant=set(), chosen=set(), hedged=False,
+                                       band=BAND)])
     assert (s.no_estimate, s.in_band_rate, s.median_ratio, s.worst_error) == (1, 0.0, None, None)

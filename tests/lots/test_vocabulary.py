@@ -1,4 +1,5 @@
-"""candor/lots/vocabulary.py: the word-list files, validated at the boundary (bad file: exit 2 naming file and field)."""
+"""candor/lots/vocabulary.py: the word-list files, validated at the boundary (a bad file: exit 2 naming the file
+and the field)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from candor.common.errors import InputError
-from candor.lots.tokens import TokenRules
 from candor.lots.comps import KeyWords
 from candor.lots.golden import CategoryLibrary
+from candor.lots.tokens import TokenRules
 from candor.lots.vocabulary import (
     AccessoryWords,
     CategorySuggestions,

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from candor.common.counts import KEY as COUNTS_KEY
-from candor.common.errors import InputError, run_main
+from candor.common.errors import run_main
 from candor.common.params import section
 from candor.lots.answers import normalise
 from candor.lots.comps import Listing, Query, match_listing
 from candor.lots.golden import read_lots
-from candor.lots.listings import parse_listings, read_listings
+from candor.lots.listings import read_listings
 from candor.lots.params import CompsParams
 from candor.lots.recording import load_recording
 from candor.lots.valuation import score_lot, summarize_valuation
@@ -77,19 +77,6 @@ def test_bad_listing_exits_2_naming_file_row_field(tmp_path, capsys, row, where,
     assert not out.exists() and not out.parent.exists()
     err = capsys.readouterr().err
     assert f"{comps / 'listings.csv'}:{where}" in err and what in err
-
-
-def test_duplicate_listing_id_and_wrong_header():
-    with pytest.raises(InputError, match=r"f.csv:row 3.id: duplicate id \(first on row 2\)"):
-        parse_listings(HEADER + "X1,a,1.00,2025-01-01,1,c\nX1,b,1.00,2025-01-01,1,c\n", file="f.csv")
-    with pytest.raises(InputError, match="wrong header"):
-        parse_listings("id,title,price\n", file="f.csv")
-
-
-def test_all_listing_problems_reported_at_once():
-    with pytest.raises(InputError) as info:
-        parse_listings(HEADER + "X1,a,-1,2025-01-01,1,c\nX2,b,1.00,2025-01-01,0,c\n", file="f.csv")
-    assert [p.where for p in info.value.problems] == ["f.csv:row 2.price", "f.csv:row 3.quantity"]
 
 
 def test_missing_lot(tmp_path, capsys):
