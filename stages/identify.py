@@ -71,14 +71,13 @@ from candor.lots.by_hand import check_by_hand, throwaway_report
 from candor.lots.field_scoring import field_scores
 from candor.lots.fields import format_case_table
 from candor.lots.golden import Golden, load_golden
-from candor.lots.identity import Identity, code_identity, module_file, prompt_identity
+from candor.lots.identity import Identity, candidate_identity
 from candor.lots.live import redacted_logs, run_live
-from candor.lots.params import HttpProvider, IdentifyParams, PythonProvider
-from candor.lots.production import on_import_path
+from candor.lots.params import IdentifyParams
 from candor.lots.recording import RecordLine, load_recording
 from candor.lots.replay import check_replay, select_ids
 from candor.lots.responders import live_responder, run_secrets
-from candor.lots.vocabulary import FOLDER, Makes, read_category_library, read_vocabulary
+from candor.lots.vocabulary import FOLDER, read_category_library
 from stages.cli_lots import add_tokens, stage_parser, token_rules
 
 log = logging.getLogger("candor.identify")
@@ -100,23 +99,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--label", help="name of the report (and of the default live recording)")
     p.add_argument("--out", help="throwaway report (JSON, with raw model text) outside the repository")
     return p
-
-
-def identity(params: IdentifyParams, *, candidate: str, lots: Path, makes: str, params_file: str) -> Identity:
-    """The candidate's :class:`Identity`: ``identify.sources.<candidate>`` or the default place
-    (``<lots>/prompts/<candidate>.txt``; a python provider's module file); a local reader's ``makes`` list."""
-    provider = params.provider(candidate)
-    source = params.sources.get(candidate)
-    if isinstance(provider, PythonProvider | HttpProvider):
-        if source is None:
-            assert isinstance(provider, PythonProvider)     # an http provider has a source: IdentifyParams
-            on_import_path()
-            code = module_file(provider.module, where=f"{params_file}:identify.providers.{candidate}.python")
-        else:
-            code = Path(source)
-        return code_identity(code, where=f"{params_file}:identify.sources.{candidate}")
-    prompt_file = Path(source) if source else lots / "prompts" / f"{candidate}.txt"
-    return prompt_identity(prompt_file, makes=read_vocabulary(Makes, makes) if provider == "local-ocr" else None)
 
 
 def replay_lines(params: IdentifyParams, args: argparse.Namespace, cand: Identity, *, ids: Sequence[str],
@@ -162,7 +144,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     check_by_hand(cases=args.case, runs=args.runs, label=args.label, out=args.out, root=Path.cwd())
     mode, runs, label = args.mode or params.mode, args.runs or params.runs, args.label or args.candidate
     golden = load_golden(args.lots)
-    cand = identity(params, candidate=args.candidate, lots=Path(args.lots), makes=args.makes, params_file=args.params)
+    cand = candidate_identity(params, args.candidate, lots=Path(args.lots), makes_file=args.makes,
+                              params_file=args.params)
     ids = select_ids(golden, args.case)
     if mode == "replay":
         lines = replay_lines(params, args, cand, ids=ids, runs=runs)

@@ -28,7 +28,9 @@ from pathlib import Path
 
 from candor.common.errors import fail
 from candor.lots.ocr_reading import reader_sha256
-from candor.lots.vocabulary import Makes
+from candor.lots.params import HttpProvider, IdentifyParams, PythonProvider
+from candor.lots.production import on_import_path
+from candor.lots.vocabulary import Makes, read_vocabulary
 
 
 @dataclass(frozen=True)
@@ -101,3 +103,24 @@ def module_file(module: str, *, where: str) -> Path:
     origin = Path(spec.origin).resolve()
     cwd = Path.cwd().resolve()
     return origin.relative_to(cwd) if origin.is_relative_to(cwd) else origin
+
+
+def candidate_identity(params: IdentifyParams, candidate: str, *, lots: Path, makes_file: str | Path,
+                       params_file: str) -> Identity:
+    """The :class:`Identity` of ``candidate``: its source ``identify.sources.<candidate>``, else the default
+    place (``<lots>/prompts/<candidate>.txt``; a python provider's module file, found on the import path
+    with the working directory on it); a local reader's makes list read from ``makes_file``.
+    ``params_file`` names the params in error messages."""
+    provider = params.provider(candidate)
+    source = params.sources.get(candidate)
+    if isinstance(provider, PythonProvider | HttpProvider):
+        if source is None:
+            assert isinstance(provider, PythonProvider)     # an http provider has a source: IdentifyParams
+            on_import_path()
+            code = module_file(provider.module, where=f"{params_file}:identify.providers.{candidate}.python")
+        else:
+            code = Path(source)
+        return code_identity(code, where=f"{params_file}:identify.sources.{candidate}")
+    prompt_file = Path(source) if source else lots / "prompts" / f"{candidate}.txt"
+    makes = read_vocabulary(Makes, makes_file) if provider == "local-ocr" else None
+    return prompt_identity(prompt_file, makes=makes)

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from pathlib import Path
 
 import pytest
 
 from candor.common.errors import InputError
-from candor.lots.identity import Identity, code_identity, module_file, prompt_identity, source_files, source_sha256
+from candor.lots.identity import (
+    Identity,
+    candidate_identity,
+    code_identity,
+    module_file,
+    prompt_identity,
+    source_files,
+    source_sha256,
+)
+from candor.lots.params import IdentifyParams
 from candor.lots.vocabulary import Makes
 
 
@@ -88,3 +98,31 @@ def test_code_identity_is_its_source_sha256(tmp_path):
     f = tmp_path / "analysis.py"
     f.write_bytes(b"x = 1\n")
     assert code_identity(f, where="w") == Identity(sha=hashlib.sha256(b"x = 1\n").hexdigest(), code=f.as_posix())
+
+
+def test_candidate_identity_finds_the_prompt_the_source_or_the_module(tmp_path, monkeypatch, user_code):
+    """Default place ``<lots>/prompts/<c>.txt``; ``identify.sources.<c>`` overrides it; a local reader reads
+    ``makes_file``; a python provider without a source is its entry point's module file."""
+    monkeypatch.chdir(user_code)
+    (user_code / "prompts").mkdir()
+    (user_code / "prompts" / "a.txt").write_bytes(b"A\n")
+    (user_code / "other.txt").write_bytes(b"B\n")
+    (user_code / "makes.yaml").write_text("makes: [Dell]\n")
+    (user_code / "my_app.py").write_text("def analyze(images, context):\n    return {}\n")
+    p = IdentifyParams(candidates=["a", "b", "o", "py"], sources={},
+                       providers={"o": "local-ocr", "py": {"python": "my_app:analyze"}})
+
+    def ident(c: str, params: IdentifyParams = p) -> Identity:
+        return candidate_identity(params, c, lots=Path("."), makes_file="makes.yaml", params_file="p.yaml")
+
+    assert ident("a").sha == hashlib.sha256(b"A\n").hexdigest() and ident("a").makes is None
+    (user_code / "prompts" / "o.txt").write_bytes(b"A\n")
+    assert ident("o").makes == Makes(makes=["Dell"]) and ident("o").sha != ident("a").sha
+    assert ident("py") == Identity(sha=hashlib.sha256((user_code / "my_app.py").read_bytes()).hexdigest(),
+                                   code="my_app.py")
+    with_source = p.model_copy(update={"sources": {"a": "other.txt", "b": "other.txt", "o": "other.txt",
+                                                   "py": "other.txt"}})
+    assert ident("a", with_source).sha == hashlib.sha256(b"B\n").hexdigest()
+    assert ident("py", with_source).code == "other.txt"
+    with pytest.raises(InputError, match="prompts/b.txt: prompt not found"):
+        ident("b")
