@@ -13,7 +13,7 @@ import pytest
 from candor.common.counts import KEY as COUNTS_KEY
 from candor.common.errors import run_main
 from candor.common.params import section
-from candor.lots.answers import normalise
+from candor.lots.answers import normalize_line
 from candor.lots.comps import Listing, Query, match_listing
 from candor.lots.golden import read_lots
 from candor.lots.listings import read_listings
@@ -125,7 +125,7 @@ FIXES_OFF = {"require_brand": False, "require_model_token": False, "hedged_fallb
 def demo_summary(candidate: str, params: CompsParams):
     """Valuation summary of the demo candidate from its replayed (recorded, normalised) answers."""
     lots = read_lots(ROOT / "data" / "lots" / "lots.csv")
-    answers = [normalise(x) for x in load_recording(ROOT / "data" / "lots" / "recordings" / f"{candidate}.jsonl")]
+    answers = [normalize_line(x) for x in load_recording(ROOT / "data" / "lots" / "recordings" / f"{candidate}.jsonl")]
     listings = read_listings(ROOT / "data" / "comps" / "listings.csv")
     rules = params.rules(tokens=committed_token_rules(), accessory_words=ACCESSORY_WORDS, words=KEY_WORDS)
     values = value_lots(lots, answers, listings, rules=rules, ceiling=params.ceiling_rules())
