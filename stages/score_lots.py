@@ -22,7 +22,8 @@ Reads the golden set and ``<answers>/<candidate>.jsonl`` for every candidate in
   field,hits,total``), per docs/CONVENTIONS.md, for paired comparisons;
 * a console summary per candidate and a table per case.
 
-Scoring units and the degenerate cases: :mod:`candor.lots.scoring`.
+Scoring units and the degenerate cases: :mod:`candor.lots.identification_scoring` and
+:mod:`candor.lots.field_scoring`.
 
 Exit codes: 0 ok (failed runs recorded in the answers are scored, not errors of this stage); 2 bad input
 or configuration (the file and row or field named; nothing written).
@@ -35,46 +36,38 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from candor.common.atomic import write_json, write_text
+from candor.common.atomic import remove_others, write_json, write_text
 from candor.common.errors import EXIT_OK, run_main
-from candor.common.params import DEFAULT_PARAMS, section
 from candor.lots.answers import read_answers
+from candor.lots.field_scoring import field_rows, field_scores, fields_json
 from candor.lots.fields import format_case_table
 from candor.lots.golden import load_golden
-from candor.lots.params import IdentifyParams, LotsParams
-from candor.lots.scoring import (
+from candor.lots.identification_scoring import (
     check_labels,
-    field_rows,
-    field_scores,
-    fields_json,
     format_summary,
     identification_json,
     provider_errors,
     score_runs,
-    summarise,
+    summarize_identification,
 )
-from candor.lots.vocabulary import FOLDER, read_token_rules
 from candor.stats.outcomes import outcome_text
+from stages.cli_lots import add_tokens, candidates, stage_parser, token_rules
 
 log = logging.getLogger("candor.score_lots")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m stages.score_lots", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = stage_parser("python -m stages.score_lots", __doc__)
     p.add_argument("--lots", default="data/lots", help="golden-set folder (default: data/lots)")
-    p.add_argument("--tokens", default=str(FOLDER / "tokens.yaml"), help="the token word lists (default: %(default)s)")
+    add_tokens(p)
     p.add_argument("--answers", default="build/answers", help="folder of <candidate>.jsonl (default: build/answers)")
     p.add_argument("--metrics", default="metrics", help="metrics folder (default: metrics)")
-    p.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (default: params.yaml)")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    lots = section(LotsParams, "lots", path=args.params)
-    rules = read_token_rules(args.tokens, min_number_digits=lots.min_number_digits)
-    candidates = section(IdentifyParams, "identify", path=args.params).candidates
+    rules = token_rules(args.tokens, params=args.params)
     golden = load_golden(args.lots)
     check_labels(golden, rules)
     summaries = {}
@@ -82,10 +75,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     f_rows: list[dict[str, Any]] = []
     reports: dict[str, dict[str, Any]] = {}
     console: list[str] = []
-    for cand in candidates:
+    for cand in candidates(args.params):
         answers = read_answers(Path(args.answers) / f"{cand}.jsonl")
         runs = score_runs(golden, answers, rules=rules)
-        summaries[cand] = summarise(runs, errors=provider_errors(golden, answers))
+        summaries[cand] = summarize_identification(runs, errors=provider_errors(golden, answers))
         id_rows.extend(r.row(cand) for r in runs)
         cases = field_scores(golden, answers)
         reports[cand] = fields_json(cand, cases)
@@ -99,11 +92,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     f_rows.sort(key=lambda r: (r["case"], r["candidate"], r["position"]))
     write_json(metrics / "identification.json", identification_json(summaries))
     fields_dir = metrics / "fields"
-    for stale in fields_dir.glob("*.json") if fields_dir.is_dir() else ():
-        if stale.stem not in reports:
-            stale.unlink()
     for cand, report in reports.items():
         write_json(fields_dir / f"{cand}.json", report)
+    remove_others(fields_dir, keep=[f"{cand}.json" for cand in reports])    # a candidate since removed
     write_text(metrics / "outcomes" / "identification.csv", outcome_text("identification.csv", id_rows))
     write_text(metrics / "outcomes" / "fields.csv", outcome_text("fields.csv", f_rows))
     print("\n".join(console))

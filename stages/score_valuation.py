@@ -27,28 +27,27 @@ Exit codes: 0 ok; 2 bad input or configuration (the file and row or field named;
 """
 from __future__ import annotations
 
-import argparse
 import logging
 from collections.abc import Sequence
 from pathlib import Path
 
 from candor.common.atomic import write_json, write_text
 from candor.common.errors import EXIT_OK, run_main
-from candor.common.params import DEFAULT_PARAMS, section
+from candor.common.params import section
 from candor.lots.audit import audit_json, read_audit, summarize_audit
 from candor.lots.golden import read_lots
 from candor.lots.listings import read_listings, read_relevance
-from candor.lots.params import CompsParams, IdentifyParams
-from candor.lots.valuation import fmt, outcome_rows, score_values, summarize, summary_json, valuation_json
+from candor.lots.params import CompsParams
+from candor.lots.valuation import fmt, outcome_rows, score_values, summarize_valuation, summary_json, valuation_json
 from candor.lots.values import read_values
 from candor.stats.outcomes import outcome_text
+from stages.cli_lots import candidates, stage_parser
 
 log = logging.getLogger("candor.score_valuation")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m stages.score_valuation", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = stage_parser("python -m stages.score_valuation", __doc__)
     ap.add_argument("--values", required=True, help="folder with <candidate>.csv from the value stage")
     ap.add_argument("--lots", required=True, help="the golden set's lots.csv")
     ap.add_argument("--comps", required=True, help="folder with listings.csv and relevance.csv")
@@ -56,10 +55,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--metrics", required=True, help="output: metrics/valuation.json")
     ap.add_argument("--outcomes", required=True, help="output: metrics/outcomes/valuation.csv")
     ap.add_argument("--audit-metrics", required=True, help="output: metrics/audit.json")
-    ap.add_argument("--params", default=str(DEFAULT_PARAMS))
     args = ap.parse_args(argv)
     band = section(CompsParams, "comps", path=args.params).band
-    candidates = section(IdentifyParams, "identify", path=args.params).candidates
     # read_lots gives every valuation lot a verified value (an InputError otherwise)
     verified = {lot.id: lot.verified_value for lot in read_lots(args.lots)
                 if lot.valuation and lot.verified_value is not None}
@@ -69,10 +66,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     summaries = {}
     rows = []
     console = []
-    for cand in candidates:
+    for cand in candidates(args.params):
         values = read_values(Path(args.values) / f"{cand}.csv", lots=set(verified))
         scores = score_values(verified, values, relevance=relevance, band=band)
-        s = summarize(scores)
+        s = summarize_valuation(scores)
         summaries[cand] = summary_json(s, scores)
         rows.extend(outcome_rows(cand, scores))
         console.append(f"{cand:<12} in band {s.in_band}/{s.lots}  median ratio {fmt(s.median_ratio)[:5]:>5}  "

@@ -2,7 +2,8 @@
 
     python -m stages.value --candidate prompt-a --answers build/answers/prompt-a.jsonl \\
         --lots data/lots/lots.csv --comps data/comps --out build/values/prompt-a.csv \\
-        [--tokens data/lots/vocabulary/tokens.yaml] [--accessory-words data/lots/vocabulary/accessory-words.yaml]
+        [--tokens data/lots/vocabulary/tokens.yaml] [--accessory-words data/lots/vocabulary/accessory-words.yaml] \\
+        [--comps-words data/lots/vocabulary/comps-words.yaml]
 
 Inputs
     ``--answers``  the identify stage's normalised answers (:mod:`candor.lots.answers`).
@@ -10,9 +11,10 @@ Inputs
     ``--lots``     the golden set's ``lots.csv`` (:mod:`candor.lots.golden`); only valuation
                    lots (``valuation=1``) are valued, against their ``current_price``.
     ``--comps``    a folder with ``listings.csv`` (:mod:`candor.lots.listings`).
-    ``--tokens``, ``--accessory-words``  word lists (:mod:`candor.lots.vocabulary`): the token
-                   rules' words, shared with identification scoring so "distinctive" means the
-                   same thing in both, and the titles that are not comps.
+    ``--tokens``, ``--accessory-words``, ``--comps-words``  word lists (:mod:`candor.lots.vocabulary`):
+                   the token rules' words, shared with identification scoring so "distinctive" means
+                   the same thing in both; the titles that are not comps; the category, generic
+                   and hedge words a model's phrase and family keys leave out.
     params         section ``comps`` (:class:`candor.lots.params.CompsParams`): the matching
                    switches, ``min_comps`` and the ceiling arithmetic (``band`` is read by
                    scoring); section ``lots``: ``min_number_digits`` of the token rules.
@@ -23,43 +25,41 @@ and writes nothing.
 """
 from __future__ import annotations
 
-import argparse
 import logging
 from collections.abc import Sequence
 from pathlib import Path
 
 from candor.common.atomic import write_text
 from candor.common.errors import EXIT_OK, run_main
-from candor.common.params import DEFAULT_PARAMS, section
+from candor.common.params import section
 from candor.lots.answers import read_answers
 from candor.lots.golden import read_lots
 from candor.lots.listings import read_listings
-from candor.lots.params import CompsParams, LotsParams
+from candor.lots.params import CompsParams
 from candor.lots.values import value_lots, values_text
-from candor.lots.vocabulary import FOLDER, AccessoryWords, read_token_rules, read_vocabulary
+from candor.lots.vocabulary import FOLDER, AccessoryWords, read_key_words, read_vocabulary
+from stages.cli_lots import add_tokens, stage_parser, token_rules
 
 log = logging.getLogger("candor.value")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m stages.value", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = stage_parser("python -m stages.value", __doc__)
     ap.add_argument("--candidate", required=True, help="candidate name (for the log)")
     ap.add_argument("--answers", required=True, help="normalised answers JSONL of the candidate")
     ap.add_argument("--lots", required=True, help="the golden set's lots.csv")
     ap.add_argument("--comps", required=True, help="folder with listings.csv")
-    ap.add_argument("--tokens", default=str(FOLDER / "tokens.yaml"), help="the token word lists")
+    add_tokens(ap)
     ap.add_argument("--accessory-words", default=str(FOLDER / "accessory-words.yaml"), help="titles that are not comps")
+    ap.add_argument("--comps-words", default=str(FOLDER / "comps-words.yaml"), help="words comps keys leave out")
     ap.add_argument("--out", required=True, help="output CSV (one row per valuation lot)")
-    ap.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (sections comps and lots)")
     args = ap.parse_args(argv)
     params = section(CompsParams, "comps", path=args.params)
-    lots = section(LotsParams, "lots", path=args.params)
-    tokens = read_token_rules(args.tokens, min_number_digits=lots.min_number_digits)
+    tokens = token_rules(args.tokens, params=args.params)
     accessory_words = read_vocabulary(AccessoryWords, args.accessory_words).accessory_words
     listings = read_listings(Path(args.comps) / "listings.csv")
     answers = read_answers(args.answers)
-    rules = params.rules(tokens=tokens, accessory_words=accessory_words)
+    rules = params.rules(tokens=tokens, accessory_words=accessory_words, words=read_key_words(args.comps_words))
     values = value_lots(read_lots(args.lots), answers, listings, rules=rules, ceiling=params.ceiling_rules(),
                         answers_file=args.answers)
     write_text(args.out, values_text(values))

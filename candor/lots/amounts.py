@@ -1,8 +1,9 @@
 """USD amounts as written in the lots track's CSV files: digits with optional decimals.
 
-``185``, ``185.5`` and ``185.00`` are amounts; ``-1``, ``1e3``, ``$185`` and ``call`` are
-not. Parsed exactly as ``Decimal``. Zero is refused unless ``allow_zero`` (a bid ceiling
-of 0.00 is a real value; a price or a value of 0 is not).
+``185``, ``185.5`` and ``185.00`` are amounts; ``-1``, ``1e3``, ``$185``, ``call`` and digits
+of other scripts (``١٢``, which ``Decimal`` would read as 12) are not. Parsed exactly as
+``Decimal``. Zero is refused unless ``allow_zero`` (a bid ceiling of 0.00 is a real value; a
+price or a value of 0 is not).
 
 >>> parse_amount("185.00", where="f.csv:row 2.price")
 Decimal('185.00')
@@ -16,7 +17,7 @@ from decimal import Decimal
 
 from candor.common.errors import Problem
 
-AMOUNT = re.compile(r"^\d+(\.\d+)?$")
+AMOUNT = re.compile(r"^[0-9]+(\.[0-9]+)?$")     # ASCII digits only: \d matches every script's
 
 
 def parse_amount(text: str, *, where: str, noun: str = "amount", allow_zero: bool = False) -> Decimal | Problem:

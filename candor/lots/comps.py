@@ -16,11 +16,13 @@ Tokens
     "uapacpro". Comps add one thing: a hyphenated product code of 3+ parts with no spec part
     ("UAP-AC-PRO") is a model token even without a digit.
     A model with no distinctive token ("Research plus", or "87V", which reads as 87 volts)
-    is keyed by its *phrase*: its tokens without the make, hedges, form factors and generic
+    is keyed by its *phrase*: its tokens without the make, hedge words, form factors and category
     words (and without spec tokens, unless nothing else is left), whose key must occur in the
     title ("87 V" and "87-V" meet "87V"). *Family tokens* name the product line, not the model: the
-    model's letter-only words of 3+ letters that are not generic ("optiplex", "heratherm") plus
-    the letter prefix (2+ letters) of each distinctive token ("tds" from "tds2024c").
+    model's letter-only words of 3+ letters that are not hedge, category or generic words
+    ("optiplex", "heratherm") plus the letter prefix (2+ letters) of each distinctive token ("tds"
+    from "tds2024c"). The hedge, category and generic words are data (:class:`KeyWords`,
+    ``data/lots/vocabulary/comps-words.yaml``).
 
 Matching rules (each a switch in :class:`Rules`, params section ``comps``)
     ``require_brand``: the title must contain the make (its key, or its first word
@@ -58,19 +60,24 @@ from candor.lots.tokens import TokenRules, candidate_tokens, distinctive_tokens,
 
 CENT = Decimal("0.01")
 
-CATEGORY_WORDS = frozenset({
-    "system", "unit", "units", "model", "new", "used", "lot", "with", "and", "the", "for", "kit",
-    "digital", "type", "switch", "drill", "hammer", "driver", "impact", "cordless", "monitor", "laptop", "printer",
-    "computer", "pc", "oscilloscope", "multimeter", "pipette", "centrifuge", "incubator", "balance",
-    "scale", "microscope", "router", "thermal", "cycler", "hplc", "ups", "access", "point",
-    "wireless", "analytical", "network", "managed", "poe", "channel", "electronic", "single",
-})
-"""Words that say what a thing is, not which model it is: never part of a phrase or family key."""
 
-GENERIC_WORDS = CATEGORY_WORDS | frozenset({
-    "pro", "plus", "series", "gen", "generation", "ac", "dc", "version", "dual", "range", "dualrange",
-})
-"""Words that never name a product line on their own (family tokens skip them too)."""
+
+@dataclass(frozen=True)
+class KeyWords:
+    """The words a model's phrase and family keys leave out (module docstring, "Tokens"); data,
+    ``data/lots/vocabulary/comps-words.yaml`` (:class:`candor.lots.vocabulary.CompsWords`).
+
+    ``category``: words that say what a thing is, not which model it is ("drill", "monitor"):
+    never part of a phrase or family key. ``generic``: words that, besides the category words,
+    never name a product line on their own ("pro", "series"): family keys skip them.
+    ``hedge``: the single words of a hedge ("e.g.", "or", "possibly"): never keys. Whether an
+    answer hedges at all is another list, :meth:`candor.lots.tokens.TokenRules.is_hedged`'s markers.
+    """
+
+    category: frozenset[str]
+    generic: frozenset[str]
+    hedge: frozenset[str]
+
 
 Reason = Literal["ok", "failed_answer", "no_model", "no_brand", "no_count", "too_few_comps"]
 Exclusion = Literal["brand", "model", "accessory"]
@@ -83,11 +90,6 @@ def is_code(token: str, *, tokens: TokenRules) -> bool:
     return len(parts) >= 3 and not any(tokens.is_spec(p) for p in parts)
 
 
-HEDGE_WORDS = frozenset({"e.g.", "e.g", "eg", "possibly", "or", "similar", "likely", "probably", "maybe",
-                         "perhaps", "approx", "approx.", "such", "as", "to", "unknown"})
-"""Hedge words (:meth:`candor.lots.tokens.TokenRules.is_hedged` decides *whether* a model is hedged): never keys."""
-
-
 def model_keys(model: str, *, tokens: TokenRules) -> tuple[str, ...]:
     """Keys of the distinctive tokens and product codes of ``model``, sorted (empty when it has none)."""
     keys = {key(t) for t in distinctive_tokens(model, rules=tokens)}
@@ -95,20 +97,21 @@ def model_keys(model: str, *, tokens: TokenRules) -> tuple[str, ...]:
     return tuple(sorted(keys))
 
 
-def model_phrase(model: str, *, make: str | None = None, tokens: TokenRules) -> tuple[str, ...]:
+def model_phrase(model: str, *, make: str | None = None, tokens: TokenRules, words: KeyWords) -> tuple[str, ...]:
     """The phrase key of a model without distinctive tokens (module docstring), in order.
 
     "Research plus 8-channel" -> ("research", "plus"); "87V" (make Fluke) -> ("87v",).
     """
-    skip = HEDGE_WORDS | frozenset(tokenize(make)) | frozenset(tokens.form_factors)
+    skip = words.hedge | frozenset(tokenize(make)) | frozenset(tokens.form_factors)
     kept = [t for t in tokenize(model) if t not in skip and t.strip("?")]
-    plain = [t for t in kept if not tokens.is_spec(t) and t not in CATEGORY_WORDS]
-    return tuple(plain or [t for t in kept if t not in CATEGORY_WORDS])
+    plain = [t for t in kept if not tokens.is_spec(t) and t not in words.category]
+    return tuple(plain or [t for t in kept if t not in words.category])
 
 
-def family_tokens(model: str, *, make: str | None = None, tokens: TokenRules) -> tuple[str, ...]:
+def family_tokens(model: str, *, make: str | None = None, tokens: TokenRules,
+                  words: KeyWords) -> tuple[str, ...]:
     """Product-line tokens: letter-only phrase words of 3+ letters, letter prefixes (2+) of model tokens."""
-    skip = HEDGE_WORDS | frozenset(tokenize(make)) | GENERIC_WORDS | frozenset(tokens.form_factors)
+    skip = words.hedge | frozenset(tokenize(make)) | words.category | words.generic | frozenset(tokens.form_factors)
     out: list[str] = []
     for t in tokenize(model):
         c = key(t)
@@ -188,6 +191,7 @@ class Rules:
     min_comps: int
     accessory_words: tuple[str, ...]
     tokens: TokenRules
+    words: KeyWords
 
 
 @dataclass(frozen=True)
@@ -234,13 +238,14 @@ def match_listing(listing: Listing, query: Query, *, rules: Rules) -> Match:
     tw = spans(listing.title)
     if rules.require_model_token:
         keys = model_keys(query.model, tokens=rules.tokens)
-        family = family_tokens(query.model, make=query.make, tokens=rules.tokens)
+        family = family_tokens(query.model, make=query.make, tokens=rules.tokens, words=rules.words)
         if query.hedged and rules.hedged_fallback and family:
             ok = _family_match(family, tw)
         elif keys:
             ok = any(k in tw for k in keys)
         else:
-            ok = _phrase_in(model_phrase(query.model, make=query.make, tokens=rules.tokens), listing.title)
+            ok = _phrase_in(model_phrase(query.model, make=query.make, tokens=rules.tokens, words=rules.words),
+                            listing.title)
     else:
         toks = [t for t in candidate_tokens(query.model) if len(t) >= 2]
         digits = [t for t in toks if any(c.isdigit() for c in t)]

@@ -287,25 +287,19 @@ def load_golden(root: str | Path) -> Golden:
 
 
 PLACEHOLDER = "{{category_library}}"
-DEFAULT_LIBRARY = CategoryLibrary(
-    functional=("Computers", "Electronics", "Lab Equipment", "Test Equipment", "Networking", "Tools",
-                "Office Equipment"),
-    specific=("Desktop Computers", "Laptops", "Monitors", "Power Tools", "Liquid Handling",
-              "Network Switches", "Oscilloscopes", "Multimeters"),
-    itemType=None,
-)
 
 
-def render_library(library: CategoryLibrary | None) -> str:
+def render_library(library: CategoryLibrary | None, *, default: CategoryLibrary) -> str:
     """The category block of the prompt (the reuse-first ladder of docs/lots.md).
 
     With a case's ``categoryLibrary``: the tiers it gives, to be reused before
     inventing new names. Without one (a fresh install, and every lot): the
-    curated defaults :data:`DEFAULT_LIBRARY`. Tiers that are missing are left out.
+    suggestions ``default`` (data: ``data/lots/vocabulary/category-library.yaml``,
+    :func:`candor.lots.vocabulary.read_category_library`). Tiers that are missing are left out.
     """
     if library is None:
         head = "No inventory yet. Suggested categories (reuse them when they fit):"
-        library = DEFAULT_LIBRARY
+        library = default
     else:
         head = ("Categories already in this inventory. Reuse one of these, in this order of preference, "
                 "before inventing a new one (power-tools, Power tools and Power Tools are the same value):")
@@ -317,9 +311,10 @@ def render_library(library: CategoryLibrary | None) -> str:
     return "\n".join(lines)
 
 
-def render_prompt(template: str, library: CategoryLibrary | None) -> str:
-    """``template`` with ``{{category_library}}`` replaced (appended when the placeholder is absent)."""
-    block = render_library(library)
+def render_prompt(template: str, library: CategoryLibrary | None, *, default: CategoryLibrary) -> str:
+    """``template`` with ``{{category_library}}`` replaced (appended when the placeholder is absent);
+    ``default``: the suggestions when ``library`` is None."""
+    block = render_library(library, default=default)
     if PLACEHOLDER in template:
         return template.replace(PLACEHOLDER, block)
     return template.rstrip("\n") + "\n\n" + block + "\n"

@@ -19,7 +19,7 @@ Only the predicted *model* text is compared (makes like ``3M`` would otherwise l
 model numbers).
 
 Degenerate case: a label with no key cannot be scored; golden-set checking rejects such a
-row before anything runs (:func:`candor.lots.scoring.check_labels`).
+row before anything runs (:func:`candor.lots.identification_scoring.check_labels`).
 
 Counting is separate from identification: :func:`count_exact` is True when the predicted
 unit count equals the label's, None when the label has no count. Higher hit rate, lower

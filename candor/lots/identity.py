@@ -1,4 +1,8 @@
-"""The identity of a candidate's production code: the SHA-256 its recording carries, and where the code is.
+"""The identity of a candidate: the SHA-256 its recording carries, and the prompt or code it names.
+
+A **prompt** candidate (:func:`prompt_identity`) records the SHA-256 of its prompt file's bytes;
+a local reader's (``local-ocr``) covers its makes list too
+(:func:`candor.lots.ocr_reading.reader_sha256`), so an edited list makes its recording stale.
 
 A candidate whose answers come from production code (a ``python`` or ``http`` provider,
 :mod:`candor.lots.production`, :mod:`candor.lots.route`) records, in ``prompt_sha256``, the
@@ -19,9 +23,43 @@ from __future__ import annotations
 import hashlib
 import importlib.machinery
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from candor.common.errors import fail
+from candor.lots.ocr_reading import reader_sha256
+from candor.lots.params import HttpProvider, IdentifyParams, PythonProvider
+from candor.lots.production import on_import_path
+from candor.lots.vocabulary import Makes, read_vocabulary
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What a candidate's answers come from: its prompt file (``None`` for production code), the production
+    code it is (``code``: the path, or ``None`` for a prompt), the local reader's makes list, and the SHA-256
+    its recording carries."""
+
+    sha: str
+    prompt_file: Path | None = None
+    code: str | None = None
+    makes: Makes | None = None
+
+
+def prompt_identity(prompt_file: Path, *, makes: Makes | None = None) -> Identity:
+    """A prompt candidate's identity: the SHA-256 of the prompt file; with ``makes`` (a local reader: what it
+    can name), the reader's SHA-256 over the prompt and the list. InputError when the file is missing."""
+    try:
+        template = prompt_file.read_bytes()
+    except (FileNotFoundError, IsADirectoryError):
+        raise fail(prompt_file.as_posix(), "prompt not found", expected="the candidate's prompt file") from None
+    if makes is not None:
+        return Identity(sha=reader_sha256(template, makes.model_dump()), prompt_file=prompt_file, makes=makes)
+    return Identity(sha=hashlib.sha256(template).hexdigest(), prompt_file=prompt_file)
+
+
+def code_identity(code: Path, *, where: str) -> Identity:
+    """A production-code candidate's identity: the SHA-256 of its source (:func:`source_sha256`)."""
+    return Identity(sha=source_sha256(code, where=where), code=code.as_posix())
 
 
 def source_files(root: Path) -> list[Path]:
@@ -65,3 +103,24 @@ def module_file(module: str, *, where: str) -> Path:
     origin = Path(spec.origin).resolve()
     cwd = Path.cwd().resolve()
     return origin.relative_to(cwd) if origin.is_relative_to(cwd) else origin
+
+
+def candidate_identity(params: IdentifyParams, candidate: str, *, lots: Path, makes_file: str | Path,
+                       params_file: str) -> Identity:
+    """The :class:`Identity` of ``candidate``: its source ``identify.sources.<candidate>``, else the default
+    place (``<lots>/prompts/<candidate>.txt``; a python provider's module file, found on the import path
+    with the working directory on it); a local reader's makes list read from ``makes_file``.
+    ``params_file`` names the params in error messages."""
+    provider = params.provider(candidate)
+    source = params.sources.get(candidate)
+    if isinstance(provider, PythonProvider | HttpProvider):
+        if source is None:
+            assert isinstance(provider, PythonProvider)     # an http provider has a source: IdentifyParams
+            on_import_path()
+            code = module_file(provider.module, where=f"{params_file}:identify.providers.{candidate}.python")
+        else:
+            code = Path(source)
+        return code_identity(code, where=f"{params_file}:identify.sources.{candidate}")
+    prompt_file = Path(source) if source else lots / "prompts" / f"{candidate}.txt"
+    makes = read_vocabulary(Makes, makes_file) if provider == "local-ocr" else None
+    return prompt_identity(prompt_file, makes=makes)

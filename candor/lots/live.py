@@ -57,7 +57,7 @@ from candor.common.errors import fail
 from candor.common.images import data_url
 from candor.lots.chat import ChatConfig, ChatError, complete
 from candor.lots.client import recorded_url
-from candor.lots.golden import DEFAULT_LIBRARY, Golden, render_prompt
+from candor.lots.golden import CategoryLibrary, Golden, render_prompt
 from candor.lots.ratelimit import RateLimiter
 from candor.lots.recording import Gallery, RecordLine, append_line, parse_answer, parse_recording, without_surrogates
 from candor.lots.redact import Redactor
@@ -78,6 +78,20 @@ class RedactingFilter(logging.Filter):
         if (clean := without_surrogates(self.redact(message))) != message:
             record.msg, record.args = clean, ()
         return True
+
+
+@contextmanager
+def redacted_logs(redact: Redactor) -> Iterator[None]:
+    """Every handler of the root logger passes its records through ``redact`` while the block runs
+    (:class:`RedactingFilter`: the production code's own client logs go to this console too)."""
+    handlers, scrub = list(logging.getLogger().handlers), RedactingFilter(redact)
+    for handler in handlers:
+        handler.addFilter(scrub)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(scrub)
 
 
 class ReplyError(Exception):
@@ -158,13 +172,15 @@ def gallery_paths(golden: Golden, ident: str, gallery: str) -> list[Path]:
     return [golden.root / p for p in photos]
 
 
-def call_context(golden: Golden, ident: str, run: int) -> dict[str, Any]:
+def call_context(golden: Golden, ident: str, run: int, *, default_library: CategoryLibrary) -> dict[str, Any]:
     """What a production responder is told about one call: ``id``, ``kind`` (``lot`` or ``case``), ``run``,
-    ``category_library`` (the case's, else the curated default, as lists or None) and ``default_library``."""
+    ``category_library`` (the case's, else ``default_library``, the suggestions of
+    ``data/lots/vocabulary/category-library.yaml``, as lists or None) and ``default_library`` (True for the
+    suggestions)."""
     case = next((c for c in golden.cases if c.name == ident), None)
     library = case.categoryLibrary if case is not None else None
     return {"id": ident, "kind": "case" if case is not None else "lot", "run": run,
-            "category_library": (library or DEFAULT_LIBRARY).model_dump(mode="json"),
+            "category_library": (library or default_library).model_dump(mode="json"),
             "default_library": library is None}
 
 
@@ -221,17 +237,21 @@ def load_live(path: Path, *, sha: str, model: str, gallery: str, provider: str) 
 
 
 def run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: Gallery, pause_s: float, template: str | None,
-             sha: str, record: Path, responder: Responder, concurrency: int = 1) -> list[RecordLine]:
+             sha: str, record: Path, responder: Responder, default_library: CategoryLibrary,
+             concurrency: int = 1) -> list[RecordLine]:
     """Ask ``responder`` for every missing (id, run) on ``concurrency`` threads, appending each finished
     run to ``record`` (then putting it in (id, run) order) under :func:`hold`; every wanted line in (id, run)
-    order. ``template`` is the prompt (None for a production responder, which builds its own)."""
+    order. ``template`` is the prompt (None for a production responder, which builds its own);
+    ``default_library`` the categories suggested where a case brings none (:func:`call_context`)."""
     with hold(record):
         return _run_live(golden, ids=ids, runs=runs, gallery=gallery, pause_s=pause_s, template=template, sha=sha,
-                         record=record, responder=responder, concurrency=concurrency)
+                         record=record, responder=responder, default_library=default_library,
+                         concurrency=concurrency)
 
 
 def _run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: Gallery, pause_s: float, template: str | None,
-              sha: str, record: Path, responder: Responder, concurrency: int) -> list[RecordLine]:
+              sha: str, record: Path, responder: Responder, default_library: CategoryLibrary,
+              concurrency: int) -> list[RecordLine]:
     kept = load_live(record, sha=sha, model=responder.model, gallery=gallery, provider=responder.provider)
     done = {(ln.case, ln.run): ln for ln in kept}
     in_file = list(done)
@@ -240,7 +260,8 @@ def _run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: Gallery
     if done:
         log.info("resuming %s: %d run(s) already recorded, %d to go", record, len(done), len(todo))
     images = {i: responder.load(gallery_paths(golden, i, gallery)) for i in sorted({i for i, _ in todo})}
-    prompts = {i: "" if template is None else render_prompt(template, cases[i].categoryLibrary if i in cases else None)
+    prompts = {i: "" if template is None else render_prompt(template, cases[i].categoryLibrary if i in cases else None,
+                                                            default=default_library)
                for i in images}
     worker = threading.local()
 
@@ -252,7 +273,7 @@ def _run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: Gallery
                        prompt_sha256=sha, gallery=gallery, endpoint=responder.endpoint)
         try:
             reply = responder.reply(prompt=prompts[ident], images=images[ident],
-                                    context=call_context(golden, ident, run))
+                                    context=call_context(golden, ident, run, default_library=default_library))
         except ReplyError as err:
             message = without_surrogates(str(err))
             log.warning("%s run %d failed: %s", ident, run, message)

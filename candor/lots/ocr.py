@@ -35,7 +35,7 @@ import numpy as np
 from candor.common.errors import fail
 from candor.common.images import load_frame
 from candor.lots.live import Reply, ReplyError
-from candor.lots.ocr_reading import ReadingRules, answer_text, read_answer
+from candor.lots.ocr_reading import ReadingRules, read_answer, reading_text
 
 PACKAGE = "rapidocr-onnxruntime"
 PROVIDER = "local-ocr"
@@ -79,4 +79,4 @@ class OcrResponder:
 
     def reply(self, *, prompt: str, images: Any, context: Any = None) -> Reply:
         reading = [self.read(p) for p in images]
-        return Reply(text=answer_text(read_answer(reading, rules=self.rules)))
+        return Reply(text=reading_text(read_answer(reading, rules=self.rules)))

@@ -155,7 +155,7 @@ def read_answer(reading: Sequence[Sequence[str]], *, rules: ReadingRules) -> dic
             "ocrText": [list(photo) for photo in reading]}
 
 
-def answer_text(answer: dict[str, Any]) -> str:
+def reading_text(answer: dict[str, Any]) -> str:
     """The recorded raw text of an answer object: compact JSON, keys in the order built, UTF-8 kept."""
     return json.dumps(answer, ensure_ascii=False)
 

@@ -14,9 +14,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from candor.common.manifest import path_problem
+from candor.common.unique import repeated
 from candor.lots.ceiling import CeilingRules
 from candor.lots.chat import endpoint_problem
-from candor.lots.comps import Rules
+from candor.lots.comps import KeyWords, Rules
 from candor.lots.tokens import TokenRules
 
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -118,7 +119,7 @@ class IdentifyParams(BaseModel):
     def _not_reserved(cls, v: list[str]) -> list[str]:
         if "counts" in v:
             raise ValueError("'counts' is reserved (the counts block of metrics/valuation.json); rename the candidate")
-        if twice := sorted({c for c in v if v.count(c) > 1}):
+        if twice := repeated(v):
             raise ValueError(f"candidate(s) listed more than once: {', '.join(twice)}")
         return v
 
@@ -160,7 +161,8 @@ class CompsParams(BaseModel):
     """``comps``: matching switches, abstention, band and ceiling arithmetic (docs/valuation.md).
 
     Amounts in USD, percentages in %; decimals are kept exact (``0.1`` stays ``0.1``). The accessory
-    words are data (``data/lots/vocabulary/accessory-words.yaml``, :mod:`candor.lots.vocabulary`).
+    words and the words keys leave out are data (``data/lots/vocabulary/accessory-words.yaml``,
+    ``comps-words.yaml``, :mod:`candor.lots.vocabulary`).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -193,11 +195,11 @@ class CompsParams(BaseModel):
             raise ValueError("sell_fee_pct + margin_pct must be below 100")
         return self
 
-    def rules(self, *, tokens: TokenRules, accessory_words: tuple[str, ...]) -> Rules:
+    def rules(self, *, tokens: TokenRules, accessory_words: tuple[str, ...], words: KeyWords) -> Rules:
         return Rules(require_brand=self.require_brand, require_model_token=self.require_model_token,
                      hedged_fallback=self.hedged_fallback, exclude_accessories=self.exclude_accessories,
                      per_unit_price=self.per_unit_price, min_comps=self.min_comps,
-                     accessory_words=accessory_words, tokens=tokens)
+                     accessory_words=accessory_words, tokens=tokens, words=words)
 
     def ceiling_rules(self) -> CeilingRules:
         return CeilingRules(buyer_premium_pct=self.buyer_premium_pct, sell_fee_pct=self.sell_fee_pct,

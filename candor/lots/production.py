@@ -13,7 +13,8 @@ repository is found, and so is an installed package. Import errors are bad confi
   image); each checked first like every live image (:func:`candor.common.images.encode_data_url`:
   JPEG/PNG/WebP/GIF by their bytes, at most 5 MB, decodable).
 * ``context``: a dict with ``id``, ``kind`` (``"lot"`` or ``"case"``), ``run`` (1-based),
-  ``category_library`` (the case's ``categoryLibrary``, or the curated default: a dict of
+  ``category_library`` (the case's ``categoryLibrary``, or the curated default of
+  ``data/lots/vocabulary/category-library.yaml``: a dict of
   ``functional``, ``specific``, ``itemType``, each a list or None), ``default_library`` (True
   when it is the default) and ``timeout_s`` (the deadline, to pass on to the code's own client).
 
@@ -80,7 +81,7 @@ def load_entry_point(spec: PythonProvider, *, where: str) -> Analyze:
     return fn
 
 
-def answer_text(result: Any) -> str:
+def result_text(result: Any) -> str:
     """The recorded text of a callable's result (module docstring); ValueError when it is neither."""
     if isinstance(result, str):
         return result
@@ -157,7 +158,7 @@ class PythonResponder:
                 raise Retryable(describe(err)) from None
             raise CallError(describe(err)) from None
         try:
-            return answer_text(result)
+            return result_text(result)
         except ValueError as err:
             raise CallError(str(err)) from None
 

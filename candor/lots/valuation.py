@@ -33,9 +33,8 @@ from fractions import Fraction
 from typing import Any
 
 from candor.common.counts import KEY, Count, counts_block
+from candor.common.rounding import DECIMALS, rounded
 from candor.lots.values import ValueRow
-
-DIGITS = 6
 
 
 @dataclass(frozen=True)
@@ -109,7 +108,7 @@ def score_lot(lot: str, verified: Decimal, estimate: Decimal | None, *, relevant
                     fit=len(rel & cho), comps_precision=precision, comps_recall=recall)
 
 
-def summarize(scores: Sequence[LotScore]) -> Summary:
+def summarize_valuation(scores: Sequence[LotScore]) -> Summary:
     """Per-candidate summary of lot scores (module docstring; empty input gives Nones and zeros)."""
     ratios = [(s.ratio, s.lot) for s in scores if s.ratio is not None]
     worst = min(((-lot_error(r), lot) for r, lot in ratios), default=None)  # largest error, first lot id
@@ -136,13 +135,9 @@ def score_values(verified: Mapping[str, Decimal], values: Mapping[str, ValueRow]
                       hedged=values[lot].hedged, band=band) for lot in sorted(verified)]
 
 
-def r6(x: float | None) -> float | None:
-    return None if x is None else round(x, DIGITS)
-
-
 def fmt(x: float | None) -> str:
     """A ratio or rate as stored in the outcome table: 6 decimals, empty when undefined."""
-    return "" if x is None else f"{x:.{DIGITS}f}"
+    return "" if x is None else f"{x:.{DECIMALS}f}"
 
 
 def summary_json(s: Summary, scores: Sequence[LotScore]) -> tuple[dict[str, Any], dict[str, Count]]:
@@ -155,9 +150,10 @@ def summary_json(s: Summary, scores: Sequence[LotScore]) -> tuple[dict[str, Any]
     fn = sum(x.relevant for x in scores) - tp
     doc = {
         "lots": s.lots, "estimated": s.estimated, "no_estimate": s.no_estimate, "hedged": s.hedged,
-        "in_band": s.in_band, "in_band_rate": r6(s.in_band_rate), "median_ratio": r6(s.median_ratio),
-        "worst_error": r6(s.worst_error), "worst_lot": s.worst_lot,
-        "comps": {"tp": tp, "fp": fp, "fn": fn, "precision": r6(s.comps_precision), "recall": r6(s.comps_recall)},
+        "in_band": s.in_band, "in_band_rate": rounded(s.in_band_rate), "median_ratio": rounded(s.median_ratio),
+        "worst_error": rounded(s.worst_error), "worst_lot": s.worst_lot,
+        "comps": {"tp": tp, "fp": fp, "fn": fn, "precision": rounded(s.comps_precision),
+                  "recall": rounded(s.comps_recall)},
     }
     counts = {"in_band_rate": Count(k=s.in_band, n=s.lots, unit="lot")}
     return doc, counts

@@ -1,6 +1,6 @@
 """The lots track's vocabularies: word lists kept as data files, ``data/lots/vocabulary/*.yaml``.
 
-Three files, each a YAML mapping of named lists, read by the one checked loader
+Five files, each a YAML mapping of named lists, read by the one checked loader
 (:func:`candor.common.params.load_yaml`: repeated keys, anchors and non-finite numbers refused)
 and validated by its model (``extra='forbid'``; every list required: the file is the lists' one
 home). A bad file is an InputError (exit 2) naming the file and the field, e.g.
@@ -12,6 +12,12 @@ home). A bad file is an InputError (exit 2) naming the file and the field, e.g.
   hedge (score-lots, value; identify's local OCR reader); with ``lots.min_number_digits`` they make
   :class:`candor.lots.tokens.TokenRules`.
 - ``accessory-words.yaml`` (:class:`AccessoryWords`): titles that are not comps (value).
+- ``comps-words.yaml`` (:class:`CompsWords`): the category, generic and hedge words a model's
+  phrase and family keys leave out (value; :class:`candor.lots.comps.KeyWords`). Its
+  ``hedge_words`` are single words never used as keys; ``tokens.yaml``'s ``hedge_markers`` are
+  the phrases that decide whether an answer hedges: two lists, two meanings.
+- ``category-library.yaml`` (:class:`CategorySuggestions`): the categories the prompt suggests
+  when a case has no ``categoryLibrary`` (identify, live mode; :func:`candor.lots.golden.render_library`).
 
 They are data, not params: a stage lists its files as ``deps`` in dvc.yaml, so ``dvc.lock``
 records one hash per file instead of every word for every stage that reads them (DVC rewrites
@@ -23,9 +29,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from candor.common.params import load_yaml, validate
+from candor.common.unique import repeated
+from candor.lots.comps import KeyWords
+from candor.lots.golden import CategoryLibrary
 from candor.lots.ocr_reading import ReadingRules
 from candor.lots.tokens import TokenRules
 
@@ -69,6 +78,43 @@ class AccessoryWords(BaseModel):
     accessory_words: tuple[str, ...]
 
 
+class CompsWords(BaseModel):
+    """``comps-words.yaml``: the words comps keys leave out (:class:`candor.lots.comps.KeyWords`).
+
+    ``generic_words`` are the words *besides* the category words that never name a product line;
+    a word is in one of the two lists, not both."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    category_words: list[str]
+    generic_words: list[str]
+    hedge_words: list[str]
+
+    @model_validator(mode="after")
+    def _one_list_each(self) -> CompsWords:
+        if both := repeated([*set(self.category_words), *set(self.generic_words)]):
+            raise ValueError(f"generic_words lists category words again: {', '.join(both)} (keep each in one list)")
+        return self
+
+    def key_words(self) -> KeyWords:
+        return KeyWords(category=frozenset(self.category_words), generic=frozenset(self.generic_words),
+                        hedge=frozenset(self.hedge_words))
+
+
+class CategorySuggestions(BaseModel):
+    """``category-library.yaml``: the suggested tiers of :class:`candor.lots.golden.CategoryLibrary`
+    (``itemType: null``: no suggestion of that tier); every key required."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    functional: tuple[str, ...] | None
+    specific: tuple[str, ...] | None
+    itemType: tuple[str, ...] | None  # camelCase: the prompt's JSON key
+
+    def library(self) -> CategoryLibrary:
+        return CategoryLibrary(functional=self.functional, specific=self.specific, itemType=self.itemType)
+
+
 def read_vocabulary(model: type[V], path: str | Path) -> V:
     """The vocabulary file ``path`` validated by ``model`` (a problem: InputError naming the file and field)."""
     return validate(model, load_yaml(path), where=Path(path).as_posix())
@@ -77,3 +123,13 @@ def read_vocabulary(model: type[V], path: str | Path) -> V:
 def read_token_rules(path: str | Path, *, min_number_digits: int) -> TokenRules:
     """The token rules: the word lists of ``path`` (``tokens.yaml``) and params ``lots.min_number_digits``."""
     return read_vocabulary(TokenWords, path).rules(min_number_digits=min_number_digits)
+
+
+def read_key_words(path: str | Path) -> KeyWords:
+    """The words comps keys leave out: ``path`` (``comps-words.yaml``)."""
+    return read_vocabulary(CompsWords, path).key_words()
+
+
+def read_category_library(path: str | Path) -> CategoryLibrary:
+    """The suggested categories of a prompt without a case library: ``path`` (``category-library.yaml``)."""
+    return read_vocabulary(CategorySuggestions, path).library()

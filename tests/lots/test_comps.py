@@ -7,15 +7,26 @@ from decimal import Decimal
 import pytest
 
 from candor.lots.comps import (
-    Estimate, Listing, Query, brand_matches, family_tokens, match_listing, median_price,
-    model_keys, model_phrase, representative_run, value_lot,
+    Estimate,
+    Listing,
+    Query,
+    brand_matches,
+    family_tokens,
+    match_listing,
+    median_price,
+    model_keys,
+    model_phrase,
+    representative_run,
+    value_lot,
 )
 from candor.lots.params import CompsParams
-from tests.conftest import committed_token_rules
+from candor.lots.vocabulary import read_key_words
+from tests.conftest import VOCABULARY, committed_token_rules
 
 TOKENS = committed_token_rules()
+WORDS = read_key_words(VOCABULARY / "comps-words.yaml")
 ACC = ("power supply", "for parts", "trading card", "case", "probe", "parts only", "not working")
-ON = CompsParams().rules(tokens=TOKENS, accessory_words=ACC)
+ON = CompsParams().rules(tokens=TOKENS, accessory_words=ACC, words=WORDS)
 OFF = replace(ON, require_brand=False, require_model_token=False, hedged_fallback=False,
             exclude_accessories=False, per_unit_price=False)
 
@@ -99,10 +110,11 @@ def test_brand_matches(make, title, expected):
 def test_model_keys_phrase_and_family():
     assert model_keys("OptiPlex 7090 SFF 16GB", tokens=TOKENS) == ("7090",)
     assert model_keys("Research plus 8-channel", tokens=TOKENS) == ()
-    assert model_phrase("Research plus 8-channel", make="Eppendorf", tokens=TOKENS) == ("research", "plus")
-    assert model_phrase("Fluke 87V", make="Fluke", tokens=TOKENS) == ("87v",)  # only a spec-looking token: the key
-    assert family_tokens("TDS2024C", make="Tektronix", tokens=TOKENS) == ("tds",)
-    assert family_tokens("OptiPlex 7090 SFF", make="Dell", tokens=TOKENS) == ("optiplex",)
+    assert model_phrase("Research plus 8-channel", make="Eppendorf", tokens=TOKENS, words=WORDS) == ("research", "plus")
+    # only a spec-looking token: it is the key
+    assert model_phrase("Fluke 87V", make="Fluke", tokens=TOKENS, words=WORDS) == ("87v",)
+    assert family_tokens("TDS2024C", make="Tektronix", tokens=TOKENS, words=WORDS) == ("tds",)
+    assert family_tokens("OptiPlex 7090 SFF", make="Dell", tokens=TOKENS, words=WORDS) == ("optiplex",)
 
 
 def test_model_without_distinctive_token_matches_by_phrase():

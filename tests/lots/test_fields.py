@@ -4,15 +4,24 @@ from __future__ import annotations
 import pytest
 
 from candor.lots.fields import (
-    Expectation, RunAnswer, field_matches, field_values, format_case_table, get_field, normalize,
-    overall_score, parse_path, score_case,
+    Expectation,
+    RunAnswer,
+    field_matches,
+    field_values,
+    format_case_table,
+    get_field,
+    normalize,
+    overall_score,
+    parse_path,
+    score_case,
 )
 
 
 @pytest.mark.parametrize("text, expected", [
     ("Power Tools", "power tools"), ("power-tools", "power tools"), ("Power  tools", "power tools"),
-    ("  Power--Tools ", "power tools"), ("Café Équipement", "café équipement"), ("ＰＯＷＥＲ　ＴＯＯＬＳ", "power tools"),
-    ("Дрель-Шуруповёрт", "дрель шуруповёрт"), ("ΔΡΑΠΑΝΟ", "δραπανο"), ("電動 ドリル", "電動 ドリル"), ("--", ""), ("20V MAX!", "20v max"),
+    ("  Power--Tools ", "power tools"), ("Café Équipement", "café équipement"),
+    ("ＰＯＷＥＲ　ＴＯＯＬＳ", "power tools"), ("Дрель-Шуруповёрт", "дрель шуруповёрт"), ("ΔΡΑΠΑΝΟ", "δραπανο"),
+    ("電動 ドリル", "電動 ドリル"), ("--", ""), ("20V MAX!", "20v max"),
 ])
 def test_normalize(text, expected):
     assert normalize(text) == expected

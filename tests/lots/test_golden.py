@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from candor.common.errors import InputError
-from candor.lots.golden import LOT_COLUMNS, load_golden, parse_lots, render_library, render_prompt, CategoryLibrary
+from candor.lots.golden import LOT_COLUMNS, CategoryLibrary, load_golden, parse_lots, render_library, render_prompt
 from tests.conftest import ROOT, TESTS
 
 FIXTURE = TESTS / "data" / "lots"
@@ -111,9 +111,12 @@ def test_case_not_json(golden_dir: Path):
 
 def test_render_prompt_uses_the_library_or_the_defaults():
     lib = CategoryLibrary(functional=("Tools",), itemType=("Drill",))
-    block = render_library(lib)
+    default = CategoryLibrary(functional=("Computers",), specific=("Laptops",))
+    block = render_library(lib, default=default)
     assert "Reuse one of these" in block and "- categoryFunctional: Tools" in block and "- itemType: Drill" in block
     assert "categorySpecific" not in block
-    assert "No inventory yet" in render_library(None)
-    assert render_prompt("A\n{{category_library}}\nB", lib) == f"A\n{block}\nB"
-    assert render_prompt("A", None).endswith(render_library(None) + "\n")
+    assert render_library(None, default=default) == (
+        "No inventory yet. Suggested categories (reuse them when they fit):\n"
+        "- categoryFunctional: Computers\n- categorySpecific: Laptops")
+    assert render_prompt("A\n{{category_library}}\nB", lib, default=default) == f"A\n{block}\nB"
+    assert render_prompt("A", None, default=default).endswith(render_library(None, default=default) + "\n")

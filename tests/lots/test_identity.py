@@ -1,14 +1,25 @@
-"""The SHA-256 of production code: a file's bytes, a folder's sorted listing (bytecode left out), and the module
-file found without running the package."""
+"""A candidate's identity: a prompt's SHA-256 (a local reader's covering its makes list), production code's (a
+file's bytes, a folder's sorted listing, bytecode left out), and the module file found without running the package."""
 from __future__ import annotations
 
 import hashlib
 import sys
+from pathlib import Path
 
 import pytest
 
 from candor.common.errors import InputError
-from candor.lots.identity import module_file, source_files, source_sha256
+from candor.lots.identity import (
+    Identity,
+    candidate_identity,
+    code_identity,
+    module_file,
+    prompt_identity,
+    source_files,
+    source_sha256,
+)
+from candor.lots.params import IdentifyParams
+from candor.lots.vocabulary import Makes
 
 
 def test_a_file_is_the_sha256_of_its_bytes(tmp_path):
@@ -22,7 +33,8 @@ def test_a_folder_is_the_sha256_of_its_listing_and_bytecode_is_left_out(tmp_path
     (root / "sub").mkdir(parents=True)
     (root / "b.py").write_text("b\n")
     (root / "sub" / "a.py").write_text("a\n")
-    listing = "".join(f"{hashlib.sha256(t.encode()).hexdigest()}  {p}\n" for p, t in [("b.py", "b\n"), ("sub/a.py", "a\n")])
+    listing = "".join(f"{hashlib.sha256(t.encode()).hexdigest()}  {p}\n"
+                      for p, t in [("b.py", "b\n"), ("sub/a.py", "a\n")])
     expected = hashlib.sha256(listing.encode()).hexdigest()
     assert source_sha256(root, where="w") == expected
     (root / "__pycache__").mkdir()
@@ -58,3 +70,59 @@ def test_module_file_is_found_without_importing(tmp_path, monkeypatch):
     assert "prodpkg" not in sys.modules
     with pytest.raises(InputError, match="module prodpkg.missing not found"):
         module_file("prodpkg.missing", where="w")
+
+
+def test_a_prompt_is_the_sha256_of_its_bytes(tmp_path):
+    """A prompt candidate: SHA-256 of the prompt file; no code, no makes."""
+    f = tmp_path / "p.txt"
+    f.write_bytes(b"Name the model.\n")
+    assert prompt_identity(f) == Identity(sha=hashlib.sha256(b"Name the model.\n").hexdigest(), prompt_file=f)
+
+
+def test_a_local_reader_covers_its_makes_list(tmp_path):
+    """A local reader: SHA-256 of the prompt, a newline and ``{"makes": [...]}`` as canonical JSON."""
+    f = tmp_path / "ocr.txt"
+    f.write_bytes(b"r\n")
+    makes = Makes(makes=["Dell"])
+    got = prompt_identity(f, makes=makes)
+    assert got.sha == hashlib.sha256(b'r\n\n{"makes": ["Dell"]}').hexdigest() and got.makes == makes
+    assert got.sha != prompt_identity(f, makes=Makes(makes=["HP"])).sha
+
+
+def test_a_missing_prompt_names_the_file(tmp_path):
+    with pytest.raises(InputError, match="p.txt: prompt not found"):
+        prompt_identity(tmp_path / "p.txt")
+
+
+def test_code_identity_is_its_source_sha256(tmp_path):
+    f = tmp_path / "analysis.py"
+    f.write_bytes(b"x = 1\n")
+    assert code_identity(f, where="w") == Identity(sha=hashlib.sha256(b"x = 1\n").hexdigest(), code=f.as_posix())
+
+
+def test_candidate_identity_finds_the_prompt_the_source_or_the_module(tmp_path, monkeypatch, user_code):
+    """Default place ``<lots>/prompts/<c>.txt``; ``identify.sources.<c>`` overrides it; a local reader reads
+    ``makes_file``; a python provider without a source is its entry point's module file."""
+    monkeypatch.chdir(user_code)
+    (user_code / "prompts").mkdir()
+    (user_code / "prompts" / "a.txt").write_bytes(b"A\n")
+    (user_code / "other.txt").write_bytes(b"B\n")
+    (user_code / "makes.yaml").write_text("makes: [Dell]\n")
+    (user_code / "my_app.py").write_text("def analyze(images, context):\n    return {}\n")
+    p = IdentifyParams(candidates=["a", "b", "o", "py"], sources={},
+                       providers={"o": "local-ocr", "py": {"python": "my_app:analyze"}})
+
+    def ident(c: str, params: IdentifyParams = p) -> Identity:
+        return candidate_identity(params, c, lots=Path("."), makes_file="makes.yaml", params_file="p.yaml")
+
+    assert ident("a").sha == hashlib.sha256(b"A\n").hexdigest() and ident("a").makes is None
+    (user_code / "prompts" / "o.txt").write_bytes(b"A\n")
+    assert ident("o").makes == Makes(makes=["Dell"]) and ident("o").sha != ident("a").sha
+    assert ident("py") == Identity(sha=hashlib.sha256((user_code / "my_app.py").read_bytes()).hexdigest(),
+                                   code="my_app.py")
+    with_source = p.model_copy(update={"sources": {"a": "other.txt", "b": "other.txt", "o": "other.txt",
+                                                   "py": "other.txt"}})
+    assert ident("a", with_source).sha == hashlib.sha256(b"B\n").hexdigest()
+    assert ident("py", with_source).code == "other.txt"
+    with pytest.raises(InputError, match="prompts/b.txt: prompt not found"):
+        ident("b")

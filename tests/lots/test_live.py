@@ -1,5 +1,7 @@
 """The live loop's guarantees that need real processes or a whole run: one writer per recording (two real
-processes), the call context a production responder gets, and the log filter that keeps secrets off the console."""
+processes), the call context a production responder gets, the log filter that keeps secrets off the console,
+and concurrent calls under a call-rate limit (each (id, run) once, the recording byte-identical to a
+sequential run's, resume after an interruption)."""
 from __future__ import annotations
 
 import json
@@ -8,18 +10,22 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+import candor.lots.live as live
 from candor.common.errors import InputError
 from candor.lots.golden import load_golden
-from candor.lots.live import RedactingFilter, call_context, hold
+from candor.lots.live import RedactingFilter, call_context, hold, redacted_logs
 from candor.lots.recording import load_recording
 from candor.lots.redact import Redactor
+from candor.lots.vocabulary import read_category_library
 from tests.chat_server import chat_server
 from tests.conftest import ROOT, TESTS, VOCABULARY
+from tests.stages import test_identify as identify_test
 
 FIXTURE = TESTS / "data" / "lots"
 ENV = "CANDOR_TEST_KEY"
@@ -76,7 +82,9 @@ def test_the_lock_is_released_for_the_next_run_and_on_error(tmp_path):
 
 def test_call_context_names_the_kind_and_the_library():
     golden = load_golden(FIXTURE)
-    lot, case = call_context(golden, "T001", 2), call_context(golden, "drill", 1)
+    default = read_category_library(VOCABULARY / "category-library.yaml")
+    lot, case = (call_context(golden, "T001", 2, default_library=default),
+                 call_context(golden, "drill", 1, default_library=default))
     assert (lot["kind"], lot["run"], lot["default_library"]) == ("lot", 2, True)
     assert "Computers" in lot["category_library"]["functional"]
     assert (case["kind"], case["default_library"]) == ("case", False)
@@ -88,3 +96,105 @@ def test_the_log_filter_redacts_and_strips_surrogates():
     f = RedactingFilter(Redactor.of([KEY]))
     rec = logging.LogRecord("httpx", logging.INFO, "x", 1, "POST %s?k=%s " + chr(0xD800), ("http://h", KEY), None)
     assert f.filter(rec) and rec.getMessage() == "POST http://h?k=*** \ufffd"
+
+
+def test_redacted_logs_filter_every_root_handler_while_the_block_runs():
+    """Inside the block a root handler's records are redacted; after it the filter is gone."""
+    seen: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record.getMessage())
+
+    handler = Keep()
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        with redacted_logs(Redactor.of([KEY])):
+            logging.getLogger("prod.client").warning("calling with %s", KEY)
+        logging.getLogger("prod.client").warning("after %s", "x")
+    finally:
+        root.removeHandler(handler)
+    assert seen == ["calling with ***", "after x"] and not handler.filters
+
+
+# ---------------------------------------------------------------- concurrency and the call-rate limit
+# Concurrent live calls (identify.concurrency, identify.max_calls_per_minute) through the identify stage,
+# against a loopback server that enforces a call-rate limit and answers 429 beyond it: every (id, run)
+# recorded exactly once, the achieved rate within 10% of the limit, the recording in (id, run) order and
+# byte-identical to a sequential run's, and resume after an interruption with several calls in flight.
+
+RATE_IDS = ("T001", "T002", "drill")
+RECORD = "build/live/p.jsonl"
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The identify stage's workspace (:func:`tests.stages.test_identify.make_work`), cwd set to it."""
+    return identify_test.make_work(tmp_path, monkeypatch)
+
+
+def achieved_per_minute(times: list[float]) -> float:
+    """Calls per minute between the first and the last accepted call (start-up excluded)."""
+    return (len(times) - 1) / (times[-1] - times[0]) * 60.0
+
+
+def test_rate_limited_concurrent_run_loses_and_duplicates_nothing_at_the_limit(work, monkeypatch):
+    monkeypatch.setenv(identify_test.ENV, identify_test.KEY)
+    limit, runs = 600.0, 20                     # 60 calls, 0.1 s apart: about 6 s
+    # each answer takes 0.25 s, so one thread could make at most 240 calls a minute: the limit needs 3+
+    with chat_server([("ok", identify_test.ANSWER)], rate_per_minute=limit, latency_s=0.25) as srv:
+        identify_test.write_params(work, base_url=srv.url, mode="live", runs=runs, concurrency=4,
+                                   max_calls_per_minute=limit,
+                     retries=3)
+        assert identify_test.run() == 0
+    rec = load_recording(work / RECORD)
+    wanted = [(i, r) for i in RATE_IDS for r in range(1, runs + 1)]
+    assert [(x.case, x.run) for x in rec] == wanted and all(x.error is None for x in rec)    # none lost, none twice
+    assert len(srv.accepted) == len(wanted)          # each pair answered once by the server
+    assert [(a["case"], a["run"]) for a in identify_test.answers(work)] == wanted
+    rate = achieved_per_minute(srv.accepted)
+    assert abs(rate - limit) <= 0.10 * limit, (rate, srv.rejected)
+
+
+def test_concurrent_recording_is_the_sequential_one_byte_for_byte(work, monkeypatch):
+    monkeypatch.setenv(identify_test.ENV, identify_test.KEY)
+    files = {}
+    with chat_server([("ok", identify_test.ANSWER)], latency_s=0.05) as srv:     # one endpoint: every line records it
+        for concurrency in (1, 3):
+            (work / RECORD).unlink(missing_ok=True)
+            identify_test.write_params(work, base_url=srv.url, mode="live", runs=3, concurrency=concurrency)
+            assert identify_test.run() == 0
+            files[concurrency] = (work / RECORD).read_bytes()
+    assert files[1] == files[3] and files[1].count(b"\n") == 9
+
+
+def test_interrupted_concurrent_run_resumes_exactly_once(work, monkeypatch):
+    monkeypatch.setenv(identify_test.ENV, identify_test.KEY)
+    real = live.complete
+    lock, calls = threading.Lock(), {"n": 0}
+
+    def flaky(*args, **kw):
+        with lock:
+            calls["n"] += 1
+            n = calls["n"]
+        if n == 5:
+            raise KeyboardInterrupt
+        return real(*args, **kw)
+
+    with chat_server([("ok", identify_test.ANSWER)], latency_s=0.05) as srv:
+        identify_test.write_params(work, base_url=srv.url, mode="live", runs=4, concurrency=3)
+        monkeypatch.setattr(live, "complete", flaky)
+        with pytest.raises(KeyboardInterrupt):
+            identify_test.run()
+    first = load_recording(work / RECORD)
+    assert 2 <= len(first) < 12 and len({(x.case, x.run) for x in first}) == len(first)
+    monkeypatch.setattr(live, "complete", real)
+    with chat_server([("ok", identify_test.ANSWER)]) as srv2:    # calls left in flight by the interruption went to srv
+        identify_test.write_params(work, base_url=srv2.url, mode="live", runs=4, concurrency=3)
+        assert identify_test.run() == 0
+    assert len(srv2.accepted) == 12 - len(first)        # only the missing pairs are asked again
+    final = load_recording(work / RECORD)
+    assert [(x.case, x.run) for x in final] == [(i, r) for i in RATE_IDS for r in range(1, 5)]
+    kept = {(x.case, x.run): x.to_json() for x in final}
+    assert all(kept[(x.case, x.run)] == x.to_json() for x in first)

@@ -7,7 +7,7 @@ import hashlib
 import pytest
 
 from candor.common.params import section
-from candor.lots.ocr_reading import ReadingRules, answer_text, count_marking, read_answer, reader_sha256
+from candor.lots.ocr_reading import ReadingRules, count_marking, read_answer, reader_sha256, reading_text
 from candor.lots.params import IdentifyParams
 from candor.lots.recording import load_recording
 from candor.lots.tokens import TokenRules
@@ -64,7 +64,7 @@ def test_answer_shape_fills_only_what_ocr_can_read():
     empty = {k: v for k, v in got["item"].items() if k not in ("itemManufacturer", "itemModel", "quantity")}
     assert empty == {"itemName": None, "itemType": None, "categoryFunctional": None, "categorySpecific": None,
                      "itemAttributes": [], "condition": None}
-    assert answer_text(got).startswith('{"type": "item", "item": {"itemName": null')
+    assert reading_text(got).startswith('{"type": "item", "item": {"itemName": null')
 
 
 def test_reader_sha_covers_the_prompt_and_the_settings():
@@ -75,8 +75,8 @@ def test_reader_sha_covers_the_prompt_and_the_settings():
 
 def test_committed_recording_is_what_the_current_rules_read():
     """Every line of the committed OCR recording re-parsed from its own ``ocrText`` with the rules of
-    params.yaml and data/lots/vocabulary/ gives the recorded answer, under the recorded identity. A failure means the parser,
-    the makes or the token rules changed: record again (docs/lots.md, "A local model as a candidate")."""
+    params.yaml and data/lots/vocabulary/ gives the recorded answer, under the recorded identity. A failure means the
+    parser, the makes or the token rules changed: record again (docs/lots.md, "A local model as a candidate")."""
     params = section(IdentifyParams, "identify", path=ROOT / "params.yaml")
     makes = read_vocabulary(Makes, VOCABULARY / "makes.yaml")
     rules = makes.rules(tokens=committed_token_rules())
@@ -86,4 +86,4 @@ def test_committed_recording_is_what_the_current_rules_read():
     assert {ln.prompt_sha256 for ln in lines} == {reader_sha256(prompt, makes.model_dump())}
     assert {(ln.provider, ln.gallery, ln.error) for ln in lines} == {("local-ocr", params.gallery, None)}
     for ln in lines:
-        assert ln.raw == answer_text(read_answer(ln.parsed["ocrText"], rules=rules)), (ln.case, ln.run)
+        assert ln.raw == reading_text(read_answer(ln.parsed["ocrText"], rules=rules)), (ln.case, ln.run)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 import time
 import traceback
-from pathlib import Path
 
 import pytest
 
@@ -13,7 +12,7 @@ from candor.common.errors import InputError
 from candor.lots.client import Policy
 from candor.lots.live import ReplyError
 from candor.lots.params import PythonProvider
-from candor.lots.production import PythonResponder, answer_text, call_with_deadline, describe, load_entry_point
+from candor.lots.production import PythonResponder, call_with_deadline, describe, load_entry_point, result_text
 from tests.conftest import TESTS
 
 FIXTURE = TESTS / "data" / "lots"
@@ -35,8 +34,8 @@ def responder(fn, *, sleep=lambda s: None, secrets=(), **policy) -> PythonRespon
     ({"b": 1, "a": "é"}, '{"b": 1, "a": "é"}'),                  # keys in the order given, text as is
     ("not json at all", "not json at all"),
 ])
-def test_answer_text_records_a_dict_as_json_and_a_string_as_is(result, text):
-    assert answer_text(result) == text
+def test_result_text_records_a_dict_as_json_and_a_string_as_is(result, text):
+    assert result_text(result) == text
 
 
 @pytest.mark.parametrize("result, needle", [
@@ -47,7 +46,7 @@ def test_answer_text_records_a_dict_as_json_and_a_string_as_is(result, text):
 ])
 def test_other_results_fail_the_run(result, needle):
     with pytest.raises(ValueError, match=needle):
-        answer_text(result)
+        result_text(result)
     with pytest.raises(ReplyError, match=f"after 1 attempt\\(s\\): .*{needle.split()[0]}"):
         responder(lambda images, context: result).reply(prompt="", images=[], context=CONTEXT)
 

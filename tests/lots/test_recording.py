@@ -6,8 +6,14 @@ import json
 import pytest
 
 from candor.common.errors import InputError
-from candor.lots.recording import (RecordLine, append_line, load_recording, parse_answer, parse_recording,
-                                   without_surrogates)
+from candor.lots.recording import (
+    RecordLine,
+    append_line,
+    load_recording,
+    parse_answer,
+    parse_recording,
+    without_surrogates,
+)
 
 SHA = "a" * 64
 

@@ -6,7 +6,15 @@ from dataclasses import replace
 import pytest
 
 from candor.lots.tokens import (
-    candidate_tokens, distinctive_tokens, fold, key, label_keys, models_named, parts, spans, tokenize,
+    candidate_tokens,
+    distinctive_tokens,
+    fold,
+    key,
+    label_keys,
+    models_named,
+    parts,
+    spans,
+    tokenize,
 )
 from tests.conftest import committed_token_rules
 
@@ -14,7 +22,8 @@ R = committed_token_rules()
 
 
 def test_tokenize_keeps_hyphens_and_turns_inch_marks_into_a_size():
-    assert tokenize('Dell P2419H 24" (IPS), WS-C2960X-48FPD-L') == ["dell", "p2419h", "24in", "ips", "ws-c2960x-48fpd-l"]
+    assert tokenize('Dell P2419H 24" (IPS), WS-C2960X-48FPD-L') == ["dell", "p2419h", "24in", "ips",
+                                                                     "ws-c2960x-48fpd-l"]
     assert tokenize(None) == [] and tokenize("") == []
 
 

@@ -1,4 +1,5 @@
-"""candor/lots/vocabulary.py: the word-list files, validated at the boundary (bad file: exit 2 naming file and field)."""
+"""candor/lots/vocabulary.py: the word-list files, validated at the boundary (a bad file: exit 2 naming the file
+and the field)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,8 +7,20 @@ from pathlib import Path
 import pytest
 
 from candor.common.errors import InputError
+from candor.lots.comps import KeyWords
+from candor.lots.golden import CategoryLibrary
 from candor.lots.tokens import TokenRules
-from candor.lots.vocabulary import AccessoryWords, Makes, TokenWords, read_token_rules, read_vocabulary
+from candor.lots.vocabulary import (
+    AccessoryWords,
+    CategorySuggestions,
+    CompsWords,
+    Makes,
+    TokenWords,
+    read_category_library,
+    read_key_words,
+    read_token_rules,
+    read_vocabulary,
+)
 from tests.conftest import VOCABULARY
 
 TOKENS = "spec_words: [gb]\nform_factors: [sff]\ngeneration_prefixes: [gen]\nhedge_markers: [e.g.]\n"
@@ -41,9 +54,17 @@ def test_token_rules_take_min_number_digits_from_the_caller(tmp_path: Path):
     (AccessoryWords, "accessory_words: [card, 3]\n", ["accessory-words.yaml.accessory_words.1", "valid string"]),
     (TokenWords, "spec_words: [gb]\n", ["tokens.yaml.form_factors", "Field required"]),
     (TokenWords, "- gb\n", ["tokens.yaml", "valid dictionary"]),
+    (CompsWords, "category_words: [kit]\ngeneric_words: [pro, kit]\nhedge_words: [or]\n",
+     ["comps-words.yaml", "generic_words lists category words again: kit"]),
+    (CompsWords, "category_words: [kit]\ngeneric_words: [pro]\n", ["comps-words.yaml.hedge_words", "Field required"]),
+    (CategorySuggestions, "functional: [Tools]\nspecific: null\n", ["category-library.yaml.itemType",
+                                                                      "Field required"]),
+    (CategorySuggestions, "functional: [Tools]\nspecific: null\nitemType: null\nitem_type: [x]\n",
+     ["category-library.yaml.item_type", "Extra inputs"]),
 ])
 def test_a_bad_file_names_the_file_and_the_field(tmp_path: Path, model, text, needles):
-    name = {Makes: "makes.yaml", AccessoryWords: "accessory-words.yaml", TokenWords: "tokens.yaml"}[model]
+    name = {Makes: "makes.yaml", AccessoryWords: "accessory-words.yaml", TokenWords: "tokens.yaml",
+            CompsWords: "comps-words.yaml", CategorySuggestions: "category-library.yaml"}[model]
     f = tmp_path / name
     f.write_text(text)
     with pytest.raises(InputError) as err:
@@ -58,8 +79,35 @@ def test_a_missing_file_is_an_input_error(tmp_path: Path):
 
 
 @pytest.mark.parametrize("model, name", [(Makes, "makes.yaml"), (TokenWords, "tokens.yaml"),
-                                         (AccessoryWords, "accessory-words.yaml")])
+                                         (AccessoryWords, "accessory-words.yaml"), (CompsWords, "comps-words.yaml")])
 def test_the_committed_files_validate_without_repeats(model, name):
     doc = read_vocabulary(model, VOCABULARY / name).model_dump()
     for key, words in doc.items():
         assert words and len(set(words)) == len(words), f"{name}:{key} lists a word twice"
+
+
+def test_comps_words_make_the_key_words(tmp_path: Path):
+    """``generic_words`` are the words besides the category words; each list becomes a frozenset."""
+    f = tmp_path / "comps-words.yaml"
+    f.write_text("category_words: [kit, drill]\ngeneric_words: [pro]\nhedge_words: [e.g., or]\n")
+    assert read_key_words(f) == KeyWords(category=frozenset({"kit", "drill"}), generic=frozenset({"pro"}),
+                                         hedge=frozenset({"e.g.", "or"}))
+
+
+def test_category_suggestions_keep_a_null_tier_null(tmp_path: Path):
+    """``itemType: null`` suggests no tier; the library a provider is told keeps it None, not []."""
+    f = tmp_path / "category-library.yaml"
+    f.write_text("functional: [Tools]\nspecific: [Power Tools]\nitemType: null\n")
+    assert read_category_library(f) == CategoryLibrary(functional=("Tools",), specific=("Power Tools",), itemType=None)
+
+
+def test_the_committed_category_library_validates():
+    lib = read_category_library(VOCABULARY / "category-library.yaml")
+    assert lib.functional and lib.specific and len(set(lib.functional)) == len(lib.functional)
+
+
+def test_hedge_words_and_hedge_markers_are_two_lists():
+    """Two meanings kept apart: single words never used as keys, and the phrases that decide a hedge."""
+    words = read_key_words(VOCABULARY / "comps-words.yaml").hedge
+    markers = set(read_vocabulary(TokenWords, VOCABULARY / "tokens.yaml").hedge_markers)
+    assert all(" " not in w for w in words) and any(" " in m for m in markers) and words != markers

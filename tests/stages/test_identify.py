@@ -1,5 +1,6 @@
 """identify stage: replay checks, live calls against a local chat server, resume, exit codes, key hygiene,
-and a local-ocr candidate recorded and replayed (with a stand-in for RapidOCR: tests/lots/test_ocr.py runs the real one)."""
+and a local-ocr candidate recorded and replayed (with a stand-in for RapidOCR: tests/lots/test_ocr.py runs the
+real one)."""
 from __future__ import annotations
 
 import hashlib
@@ -11,11 +12,12 @@ from pathlib import Path
 import pytest
 
 import candor.lots.live as live
+import candor.lots.responders as responders
 import stages.identify as identify
 from candor.common.errors import run_main
-from candor.lots.ocr_reading import answer_text, read_answer, reader_sha256
-from candor.lots.vocabulary import Makes, read_vocabulary
+from candor.lots.ocr_reading import read_answer, reader_sha256, reading_text
 from candor.lots.recording import RecordLine, load_recording, parse_answer
+from candor.lots.vocabulary import Makes, read_vocabulary
 from tests.chat_server import chat_server
 from tests.conftest import TESTS, VOCABULARY
 
@@ -28,6 +30,10 @@ ANSWER = json.dumps({"type": "item", "item": {"itemManufacturer": "Dell", "itemM
 
 @pytest.fixture
 def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return make_work(tmp_path, monkeypatch)
+
+
+def make_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A temporary repo-like folder: data/lots (the test fixture, the committed vocabulary) and params.yaml;
     cwd is set to it."""
     root = tmp_path / "repo"
@@ -279,19 +285,20 @@ class FakeOcr:
         return list(images)
 
     def reply(self, *, prompt, images, context):
-        return live.Reply(text=answer_text(read_answer([["lot T x3"], ["Dell", "P2419H"]] * len(images),
+        return live.Reply(text=reading_text(read_answer([["lot T x3"], ["Dell", "P2419H"]] * len(images),
                                                        rules=self.rules)))
 
 
 def test_local_ocr_candidate_records_without_key_or_pause_then_replays(work: Path, monkeypatch):
-    monkeypatch.setattr(identify, "OcrResponder", FakeOcr)
+    monkeypatch.setattr(responders, "OcrResponder", FakeOcr)
     pauses: list[float] = []
     monkeypatch.setattr(live.time, "sleep", pauses.append)
     write_params(work, mode="live", providers={"p": "local-ocr"}, pause_s=5)
     assert run() == 0                                   # no API key set, no pause between local reads
     assert pauses == []
     rec = load_recording(work / "build/live/p.jsonl")
-    expected_sha = reader_sha256((work / "data/lots/prompts/p.txt").read_bytes(), read_vocabulary(Makes, VOCABULARY / "makes.yaml").model_dump())
+    expected_sha = reader_sha256((work / "data/lots/prompts/p.txt").read_bytes(),
+                                 read_vocabulary(Makes, VOCABULARY / "makes.yaml").model_dump())
     assert len(rec) == 6 and {(x.provider, x.model, x.prompt_sha256) for x in rec} == {
         ("local-ocr", "fake-ocr==0", expected_sha)}
     got = answers(work)

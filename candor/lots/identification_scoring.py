@@ -1,33 +1,30 @@
-"""Scoring the normalised answers against the golden set: identification, count, fields.
+"""Identification scoring: the golden set's lots against a candidate's normalised answers, by lot.
 
-Pure, no I/O. Higher hit rate, exact-count rate, run consistency and field rates are better;
-lower wrong rate is better.
+Pure, no I/O. Higher hit rate, exact-count rate and run consistency are better; lower wrong
+rate is better. One run's outcome is the rule of :mod:`candor.lots.identification`; this module
+scores the *set*: runs grouped by lot, tiers, rates and their counts. Field expectations are
+scored by :mod:`candor.lots.field_scoring`, valuations by :mod:`candor.lots.valuation` (each
+module is named after what it scores).
 
-Units (docs/lots.md, "Units"). Runs of one lot are repeated looks at the same lot, not
-independent observations, so every rate that gets an interval counts independent units:
+Unit (docs/lots.md, "Units"): the **lot**. Runs of one lot are repeated looks at the same lot,
+not independent observations, so every rate that gets an interval counts lots. Each scored run
+has an outcome (hit/abstain/wrong) and a *state*: its outcome, or ``hedged`` for a hedged
+abstention. A lot's outcome is the **strict majority** of its scored runs' outcomes (2 of 3;
+with an even number of runs a tie is no majority); a lot with none is ``split``. So
+``hit + abstain + wrong + split = lots``. ``hedged`` counts the lots whose strict majority of
+runs are hedged (a subset of ``abstain``). A lot is **consistent** when every scored run has
+the same state (a lot with one scored run is consistent). The exact-count rate counts lots
+with a count label whose strict majority of runs count exactly. The stats stage's paired
+units use the same majority (:mod:`candor.stats.units`).
 
-* identification: the **lot**. Each scored run has an outcome (hit/abstain/wrong,
-  :mod:`candor.lots.identification`) and a *state*: its outcome, or ``hedged`` for a hedged
-  abstention. A lot's outcome is the **strict majority** of its scored runs' outcomes (2 of 3;
-  with an even number of runs a tie is no majority); a lot with none is ``split``. So
-  ``hit + abstain + wrong + split = lots``. ``hedged`` counts the lots whose strict majority of
-  runs are hedged (a subset of ``abstain``). A lot is **consistent** when every scored run has
-  the same state (a lot with one scored run is consistent). The exact-count rate counts lots
-  with a count label whose strict majority of runs count exactly. The stats stage's paired
-  units use the same majority (:mod:`candor.stats.units`).
-* fields: the **(case, field)** (one expectation, named by its position: a case may repeat a
-  path) is *met* when ``hits * 2 > total`` (a strict majority of its answered runs); the
-  **case** is met when each of its scored expectations is. An expectation with ``total == 0``
-  (every run failed) is not scored; nor is a case without a scored expectation.
+Per-run figures stay in the metrics as descriptive counts (``runs: {n, hit, ...}``) with no
+entry in the ``counts`` block, hence no interval. Runs whose provider call failed are left out
+(counted in ``errors``); an unparseable answer named nothing and is an abstention, and its
+count is not exact. Rates of an empty group are None (:func:`candor.common.rounding.ratio`).
+Tiers: ``all``, ``held``, ``photo`` (:class:`candor.lots.golden.Lot`).
 
-Per-run figures stay in the metrics as descriptive counts (``runs: {n, hit, ...}``, a field's
-``hits/total``) with no entry in the ``counts`` block, hence no interval. Runs whose provider
-call failed are left out (counted in ``errors``); an unparseable answer named nothing and is
-an abstention, and its count is not exact. Rates of an empty group are None. Tiers: ``all``,
-``held``, ``photo`` (:class:`candor.lots.golden.Lot`).
-
-Every metrics document built here carries a ``counts`` block (:mod:`candor.common.counts`)
-naming ``k``, ``n`` and the unit of each rate it holds.
+The metrics document carries a ``counts`` block (:mod:`candor.common.counts`) naming ``k``,
+``n`` and the unit of each rate it holds.
 """
 from __future__ import annotations
 
@@ -35,26 +32,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from candor.common.counts import KEY, Count, clusters_of, counts_block
+from candor.common.counts import KEY, Count, counts_block
 from candor.common.errors import InputError, Problem
+from candor.common.rounding import ratio
 from candor.lots.answers import Answer
-from candor.lots.fields import CaseScore, FieldScore, overall_score, score_case
 from candor.lots.golden import Golden
 from candor.lots.identification import OUTCOMES, Outcome, count_exact, identification_outcome
 from candor.lots.tokens import TokenRules, label_keys
 
 TIERS = ("all", "held", "photo")
-DIGITS = 6
 State = Literal["hit", "abstain", "wrong", "hedged"]
-
-
-def r6(x: float | None) -> float | None:
-    """``x`` rounded to the 6 decimals of every stored metric (None stays None)."""
-    return None if x is None else round(x, DIGITS)
-
-
-def _rate(k: int, n: int) -> float | None:
-    return r6(k / n) if n else None
 
 
 def majority(values: Sequence[object]) -> object | None:
@@ -135,7 +122,7 @@ def _by_lot(runs: Sequence[RunScore]) -> dict[str, list[RunScore]]:
     return out
 
 
-def summarise(runs: Sequence[RunScore], *,
+def summarize_identification(runs: Sequence[RunScore], *,
               errors: Mapping[str, int]) -> tuple[dict[str, Any], dict[str, Count]]:
     """Per tier: lot outcomes (majority), hedged, split and consistent lots and their rates (unit
     lot), per-run counts (descriptive), provider errors; then the exact-count rate per tier (unit
@@ -152,7 +139,7 @@ def summarise(runs: Sequence[RunScore], *,
         consistent = sum(len({r.state for r in rs}) == 1 for rs in lots.values())
         sel = [r for rs in lots.values() for r in rs]
         out[tier] = {"lots": n, **k, "split": outcome.count(None), "consistent": consistent,
-                     **{f"{o}_rate": _rate(k[o], n) for o in k}, "consistent_rate": _rate(consistent, n),
+                     **{f"{o}_rate": ratio(k[o], n) for o in k}, "consistent_rate": ratio(consistent, n),
                      "runs": {"n": len(sel), **{o: sum(r.outcome == o for r in sel) for o in OUTCOMES},
                               "hedged": sum(r.hedged for r in sel)},
                      "errors": errors.get(tier, 0)}
@@ -161,7 +148,7 @@ def summarise(runs: Sequence[RunScore], *,
         labelled = {lot: [r.count_exact for r in rs if r.count_exact is not None] for lot, rs in lots.items()}
         labelled = {lot: flags for lot, flags in labelled.items() if flags}
         exact = sum(majority(flags) is True for flags in labelled.values())
-        count[tier] = {"lots": len(labelled), "exact": exact, "exact_rate": _rate(exact, len(labelled)),
+        count[tier] = {"lots": len(labelled), "exact": exact, "exact_rate": ratio(exact, len(labelled)),
                        "runs": {"n": sum(map(len, labelled.values())),
                                 "exact": sum(sum(flags) for flags in labelled.values())}}
         counts[f"count.{tier}.exact_rate"] = Count(k=exact, n=len(labelled), unit="lot")
@@ -176,63 +163,6 @@ def identification_json(summaries: Mapping[str, tuple[dict[str, Any], dict[str, 
     return {"identification": {cand: s for cand, (s, _) in summaries.items()},
             KEY: counts_block({f"identification.{cand}.{key}": c
                                for cand, (_, counts) in summaries.items() for key, c in counts.items()})}
-
-
-def field_scores(golden: Golden, answers: Sequence[Answer], *, answered_only: bool = False) -> list[CaseScore]:
-    """Field scores of every case of the golden set, sorted by case; ``answered_only`` leaves out
-    the cases without an answer (a by-hand run of a few cases)."""
-    runs: dict[str, list] = {}
-    for a in answers:
-        runs.setdefault(a.case, []).append(a.run_answer())
-    return [score_case(c.name, c.expectation_list(), runs.get(c.name, [])) for c in golden.cases
-            if c.name in runs or not answered_only]
-
-
-def field_met(f: FieldScore) -> bool | None:
-    """A (case, field) is met when a strict majority of its answered runs hit (None: not scored)."""
-    return 2 * f.hits > f.total if f.total else None
-
-
-def case_met(c: CaseScore) -> bool | None:
-    """A case is met when each scored expectation is (None: no scored expectation)."""
-    met = [m for m in map(field_met, c.fields) if m is not None]
-    return all(met) if met else None
-
-
-def field_json(f: FieldScore) -> dict[str, Any]:
-    """One expectation's score as stored: position, field, expected, hits, total (runs,
-    descriptive), score (6 decimals), met (majority of runs)."""
-    return {"position": f.position, "field": f.field, "expected": list(f.expected), "hits": f.hits,
-            "total": f.total, "score": r6(f.score), "met": field_met(f)}
-
-
-def fields_json(candidate: str, cases: Sequence[CaseScore]) -> dict[str, Any]:
-    """``metrics/fields/<candidate>.json``: the mean of the case scores (``overall``, descriptive),
-    the share of (case, field) met and of cases met, per-case field scores, notes and provider
-    errors (no model text), then the counts block (``fields_met.rate``, unit ``(case, field)``
-    clustered by case: the fields of one case are answered from one image in the same runs;
-    ``cases_met.rate``, unit ``case``)."""
-    per_case = [[m for m in map(field_met, c.fields) if m is not None] for c in cases]
-    fmet = [m for met in per_case for m in met]
-    cmet = [m for m in map(case_met, cases) if m is not None]
-    return {
-        "candidate": candidate, "overall": r6(overall_score(cases)),
-        "fields_met": {"met": sum(fmet), "n": len(fmet), "rate": _rate(sum(fmet), len(fmet))},
-        "cases_met": {"met": sum(cmet), "n": len(cmet), "rate": _rate(sum(cmet), len(cmet))},
-        "cases": {c.case: {"score": r6(c.score), "met": case_met(c), "runs": c.runs,
-                           "fields": [field_json(f) for f in c.fields],
-                           "notes": list(c.notes), "errors": list(c.errors)} for c in cases},
-        KEY: counts_block({"fields_met.rate": Count(k=sum(fmet), n=len(fmet), unit="(case, field)",
-                                                    clusters=clusters_of(((sum(m), len(m)) for m in per_case),
-                                                                         name="case")),
-                           "cases_met.rate": Count(k=sum(cmet), n=len(cmet), unit="case")}),
-    }
-
-
-def field_rows(candidate: str, cases: Sequence[CaseScore]) -> list[dict[str, Any]]:
-    """One ``fields.csv`` row per expectation (case, position) of one candidate."""
-    return [{"case": c.case, "candidate": candidate, "position": f.position, "field": f.field, "hits": f.hits,
-             "total": f.total} for c in cases for f in c.fields]
 
 
 def format_summary(candidate: str, summary: Mapping[str, Any]) -> str:
