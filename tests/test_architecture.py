@@ -458,18 +458,6 @@ def test_tests_mirror_the_packages():
     assert not list((ROOT / "tests").glob("test_rates.py"))                    # the statistics are in tests/stats
 
 
-# Modules without a test file of their own yet (tests/x/test_y.py for candor/x/y.py, tests/stages/test_y.py
-# for stages/y.py). It only shrinks: an entry whose test file exists, or whose module is gone, fails.
-NOT_YET_MIRRORED: tuple[str, ...] = (
-    "candor.lots.amounts",
-    "candor.lots.client",
-    "candor.lots.listings",
-    "candor.lots.replay",
-    "candor.lots.scoring",
-    "candor.lots.values",
-)
-
-
 def mirror(path: Path) -> Path:
     """The test file of ``candor/x/y.py`` (``tests/x/test_y.py``) or of ``stages/y.py`` (``tests/stages/test_y.py``)."""
     rel = path.relative_to(ROOT)
@@ -491,14 +479,6 @@ def test_mirror_names_the_test_file_of_a_module_and_of_a_stage():
 
 def test_every_module_has_its_test_file():
     """Every module ``candor/x/y.py`` has ``tests/x/test_y.py`` and every stage ``stages/y.py`` has
-    ``tests/stages/test_y.py``, but those of :data:`NOT_YET_MIRRORED`."""
+    ``tests/stages/test_y.py``."""
     lacking = sorted(n for n, p in mirrored_modules().items() if not mirror(p).is_file())
-    assert sorted(set(lacking) - set(NOT_YET_MIRRORED)) == [], "write their tests (tests/x/test_y.py)"
-
-
-def test_the_not_yet_mirrored_list_only_shrinks():
-    """An entry of :data:`NOT_YET_MIRRORED` that has its test file now, or names no module, must go."""
-    found = mirrored_modules()
-    assert [n for n in NOT_YET_MIRRORED if n not in found] == [], "modules gone: drop them from the list"
-    assert [n for n in NOT_YET_MIRRORED if mirror(found[n]).is_file()] == [], "tested now: drop them from the list"
-    assert list(NOT_YET_MIRRORED) == sorted(set(NOT_YET_MIRRORED))
+    assert lacking == [], "write their tests (tests/x/test_y.py)"
