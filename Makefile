@@ -39,7 +39,7 @@ plots: $(VENV)/.runtime
 
 # The linter and the type checker first (configuration: pyproject.toml), then the test suite
 test: $(VENV)/.test
-	$(BIN)/ruff check candor stages bench tools
+	$(BIN)/ruff check candor stages tests bench tools
 	$(BIN)/mypy
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 

@@ -25,9 +25,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from candor.common.params import load_yaml  # noqa: E402
-from candor.detection.detections_file import FORMAT, FrameBoxes, file_lines, rounded_candidates  # noqa: E402
-from candor.detection.model_card import load_card  # noqa: E402
+from candor.common.params import load_yaml  # noqa: E402 - after the sys.path line above
+from candor.detection.detections_file import FORMAT, FrameBoxes, file_lines, rounded_candidates  # noqa: E402 - after the sys.path line above
+from candor.detection.model_card import load_card  # noqa: E402 - after the sys.path line above
 
 ROOT = Path(__file__).resolve().parents[1]
 WIDTH, HEIGHT = 1280, 720

@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from timing import bench_env, measure, median  # noqa: E402
+from timing import bench_env, measure, median  # noqa: E402 - after the sys.path line above
 
 ROOT = Path(__file__).resolve().parent.parent
 

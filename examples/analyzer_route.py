@@ -34,10 +34,10 @@ def decode(url: str) -> tuple[bytes, str]:
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the stdlib's name
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
-    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
         if self.path != ROUTE:
             return self.answer(404, {"error": "no such route"})
@@ -47,7 +47,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         context = {k: req[k] for k in ("id", "kind", "run", "category_library", "default_library")}
         try:
             result = analyze([decode(u) for u in req["images"]], context)
-        except Exception as err:  # noqa: BLE001 - the route's error page
+        except Exception as err:
             status = 503 if getattr(err, "transient", False) else 500
             return self.answer(status, {"error": f"{type(err).__name__}: {err}"})
         self.answer(200, result)

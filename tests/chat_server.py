@@ -71,10 +71,10 @@ def chat_server(script: list[tuple[Any, ...]], *, rate_per_minute: float | None 
     state = ChatServer(url="", script=list(script), rate_per_minute=rate_per_minute, burst=burst)
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: object) -> None:
             pass
 
-        def do_POST(self) -> None:  # noqa: N802 - stdlib name
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             with state.lock:
                 now = time.monotonic()

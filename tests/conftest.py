@@ -14,7 +14,7 @@ TESTS = ROOT / "tests"                                 # the shared fixtures liv
 VOCABULARY = ROOT / "data" / "lots" / "vocabulary"    # the committed word lists (candor/lots/vocabulary.py)
 
 
-def committed_token_rules():  # noqa: ANN201 - candor.lots.tokens.TokenRules, imported lazily
+def committed_token_rules():
     """The token rules the pipeline uses: the committed ``tokens.yaml`` and params.yaml's ``lots.min_number_digits``."""
     from candor.common.params import section
     from candor.lots.params import LotsParams
@@ -41,7 +41,7 @@ def http_root(tmp_path: Path) -> Iterator[tuple[Path, str]]:
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 

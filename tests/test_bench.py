@@ -12,8 +12,8 @@ from tests.conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
 
-import make_coco  # noqa: E402
-import report  # noqa: E402
+import make_coco  # noqa: E402 - after the sys.path line above
+import report  # noqa: E402 - after the sys.path line above
 
 
 def test_generator_is_seeded_and_scaled():

@@ -43,7 +43,7 @@ def child(req: dict) -> int:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if exc.code is not None and not isinstance(exc.code, int):
             print(exc.code, file=sys.stderr)
-    except BaseException:  # noqa: BLE001 - the interpreter's behaviour: traceback, exit 1
+    except BaseException:
         traceback.print_exc()
         code = 1
     sys.stdout.flush()

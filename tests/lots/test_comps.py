@@ -31,7 +31,7 @@ OFF = replace(ON, require_brand=False, require_model_token=False, hedged_fallbac
             exclude_accessories=False, per_unit_price=False)
 
 
-def L(id: str, title: str, price: str, quantity: int = 1) -> Listing:  # noqa: A002 - mirrors the CSV
+def L(id: str, title: str, price: str, quantity: int = 1) -> Listing:
     return Listing(id=id, title=title, price=Decimal(price), quantity=quantity)
 
 

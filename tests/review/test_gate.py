@@ -187,7 +187,7 @@ DEMO = ROOT / "metrics" / "outcomes" / "detector"
 
 def demo_tables() -> tuple[list[dict], list[dict]]:
     from candor.stats.outcomes import TABLES, parse_table
-    return tuple(parse_table(TABLES[n], (DEMO / n).read_text(), where=n)  # type: ignore[return-value]
+    return tuple(parse_table(TABLES[n], (DEMO / n).read_text(), where=n)
                  for n in ("detection-frames.csv", "detection-labels.csv"))
 
 

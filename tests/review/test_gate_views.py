@@ -77,4 +77,4 @@ def test_gate_settings_hold_the_four_sections_and_the_file_they_came_from():
     assert (s.gate.set, s.stats.confidence, s.match.critical, s.detector.sets, s.where) == \
         ("night", 0.9, ["deer"], {"night": ["a", "b"]}, "p.yaml")
     with pytest.raises(dataclasses.FrozenInstanceError):
-        s.where = "other.yaml"          # type: ignore[misc]
+        s.where = "other.yaml"

@@ -126,6 +126,6 @@ def test_cluster_values_are_the_declared_ones(data, loc):
 def test_the_sections_are_frozen():
     """A params value cannot be changed after it is read (no mutable config)."""
     with pytest.raises(ValidationError):
-        GateParams().alpha = 0.1            # type: ignore[misc]
+        GateParams().alpha = 0.1
     with pytest.raises(ValidationError):
-        StatsParams().cluster.detection = "session"     # type: ignore[misc]
+        StatsParams().cluster.detection = "session"

@@ -317,7 +317,7 @@ def read_valuation_lots(path: Path) -> dict[str, tuple[Decimal, int]]:
     unlabelled = [lot.id for lot in lots if lot.count is None]
     if unlabelled:
         raise SystemExit(f"valuation lot(s) without a count in {path}: {', '.join(unlabelled)}")
-    return {lot.id: (lot.verified_value, lot.count) for lot in lots}  # type: ignore[misc]
+    return {lot.id: (lot.verified_value, lot.count) for lot in lots}
 
 
 def build(lots: dict[str, tuple[Decimal, int]], *, seed: int) -> tuple[list[dict[str, str]], list[tuple[str, str]]]:

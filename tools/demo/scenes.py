@@ -104,7 +104,7 @@ def _rng(*key: int) -> np.random.Generator:
 
 
 def _clip8(c) -> RGB:
-    return tuple(int(max(0, min(255, round(v)))) for v in c)  # type: ignore[return-value]
+    return tuple(int(max(0, min(255, round(v)))) for v in c)
 
 
 def _jit(rng: np.random.Generator, c, amount: float) -> RGB:
@@ -129,7 +129,7 @@ def make_session(session_id: int, *, seed: int) -> Session:
         id=session_id,
         grass=_jit(rng, grass, 9), grass_alt=_jit(rng, alt, 9), dirt=_jit(rng, dirt, 8),
         brightness=float(rng.uniform(0.72, 1.12)),
-        tint=tuple(float(v) for v in rng.uniform(0.92, 1.08, 3)),  # type: ignore[arg-type]
+        tint=tuple(float(v) for v in rng.uniform(0.92, 1.08, 3)),
         haze=float(rng.choice([0.0, 0.0, rng.uniform(0.05, 0.22)])),
         bottom_panel=bool(rng.random() < 0.6),
     )
