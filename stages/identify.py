@@ -66,7 +66,7 @@ from candor.common.atomic import write_json
 from candor.common.errors import EXIT_CALLS_FAILED, EXIT_OK, run_main
 from candor.common.params import section
 from candor.common.tables import read_text
-from candor.lots.answers import Answer, normalize_line, write_answers
+from candor.lots.answers import Answer, normalise_line, write_answers
 from candor.lots.by_hand import check_by_hand, throwaway_report
 from candor.lots.field_scoring import field_scores
 from candor.lots.fields import format_case_table
@@ -152,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         lines = live_lines(params, args, cand, golden, ids=ids, runs=runs, label=label)
     lines = sorted(lines, key=lambda x: (x.case, x.run))
-    answers = [normalize_line(ln) for ln in lines]
+    answers = [normalise_line(ln) for ln in lines]
     scores = field_scores(golden, answers, answered_only=True)
     if args.out:
         write_json(args.out, throwaway_report(label=label, candidate=args.candidate, mode=mode, runs=runs,

@@ -48,7 +48,7 @@ from candor.lots.identification_scoring import (
     identification_json,
     provider_errors,
     score_runs,
-    summarize_identification,
+    summarise_identification,
 )
 from candor.stats.outcomes import outcome_text
 from stages.cli_lots import add_tokens, candidates, stage_parser, token_rules
@@ -78,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for cand in candidates(args.params):
         answers = read_answers(Path(args.answers) / f"{cand}.jsonl")
         runs = score_runs(golden, answers, rules=rules)
-        summaries[cand] = summarize_identification(runs, errors=provider_errors(golden, answers))
+        summaries[cand] = summarise_identification(runs, errors=provider_errors(golden, answers))
         id_rows.extend(r.row(cand) for r in runs)
         cases = field_scores(golden, answers)
         reports[cand] = fields_json(cand, cases)

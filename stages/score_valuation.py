@@ -34,11 +34,11 @@ from pathlib import Path
 from candor.common.atomic import write_json, write_text
 from candor.common.errors import EXIT_OK, run_main
 from candor.common.params import section
-from candor.lots.audit import audit_json, read_audit, summarize_audit
+from candor.lots.audit import audit_json, read_audit, summarise_audit
 from candor.lots.golden import read_lots
 from candor.lots.listings import read_listings, read_relevance
 from candor.lots.params import CompsParams
-from candor.lots.valuation import fmt, outcome_rows, score_values, summarize_valuation, summary_json, valuation_json
+from candor.lots.valuation import fmt, outcome_rows, score_values, summarise_valuation, summary_json, valuation_json
 from candor.lots.values import read_values
 from candor.stats.outcomes import outcome_text
 from stages.cli_lots import candidates, stage_parser
@@ -69,14 +69,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     for cand in candidates(args.params):
         values = read_values(Path(args.values) / f"{cand}.csv", lots=set(verified))
         scores = score_values(verified, values, relevance=relevance, band=band)
-        s = summarize_valuation(scores)
+        s = summarise_valuation(scores)
         summaries[cand] = summary_json(s, scores)
         rows.extend(outcome_rows(cand, scores))
         console.append(f"{cand:<12} in band {s.in_band}/{s.lots}  median ratio {fmt(s.median_ratio)[:5]:>5}  "
                        f"worst {fmt(s.worst_error)[:5]:>5}x ({s.worst_lot})  no estimate {s.no_estimate}  "
                        f"comps P {fmt(s.comps_precision)[:4]} R {fmt(s.comps_recall)[:4]}")
     rows.sort(key=lambda r: (r[0], r[1]))
-    audit = audit_json(summarize_audit(audit_lots), causes)
+    audit = audit_json(summarise_audit(audit_lots), causes)
     write_json(args.metrics, valuation_json(summaries))
     write_text(args.outcomes, outcome_text("valuation.csv", rows))
     write_json(args.audit_metrics, audit)

@@ -30,7 +30,7 @@ from candor.detection.config import MatchParams
 from candor.detection.model_card import load_card
 from candor.detection.scoring.coco import read_coco
 from candor.detection.scoring.yolo import read_classes, read_yolo
-from candor.lots.answers import normalize_line, read_answers
+from candor.lots.answers import normalise_line, read_answers
 from candor.lots.golden import read_lots
 from candor.lots.listings import read_listings
 from candor.lots.params import CompsParams, IdentifyParams
@@ -99,7 +99,7 @@ READERS: dict[str, tuple[Callable[[Path], Any], str, str]] = {
     "yolo-labels": (_yolo_labels, "0 0.5 0.5 0.25 0.25\n1 0.2 0.2 0.1 0.1\n", "text"),
     "coco": (read_coco, COCO, "json"),
     "recording": (load_recording, _line().to_json() + "\n", "jsonl"),
-    "answers": (read_answers, normalize_line(_line()).to_json() + "\n", "jsonl"),
+    "answers": (read_answers, normalise_line(_line()).to_json() + "\n", "jsonl"),
     "listings": (read_listings, (ROOT / "tests/data/comps/listings.csv").read_text(encoding="utf-8"), "csv"),
     "lots": (read_lots, (ROOT / "tests/data/lots/lots.csv").read_text(encoding="utf-8"), "csv"),
     "outcomes": (_outcomes, "lot,tier,candidate,run,outcome,count_exact\nT1,held,p,1,hit,1\n", "csv"),

@@ -1,6 +1,6 @@
 """The normalised answer record: one line of ``build/answers/<candidate>.jsonl``.
 
-The identify stage writes it (:func:`normalize_line`, :func:`write_answers`); score-lots and
+The identify stage writes it (:func:`normalise_line`, :func:`write_answers`); score-lots and
 value read it (:func:`read_answers`). One JSON object per (lot or case, run), sorted by
 (case, run), every key always present, in this order::
 
@@ -101,7 +101,7 @@ def _primary(parsed: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
     return item, _count(item.get("quantity"))
 
 
-def normalize_line(line: RecordLine) -> Answer:
+def normalise_line(line: RecordLine) -> Answer:
     """The normalised answer of one recording line (see the module docstring)."""
     empty = dict(make=None, model=None, count=None, category=None, fields=None)
     if line.error is not None:

@@ -83,7 +83,7 @@ def percent_change(before: Decimal, after: Decimal) -> Decimal | None:
     return ((after - before) * 100 / before).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
 
 
-def summarize_audit(lots: Sequence[AuditLot]) -> AuditSummary:
+def summarise_audit(lots: Sequence[AuditLot]) -> AuditSummary:
     """Compare pipeline and audit over ``lots`` (empty input gives zeros and None)."""
     before = [x for x in lots if x.pipeline_verdict in ACTIONABLE]
     after = [x for x in lots if x.audited_verdict in ACTIONABLE]

@@ -6,7 +6,7 @@ lot: make, model, whether the model number was hedged, and the predicted count.
 
 Tokens
     Tokenising, spec words and distinctive tokens are those of :mod:`candor.lots.tokens` (one
-    tokenizer for identification and comps, the same :class:`~candor.lots.tokens.TokenRules`,
+    tokeniser for identification and comps, the same :class:`~candor.lots.tokens.TokenRules`,
     params section ``lots``):
     a *distinctive model token* contains a digit and is not a spec token ("7090", "tds2024c";
     never "8-channel", "16gb", "24"). Tokens are compared by their *key* and matched where the
@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
-from candor.lots.tokens import TokenRules, candidate_tokens, distinctive_tokens, key, spans, tokenize
+from candor.lots.tokens import TokenRules, candidate_tokens, distinctive_tokens, key, spans, tokenise
 
 CENT = Decimal("0.01")
 
@@ -93,7 +93,7 @@ def is_code(token: str, *, tokens: TokenRules) -> bool:
 def model_keys(model: str, *, tokens: TokenRules) -> tuple[str, ...]:
     """Keys of the distinctive tokens and product codes of ``model``, sorted (empty when it has none)."""
     keys = {key(t) for t in distinctive_tokens(model, rules=tokens)}
-    keys.update(key(t) for t in tokenize(model) if is_code(t, tokens=tokens))
+    keys.update(key(t) for t in tokenise(model) if is_code(t, tokens=tokens))
     return tuple(sorted(keys))
 
 
@@ -102,8 +102,8 @@ def model_phrase(model: str, *, make: str | None = None, tokens: TokenRules, wor
 
     "Research plus 8-channel" -> ("research", "plus"); "87V" (make Fluke) -> ("87v",).
     """
-    skip = words.hedge | frozenset(tokenize(make)) | frozenset(tokens.form_factors)
-    kept = [t for t in tokenize(model) if t not in skip and t.strip("?")]
+    skip = words.hedge | frozenset(tokenise(make)) | frozenset(tokens.form_factors)
+    kept = [t for t in tokenise(model) if t not in skip and t.strip("?")]
     plain = [t for t in kept if not tokens.is_spec(t) and t not in words.category]
     return tuple(plain or [t for t in kept if t not in words.category])
 
@@ -111,9 +111,9 @@ def model_phrase(model: str, *, make: str | None = None, tokens: TokenRules, wor
 def family_tokens(model: str, *, make: str | None = None, tokens: TokenRules,
                   words: KeyWords) -> tuple[str, ...]:
     """Product-line tokens: letter-only phrase words of 3+ letters, letter prefixes (2+) of model tokens."""
-    skip = words.hedge | frozenset(tokenize(make)) | words.category | words.generic | frozenset(tokens.form_factors)
+    skip = words.hedge | frozenset(tokenise(make)) | words.category | words.generic | frozenset(tokens.form_factors)
     out: list[str] = []
-    for t in tokenize(model):
+    for t in tokenise(model):
         c = key(t)
         if c.isalpha() and len(c) >= 3 and t not in skip and not tokens.is_spec(t) and c not in out:
             out.append(c)
@@ -141,7 +141,7 @@ def _phrase_in(phrase: Sequence[str], title: str) -> bool:
 def brand_matches(make: str, title: str) -> bool:
     """True when ``title`` names ``make``: its key occurs in the title, or its first word's key
     when that has 4+ characters ("Thermo Fisher Scientific" ~ "Thermo Scientific")."""
-    make_toks = tokenize(make)
+    make_toks = tokenise(make)
     if not make_toks:
         return False
     found = spans(title)
@@ -152,7 +152,7 @@ def brand_matches(make: str, title: str) -> bool:
 def accessory_hit(title: str, accessory_words: Iterable[str]) -> str | None:
     """The first of ``accessory_words`` (a word or phrase) found in ``title``, or None."""
     for phrase in accessory_words:
-        if _phrase_in(tuple(tokenize(phrase)), title):
+        if _phrase_in(tuple(tokenise(phrase)), title):
             return phrase
     return None
 

@@ -4,7 +4,7 @@ A *case* lists expectations ``{field, expected: [...]}``; ``field`` is a dot pat
 into the answer object (``item.itemType``, ``container.containerItems[0].itemType``,
 ``imageLabel``). Definitions:
 
-* **Normalising** (:func:`normalize`): Unicode NFKC and case-fold
+* **Normalising** (:func:`normalise`): Unicode NFKC and case-fold
   (:func:`candor.lots.tokens.fold`), every run of characters other than letters, digits
   and marks of any script (hyphens and spaces included) becomes one space, trimmed. So
   ``power-tools``, ``Power tools`` and ``Power Tools`` are the same value, as the
@@ -50,10 +50,10 @@ from candor.lots.tokens import fold, is_word_char
 _PATH_PART = re.compile(r"^([^\[\]]+)((?:\[\d+\])*)$")
 
 
-def normalize(text: str) -> str:
+def normalise(text: str) -> str:
     """Folded (NFKC, case-fold), runs of anything but letters, digits and marks to one space, trimmed.
 
-    >>> normalize("  Power-Tools "), normalize("Дрель-Шуруповёрт")
+    >>> normalise("  Power-Tools "), normalise("Дрель-Шуруповёрт")
     ('power tools', 'дрель шуруповёрт')
     """
     return " ".join("".join(ch if is_word_char(ch) else " " for ch in fold(text)).split())
@@ -103,14 +103,14 @@ def field_values(value: Any) -> list[str]:
 
 
 def field_matches(expected: Sequence[str], actual: Sequence[str]) -> bool:
-    """True when any actual value contains (after :func:`normalize`) any expected value.
+    """True when any actual value contains (after :func:`normalise`) any expected value.
 
     One-way: ``field_matches(["Drill"], ["Cordless Drill"])`` is True,
     ``field_matches(["Hammer Drill"], ["Drill"])`` is False. An empty
     ``expected`` never matches.
     """
-    wants = [normalize(e) for e in expected]
-    haves = [normalize(a) for a in actual]
+    wants = [normalise(e) for e in expected]
+    haves = [normalise(a) for a in actual]
     return any(w and w in h for w in wants for h in haves)
 
 

@@ -30,7 +30,7 @@ expected: [...]}`` where ``field`` is a dot path (``item.itemType``,
 ``container.containerItems[0].itemType``) and ``expected`` may be empty (it then
 never matches; the report notes it). A path may repeat (the expectations are named by
 position). An expected value that normalises to nothing (``"--"``, ``"  "``:
-:func:`candor.lots.fields.normalize`) could never be compared and is an error naming the
+:func:`candor.lots.fields.normalise`) could never be compared and is an error naming the
 case file and the field. Unknown keys are errors.
 
 Every problem names the file, the row (the header is row 1) or JSON key, what
@@ -51,7 +51,7 @@ from candor.common.images import MAX_BYTES, sniff_mime
 from candor.common.manifest import path_problem
 from candor.common.params import validation_problems
 from candor.common.tables import parse_rows, read_json, read_text
-from candor.lots.fields import Expectation, normalize, parse_path
+from candor.lots.fields import Expectation, normalise, parse_path
 
 LOTS_FILE = "lots.csv"
 CASES_DIR = "cases"
@@ -146,7 +146,7 @@ class ExpectationSpec(BaseModel):
 
     @model_validator(mode="after")
     def _comparable(self) -> ExpectationSpec:
-        empty = [v for v in self.expected if not normalize(v)]
+        empty = [v for v in self.expected if not normalise(v)]
         if empty:
             raise ValueError(f"field {self.field}: expected value(s) {empty} normalise to nothing "
                              "(no letter or digit), so they could never be compared")

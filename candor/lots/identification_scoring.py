@@ -122,7 +122,7 @@ def _by_lot(runs: Sequence[RunScore]) -> dict[str, list[RunScore]]:
     return out
 
 
-def summarize_identification(runs: Sequence[RunScore], *,
+def summarise_identification(runs: Sequence[RunScore], *,
               errors: Mapping[str, int]) -> tuple[dict[str, Any], dict[str, Count]]:
     """Per tier: lot outcomes (majority), hedged, split and consistent lots and their rates (unit
     lot), per-run counts (descriptive), provider errors; then the exact-count rate per tier (unit

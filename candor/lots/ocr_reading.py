@@ -4,7 +4,7 @@ The local OCR candidate (docs/lots.md, "A local model as a candidate") reads eve
 the lot (the gallery policy applies) and this deterministic parser turns what it read into the
 prompt's answer object, so the recording, replay and scoring treat it like any other model.
 It never sees the labels: its only knowledge is the configured list of makes
-(params ``identify.ocr.makes``) and the project's tokenizer (:mod:`candor.lots.tokens`, params
+(params ``identify.ocr.makes``) and the project's tokeniser (:mod:`candor.lots.tokens`, params
 ``lots``).
 
 **Input** (``reading``): per photo, in gallery order, the lines of text the OCR read, in its

@@ -1,11 +1,11 @@
-"""Model tokens: what in a model name identifies the machine (one tokenizer for identification and comps).
+"""Model tokens: what in a model name identifies the machine (one tokeniser for identification and comps).
 
 "Dell OptiPlex 7090 SFF" and "OptiPlex 7090" are the same machine, so identification and
 comps compare *model keys*, not strings (docs/lots.md, "Token rules"). Definitions:
 
 * **Folding** (:func:`fold`): Unicode NFKC, then case-fold (``ＲＴＸ３０８０`` -> ``rtx3080``,
   ``Straße`` -> ``strasse``). Every comparison in the lots track starts here.
-* **Tokenising** (:func:`tokenize`): fold, ``24"`` becomes ``24in`` (a screen size stays a
+* **Tokenising** (:func:`tokenise`): fold, ``24"`` becomes ``24in`` (a screen size stays a
   size), then split on everything that is not a letter, digit or mark of any script, a hyphen
   or a dot; hyphens and dots stay inside a token (``2960-x``, ``e.g``) and are trimmed at its
   ends.
@@ -79,10 +79,10 @@ def is_word_char(ch: str) -> bool:
     return ch.isalnum() or unicodedata.category(ch).startswith("M")
 
 
-def tokenize(text: str | None) -> list[str]:
+def tokenise(text: str | None) -> list[str]:
     """Folded tokens of ``text`` in order (see the module docstring); None gives [].
 
-    >>> tokenize('Dell OptiPlex 7090, 24" (e.g. WS-C2960X)')
+    >>> tokenise('Dell OptiPlex 7090, 24" (e.g. WS-C2960X)')
     ['dell', 'optiplex', '7090', '24in', 'e.g', 'ws-c2960x']
     """
     if not text:
@@ -94,7 +94,7 @@ def tokenize(text: str | None) -> list[str]:
 
 def _pieces(text: str | None) -> list[list[str]]:
     """The parts of each hyphen/dot-separated piece of each token of ``text``."""
-    return [_split_piece(piece) for tok in tokenize(text) for piece in re.split(r"[.\-]+", tok) if piece]
+    return [_split_piece(piece) for tok in tokenise(text) for piece in re.split(r"[.\-]+", tok) if piece]
 
 
 def parts(text: str | None) -> list[str]:
@@ -144,7 +144,7 @@ def spans(text: str | None) -> frozenset[str]:
 def candidate_tokens(text: str | None) -> list[str]:
     """Tokens of ``text`` plus the hyphen-separated parts of hyphenated tokens, in order."""
     out: list[str] = []
-    for tok in tokenize(text):
+    for tok in tokenise(text):
         out.append(tok)
         if "-" in tok:
             out.extend(p for p in tok.split("-") if p)
@@ -221,7 +221,7 @@ def distinctive_tokens(text: str | None, *, rules: TokenRules) -> frozenset[str]
     ['7090']
     """
     out: set[str] = set()
-    for tok in tokenize(text):
+    for tok in tokenise(text):
         if not rules.is_spec(tok):
             out.update(t for t in (tok, *tok.split("-")) if t and rules.is_distinctive(t))
     return frozenset(out)
@@ -233,7 +233,7 @@ def label_keys(model: str, pinned: tuple[str, ...] = (), *, rules: TokenRules) -
     if pinned:
         return frozenset(k for p in pinned if (k := key(p)))
     out: set[str] = set()
-    for tok in tokenize(model):
+    for tok in tokenise(model):
         if rules.is_distinctive(tok):
             out.add(key(tok))
             base = next((p for p in tok.split("-") if rules.is_distinctive(p)), None)
@@ -262,7 +262,7 @@ def models_named(text: str | None, *, rules: TokenRules) -> frozenset[str]:
     """
     named: list[tuple[frozenset[str], frozenset[str]]] = []
     for alternative in _ALTERNATIVES.split(fold(text or "")):
-        keys = frozenset(key(t) for t in tokenize(alternative) if rules.is_distinctive(t))
+        keys = frozenset(key(t) for t in tokenise(alternative) if rules.is_distinctive(t))
         found = spans(alternative)
         if keys and not any(keys & other or other_keys & found for other_keys, other in named):
             named.append((keys, found))

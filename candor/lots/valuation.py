@@ -108,7 +108,7 @@ def score_lot(lot: str, verified: Decimal, estimate: Decimal | None, *, relevant
                     fit=len(rel & cho), comps_precision=precision, comps_recall=recall)
 
 
-def summarize_valuation(scores: Sequence[LotScore]) -> Summary:
+def summarise_valuation(scores: Sequence[LotScore]) -> Summary:
     """Per-candidate summary of lot scores (module docstring; empty input gives Nones and zeros)."""
     ratios = [(s.ratio, s.lot) for s in scores if s.ratio is not None]
     worst = min(((-lot_error(r), lot) for r, lot in ratios), default=None)  # largest error, first lot id

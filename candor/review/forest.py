@@ -36,12 +36,12 @@ def forest_png(rows: Sequence[tuple[str, str, float, float, float]], *, confiden
     height = 1.2 + ROW_INCHES * max(len(rows), 1)
     fig, ax = plt.subplots(figsize=(9, height), dpi=PNG_DPI)
     ys = list(range(len(rows)))[::-1]
-    colors: dict[str, str] = {}
+    colours: dict[str, str] = {}
     for y, (_metric, side, rate, lo, hi) in zip(ys, rows):
         name = side.split(" ")[0]
-        color = colors.setdefault(name, f"C{len(colors) % 10}")
-        ax.plot([lo, hi], [y, y], color=color, lw=2)
-        ax.plot([rate], [y], "o", color=color, ms=5)
+        colour = colours.setdefault(name, f"C{len(colours) % 10}")
+        ax.plot([lo, hi], [y, y], color=colour, lw=2)
+        ax.plot([rate], [y], "o", color=colour, ms=5)
     ax.set_yticks(ys)
     ax.set_yticklabels([f"{m}  {s}" for m, s, *_ in rows], fontsize=7)
     ax.set_xlim(-0.02, 1.02)

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from candor.common.errors import InputError
-from candor.lots.answers import Answer, normalize_line, parse_answers, read_answers, write_answers
+from candor.lots.answers import Answer, normalise_line, parse_answers, read_answers, write_answers
 from candor.lots.recording import RecordLine, parse_answer
 
 SHA = "a" * 64
@@ -31,15 +31,15 @@ CONTAINER = {"type": "container", "container": {"containerItems": [
 
 
 def test_normalise_item_container_unparseable_error():
-    a = normalize_line(line(raw=json.dumps(ITEM)))
+    a = normalise_line(line(raw=json.dumps(ITEM)))
     assert (a.status, a.make, a.model, a.count, a.category) == \
         ("ok", "Dell", "e.g. OptiPlex 7090", 10, "Desktop Computers")   # the hedge is kept in the text
     assert a.fields == ITEM and a.error is None
-    c = normalize_line(line(raw=json.dumps(CONTAINER)))
+    c = normalise_line(line(raw=json.dumps(CONTAINER)))
     assert (c.make, c.model, c.count, c.category) == ("DeWalt", "DCD791", 5, "Drill")
-    u = normalize_line(line(raw="Sorry, I cannot tell."))
+    u = normalise_line(line(raw="Sorry, I cannot tell."))
     assert u.status == "unparseable" and u.error.startswith("not JSON") and u.fields is None
-    e = normalize_line(line(error="HTTP 500"))
+    e = normalise_line(line(error="HTTP 500"))
     assert e.status == "error" and e.error == "HTTP 500" and e.model is None
     assert list(json.loads(a.to_json())) == ["case", "run", "status", "make", "model", "count", "category",
                                             "fields", "error"]
@@ -49,11 +49,11 @@ def test_normalise_item_container_unparseable_error():
                                              (None, None), (True, None)])
 def test_count_coercion(quantity, count):
     raw = json.dumps({"type": "item", "item": {"itemModel": "X100", "quantity": quantity}})
-    assert normalize_line(line(raw=raw)).count == count
+    assert normalise_line(line(raw=raw)).count == count
 
 
 def test_written_answers_read_back_sorted(tmp_path):
-    answers = [normalize_line(line(case="L2")), normalize_line(line(run=2, error="HTTP 500")), normalize_line(line())]
+    answers = [normalise_line(line(case="L2")), normalise_line(line(run=2, error="HTTP 500")), normalise_line(line())]
     write_answers(tmp_path / "a.jsonl", answers)
     back = read_answers(tmp_path / "a.jsonl")
     assert [(a.case, a.run) for a in back] == [("L1", 1), ("L1", 2), ("L2", 1)]

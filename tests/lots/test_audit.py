@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from candor.lots.audit import AuditLot, percent_change, summarize_audit
+from candor.lots.audit import AuditLot, percent_change, summarise_audit
 
 
 def A(lot, pv, pc, av, ac, cause=""):
@@ -18,7 +18,7 @@ def test_hand_computed_audit():
         A("d", "pass", "10.00", "watch", "80.00", "title_model_differs_from_plate"),
         A("e", "watch", "200.00", "pass", "0.00", "priced_off_trading_cards"),
     ]
-    s = summarize_audit(lots)
+    s = summarise_audit(lots)
     assert s.lots == 5
     assert s.verdicts_changed == 3                    # a, d, e
     assert (s.actionable_before, s.actionable_after) == (4, 3)  # a b c e / b c d
@@ -33,7 +33,7 @@ def test_hand_computed_audit():
 
 
 def test_actionable_after_counts_buy_and_watch():
-    s = summarize_audit([A("a", "pass", "0", "buy", "5"), A("b", "pass", "0", "watch", "5"),
+    s = summarise_audit([A("a", "pass", "0", "buy", "5"), A("b", "pass", "0", "watch", "5"),
                          A("c", "pass", "0", "pass", "5")])
     assert (s.actionable_before, s.actionable_after, s.ceiling_sum_after) == (0, 2, Decimal("10"))
     assert s.ceiling_change_pct is None  # nothing actionable before: no percentage
@@ -46,5 +46,5 @@ def test_percent_change_rounds_half_up():
 
 
 def test_empty_audit():
-    s = summarize_audit([])
+    s = summarise_audit([])
     assert (s.lots, s.verdicts_changed, s.ceiling_change_pct, s.root_causes) == (0, 0, None, {})

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from candor.common.errors import InputError
-from candor.lots.answers import normalize_line
+from candor.lots.answers import normalise_line
 from candor.lots.by_hand import check_by_hand, throwaway_report
 from candor.lots.fields import CaseScore, FieldScore
 from candor.lots.recording import RecordLine, parse_answer
@@ -47,7 +47,7 @@ def test_the_report_pairs_answers_with_their_raw_text():
     score = CaseScore(case="drill", fields=(FieldScore(0, "item.itemType", ("Drill",), 1, 1, 0),), notes=(),
                       errors=(), runs=1)
     doc = throwaway_report(label="L", candidate="c", mode="replay", runs=1, sha="s", lines=[line],
-                           answers=[normalize_line(line)], scores=[score])
+                           answers=[normalise_line(line)], scores=[score])
     assert (doc["label"], doc["provider"], doc["model"], doc["prompt_sha256"]) == ("L", "openai-compatible", "m", "s")
     assert doc["answers"][0]["raw"] == raw and doc["answers"][0]["case"] == "drill"
     assert doc["cases"] == [{"case": "drill", "score": 1.0, "errors": [], "notes": [],

@@ -10,7 +10,7 @@ from candor.lots.fields import (
     field_values,
     format_case_table,
     get_field,
-    normalize,
+    normalise,
     overall_score,
     parse_path,
     score_case,
@@ -23,8 +23,8 @@ from candor.lots.fields import (
     ("ＰＯＷＥＲ　ＴＯＯＬＳ", "power tools"), ("Дрель-Шуруповёрт", "дрель шуруповёрт"), ("ΔΡΑΠΑΝΟ", "δραπανο"),
     ("電動 ドリル", "電動 ドリル"), ("--", ""), ("20V MAX!", "20v max"),
 ])
-def test_normalize(text, expected):
-    assert normalize(text) == expected
+def test_normalise(text, expected):
+    assert normalise(text) == expected
 
 
 @pytest.mark.parametrize("expected, actual, ok", [

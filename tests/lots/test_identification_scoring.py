@@ -17,7 +17,7 @@ from candor.lots.identification_scoring import (
     majority,
     provider_errors,
     score_runs,
-    summarize_identification,
+    summarise_identification,
 )
 from candor.lots.tokens import TokenRules
 
@@ -74,7 +74,7 @@ def test_lot_outcomes_hedged_split_and_consistent_by_hand():
             run("B", 1, "abstain", hedged=True), run("B", 2, "abstain", hedged=True),  # abstain, hedged, consistent
             run("C", 1, "hit", tier="photo"), run("C", 2, "wrong", tier="photo"),      # split
             run("D", 1, "wrong", tier="photo", exact=True)]                            # wrong, consistent
-    summary, counts = summarize_identification(runs, errors={"all": 1, "photo": 1})
+    summary, counts = summarise_identification(runs, errors={"all": 1, "photo": 1})
     s = summary["all"]
     assert (s["lots"], s["hit"], s["abstain"], s["wrong"], s["split"], s["hedged"], s["consistent"]) == (4, 1, 1, 1, 1,
                                                                                                         1, 2)
@@ -89,18 +89,18 @@ def test_lot_outcomes_hedged_split_and_consistent_by_hand():
 
 
 def test_an_empty_group_has_rates_none():
-    summary, _ = summarize_identification([], errors={})
+    summary, _ = summarise_identification([], errors={})
     assert summary["held"]["lots"] == 0 and summary["held"]["hit_rate"] is None
     assert summary["count"]["photo"]["exact_rate"] is None
 
 
 def test_rates_are_rounded_to_six_decimals():
-    summary, _ = summarize_identification([run("A", 1, "hit"), run("B", 1, "wrong"), run("C", 1, "wrong")], errors={})
+    summary, _ = summarise_identification([run("A", 1, "hit"), run("B", 1, "wrong"), run("C", 1, "wrong")], errors={})
     assert summary["all"]["hit_rate"] == 0.333333 and summary["all"]["wrong_rate"] == 0.666667
 
 
 def test_identification_json_keys_the_counts_by_candidate():
-    doc = identification_json({"p": summarize_identification([run("A", 1, "hit")], errors={})})
+    doc = identification_json({"p": summarise_identification([run("A", 1, "hit")], errors={})})
     assert doc["identification"]["p"]["all"]["hit"] == 1
     assert "identification.p.all.hit_rate" in doc["counts"]
 

@@ -1,4 +1,4 @@
-"""The one tokenizer: folding, tokens, parts, keys, spans, spec tokens, label keys, hedges."""
+"""The one tokeniser: folding, tokens, parts, keys, spans, spec tokens, label keys, hedges."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -14,23 +14,23 @@ from candor.lots.tokens import (
     models_named,
     parts,
     spans,
-    tokenize,
+    tokenise,
 )
 from tests.conftest import committed_token_rules
 
 R = committed_token_rules()
 
 
-def test_tokenize_keeps_hyphens_and_turns_inch_marks_into_a_size():
-    assert tokenize('Dell P2419H 24" (IPS), WS-C2960X-48FPD-L') == ["dell", "p2419h", "24in", "ips",
+def test_tokenise_keeps_hyphens_and_turns_inch_marks_into_a_size():
+    assert tokenise('Dell P2419H 24" (IPS), WS-C2960X-48FPD-L') == ["dell", "p2419h", "24in", "ips",
                                                                      "ws-c2960x-48fpd-l"]
-    assert tokenize(None) == [] and tokenize("") == []
+    assert tokenise(None) == [] and tokenise("") == []
 
 
-def test_fold_and_tokenize_keep_every_script():
+def test_fold_and_tokenise_keep_every_script():
     assert fold("ＲＴＸ３０８０") == "rtx3080"                           # NFKC: full-width forms
-    assert tokenize("Дрель ΔΡΑΠΑΝΟ 電動ドリル") == ["дрель", "δραπανο", "電動ドリル"]
-    assert tokenize("Шуруповёрт-2") == ["шуруповёрт-2"]
+    assert tokenise("Дрель ΔΡΑΠΑΝΟ 電動ドリル") == ["дрель", "δραπανο", "電動ドリル"]
+    assert tokenise("Шуруповёрт-2") == ["шуруповёрт-2"]
 
 
 def test_candidate_tokens_add_hyphen_parts():

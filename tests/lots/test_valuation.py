@@ -5,7 +5,7 @@ from decimal import Decimal
 
 import pytest
 
-from candor.lots.valuation import comps_fit, in_band, lot_error, score_lot, summarize_valuation, value_ratio
+from candor.lots.valuation import comps_fit, in_band, lot_error, score_lot, summarise_valuation, value_ratio
 
 BAND = (0.5, 1.5)
 
@@ -42,7 +42,7 @@ def test_summary_hand_computed():
         score_lot("L3", Decimal("100"), None, relevant={"d"}, chosen=set(), hedged=False, band=BAND),
         score_lot("L4", Decimal("200"), Decimal("50"), relevant={"e"}, chosen={"z"}, hedged=False, band=BAND),
     ]
-    s = summarize_valuation(scores)
+    s = summarise_valuation(scores)
     assert (s.lots, s.estimated, s.no_estimate, s.hedged, s.in_band) == (4, 3, 1, 1, 1)
     assert s.in_band_rate == 0.25                 # the abstention stays in the denominator
     assert s.median_ratio == 0.9                  # median of 0.9, 4.0, 0.25
@@ -51,11 +51,11 @@ def test_summary_hand_computed():
 
 
 def test_summary_of_nothing():
-    s = summarize_valuation([])
+    s = summarise_valuation([])
     assert (s.lots, s.in_band_rate, s.median_ratio, s.worst_error, s.comps_precision) == (0, None, None, None, None)
 
 
 def test_all_abstentions():
-    s = summarize_valuation([score_lot("L1", Decimal("10"), None, relevant=set(), chosen=set(), hedged=False,
+    s = summarise_valuation([score_lot("L1", Decimal("10"), None, relevant=set(), chosen=set(), hedged=False,
                                        band=BAND)])
     assert (s.no_estimate, s.in_band_rate, s.median_ratio, s.worst_error) == (1, 0.0, None, None)

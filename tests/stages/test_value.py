@@ -13,13 +13,13 @@ import pytest
 from candor.common.counts import KEY as COUNTS_KEY
 from candor.common.errors import run_main
 from candor.common.params import section
-from candor.lots.answers import normalize_line
+from candor.lots.answers import normalise_line
 from candor.lots.comps import Listing, Query, match_listing
 from candor.lots.golden import read_lots
 from candor.lots.listings import read_listings
 from candor.lots.params import CompsParams
 from candor.lots.recording import load_recording
-from candor.lots.valuation import score_lot, summarize_valuation
+from candor.lots.valuation import score_lot, summarise_valuation
 from candor.lots.values import value_lots
 from candor.lots.vocabulary import AccessoryWords, read_key_words, read_vocabulary
 from stages.value import main
@@ -125,12 +125,12 @@ FIXES_OFF = {"require_brand": False, "require_model_token": False, "hedged_fallb
 def demo_summary(candidate: str, params: CompsParams):
     """Valuation summary of the demo candidate from its replayed (recorded, normalised) answers."""
     lots = read_lots(ROOT / "data" / "lots" / "lots.csv")
-    answers = [normalize_line(x) for x in load_recording(ROOT / "data" / "lots" / "recordings" / f"{candidate}.jsonl")]
+    answers = [normalise_line(x) for x in load_recording(ROOT / "data" / "lots" / "recordings" / f"{candidate}.jsonl")]
     listings = read_listings(ROOT / "data" / "comps" / "listings.csv")
     rules = params.rules(tokens=committed_token_rules(), accessory_words=ACCESSORY_WORDS, words=KEY_WORDS)
     values = value_lots(lots, answers, listings, rules=rules, ceiling=params.ceiling_rules())
     verified = {x.id: x.verified_value for x in lots}
-    return summarize_valuation([score_lot(v.lot, verified[v.lot], v.estimate.lot_value, relevant=(), chosen=(),
+    return summarise_valuation([score_lot(v.lot, verified[v.lot], v.estimate.lot_value, relevant=(), chosen=(),
                                 hedged=v.estimate.hedged, band=params.band) for v in values]), answers
 
 

@@ -29,7 +29,7 @@ from candor.detection.match_defaults import MATCH_IOU
 from candor.detection.scoring.metrics import operating_point
 from candor.detection.scoring.nms_match import score_detections
 from candor.detection.scoring.scene import build_scene
-from candor.detection.scoring.tally import summarize
+from candor.detection.scoring.tally import summarise
 
 NMS_IOU = DetectorParams().nms_iou     # the pipeline's defaults, not the served params.yaml
 
@@ -52,7 +52,7 @@ def evaluate_raw(raw: RawDetections, data: Path, *, threshold: float) -> dict:
     masks = {"all": np.ones(len(scene.frames), bool)} | {sp: scene.split == sp for sp in sorted(set(scene.split))}
     out = {}
     for split, mask in masks.items():
-        block = summarize(s, op, frame_mask=mask, min_support=0, critical=[], band_edges=[])
+        block = summarise(s, op, frame_mask=mask, min_support=0, critical=[], band_edges=[])
         out[split] = {"micro": block["micro"], "per_class": block["per_class"]}
     return out
 

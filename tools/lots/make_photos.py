@@ -65,7 +65,7 @@ def draw_case_image(*, title: str, plate: str, rng: random.Random) -> Image.Imag
     d.rectangle([20, 40, 140, 100], fill=tuple(rng.randint(20, 110) for _ in range(3)), outline=(0, 0, 0))
     d.text((6, 6), title, fill=(0, 0, 0))
     d.text((26, 64), plate, fill=(250, 250, 250))
-    return img.convert("P", palette=Image.Palette.ADAPTIVE, colors=16)
+    return img.convert("P", palette=Image.Palette.ADAPTIVE, colours=16)
 
 
 def main() -> None:

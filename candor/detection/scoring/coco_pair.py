@@ -3,7 +3,7 @@
 The scene is :func:`candor.detection.scoring.scene.coco_scene` (one split ``all``, size
 bands in original pixels). Without thresholds every detection counts (no threshold, no
 NMS) and ``match`` takes its defaults (:mod:`candor.detection.match_defaults`); the
-result is ``{"all": <summarize block>, "ap": <COCO AP block>, "counts": <the k of n behind every
+result is ``{"all": <summarise block>, "ap": <COCO AP block>, "counts": <the k of n behind every
 rate>}``.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from candor.detection.scoring.columns import DetectionTable, GroundTruth
 from candor.detection.scoring.metrics import operating_point, rate_counts
 from candor.detection.scoring.nms_match import score_detections
 from candor.detection.scoring.scene import coco_scene
-from candor.detection.scoring.tally import summarize
+from candor.detection.scoring.tally import summarise
 
 
 def score_coco_pair(gt: GroundTruth, det: DetectionTable, *, class_thresholds: np.ndarray | None = None,
@@ -46,7 +46,7 @@ def score_coco_pair(gt: GroundTruth, det: DetectionTable, *, class_thresholds: n
         s = score_detections(scene, frame=det.frame[above], cls=det.cls[above], boxes=det.boxes[above],
                              score=det.score[above], nms_iou=nms_iou, match_iou=iou, agnostic=agnostic, max_det=max_det)
     op = operating_point(s, class_thresholds=served)
-    block = summarize(s, op, frame_mask=np.ones(len(gt.frames), bool), min_support=min_support,
+    block = summarise(s, op, frame_mask=np.ones(len(gt.frames), bool), min_support=min_support,
                       critical=list(critical), band_edges=list(bands))
     tp = np.flatnonzero(op.tp)
     tp_iou, edge = tp_box_errors(s.boxes[tp], scene.label_boxes[s.label[tp]], scene.scale[s.frame[tp]])

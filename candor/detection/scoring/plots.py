@@ -139,12 +139,12 @@ def png_curves(curves: dict[str, Curve], *, model: str, kind: str, served_by_cla
     """PR (``kind='pr'``) or F1-versus-threshold (``kind='f1'``) curves of every class, one PNG."""
     plt, fig = _figure(8, 6)
     ax = fig.add_subplot(1, 1, 1)
-    n_colors = 10 if len(curves) <= 11 else 20
-    cmap = plt.get_cmap(f"tab{n_colors}")
+    n_colours = 10 if len(curves) <= 11 else 20
+    cmap = plt.get_cmap(f"tab{n_colours}")
     for k, (name, cv) in enumerate(curves.items()):
         rows = cv.rows()
         style = ({"color": "black", "linewidth": 2.2} if name == "all"
-                 else {"color": cmap(k % n_colors), "linewidth": 1.2})
+                 else {"color": cmap(k % n_colours), "linewidth": 1.2})
         if kind == "pr":
             pts = [(r, p) for _, p, r, _ in rows if p is not None and r is not None]
         else:
@@ -196,9 +196,9 @@ def png_per_class(per_class: dict[str, dict], *, model: str, min_support: int) -
     f1 = [per_class[n]["f1"] or 0.0 for n in names]
     plt, fig = _figure(8, max(3.0, 0.35 * len(names) + 1.2))
     ax = fig.add_subplot(1, 1, 1)
-    colors = ["tab:blue" if per_class[n]["qualified"] else "tab:gray" for n in names]
+    colours = ["tab:blue" if per_class[n]["qualified"] else "tab:gray" for n in names]
     y = np.arange(len(names))
-    ax.barh(y, f1, color=colors)
+    ax.barh(y, f1, color=colours)
     for i, n in enumerate(names):
         ax.text(min(f1[i], 0.98) + 0.01, i, f"n={per_class[n]['support']}", va="center", fontsize=7)
     ax.set_yticks(y, names, fontsize=8)

@@ -1,6 +1,6 @@
 """Tallies: the counts every detection metric is read from, added up chunk by chunk.
 
-Every number of a metrics block (:func:`summarize`), of the PR and F1-versus-threshold curves
+Every number of a metrics block (:func:`summarise`), of the PR and F1-versus-threshold curves
 (:meth:`Tally.curves`) and of the confusion matrix is a sum over frames. A :class:`Tally` keeps
 those sums in small arrays whose size depends on the classes, bands, threshold grid and frame
 groups, never on the number of frames or boxes, so scoring can read the raw detections in
@@ -271,7 +271,7 @@ def anatomy_keys(kinds: np.ndarray) -> dict:
             "fn_anatomy": dict(zip(FN_KINDS, (aimed, fn - aimed)))}
 
 
-def summarize(s: Scored, op: OperatingPoint, *, frame_mask: np.ndarray, min_support: int,
+def summarise(s: Scored, op: OperatingPoint, *, frame_mask: np.ndarray, min_support: int,
               critical: list[str], band_edges: list[float], wrong: np.ndarray | None = None) -> dict:
     """The metrics block of the frames in ``frame_mask`` ``(F,)``, scored in memory at once (a
     :class:`Tally` of one chunk). ``wrong`` is :func:`wrong_targets` when already computed."""

@@ -20,7 +20,7 @@ from candor.detection.scoring.metrics import (
 )
 from candor.detection.scoring.nms_match import score_detections
 from candor.detection.scoring.scene import Scene
-from candor.detection.scoring.tally import Tally, frame_groups, summarize
+from candor.detection.scoring.tally import Tally, frame_groups, summarise
 
 CLASSES = ("deer", "sheep", "tree", "relic")   # relic: never labelled
 
@@ -78,7 +78,7 @@ def test_nms_then_match_then_threshold_hand_counts():
     assert len(s.score) == 5                      # the duplicate is gone
     op = operating_point(s, class_thresholds=np.array([0.35, 0.35, 0.35, 0.35]))
     allf = np.ones(3, bool)
-    m = summarize(s, op, frame_mask=allf, min_support=1, critical=["deer", "sheep"], band_edges=[16, 48])
+    m = summarise(s, op, frame_mask=allf, min_support=1, critical=["deer", "sheep"], band_edges=[16, 48])
     # TP: deer; FP: deer-on-sheep, relic, tree(empty frame); FN: sheep (0.3 < 0.35), tree
     assert m["micro"] == {"precision": 0.25, "recall": pytest.approx(1 / 3, abs=1e-6),
                           "f1": pytest.approx(2 / 7, abs=1e-6),
@@ -95,14 +95,14 @@ def test_nms_then_match_then_threshold_hand_counts():
                              "total": {"missed": 1, "wrong": 1}}
     # lower the sheep threshold: the sheep becomes TP
     op2 = operating_point(s, class_thresholds=np.array([0.35, 0.3, 0.35, 0.35]))
-    m2 = summarize(s, op2, frame_mask=allf, min_support=1, critical=[], band_edges=[16, 48])
+    m2 = summarise(s, op2, frame_mask=allf, min_support=1, critical=[], band_edges=[16, 48])
     assert (m2["micro"]["tp"], m2["micro"]["fn"]) == (2, 1)
 
 
 def test_without_nms_the_duplicate_is_a_fp():
     s = scored(nms_iou=None)
     op = operating_point(s, class_thresholds=np.full(4, 0.35))
-    m = summarize(s, op, frame_mask=np.ones(3, bool), min_support=1, critical=[], band_edges=[])
+    m = summarise(s, op, frame_mask=np.ones(3, bool), min_support=1, critical=[], band_edges=[])
     assert m["micro"]["fp"] == 4
 
 
@@ -110,18 +110,18 @@ def test_splits_zoom_and_bands():
     s = scored()
     op = operating_point(s, class_thresholds=np.full(4, 0.35))
     sc = s.scene
-    dev = summarize(s, op, frame_mask=sc.split == "dev", min_support=1, critical=[], band_edges=[16, 48])
-    test = summarize(s, op, frame_mask=sc.split == "test", min_support=1, critical=[], band_edges=[16, 48])
+    dev = summarise(s, op, frame_mask=sc.split == "dev", min_support=1, critical=[], band_edges=[16, 48])
+    test = summarise(s, op, frame_mask=sc.split == "test", min_support=1, critical=[], band_edges=[16, 48])
     assert (dev["micro"]["tp"], dev["micro"]["fp"], dev["micro"]["fn"], dev["micro"]["frames"]) == (1, 2, 2, 2)
     assert (test["micro"]["tp"], test["micro"]["fp"], test["micro"]["fn"], test["micro"]["frames"]) == (0, 1, 0, 1)
     # zoom "1": frames a and c
-    z = summarize(s, op, frame_mask=np.ones(3, bool), min_support=1, critical=[], band_edges=[16, 48])["by_zoom"]
+    z = summarise(s, op, frame_mask=np.ones(3, bool), min_support=1, critical=[], band_edges=[16, 48])["by_zoom"]
     assert list(z) == ["zoom_1", "zoom_2"]
     assert (z["zoom_1"]["tp"], z["zoom_1"]["fp"], z["zoom_1"]["fn"], z["zoom_1"]["frames"]) == (1, 2, 1, 2)
     assert (z["zoom_2"]["tp"], z["zoom_2"]["fp"], z["zoom_2"]["fn"], z["zoom_2"]["frames"]) == (0, 1, 1, 1)
     # bands at input: deer 10*2=20 (16to48), sheep 20*2=40 (16to48), tree 100 (ge48);
     # FP: deer-on-sheep 40 (16to48), relic 10 (lt16), tree-on-empty 5 (lt16)
-    b = summarize(s, op, frame_mask=np.ones(3, bool), min_support=1, critical=[], band_edges=[16, 48])["by_band"]
+    b = summarise(s, op, frame_mask=np.ones(3, bool), min_support=1, critical=[], band_edges=[16, 48])["by_band"]
     assert list(b) == ["lt16", "16to48", "ge48"]
     assert (b["lt16"]["tp"], b["lt16"]["fp"], b["lt16"]["fn"]) == (0, 2, 0)
     assert (b["16to48"]["tp"], b["16to48"]["fp"], b["16to48"]["fn"], b["16to48"]["support"]) == (1, 1, 1, 2)
@@ -148,7 +148,7 @@ def test_curves_agree_with_operating_points_at_every_threshold():
     for i in (0, 25, 30, 35, 60, 95):
         t = grid[i]
         op = operating_point(s, class_thresholds=np.full(4, t))
-        m = summarize(s, op, frame_mask=np.ones(3, bool), min_support=1, critical=[], band_edges=[])
+        m = summarise(s, op, frame_mask=np.ones(3, bool), min_support=1, critical=[], band_edges=[])
         micro = m["micro"]
         assert (cv["all"].tp[i], cv["all"].fp[i], cv["all"].fn[i]) == (micro["tp"], micro["fp"], micro["fn"])
         for name in CLASSES:
@@ -184,7 +184,7 @@ def test_empty_everything():
     s = score_detections(sc, frame=np.zeros(0, int), cls=np.zeros(0, int), boxes=np.zeros((0, 4)),
                          score=np.zeros(0), nms_iou=0.5, match_iou=0.5)
     op = operating_point(s, class_thresholds=np.array([0.35]))
-    m = summarize(s, op, frame_mask=np.ones(1, bool), min_support=1, critical=["deer"], band_edges=[16])
+    m = summarise(s, op, frame_mask=np.ones(1, bool), min_support=1, critical=["deer"], band_edges=[16])
     assert m["micro"] == {"precision": None, "recall": None, "f1": None, "tp": 0, "fp": 0, "fn": 0,
                           "fp_per_frame": 0.0, "frames": 1, "fp_anatomy": anatomy(),
                           "fn_anatomy": {"aimed": 0, "missed": 0}}
@@ -218,7 +218,7 @@ def test_size_at_input_decides_the_band():
 def test_rate_counts_are_the_counts_behind_every_rate():
     s = scored()
     op = operating_point(s, class_thresholds=np.zeros(4))
-    block = summarize(s, op, frame_mask=np.ones(3, bool), min_support=1, critical=[], band_edges=[16.0])
+    block = summarise(s, op, frame_mask=np.ones(3, bool), min_support=1, critical=[], band_edges=[16.0])
     counts = rate_counts({"all": block})
     # kept after NMS: deer TP, deer FP, sheep TP, relic FP, tree FP; the tree label is missed
     assert (counts["all.micro.precision"].k, counts["all.micro.precision"].n) == (2, 5)
