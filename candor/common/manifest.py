@@ -27,6 +27,7 @@ from pathlib import Path, PurePosixPath
 
 from candor.common.errors import InputError, Problem
 from candor.common.tables import ascii_int, csv_text, parse_rows, read_text
+from candor.common.unique import repeat_of
 
 MANIFEST_NAME = "manifest.csv"
 REQUIRED_COLUMNS = ("path", "sha256", "bytes")
@@ -122,8 +123,8 @@ def parse_manifest(text: str, *, file: Path) -> Manifest:
         if (why := path_problem(path)) is not None:
             problems.append(Problem(f"{where}.path", why, got=repr(path)))
             bad = True
-        elif path in seen:
-            problems.append(Problem(f"{where}.path", f"duplicate of row {seen[path]}", got=repr(path)))
+        elif (repeat := repeat_of(seen, path, where=f"{where}.path", noun="path")) is not None:
+            problems.append(repeat)
             bad = True
         if not HEX64.match(digest):
             problems.append(Problem(f"{where}.sha256", "malformed digest",

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from candor.common.errors import InputError, Problem, fail
 from candor.common.tables import read_rows
+from candor.common.unique import repeat_of
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
 SPLITS = ("dev", "test")
@@ -37,18 +38,20 @@ def read_frames(path: Path) -> FrameInfo:
     dev/test). Every problem is reported at once, naming its row and column."""
     problems: list[Problem] = []
     rows: dict[str, tuple[str, str, str]] = {}
+    first: dict[str, int] = {}
     for rowno, row in read_rows(path, columns=COLUMNS).rows:
         frame = row["frame"].strip()
         split = row["split"].strip()
         if not frame:
             problems.append(Problem(f"{path}:row {rowno}.frame", "empty frame id"))
-        elif frame in rows:
-            problems.append(Problem(f"{path}:row {rowno}.frame", "duplicate frame id", got=repr(frame)))
+        elif (repeat := repeat_of(first, frame, where=f"{path}:row {rowno}.frame", noun="frame id")) is not None:
+            problems.append(repeat)
         if split not in SPLITS:
             problems.append(Problem(f"{path}:row {rowno}.split", "unknown split", expected=" or ".join(SPLITS),
                                     got=repr(split)))
         if frame and frame not in rows:
             rows[frame] = (row["session"].strip(), row["zoom"].strip(), split)
+            first[frame] = rowno
     if problems:
         raise InputError(problems)
     order = sorted(rows)

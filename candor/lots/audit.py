@@ -36,6 +36,7 @@ from typing import Any, TypeGuard
 
 from candor.common.errors import InputError, Problem
 from candor.common.tables import read_rows
+from candor.common.unique import repeat_of
 from candor.lots.amounts import parse_amount
 from candor.lots.ceiling import ACTIONABLE, VERDICTS, Verdict
 
@@ -128,14 +129,17 @@ def read_audit(folder: str | os.PathLike[str]) -> tuple[list[AuditLot], dict[str
     path = Path(folder) / "audit.csv"
     problems: list[Problem] = []
     lots: list[AuditLot] = []
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     for rowno, row in read_rows(path, columns=AUDIT_COLUMNS, exact=True).rows:
         where = f"{path}:row {rowno}"
         lot = row["lot"].strip()
-        if not lot or lot in seen:
-            problems.append(Problem(f"{where}.lot", "empty or duplicate lot id", got=repr(lot)))
+        if not lot:
+            problems.append(Problem(f"{where}.lot", "empty lot id"))
             continue
-        seen.add(lot)
+        if (repeat := repeat_of(seen, lot, where=f"{where}.lot", noun="lot id")) is not None:
+            problems.append(repeat)
+            continue
+        seen[lot] = rowno
         bad = len(problems)
         for col in ("pipeline_verdict", "audited_verdict"):
             if row[col].strip() not in VERDICTS:

@@ -51,6 +51,7 @@ from candor.common.images import MAX_BYTES, sniff_mime
 from candor.common.manifest import path_problem
 from candor.common.params import validation_problems
 from candor.common.tables import parse_rows, read_json, read_text
+from candor.common.unique import repeat_of
 from candor.lots.fields import Expectation, normalise, parse_path
 
 LOTS_FILE = "lots.csv"
@@ -204,8 +205,8 @@ def parse_lots(text: str, *, file: str) -> tuple[list[Lot], list[Problem]]:
         except ValidationError as err:
             problems.extend(validation_problems(err, where))
             continue
-        if lot.id in seen:
-            problems.append(Problem(f"{where}.id", f"duplicate id (first on row {seen[lot.id]})", got=repr(lot.id)))
+        if (repeat := repeat_of(seen, lot.id, where=f"{where}.id", noun="id")) is not None:
+            problems.append(repeat)
             continue
         seen[lot.id] = rowno
         if lot.valuation:

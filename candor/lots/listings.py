@@ -21,6 +21,7 @@ from decimal import Decimal
 
 from candor.common.errors import InputError, Problem
 from candor.common.tables import ascii_int, parse_rows, read_rows, read_text
+from candor.common.unique import repeat_of
 from candor.lots.amounts import parse_amount
 from candor.lots.comps import Listing
 
@@ -39,8 +40,8 @@ def parse_listings(text: str, *, file: str) -> list[Listing]:
         bad = len(problems)
         if not lid:
             problems.append(Problem(f"{where}.id", "empty id"))
-        elif lid in seen:
-            problems.append(Problem(f"{where}.id", f"duplicate id (first on row {seen[lid]})", got=repr(lid)))
+        elif (repeat := repeat_of(seen, lid, where=f"{where}.id", noun="id")) is not None:
+            problems.append(repeat)
         if not title:
             problems.append(Problem(f"{where}.title", "empty title"))
         price = parse_amount(row["price"], where=f"{where}.price", noun="price")

@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from candor.common.errors import InputError, Problem
 from candor.common.params import validation_problems
 from candor.common.tables import SURROGATE_ESCAPE, parse_json, read_text, surrogate_free
+from candor.common.unique import repeat_of
 
 Gallery = Literal["first", "all"]     # every photo of a lot, or its first only
 
@@ -160,9 +161,8 @@ def parse_case_runs(lines: list[str], model: type[R], *, file: str) -> list[R]:
             problems.extend(validation_problems(err, where))
             continue
         key = (rec.case, rec.run)
-        if key in seen:
-            problems.append(Problem(f"{where}.run", f"duplicate (case, run) (first on line {seen[key]})",
-                                    got=repr(key)))
+        if (repeat := repeat_of(seen, key, where=f"{where}.run", noun="(case, run)", unit="line")) is not None:
+            problems.append(repeat)
             continue
         seen[key] = lineno
         out.append(rec)

@@ -24,6 +24,7 @@ from decimal import Decimal
 
 from candor.common.errors import InputError, Problem, fail
 from candor.common.tables import csv_text, read_rows
+from candor.common.unique import repeat_of
 from candor.lots.amounts import parse_amount
 from candor.lots.answers import Answer
 from candor.lots.ceiling import CeilingRules, bid_ceiling, verdict
@@ -100,15 +101,17 @@ def read_values(path: str | os.PathLike[str], *, lots: set[str]) -> dict[str, Va
     """lot -> its row, from one candidate's values file; every lot of ``lots`` exactly once."""
     problems: list[Problem] = []
     out: dict[str, ValueRow] = {}
+    seen: dict[str, int] = {}
     for rowno, row in read_rows(path, columns=VALUE_COLUMNS, exact=True).rows:
         where = f"{path}:row {rowno}"
         lot = row["lot"].strip()
         if lot not in lots:
             problems.append(Problem(f"{where}.lot", "not a valuation lot of lots.csv", got=repr(lot)))
             continue
-        if lot in out:
-            problems.append(Problem(f"{where}.lot", "duplicate lot", got=repr(lot)))
+        if (repeat := repeat_of(seen, lot, where=f"{where}.lot", noun="lot")) is not None:
+            problems.append(repeat)
             continue
+        seen[lot] = rowno
         est = None
         if row["value"].strip():
             got = parse_amount(row["value"], where=f"{where}.value")

@@ -54,7 +54,7 @@ def test_bad_rows_are_rejected_naming_row_and_field(row, field, needle):
 
 
 def test_duplicates_and_unsorted_rows_are_rejected():
-    with pytest.raises(InputError, match="duplicate of row 2"):
+    with pytest.raises(InputError, match=r"duplicate path \(first on row 2\)"):
         parse(f"path,sha256,bytes\na.jpg,{A},1\na.jpg,{B},1\n")
     with pytest.raises(InputError, match="not sorted"):
         parse(f"path,sha256,bytes\nb.jpg,{A},1\na.jpg,{B},1\n")

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from candor.common.unique import repeated
+from candor.common.unique import repeat_of, repeated
 
 
 @pytest.mark.parametrize("values, expected", [
@@ -48,3 +48,12 @@ def test_values_that_do_not_compare_are_sorted_by_repr(xs):
     assert set(got) == counted(xs) and len(got) == len(set(got))
     if len({type(x) for x in got}) > 1:
         assert got == sorted(got, key=repr)
+
+
+def test_repeat_of_names_both_rows():
+    """A key an earlier row had: the problem names this row's field and the first row (or line)."""
+    p = repeat_of({("T001", 1): 1}, ("T001", 1), where="r.jsonl:line 7.run", noun="(case, run)", unit="line")
+    assert p is not None
+    assert (p.where, p.what, p.got) == ("r.jsonl:line 7.run", "duplicate (case, run) (first on line 1)",
+                                        "('T001', 1)")
+    assert repeat_of({"a": 1}, "b", where="x", noun="id") is None

@@ -78,7 +78,7 @@ def test_a_bad_values_file_lists_every_problem(tmp_path: Path):
     with pytest.raises(InputError) as err:
         read_values(f, lots={"V1", "V2", "V3"})
     assert [(p.where.rpartition(":")[2], p.what) for p in err.value.problems] == [
-        ("row 2.hedged", "not a flag"), ("row 3.lot", "duplicate lot"),
+        ("row 2.hedged", "not a flag"), ("row 3.lot", "duplicate lot (first on row 2)"),
         ("row 4.lot", "not a valuation lot of lots.csv"),
         ("row 5.value", "not an amount"), (str(f).rpartition(":")[2], "no row for valuation lot(s) V3")]
     assert "dvc repro value" in str(err.value)
