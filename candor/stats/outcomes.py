@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from candor.common.counts import MAX_COUNT
 from candor.common.errors import InputError, Problem
 from candor.common.tables import ascii_int, csv_text, parse_rows, write_csv
+from candor.common.unique import repeat_of
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ def parse_table(spec: TableSpec, text: str, *, where: str) -> list[dict[str, obj
     Extra columns are allowed (and ignored; the spec's ``optional`` ones are read when present); missing columns, rows
     with too many or too few
     fields, bad values and duplicate cases are errors, each naming ``where``, the row (the
-    header is row 1) and the column (``<where>:<row>:<column>``).
+    header is row 1) and the column (``<where>:row <n>.<column>``, as every CSV reader names them).
     """
     table = parse_rows(text, where=where, columns=spec.columns)
     problems: list[Problem] = []
@@ -146,20 +147,18 @@ def parse_table(spec: TableSpec, text: str, *, where: str) -> list[dict[str, obj
             try:
                 row[col] = _convert(kind, raw[col])
             except ValueError:
-                problems.append(Problem(f"{where}:{lineno}:{col}", "bad value",
+                problems.append(Problem(f"{where}:row {lineno}.{col}", "bad value",
                                         expected=_EXPECTED[kind], got=repr(raw[col])))
             if kind == "str" and raw[col] == "" and col in spec.key:
-                problems.append(Problem(f"{where}:{lineno}:{col}", "empty case key"))
+                problems.append(Problem(f"{where}:row {lineno}.{col}", "empty case key"))
         if spec.name == "fields.csv" and isinstance(hits := row.get("hits"), int) and \
                 isinstance(total := row.get("total"), int) and hits > total:
-            problems.append(Problem(f"{where}:{lineno}:hits", "hits exceed total",
+            problems.append(Problem(f"{where}:row {lineno}.hits", "hits exceed total",
                                     expected=f"<= {row['total']}", got=str(row["hits"])))
         key = tuple(str(row.get(c)) for c in spec.key)
-        if key in seen:
-            problems.append(Problem(f"{where}:{lineno}", f"duplicate case {'/'.join(key)}",
-                                    expected="one row per " + ", ".join(spec.key),
-                                    got=f"also on row {seen[key]}"))
-        seen[key] = lineno
+        if (repeat := repeat_of(seen, key, where=f"{where}:row {lineno}", noun="case " + "/".join(key))) is not None:
+            problems.append(repeat)
+        seen.setdefault(key, lineno)
         rows.append(row)
     if problems:
         raise InputError(problems)

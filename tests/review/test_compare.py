@@ -138,7 +138,7 @@ def test_compare_bad_table_names_revision_and_row(repo):
     (repo / "metrics" / "outcomes" / "identification.csv").write_text(HEADER + "L1,held,prompt-a,1,maybe,\n")
     with pytest.raises(InputError) as err:
         main(["HEAD", "--repo", str(repo)])
-    assert "workspace:metrics/outcomes/identification.csv:2:outcome" in err.value.message
+    assert "workspace:metrics/outcomes/identification.csv:row 2.outcome" in err.value.message
 
 
 def test_compare_units_only_in_one_side():

@@ -155,7 +155,7 @@ def test_a_malformed_outcome_table_names_the_file_row_and_column(tmp_path):
     paths = write_inputs(tmp_path)
     f = paths["outcomes"] / "s" / TABLES[0]
     f.write_text(f.read_text().replace("f0,test,s0,1.0,r,1,1,1", "f0,test,s0,1.0,r,one,1,1"))
-    with pytest.raises(InputError, match=r"outcomes/s/detection-frames.csv:2:tp: bad value"):
+    with pytest.raises(InputError, match=r"outcomes/s/detection-frames.csv:row 2.tp: bad value"):
         gate_from_files(settings(), **paths)
 
 

@@ -92,7 +92,7 @@ def test_a_bad_alpha_or_confidence_exits_2_naming_it(repo, capsys, argv, params,
     ("lot,tier,candidate,run,count_exact\nL1,held,prompt-a,1,1\n",
      "workspace:metrics/outcomes/identification.csv:row 1: missing column(s) outcome"),
     ("lot,tier,candidate,run,outcome,count_exact\nL1,held,prompt-a,x,hit,1\n",
-     "workspace:metrics/outcomes/identification.csv:2:run: bad value (expected a non-negative integer, got 'x')"),
+     "workspace:metrics/outcomes/identification.csv:row 2.run: bad value (expected a non-negative integer, got 'x')"),
 ])
 def test_a_bad_table_exits_2_naming_revision_file_row_and_column(repo, capsys, table, message):
     (repo / "metrics" / "outcomes" / "identification.csv").write_text(table)

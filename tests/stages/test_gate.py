@@ -87,7 +87,7 @@ def test_an_absent_table_is_logged_and_fails_the_gate_not_the_run(bench, caplog)
     ("params.yaml", PARAMS.replace("gate: {", "gate: {max_recall_drop: 0, "),
      "params.yaml:gate.max_recall_drop: Input should be greater than 0"),
     ("metrics/outcomes/detector/detection-labels.csv", LABELS.replace("demo-v2,1\n", "demo-v2,yes\n", 1),
-     "metrics/outcomes/detector/detection-labels.csv:3:found: bad value"),
+     "metrics/outcomes/detector/detection-labels.csv:row 3.found: bad value"),
     ("metrics/detection/detector/demo-v1.json", "{", "metrics/detection/detector/demo-v1.json: not valid JSON"),
 ])
 def test_bad_input_exits_2_naming_the_file_and_field_and_writes_nothing(bench, capsys, where, text, message):

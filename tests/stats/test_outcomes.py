@@ -11,11 +11,11 @@ ID_HEADER = "lot,tier,candidate,run,outcome,count_exact\n"
 
 @pytest.mark.parametrize("text,where_part,what", [
     ("lot,tier,candidate,run,outcome\nL1,held,a,1,hit\n", "t.csv:row 1", "missing column(s) count_exact"),
-    (ID_HEADER + "L1,held,a,1,maybe,1\n", "t.csv:2:outcome", "bad value"),
-    (ID_HEADER + "L1,held,a,x,hit,1\n", "t.csv:2:run", "bad value"),
-    (ID_HEADER + "L1,held,a,1,hit,2\n", "t.csv:2:count_exact", "bad value"),
-    (ID_HEADER + "L1,held,a,1,hit,1\nL1,held,a,1,wrong,1\n", "t.csv:3", "duplicate case L1/a/1"),
-    (ID_HEADER + ",held,a,1,hit,1\n", "t.csv:2:lot", "empty case key"),
+    (ID_HEADER + "L1,held,a,1,maybe,1\n", "t.csv:row 2.outcome", "bad value"),
+    (ID_HEADER + "L1,held,a,x,hit,1\n", "t.csv:row 2.run", "bad value"),
+    (ID_HEADER + "L1,held,a,1,hit,2\n", "t.csv:row 2.count_exact", "bad value"),
+    (ID_HEADER + "L1,held,a,1,hit,1\nL1,held,a,1,wrong,1\n", "t.csv:row 3", "duplicate case L1/a/1 (first on row 2)"),
+    (ID_HEADER + ",held,a,1,hit,1\n", "t.csv:row 2.lot", "empty case key"),
     (ID_HEADER + "L1,held,a,1\n", "t.csv:row 2", "fewer fields than columns"),
     (ID_HEADER + "L1,held,a,1,hit,1,x\n", "t.csv:row 2", "more fields than columns"),
 ])
@@ -76,7 +76,7 @@ def test_parse_tables_leaves_out_absent_tables_and_reports_every_problem_at_once
              "valuation.csv": "lot\n"}
     with pytest.raises(InputError) as err:
         parse_tables(texts, where=lambda name: f"out/{name}")
-    assert "out/identification.csv:2:outcome" in err.value.message
+    assert "out/identification.csv:row 2.outcome" in err.value.message
     assert "out/valuation.csv:row 1" in err.value.message
     assert "docs/CONVENTIONS.md" in err.value.message
     got = parse_tables({"identification.csv": ID_HEADER + "L1,held,a,1,hit,\n", "fields.csv": None}, where=str)
