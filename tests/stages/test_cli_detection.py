@@ -106,21 +106,3 @@ def test_read_score_params_refuses_thresholds_of_a_model_no_set_lists(tmp_path):
                                "thresholds_by_model: {m9: {default: 0.5}}\n")
     with pytest.raises(InputError, match=r"thresholds_by_model.m9: not a model of detector.sets"):
         read_score_params(p)
-
-
-def test_the_detection_library_neither_parses_argv_nor_reads_params():
-    """The seam this module holds: nothing under candor/detection imports argparse or calls the params
-    readers (``section``, ``read_params``); the stages do, here, and pass typed objects."""
-    import ast
-
-    from tests.conftest import ROOT
-
-    found = []
-    for path in sorted((ROOT / "candor" / "detection").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import | ast.ImportFrom) else [])
-            module = node.module if isinstance(node, ast.ImportFrom) else None
-            called = node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else None
-            if "argparse" in names or module == "argparse" or called in ("section", "read_params"):
-                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
-    assert found == []
