@@ -439,7 +439,7 @@ def evaluate_gate(*, frames: Sequence[Row] | None, labels: Sequence[Row] | None,
         note=None if measured else "not measured (make latency measures it on this machine; make gate then reads it)",
         limit=params.latency_p95_ms, candidate=None if latency_p95_ms is None else round(latency_p95_ms, 3))
 
-    waived = set(params.waive) - {"same_frames_and_labels"}
+    waived = set(params.waive)                  # GateParams.waive never names same_frames_and_labels
     crit = {n: Criterion(**{**c.__dict__, "status": "waived",
                             "note": f"waived by {PREDECLARED}.waive" + (f" ({c.status}: {c.note})" if c.note else
                                                                          f" ({c.status})")})
