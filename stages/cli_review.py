@@ -13,11 +13,12 @@ from candor.review.params import GateParams, StatsParams
 
 def read_gate_settings(params: str) -> GateSettings:
     """The sections of the params file ``params`` the gate reads (``gate``; the views of ``stats`` and
-    ``match``; ``detector``). Each section is validated whole by its owner's model first, so a
-    misspelled key the gate does not read (``match.critcal``) is an error naming the file and key
-    here too, not a silent default when the gate runs alone (``make gate``)."""
-    section(StatsParams, "stats", path=params)
-    section(MatchParams, "match", path=params)
-    return GateSettings(gate=section(GateParams, "gate", path=params), stats=section(StatsView, "stats", path=params),
-                        match=section(MatchView, "match", path=params),
+    ``match``; ``detector``). ``stats`` and ``match`` are validated whole by their owners' models and
+    the views taken from them, so a misspelled key the gate does not read (``match.critcal``) is an
+    error naming the file and key here too, not a silent default when the gate runs alone (``make gate``)."""
+    stats = section(StatsParams, "stats", path=params)
+    match = section(MatchParams, "match", path=params)
+    return GateSettings(gate=section(GateParams, "gate", path=params),
+                        stats=StatsView(confidence=stats.confidence, cluster=stats.cluster),
+                        match=MatchView(critical=list(match.critical), min_support=match.min_support),
                         detector=section(DetectorParams, "detector", path=params), where=params)
