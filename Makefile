@@ -13,8 +13,11 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.runtime: requirements.txt | $(BIN)/python
+# requirements.txt is the runtime dependency list of the candor-eval package (pyproject.toml reads it);
+# the package itself is installed editable, so candor_eval/ edits take effect without reinstalling
+$(VENV)/.runtime: requirements.txt pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
 $(VENV)/.test: requirements-test.txt requirements-ocr.txt requirements-nodeps.txt requirements-cluster.txt $(VENV)/.runtime
@@ -26,11 +29,11 @@ $(VENV)/.test: requirements-test.txt requirements-ocr.txt requirements-nodeps.tx
 
 repro: $(VENV)/.runtime
 	$(BIN)/dvc repro
-	$(BIN)/python -m stages.figures
+	$(BIN)/candor figures
 
 # PNG figures for people (plots/figures/, git-ignored: PNG bytes depend on the matplotlib build)
 figures: $(VENV)/.runtime
-	$(BIN)/python -m stages.figures
+	$(BIN)/candor figures
 
 # The plots page dvc_plots/index.html (git-ignored), with Vega loaded from plots/html/vendor/ so it
 # works offline (plots/html/README.md). It must stay in dvc_plots/: its script paths are relative.
@@ -39,7 +42,7 @@ plots: $(VENV)/.runtime
 
 # The linter and the type checker first (configuration: pyproject.toml), then the test suite
 test: $(VENV)/.test
-	$(BIN)/ruff check candor stages tests bench tools
+	$(BIN)/ruff check candor_eval tests bench tools
 	$(BIN)/mypy
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
@@ -49,8 +52,8 @@ test: $(VENV)/.test
 # exits 0 so that `make repro` records gate.json instead of stopping.
 gate: $(VENV)/.runtime
 	$(BIN)/dvc repro stats
-	$(BIN)/python -m stages.gate run --latency metrics/latency --out build/gate-with-latency.json
-	$(BIN)/python -m stages.gate check --gate build/gate-with-latency.json
+	$(BIN)/candor gate run --latency metrics/latency --out build/gate-with-latency.json
+	$(BIN)/candor gate check --gate build/gate-with-latency.json
 
 clean-venv:
 	rm -rf $(VENV)
@@ -65,7 +68,7 @@ latency: $(VENV)/.runtime
 # tolerance (params.yaml: reinference; README "Reproducibility: what is identical where"). Exits 1 on a real disagreement.
 verify-inference: $(VENV)/.runtime
 	$(BIN)/dvc repro fetch
-	$(BIN)/python -m stages.verify_inference
+	$(BIN)/candor verify-inference
 
 # Benchmarks against peers (bench/; peers are bench-only requirements). Writes bench/RESULTS.md.
 bench: $(VENV)/.test
@@ -94,5 +97,5 @@ sweep: $(VENV)/.runtime
 	while $(BIN)/dvc queue status | grep -E " ($$names) " | grep -qvE ' (Success|Failed)$$'; do sleep 2; done; \
 	failed=$$($(BIN)/dvc queue status | grep -E " ($$names) .* Failed$$" | awk '{print $$2}'); \
 	for n in $$failed; do echo "experiment $$n failed:" >&2; $(BIN)/dvc queue logs $$n | grep -E '^(error|hint): ' >&2 || true; done; \
-	$(BIN)/python -m stages.sweep_table --param $(PARAM) --sort $(SORT); \
+	$(BIN)/candor sweep-table --param $(PARAM) --sort $(SORT); \
 	if [ -n "$$failed" ]; then echo "error: make sweep: failed experiment(s):" $$failed "(dvc queue logs <name>)" >&2; exit 1; fi

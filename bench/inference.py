@@ -3,16 +3,16 @@
 For each demo model (``detector.sets.detector`` in params.yaml) on the demo frames
 (``data/detector``), in this process, ``repeats`` times each:
 
-- ``stage_ms``: the detect stage's own per-frame code path (:func:`candor.detection.inference.runner.iter_lines`:
+- ``stage_ms``: the detect stage's own per-frame code path (:func:`candor_eval.detection.inference.runner.iter_lines`:
   decode the image file, letterbox, run, decode boxes, round, JSON line), mean per frame;
 - ``bare_run_ms``: ``session.run`` alone on tensors letterboxed beforehand, mean per frame;
 - the stage split per frame, the same calls as the stage in the same order:
   ``image_decode_ms`` (file -> RGB image), ``letterbox_ms`` (the stage's reused
-  :class:`~candor.detection.inference.letterbox.Letterboxer`), ``run_ms``, ``decode_boxes_ms`` (decode + map
-  back + round), ``json_ms`` (:func:`~candor.detection.detections_file.json_line`).
+  :class:`~candor_eval.detection.inference.letterbox.Letterboxer`), ``run_ms``, ``decode_boxes_ms`` (decode + map
+  back + round), ``json_ms`` (:func:`~candor_eval.detection.detections_file.json_line`).
 
 The bare loop and the stage use the same session (same options and threads); the bare
-loop's tensors are made beforehand with :func:`~candor.detection.inference.letterbox.letterbox_image`, one
+loop's tensors are made beforehand with :func:`~candor_eval.detection.inference.letterbox.letterbox_image`, one
 array per frame.
 
 Figures are medians over the repeats. ``overhead`` = stage / bare - 1;
@@ -37,13 +37,13 @@ def _per_frame_ms(total_s: float, n: int) -> float:
 
 
 def bench_model(name: str, *, repeats: int, data: Path, models: Path, providers: list[str], floor: float) -> dict:
-    from candor.common.images import load_frame
-    from candor.detection.detections_file import frame_json, rounded_candidates
-    from candor.detection.frames import find_images, read_frames
-    from candor.detection.inference.decode import decode
-    from candor.detection.inference.letterbox import Letterboxer, letterbox_image, plan, to_original
-    from candor.detection.inference.onnx_model import open_model
-    from candor.detection.inference.runner import iter_lines
+    from candor_eval.common.images import load_frame
+    from candor_eval.detection.detections_file import frame_json, rounded_candidates
+    from candor_eval.detection.frames import find_images, read_frames
+    from candor_eval.detection.inference.decode import decode
+    from candor_eval.detection.inference.letterbox import Letterboxer, letterbox_image, plan, to_original
+    from candor_eval.detection.inference.onnx_model import open_model
+    from candor_eval.detection.inference.runner import iter_lines
 
     model = open_model(models / f"{name}.yaml", providers=providers)
     frames = list(read_frames(data / "frames.csv").frames)
@@ -109,8 +109,8 @@ def bench_inference(repeats: int) -> dict:
 
     from served_model import write_model
 
-    from candor.common.params import section
-    from candor.detection.config import DetectorParams
+    from candor_eval.common.params import section
+    from candor_eval.detection.config import DetectorParams
 
     params = section(DetectorParams, "detector", path=ROOT / "params.yaml")
     data = ROOT / "data" / "detector"

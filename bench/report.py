@@ -52,7 +52,7 @@ def _scaling(r: dict) -> list[str]:
                  f"{_met(ratio <= 1.2)}); scoring core alone: {core:.2f}x ({_met(core <= 1.2)}). "
                  "The end-to-end wall time includes a fixed interpreter and import start-up, which "
                  "favours the larger sets. The core groups boxes by frame with a linear sort and scores "
-                 "chunks of whole frames (`candor/detection/scoring/metrics.py`), so every sort and gather works "
+                 "chunks of whole frames (`candor_eval/detection/scoring/metrics.py`), so every sort and gather works "
                  "on arrays of about the same size whatever the set size."]
     return rows
 
@@ -123,7 +123,7 @@ def _bounded(r: dict) -> list[str]:
              "NMS, matching, the tallies, the outcome tables, the COCO export of the served detections and "
              "the plot data, the FP anatomy and COCO AP. Memory holds one chunk's boxes plus a few arrays per "
              "frame and label, and 16 bytes per raw box for the AP's precision/recall curves "
-             "(`candor/detection/scoring/stream.py`, `coco_ap.py`, docs/scale.md)."]
+             "(`candor_eval/detection/scoring/stream.py`, `coco_ap.py`, docs/scale.md)."]
     return rows
 
 

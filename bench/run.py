@@ -3,7 +3,7 @@
     python bench/run.py [--repeats 3] [--frames 5000] [--scaling 1000,5000,20000] [--bounded 10000,100000]
                         [--only scoring,...]
 
-1. scoring: candor's ``python -m stages.coco_eval`` from the same COCO JSON
+1. scoring: candor's ``candor coco-eval`` from the same COCO JSON
    files as pycocotools and faster-coco-eval (both at IoU 0.5), each a separate
    process, ``--repeats`` interleaved rounds, medians of wall time, load/score split and peak RSS,
    and the ratios; plus TP agreement with pycocotools' own per-image matches.

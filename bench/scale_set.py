@@ -7,7 +7,7 @@ model ``bench``), ``models/bench.yaml`` (a card; no ONNX file is needed to score
 ``data/bench/frames.csv`` (sessions of 500 frames, every fifth session ``dev``, zooms ``1``/``2``)
 and ``data/bench/coco.json`` (1280x720 images, 1-9 labels each over the demo's 10 classes), and
 ``detections/bench.jsonl``: the raw-detections file the detect stage would write, made with its
-own writer (:mod:`candor.detection.detections_file`). Per frame ``--boxes-per-frame``
+own writer (:mod:`candor_eval.detection.detections_file`). Per frame ``--boxes-per-frame``
 raw boxes: for each label about 4 near copies (found labels and NMS duplicates, some of another
 class), the rest scattered over the image; scores uniform from 0.2 for the near copies and mostly
 low for the scattered ones (beta(1, 12) above the floor), rounded as the detect stage rounds them.
@@ -25,9 +25,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from candor.common.params import load_yaml  # noqa: E402 - after the sys.path line above
-from candor.detection.detections_file import FORMAT, FrameBoxes, file_lines, rounded_candidates  # noqa: E402 - after the sys.path line above
-from candor.detection.model_card import load_card  # noqa: E402 - after the sys.path line above
+from candor_eval.common.params import load_yaml  # noqa: E402 - after the sys.path line above
+from candor_eval.detection.detections_file import FORMAT, FrameBoxes, file_lines, rounded_candidates  # noqa: E402 - after the sys.path line above
+from candor_eval.detection.model_card import load_card  # noqa: E402 - after the sys.path line above
 
 ROOT = Path(__file__).resolve().parents[1]
 WIDTH, HEIGHT = 1280, 720

@@ -1,2 +1,2 @@
 """candor's tests: one folder per package of candor/ (tests/stats/test_rates.py tests
-candor/stats/rates.py), stages/ and tools/; whole-repository tests at this level."""
+candor_eval/stats/rates.py), stages/ and tools/; whole-repository tests at this level."""

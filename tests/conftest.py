@@ -11,14 +11,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"                                 # the shared fixtures live in TESTS / "data"
-VOCABULARY = ROOT / "data" / "lots" / "vocabulary"    # the committed word lists (candor/lots/vocabulary.py)
+VOCABULARY = ROOT / "data" / "lots" / "vocabulary"    # the committed word lists (candor_eval/lots/vocabulary.py)
 
 
 def committed_token_rules():
     """The token rules the pipeline uses: the committed ``tokens.yaml`` and params.yaml's ``lots.min_number_digits``."""
-    from candor.common.params import section
-    from candor.lots.params import LotsParams
-    from candor.lots.vocabulary import read_token_rules
+    from candor_eval.common.params import section
+    from candor_eval.lots.params import LotsParams
+    from candor_eval.lots.vocabulary import read_token_rules
 
     lots = section(LotsParams, "lots", path=ROOT / "params.yaml")
     return read_token_rules(VOCABULARY / "tokens.yaml", min_number_digits=lots.min_number_digits)

@@ -9,7 +9,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 from PIL import Image
 
-from candor.common.manifest import build_manifest_rows, format_manifest
+from candor_eval.common.manifest import build_manifest_rows, format_manifest
 
 CLASSES = ["deer", "sheep", "relic"]
 
@@ -73,8 +73,8 @@ def make_dataset(root: Path, frames: dict[str, dict]) -> Path:
 def tiny_repo(root: Path, *, frames: dict[str, dict], rows: list[list[float]], params: str) -> Path:
     """A verified workspace in ``root``: data set ``frames``, model ``tiny`` (64x64 input) whose
     output holds ``rows``, and ``params.yaml``; the fetch stage has run."""
-    from candor.common.errors import run_main
-    from stages import fetch
+    from candor_eval.common.errors import run_main
+    from candor_eval.stages import fetch
 
     make_dataset(root, frames)
     (root / "models").mkdir()

@@ -11,7 +11,7 @@ dependency a reader follows. A layering rule that holds for those edges too is t
 the direct rules count them. The rules about what Python *loads* count runtime edges only, and say so:
 what a package reaches through other modules (:func:`reached`: what a DVC stage really depends on) and
 the import cycles (the order of imports); an annotation loads nothing. Today the one such edge is
-``candor.detection.detections_file`` naming the inference side's model type.
+``candor_eval.detection.detections_file`` naming the inference side's model type.
 
 Each rule is a function from edges to the edges that break it; its test runs it on the tree and
 :func:`test_every_rule_reports_a_forbidden_edge` shows each one on a graph that breaks it.
@@ -28,14 +28,15 @@ import pytest
 
 from tests.conftest import ROOT
 
-FIRST_PARTY = ("candor", "stages", "tools", "bench")
-COMMON = "candor.common"
-LOTS, DETECTION, STATS, REVIEW = "candor.lots", "candor.detection", "candor.stats", "candor.review"
+FIRST_PARTY = ("candor_eval", "tools", "bench")
+STAGES = "candor_eval.stages"                        # the entry points, leaves of the graph
+COMMON = "candor_eval.common"
+LOTS, DETECTION, STATS, REVIEW = "candor_eval.lots", "candor_eval.detection", "candor_eval.stats", "candor_eval.review"
 SCORING, INFERENCE = f"{DETECTION}.scoring", f"{DETECTION}.inference"
 
-# The gate's detector edge: the only modules of candor/review that may import candor/detection (the gate
+# The gate's detector edge: the only modules of candor_eval/review that may import candor_eval/detection (the gate
 # names a detection set, its models' cards and its split), and only its shared top-level modules.
-REVIEW_DETECTOR_EDGE = ("candor.review.gate_files", "candor.review.gate_views", "candor.review.params")
+REVIEW_DETECTOR_EDGE = ("candor_eval.review.gate_files", "candor_eval.review.gate_views", "candor_eval.review.params")
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class Edge:
 
 
 def module_name(path: Path, *, root: Path) -> str:
-    """``candor/common/atomic.py`` -> ``candor.common.atomic``; a package's ``__init__.py`` is the package."""
+    """``candor_eval/common/atomic.py`` -> ``candor_eval.common.atomic``; a package's ``__init__.py`` is the package."""
     parts = path.relative_to(root).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
@@ -152,13 +153,13 @@ def reached(edges: Iterable[Edge], *, sources: tuple[str, ...], targets: tuple[s
 
 
 def is_shared_detector_module(name: str) -> bool:
-    """A module directly in ``candor/detection/`` (``candor.detection.<m>``), neither of its subpackages."""
+    """A module directly in ``candor_eval/detection/`` (``candor_eval.detection.<m>``), neither of its subpackages."""
     return within(name, DETECTION) and name.count(".") == 2 and not within(name, SCORING, INFERENCE)
 
 
 def review_reaches_a_track_only_through_the_gate(edges: Iterable[Edge]) -> list[Edge]:
     edges = list(edges)
-    direct = [x for x in edges if within(x.source, REVIEW) and within(x.target, "candor")
+    direct = [x for x in edges if within(x.source, REVIEW) and within(x.target, "candor_eval")
               and not within(x.target, COMMON, STATS, REVIEW)
               and not (x.source in REVIEW_DETECTOR_EDGE and is_shared_detector_module(x.target))]
     through = reached(edges, sources=(REVIEW,), targets=(LOTS, SCORING, INFERENCE))
@@ -178,20 +179,20 @@ def scoring_and_inference_load_nothing_of_each_other(edges: Iterable[Edge]) -> l
 
 
 def nothing_imports_a_stage(edges: Iterable[Edge]) -> list[Edge]:
-    return crossing(edges, sources=("candor", "tools", "bench"), targets=("stages",))
+    return [e for e in crossing(edges, sources=FIRST_PARTY, targets=(STAGES,)) if not within(e.source, STAGES)]
 
 
 def is_glue(name: str) -> bool:
     """A CLI-glue module: ``stages/cli_*.py`` (argument sets a track's stages share)."""
-    return name.startswith("stages.cli_")
+    return name.startswith(f"{STAGES}.cli_")
 
 
 def stages_import_only_glue(edges: Iterable[Edge]) -> list[Edge]:
-    return [e for e in crossing(edges, sources=("stages",), targets=("stages",))
+    return [e for e in crossing(edges, sources=(STAGES,), targets=(STAGES,))
             if e.source != e.target and (is_glue(e.source) or not is_glue(e.target))]
 
 
-def cycles(edges: Iterable[Edge], *, inside: str = "candor") -> list[list[str]]:
+def cycles(edges: Iterable[Edge], *, inside: str = "candor_eval") -> list[list[str]]:
     """The import cycles among the modules of ``inside`` over runtime edges: every strongly connected
     component of more than one module, or a module importing itself (Tarjan), each sorted."""
     graph: dict[str, set[str]] = {}
@@ -236,13 +237,13 @@ def shown(bad: Iterable[object]) -> str:
 
 def test_the_graph_sees_every_package():
     """The graph is not empty by mistake: it has edges out of each library package and the stages."""
-    sources = {e.source.split(".")[1] if e.source.startswith("candor.") else e.source.split(".")[0] for e in EDGES}
+    sources = {e.source.split(".")[1] if e.source.startswith("candor_eval.") else e.source.split(".")[0] for e in EDGES}
     assert {"common", "lots", "detection", "stats", "review", "stages", "tools", "bench"} <= sources
 
 
 def test_common_imports_no_track_or_higher_package():
-    """``candor/common`` (errors, tables, atomic writes, params, manifests) is the ground floor: it imports
-    nothing of ``candor.lots``, ``candor.detection``, ``candor.stats`` or ``candor.review``."""
+    """``candor_eval/common`` (errors, tables, atomic writes, params, manifests) is the ground floor: it imports
+    nothing of ``candor_eval.lots``, ``candor_eval.detection``, ``candor_eval.stats`` or ``candor_eval.review``."""
     assert not (bad := common_imports_no_track(EDGES)), shown(bad)
 
 
@@ -253,37 +254,38 @@ def test_the_tracks_are_independent():
 
 
 def test_tracks_and_statistics_import_each_other_nowhere_nor_review():
-    """``candor.lots``, ``candor.detection`` (all of it) and ``candor.stats`` are one floor: none imports
-    another, and none imports ``candor.review``, which is built on them (so ``candor.stats``, the
+    """``candor_eval.lots``, ``candor_eval.detection`` (all of it) and ``candor_eval.stats`` are one floor: none imports
+    another, and none imports ``candor_eval.review``, which is built on them (so ``candor_eval.stats``, the
     mathematics, imports nothing of review, lots or detection)."""
     assert not (bad := middle_floor_imports_itself_nowhere(EDGES)), shown(bad)
 
 
 def test_review_reaches_a_track_only_through_the_gates_detector_edge():
-    """``candor.review`` imports ``candor.common``, ``candor.stats`` and itself; its only edge into a track
+    """``candor_eval.review`` imports ``candor_eval.common``, ``candor_eval.stats`` and itself; its only edge into a
+    track
     is the gate's detector edge: the modules of :data:`REVIEW_DETECTOR_EDGE` may import the shared modules
-    directly in ``candor/detection/`` (config, match defaults, frames, model cards, sets), and what they
-    load reaches nothing of ``candor.detection.scoring``, ``candor.detection.inference`` or
-    ``candor.lots`` (so ``candor.detection.latency``, which loads both sides, is out of reach too). The
+    directly in ``candor_eval/detection/`` (config, match defaults, frames, model cards, sets), and what they
+    load reaches nothing of ``candor_eval.detection.scoring``, ``candor_eval.detection.inference`` or
+    ``candor_eval.lots`` (so ``candor_eval.detection.latency``, which loads both sides, is out of reach too). The
     detection side is named by structure, not by module, so a rename there keeps the rule; a review module
     that needs a detector edge is added to :data:`REVIEW_DETECTOR_EDGE` on purpose."""
     assert not (bad := review_reaches_a_track_only_through_the_gate(EDGES)), shown(bad)
-    missing = [m for m in REVIEW_DETECTOR_EDGE if m not in modules(ROOT, ["candor"])]
+    missing = [m for m in REVIEW_DETECTOR_EDGE if m not in modules(ROOT, ["candor_eval"])]
     assert not missing, f"REVIEW_DETECTOR_EDGE names modules that are gone (renamed?): {missing}"
 
 
 def test_scoring_and_inference_import_nothing_of_each_other():
-    """``candor.detection.inference`` imports nothing of ``candor.detection.scoring`` and vice versa
+    """``candor_eval.detection.inference`` imports nothing of ``candor_eval.detection.scoring`` and vice versa
     (annotations included)."""
     assert not (bad := scoring_and_inference_are_apart(EDGES)), shown(bad)
 
 
 def test_scoring_and_inference_share_only_contracts_that_load_neither_side():
     """Nor through another module: what scoring loads, directly or through the shared modules in
-    ``candor/detection/*.py``, reaches nothing of inference, and the other way round, so scoring depends
+    ``candor_eval/detection/*.py``, reaches nothing of inference, and the other way round, so scoring depends
     on the shared contracts only (an edit to inference reruns no scoring). Runtime edges:
     ``detections_file`` names the inference side's model type in an annotation under ``TYPE_CHECKING``,
-    which loads nothing; ``candor.detection.latency`` loads both sides and neither side loads it."""
+    which loads nothing; ``candor_eval.detection.latency`` loads both sides and neither side loads it."""
     assert not (bad := scoring_and_inference_load_nothing_of_each_other(EDGES)), shown(bad)
 
 
@@ -299,7 +301,7 @@ def test_a_stage_imports_no_other_stage_but_cli_glue():
     assert not (bad := stages_import_only_glue(EDGES)), shown(bad)
 
 
-PARAMS_READERS = ("section", "read_params")      # candor.common.params: the readers of params.yaml
+PARAMS_READERS = ("section", "read_params")      # candor_eval.common.params: the readers of params.yaml
 
 
 def seam_leaks(path: Path) -> list[str]:
@@ -320,15 +322,16 @@ def seam_leaks(path: Path) -> list[str]:
 
 def test_stages_own_argv_and_params():
     """No library module parses argv (``argparse``) or reads ``params.yaml`` (a call of a params
-    reader): the stages do, and pass typed values in. ``candor/common/params.py`` defines the readers."""
-    bad = {str(p.relative_to(ROOT)): leaks for p in sorted((ROOT / "candor").rglob("*.py"))
-           if p != ROOT / "candor/common/params.py" and (leaks := seam_leaks(p))}
+    reader): the stages do, and pass typed values in. ``candor_eval/common/params.py`` defines the readers."""
+    bad = {str(p.relative_to(ROOT)): leaks for p in sorted((ROOT / "candor_eval").rglob("*.py"))
+           if "stages" not in p.relative_to(ROOT).parts and p != ROOT / "candor_eval/common/params.py"
+           and (leaks := seam_leaks(p))}
     assert bad == {}
 
 
 def test_the_seam_check_finds_argv_and_params_in_a_library_module(tmp_path):
     f = tmp_path / "m.py"
-    f.write_text("import argparse\nfrom candor.common.params import section\n\n"
+    f.write_text("import argparse\nfrom candor_eval.common.params import section\n\n"
                  "def f(p):\n    return section(M, 'x', path=p), params.read_params(p)\n")
     assert seam_leaks(f) == ["1: import argparse", "5: section()", "5: read_params()"]
 
@@ -342,55 +345,62 @@ def test_no_import_cycles_inside_candor():
 # --- each rule can fail
 
 
-e = Edge
+def e(source: str, target: str, typing: bool = False) -> Edge:
+    """An edge of the rule tables; a name written ``~.x.y`` is ``candor_eval.x.y``."""
+    def full(name: str) -> str:
+        return "candor_eval" + name[1:] if name.startswith("~") else name
+
+    return Edge(full(source), full(target), typing=typing)
+
+
 Rule = Callable[[list[Edge]], list]
 
 
 @pytest.mark.parametrize("rule, bad, good", [
-    (common_imports_no_track, [e("candor.common.tables", "candor.stats.rates"),
-                               e("candor.common.params", "candor.review.params", typing=True)],
-     [e("candor.common.params", "candor.common.errors"), e("candor.lots.comps", "candor.common.tables")]),
-    (tracks_are_independent, [e("candor.lots.golden", "candor.detection.config"),
-                              e("candor.detection.scoring.truth", "candor.lots")],
-     [e("candor.lots.golden", "candor.lots.comps"), e("candor.detection.sets", "candor.detection.config")]),
-    (middle_floor_imports_itself_nowhere, [e("candor.stats.units", "candor.review.compare"),
-                                           e("candor.stats.units", "candor.detection.frames"),
-                                           e("candor.detection.scoring.tally", "candor.stats.rates"),
-                                           e("candor.lots.scoring", "candor.stats"),
-                                           e("candor.lots.scoring", "candor.review.report")],
-     [e("candor.stats.units", "candor.stats.outcomes"), e("candor.review.compare", "candor.stats.units")]),
+    (common_imports_no_track, [e("~.common.tables", "~.stats.rates"),
+                               e("~.common.params", "~.review.params", typing=True)],
+     [e("~.common.params", "~.common.errors"), e("~.lots.comps", "~.common.tables")]),
+    (tracks_are_independent, [e("~.lots.golden", "~.detection.config"),
+                              e("~.detection.scoring.truth", "~.lots")],
+     [e("~.lots.golden", "~.lots.comps"), e("~.detection.sets", "~.detection.config")]),
+    (middle_floor_imports_itself_nowhere, [e("~.stats.units", "~.review.compare"),
+                                           e("~.stats.units", "~.detection.frames"),
+                                           e("~.detection.scoring.tally", "~.stats.rates"),
+                                           e("~.lots.scoring", "~.stats"),
+                                           e("~.lots.scoring", "~.review.report")],
+     [e("~.stats.units", "~.stats.outcomes"), e("~.review.compare", "~.stats.units")]),
     (review_reaches_a_track_only_through_the_gate, [
-        e("candor.review.report", "candor.detection.config"),
-        e("candor.review.gate_files", "candor.detection.scoring.metrics"),
-        e("candor.review.gate_files", "candor.detection.inference"),
-        e("candor.review.gate_views", "candor.detection"),
-        e("candor.review.params", "candor.lots.params"),
-        e("candor.review.collect", "candor.lots.scoring"),
-        e("candor.detection.sets", "candor.detection.inference.runner"),       # reached through gate_files
-        e("candor.stats.units", "candor.lots.scoring")],                       # reached through compare
-     [e("candor.review.gate_files", "candor.detection.sets"), e("candor.review.params", "candor.detection.config"),
-      e("candor.review.compare", "candor.stats.units"), e("candor.review.report", "candor.common.errors")]),
-    (scoring_and_inference_are_apart, [e("candor.detection.scoring.stream", "candor.detection.inference.decode"),
-                                       e("candor.detection.inference.runner", "candor.detection.scoring"),
-                                       e("candor.detection.inference.runner", "candor.detection.scoring.truth",
+        e("~.review.report", "~.detection.config"),
+        e("~.review.gate_files", "~.detection.scoring.metrics"),
+        e("~.review.gate_files", "~.detection.inference"),
+        e("~.review.gate_views", "~.detection"),
+        e("~.review.params", "~.lots.params"),
+        e("~.review.collect", "~.lots.scoring"),
+        e("~.detection.sets", "~.detection.inference.runner"),       # reached through gate_files
+        e("~.stats.units", "~.lots.scoring")],                       # reached through compare
+     [e("~.review.gate_files", "~.detection.sets"), e("~.review.params", "~.detection.config"),
+      e("~.review.compare", "~.stats.units"), e("~.review.report", "~.common.errors")]),
+    (scoring_and_inference_are_apart, [e("~.detection.scoring.stream", "~.detection.inference.decode"),
+                                       e("~.detection.inference.runner", "~.detection.scoring"),
+                                       e("~.detection.inference.runner", "~.detection.scoring.truth",
                                          typing=True)],
-     [e("candor.detection.scoring.stream", "candor.detection.config"),
-      e("candor.detection.inference.runner", "candor.detection.sets")]),
+     [e("~.detection.scoring.stream", "~.detection.config"),
+      e("~.detection.inference.runner", "~.detection.sets")]),
     (scoring_and_inference_load_nothing_of_each_other, [
-        e("candor.detection.sets", "candor.detection.inference.runner"),     # scoring.metrics -> config -> sets
-        e("candor.detection.frames", "candor.detection.scoring.boxes")],     # inference.runner -> frames
-     [e("candor.detection.scoring.metrics", "candor.detection.config"), e("candor.detection.config",
-                                                                          "candor.detection.sets"),
-      e("candor.detection.inference.runner", "candor.detection.frames"),
-      e("candor.detection.frames", "candor.detection.inference.onnx_model", typing=True),
-      e("candor.detection.latency", "candor.detection.scoring.boxes"),
-      e("candor.detection.latency", "candor.detection.inference.decode")]),
-    (nothing_imports_a_stage, [e("candor.review.report", "stages.stats"), e("tools.demo.card", "stages"),
-                               e("bench.run", "stages.detect")],
-     [e("stages.stats", "candor.review.report"), e("tests.test_x", "stages.stats")]),
-    (stages_import_only_glue, [e("stages.gate", "stages.stats"), e("stages.cli_lots", "stages.identify"),
-                               e("stages.cli_lots", "stages.cli_common")],
-     [e("stages.identify", "stages.cli_lots"), e("stages.gate", "candor.review.gate")]),
+        e("~.detection.sets", "~.detection.inference.runner"),     # scoring.metrics -> config -> sets
+        e("~.detection.frames", "~.detection.scoring.boxes")],     # inference.runner -> frames
+     [e("~.detection.scoring.metrics", "~.detection.config"), e("~.detection.config",
+                                                                          "~.detection.sets"),
+      e("~.detection.inference.runner", "~.detection.frames"),
+      e("~.detection.frames", "~.detection.inference.onnx_model", typing=True),
+      e("~.detection.latency", "~.detection.scoring.boxes"),
+      e("~.detection.latency", "~.detection.inference.decode")]),
+    (nothing_imports_a_stage, [e("~.review.report", "~.stages.stats"), e("tools.demo.card", "~.stages"),
+                               e("bench.run", "~.stages.detect")],
+     [e("~.stages.stats", "~.review.report"), e("tests.test_x", "~.stages.stats")]),
+    (stages_import_only_glue, [e("~.stages.gate", "~.stages.stats"), e("~.stages.cli_lots", "~.stages.identify"),
+                               e("~.stages.cli_lots", "~.stages.cli_common")],
+     [e("~.stages.identify", "~.stages.cli_lots"), e("~.stages.gate", "~.review.gate")]),
 ])
 def test_every_rule_reports_a_forbidden_edge(rule: Rule, bad: list[Edge], good: list[Edge]):
     """Each rule, run on a graph of allowed edges plus forbidden ones, reports exactly the forbidden ones."""
@@ -400,10 +410,12 @@ def test_every_rule_reports_a_forbidden_edge(rule: Rule, bad: list[Edge], good: 
 
 def test_the_cycle_check_finds_a_cycle_and_ignores_annotations():
     """A three-module cycle and a self-import are found; an edge under TYPE_CHECKING closes no cycle."""
-    ring = [e("candor.a", "candor.b"), e("candor.b", "candor.c"), e("candor.c", "candor.a"), e("candor.c", "candor.d")]
-    assert cycles(ring) == [["candor.a", "candor.b", "candor.c"]]
-    assert cycles([e("candor.a", "candor.a")]) == [["candor.a"]]
-    assert cycles([e("candor.a", "candor.b"), e("candor.b", "candor.a", typing=True)]) == []
+    ring = [e("candor_eval.a", "candor_eval.b"), e("candor_eval.b", "candor_eval.c"),
+            e("candor_eval.c", "candor_eval.a"),
+            e("candor_eval.c", "candor_eval.d")]
+    assert cycles(ring) == [["candor_eval.a", "candor_eval.b", "candor_eval.c"]]
+    assert cycles([e("candor_eval.a", "candor_eval.a")]) == [["candor_eval.a"]]
+    assert cycles([e("candor_eval.a", "candor_eval.b"), e("candor_eval.b", "candor_eval.a", typing=True)]) == []
     assert cycles(ring[:2]) == []
 
 
@@ -411,28 +423,28 @@ def test_the_graph_sees_lazy_relative_and_annotation_imports(tmp_path):
     """On a tiny tree in tmp_path: a top-level import, one inside a function, one under ``if
     TYPE_CHECKING:`` (marked), ``from package import module`` (an edge to the module), a relative import,
     and a third-party import (no edge); the forbidden lazy import is reported by its rule."""
-    (tmp_path / "candor" / "common").mkdir(parents=True)
-    (tmp_path / "candor" / "stats").mkdir()
-    for init in ("candor", "candor/common", "candor/stats"):
+    (tmp_path / "candor_eval" / "common").mkdir(parents=True)
+    (tmp_path / "candor_eval" / "stats").mkdir()
+    for init in ("candor_eval", "candor_eval/common", "candor_eval/stats"):
         (tmp_path / init / "__init__.py").write_text("")
-    (tmp_path / "candor" / "stats" / "rates.py").write_text("X = 1\n")
-    (tmp_path / "candor" / "common" / "errors.py").write_text("")
-    (tmp_path / "candor" / "common" / "tables.py").write_text(
+    (tmp_path / "candor_eval" / "stats" / "rates.py").write_text("X = 1\n")
+    (tmp_path / "candor_eval" / "common" / "errors.py").write_text("")
+    (tmp_path / "candor_eval" / "common" / "tables.py").write_text(
         "from __future__ import annotations\n"
         "from typing import TYPE_CHECKING\n"
         "import yaml\n"
-        "from candor.common import errors\n"
+        "from candor_eval.common import errors\n"
         "from . import errors as again\n"
         "if TYPE_CHECKING:\n"
-        "    from candor.stats.rates import X\n"
+        "    from candor_eval.stats.rates import X\n"
         "def f():\n"
-        "    import candor.stats.rates\n")
-    edges = import_graph(tmp_path, ["candor"])
+        "    import candor_eval.stats.rates\n")
+    edges = import_graph(tmp_path, ["candor_eval"])
     assert [(x.source, x.target, x.line, x.typing) for x in edges] == [
-        ("candor.common.tables", "candor.common.errors", 4, False),
-        ("candor.common.tables", "candor.common.errors", 5, False),
-        ("candor.common.tables", "candor.stats.rates", 7, True),
-        ("candor.common.tables", "candor.stats.rates", 9, False)]
+        ("candor_eval.common.tables", "candor_eval.common.errors", 4, False),
+        ("candor_eval.common.tables", "candor_eval.common.errors", 5, False),
+        ("candor_eval.common.tables", "candor_eval.stats.rates", 7, True),
+        ("candor_eval.common.tables", "candor_eval.stats.rates", 9, False)]
     assert [x.line for x in common_imports_no_track(edges)] == [7, 9]
 
 
@@ -454,27 +466,28 @@ def test_tests_mirror_the_packages():
     folders = {p.parent.relative_to(ROOT / "tests") for p in (ROOT / "tests").rglob("test_*.py")
                if "bad_inputs" not in p.parts}
     for folder in folders - {Path("."), Path("stages"), Path("tools")}:
-        assert (ROOT / "candor" / folder).is_dir(), f"tests/{folder} mirrors no package of candor/"
+        assert (ROOT / "candor_eval" / folder).is_dir(), f"tests/{folder} mirrors no package of candor/"
     assert not list((ROOT / "tests").glob("test_rates.py"))                    # the statistics are in tests/stats
 
 
 def mirror(path: Path) -> Path:
     """The test file of ``candor/x/y.py`` (``tests/x/test_y.py``) or of ``stages/y.py`` (``tests/stages/test_y.py``)."""
     rel = path.relative_to(ROOT)
-    inner = rel.parts[1:] if rel.parts[0] == "candor" else rel.parts
+    inner = rel.parts[1:] if rel.parts[0] == "candor_eval" else rel.parts
     return ROOT / "tests" / Path(*inner).parent / f"test_{rel.stem}.py"
 
 
 def mirrored_modules() -> dict[str, Path]:
     """Every module that must have its own test file, by name (package ``__init__`` files excluded)."""
-    return {name: p for name, p in modules(ROOT, ["candor", "stages"]).items() if p.name != "__init__.py"}
+    return {name: p for name, p in modules(ROOT, ["candor_eval"]).items()
+            if p.name not in ("__init__.py", "__main__.py")}
 
 
 def test_mirror_names_the_test_file_of_a_module_and_of_a_stage():
-    assert mirror(ROOT / "candor" / "common" / "atomic.py") == ROOT / "tests" / "common" / "test_atomic.py"
-    assert mirror(ROOT / "candor" / "detection" / "scoring" / "boxes.py") == (
+    assert mirror(ROOT / "candor_eval" / "common" / "atomic.py") == ROOT / "tests" / "common" / "test_atomic.py"
+    assert mirror(ROOT / "candor_eval" / "detection" / "scoring" / "boxes.py") == (
         ROOT / "tests" / "detection" / "scoring" / "test_boxes.py")
-    assert mirror(ROOT / "stages" / "gate.py") == ROOT / "tests" / "stages" / "test_gate.py"
+    assert mirror(ROOT / "candor_eval" / "stages" / "gate.py") == ROOT / "tests" / "stages" / "test_gate.py"
 
 
 def test_every_module_has_its_test_file():

@@ -5,7 +5,7 @@ A case folder holds ``case.yaml`` (validated by :class:`Spec`) and, optionally,
 input itself). The runner builds the good workspace once
 (:mod:`tests.bad_inputs.workspace`: inputs plus the good pipeline's outputs),
 copies it per case, applies the case, snapshots every file's SHA-256, runs
-``python -m stages.<module> ...`` in the copy and checks:
+``python -m candor_eval.stages.<module> ...`` in the copy and checks:
 
 * exit 2 (or the ``exit`` the spec names: a case may document that an input
   works, e.g. a PNG named ``.jpg``);
@@ -41,9 +41,9 @@ import pytest
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from candor.common.errors import run_main
-from candor.common.manifest import sha256_file
-from stages import fetch
+from candor_eval.common.errors import run_main
+from candor_eval.common.manifest import sha256_file
+from candor_eval.stages import fetch
 from tests.bad_inputs import workspace as W
 from tests.chat_server import chat_server
 

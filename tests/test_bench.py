@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from candor.common.errors import run_main
-from stages import coco_eval
+from candor_eval.common.errors import run_main
+from candor_eval.stages import coco_eval
 from tests.conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))

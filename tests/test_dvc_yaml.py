@@ -1,93 +1,75 @@
-"""An honest dvc.yaml: every stage lists its own module and every ``stages.*`` / ``candor.*``
-module it imports (transitively) as deps, by the file or by a folder that holds it, so a
-change to any of them reruns that stage; and scoring code is never a dep of inference."""
+"""An honest dvc.yaml: candor's own repository runs exactly the pipeline ``candor init`` writes; no stage
+lists candor's code as a dep, each lists its code fingerprint in ``candor.lock``, which matches the code;
+and scoring code is never in the fingerprint of inference (nor the other way round)."""
 from __future__ import annotations
 
 import ast
-import re
 from pathlib import Path
 
 import pytest
 import yaml
 
+from candor_eval.adopt.fingerprint import STAGE_MODULES, closure, package_root
+from candor_eval.adopt.lockfile import read_lock, stages_of
+from candor_eval.adopt.scaffold import dvc_yaml
 from tests.conftest import ROOT
 
 PIPELINES = [ROOT / "dvc.yaml", ROOT / "diagnostics" / "dvc.yaml"]
 
 
-def imports_of(module: str, seen: set[str] | None = None) -> set[str]:
-    """``stages.*`` and ``candor.*`` modules imported by ``module``, transitively (including itself)."""
-    seen = set() if seen is None else seen
-    if module in seen:
-        return seen
-    path = ROOT / (module.replace(".", "/") + ".py")
-    if not path.is_file():
-        return seen
-    seen.add(module)
-    tree = ast.parse(path.read_text())
-    typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
-                   and getattr(block.test, "id", "") == "TYPE_CHECKING" for n in ast.walk(block)}
-    for node in ast.walk(tree):
-        if id(node) in typing_only:          # ``if TYPE_CHECKING:`` imports never run: not a dep
-            continue
-        names = []
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-        elif isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        for name in names:
-            if name.startswith(("stages.", "candor.")):
-                imports_of(name, seen)
-    return seen
-
-
-def stages_of(pipeline: Path):
+def stages_in(pipeline: Path):
     doc = yaml.safe_load(pipeline.read_text())
     for name, stage in doc["stages"].items():
-        body = stage.get("do", stage)
-        yield f"{pipeline.relative_to(ROOT)}:{name}", body
+        yield name, stage.get("do", stage)
 
 
-CASES = [pytest.param(body, id=name) for p in PIPELINES for name, body in stages_of(p)]
+def test_the_repository_runs_the_pipeline_candor_init_writes():
+    """candor's own dvc.yaml is the ``both`` scaffold, byte for byte: the demo runs what an adopter runs."""
+    assert (ROOT / "dvc.yaml").read_text() == dvc_yaml("both")
 
 
-@pytest.mark.parametrize("stage", CASES)
-def test_stage_deps_cover_every_imported_module(stage):
-    module = re.search(r"python -m (stages\.\w+)", stage["cmd"]).group(1)
-    needed = {m.replace(".", "/") + ".py" for m in imports_of(module)}
-    deps = {d if isinstance(d, str) else next(iter(d)) for d in stage.get("deps", [])}
-    missing = {f for f in needed if not any(f == d or f.startswith(d.rstrip("/") + "/") for d in deps)}
-    assert missing == set(), f"{module}: add to deps: {sorted(missing)}"
+@pytest.mark.parametrize("pipeline", PIPELINES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_each_stage_lists_its_code_fingerprint_and_no_code_path(pipeline):
+    for name, body in stages_in(pipeline):
+        code = [d for d in body.get("deps", []) if str(d).startswith(("candor", "stages"))]
+        assert code == [], f"{name}: code is tracked by candor.lock, not deps"
+        locked = [p for p in body["params"] if isinstance(p, dict) and "candor.lock" in p]
+        assert locked == [{"candor.lock": [f"code.{name}"]}], name
+        assert body["cmd"].startswith(f"candor {name}"), name
 
 
-def detect_stage() -> dict:
-    return dict(stages_of(ROOT / "dvc.yaml"))["dvc.yaml:detect"]
+def test_the_committed_lock_matches_the_code():
+    """``candor.lock`` holds every stage's fingerprint of this checkout (``candor lock`` after a code change)."""
+    from candor_eval.adopt.fingerprint import stage_fingerprints
+
+    lock = read_lock(ROOT / "candor.lock")
+    assert list(lock.code) == stages_of("both")
+    assert lock.code == stage_fingerprints(), "run `candor lock` and `dvc repro`"
+
+
+def closure_of(stage: str) -> set[str]:
+    root = package_root()
+    return {p.relative_to(root).as_posix() for p in closure(f"candor_eval.stages.{STAGE_MODULES[stage]}", root)}
 
 
 def test_inference_never_depends_on_scoring_code():
-    """A change to scoring code or params reruns scoring, never inference (docs/ARCHITECTURE.md)."""
-    deps = {d if isinstance(d, str) else next(iter(d)) for d in detect_stage()["deps"]}
-    code = {d for d in deps if d.startswith(("candor", "stages"))}
-    assert not any(d in ("candor", "candor/detection") or d.startswith("candor/detection/scoring") or
-                   d.startswith(("candor/lots", "candor/stats")) for d in code), sorted(code)
-    assert {"candor/detection/inference", "stages/detect.py"} <= code      # the inference path does rerun it
-    assert set(detect_stage()["params"]) == {"detector.sets.${key}", "detector.floor", "detector.providers",
-                                             "detector.executor"}
+    """A change to scoring code reruns scoring, never inference (docs/ARCHITECTURE.md)."""
+    files = closure_of("detect")
+    assert not [f for f in files if f.startswith(("detection/scoring/", "lots/", "stats/", "review/"))], files
+    assert {"stages/detect.py", "detection/inference/onnx_model.py"} <= files      # the inference path does rerun it
 
 
 def test_scoring_never_depends_on_inference_code():
-    """The raw-detections contract (``candor/detection/detections_file.py``) sits beside the other shared
+    """The raw-detections contract (``candor_eval/detection/detections_file.py``) sits beside the other shared
     detector contracts, so an edit of the inference path (Ray, letterbox, decode) never reruns scoring."""
-    body = dict(stages_of(ROOT / "dvc.yaml"))["dvc.yaml:score-detection"]
-    deps = {d if isinstance(d, str) else next(iter(d)) for d in body["deps"]}
-    code = {d for d in deps if d.startswith(("candor", "stages"))}
-    assert not any(d in ("candor", "candor/detection") or d.startswith("candor/detection/inference") for d in code)
-    assert "candor/detection/scoring" in code and "candor/detection/detections_file.py" in code
+    files = closure_of("score-detection")
+    assert not [f for f in files if f.startswith("detection/inference/")], files
+    assert {"detection/scoring/metrics.py", "detection/detections_file.py"} <= files
 
 
 def test_package_inits_hold_no_code():
-    """Deps name modules and folders; a package ``__init__`` that ran code would be a hidden dep."""
-    for init in (ROOT / "candor").rglob("__init__.py"):
+    """A package ``__init__`` that ran code would load modules outside the closure the fingerprint reads."""
+    for init in (ROOT / "candor_eval").rglob("__init__.py"):
         body = ast.parse(init.read_text()).body
         assert all(isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) for n in body), init
 

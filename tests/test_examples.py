@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 
-from candor.lots.golden import load_golden
+from candor_eval.lots.golden import load_golden
 from tests.chat_server import chat_server
 from tests.support_repo import add_candidates, repo_copy, sh
 
@@ -90,7 +90,7 @@ def test_replay_is_byte_identical_and_a_changed_line_is_stale_for_dvc_and_for_re
     assert ("data/lots/recordings/example-analyzer.jsonl: recorded with other production code: "
             "examples/lots_analyzer.py changed") in replay.stderr
     new_sha = hashlib.sha256(module.read_bytes()).hexdigest()
-    assert ("python -m stages.identify --candidate example-analyzer --mode live --record "
+    assert ("candor identify --candidate example-analyzer --mode live --record "
             f"build/live/example-analyzer-{new_sha[:8]}.jsonl") in replay.stderr
     web = sh(["python", "-m", "stages.identify", "--candidate", "webapp"], cwd=repo, check=False)
     assert web.returncode == 2 and "recorded with other production code: examples changed" in web.stderr

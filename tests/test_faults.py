@@ -1,6 +1,6 @@
 """Faults: a provider failing in every way, kill -9 of a live run, and a stage interrupted mid-write.
 
-Every stage here is a real process (``python -m stages.<module>`` in a copy of the
+Every stage here is a real process (``python -m candor_eval.stages.<module>`` in a copy of the
 reliability workspace, :mod:`tests.bad_inputs.workspace`); the provider is the
 loopback chat server of :mod:`tests.chat_server`. Unit-level retry behaviour is
 in tests/lots/test_chat.py and the in-process resume in tests/stages/test_identify.py; these
@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from candor.lots.recording import load_recording
+from candor_eval.lots.recording import load_recording
 from tests.bad_inputs import workspace as W
 from tests.chat_server import chat_server
 
@@ -227,7 +227,7 @@ def test_stage_failing_mid_write_leaves_no_temp_file_and_whole_outputs(tmp_path:
     before, after = outputs(ws), outputs(new)
     script = """
 import runpy, sys
-import candor.common.atomic as atomic
+import candor_eval.common.atomic as atomic
 real, calls = atomic.os.replace, [0]
 def replace(a, b):
     calls[0] += 1

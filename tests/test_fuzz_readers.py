@@ -3,7 +3,7 @@
 Each reader gets random bytes, its good file re-encoded (UTF-16, Latin-1, ...; with a BOM),
 random JSON or YAML structures where it reads JSON or YAML, and random mutations of its good
 CSV (cells dropped, doubled, swapped, replaced by random text). A reader may accept the input
-or raise :class:`candor.common.errors.InputError`; any other exception is a bug. Seeded
+or raise :class:`candor_eval.common.errors.InputError`; any other exception is a bug. Seeded
 (``derandomize``) and bounded (``max_examples``): the whole file runs in a few seconds.
 """
 from __future__ import annotations
@@ -21,24 +21,24 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from candor.common.counts import read_counts
-from candor.common.errors import InputError
-from candor.common.manifest import load_manifest
-from candor.common.params import load_yaml, section
-from candor.common.tables import read_json, read_rows, read_text
-from candor.detection.config import MatchParams
-from candor.detection.model_card import load_card
-from candor.detection.scoring.coco import read_coco
-from candor.detection.scoring.yolo import read_classes, read_yolo
-from candor.lots.answers import normalise_line, read_answers
-from candor.lots.golden import read_lots
-from candor.lots.listings import read_listings
-from candor.lots.params import CompsParams, IdentifyParams
-from candor.lots.recording import RecordLine, load_recording, parse_answer
-from candor.review.params import GateParams, StatsParams
-from candor.stats.outcomes import parse_table, spec_of
-from candor.stats.paired import Paired
-from candor.stats.rates import Rate
+from candor_eval.common.counts import read_counts
+from candor_eval.common.errors import InputError
+from candor_eval.common.manifest import load_manifest
+from candor_eval.common.params import load_yaml, section
+from candor_eval.common.tables import read_json, read_rows, read_text
+from candor_eval.detection.config import MatchParams
+from candor_eval.detection.model_card import load_card
+from candor_eval.detection.scoring.coco import read_coco
+from candor_eval.detection.scoring.yolo import read_classes, read_yolo
+from candor_eval.lots.answers import normalise_line, read_answers
+from candor_eval.lots.golden import read_lots
+from candor_eval.lots.listings import read_listings
+from candor_eval.lots.params import CompsParams, IdentifyParams
+from candor_eval.lots.recording import RecordLine, load_recording, parse_answer
+from candor_eval.review.params import GateParams, StatsParams
+from candor_eval.stats.outcomes import parse_table, spec_of
+from candor_eval.stats.paired import Paired
+from candor_eval.stats.rates import Rate
 from tests.conftest import ROOT
 
 FUZZ = settings(max_examples=40, derandomize=True, deadline=None, database=None,

@@ -1,5 +1,5 @@
-"""Property-based invariants of the scoring kernels (hypothesis): candor.detection.scoring.boxes,
-candor.detection.scoring.matching, candor.stats.rates.
+"""Property-based invariants of the scoring kernels (hypothesis): candor_eval.detection.scoring.boxes,
+candor_eval.detection.scoring.matching, candor_eval.stats.rates.
 
 - IoU is symmetric, in [0, 1], and 1 for a positive-area box with itself.
 - NMS keeps a subset with no two kept boxes of one group above the IoU, and always the
@@ -18,9 +18,9 @@ import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from candor.detection.scoring.boxes import box_iou, nms
-from candor.detection.scoring.matching import match_detections
-from candor.stats.rates import mcnemar_p, wilson
+from candor_eval.detection.scoring.boxes import box_iou, nms
+from candor_eval.detection.scoring.matching import match_detections
+from candor_eval.stats.rates import mcnemar_p, wilson
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -1,7 +1,8 @@
 """params.yaml and the pydantic models: one home for every default.
 
 Every section of the committed ``params.yaml`` belongs to exactly one model (``thresholds`` and
-``thresholds_by_model`` map class names, checked by :meth:`candor.detection.config.ThresholdParams.class_thresholds`);
+``thresholds_by_model`` map class names, checked by
+:meth:`candor_eval.detection.config.ThresholdParams.class_thresholds`);
 it validates, spells out every key, and agrees with the model's default wherever the model
 has one. The read-only views other stages take of a section default to the owner's values.
 """
@@ -11,13 +12,13 @@ import pytest
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from candor.common.params import SECTIONS as KNOWN_SECTIONS
-from candor.common.params import load_yaml, validate
-from candor.detection.config import DetectorParams, MatchParams, ReinferenceParams, ThresholdsByModel
-from candor.detection.latency import LatencyParams
-from candor.lots.params import CompsParams, IdentifyParams, LotsParams
-from candor.review.gate_views import MatchView, StatsView
-from candor.review.params import GateParams, StatsParams
+from candor_eval.common.params import SECTIONS as KNOWN_SECTIONS
+from candor_eval.common.params import load_yaml, validate
+from candor_eval.detection.config import DetectorParams, MatchParams, ReinferenceParams, ThresholdsByModel
+from candor_eval.detection.latency import LatencyParams
+from candor_eval.lots.params import CompsParams, IdentifyParams, LotsParams
+from candor_eval.review.gate_views import MatchView, StatsView
+from candor_eval.review.params import GateParams, StatsParams
 from tests.conftest import ROOT
 
 SECTIONS: dict[str, type[BaseModel]] = {

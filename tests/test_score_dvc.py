@@ -97,7 +97,7 @@ def test_per_model_thresholds_score_each_model_at_its_own(repo):
     shared deer at 0.3, demo-v1 misses the deer (0.25) and demo-v2, serving 0.2, finds it; scoring only reruns."""
     import shlex
 
-    from candor.detection.scoring.suggest import exp_run_line
+    from candor_eval.detection.scoring.suggest import exp_run_line
 
     line = shlex.split(exp_run_line("demo-v2", {"deer": 0.2}))
     out = sh([*line[:3], "score-detection", *line[3:], "-S", "thresholds.deer=0.3"], repo)

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from candor.common.errors import run_main
-from candor.lots.chat import ChatConfig, ChatError, complete
+from candor_eval.common.errors import run_main
+from candor_eval.lots.chat import ChatConfig, ChatError, complete
 from tests.bad_inputs import workspace as W
 from tests.chat_server import chat_server
 
@@ -221,7 +221,7 @@ def test_checker_flags_every_unsafe_construct():
         "allow_pickle=flag", ".read_pickle", "eval()", "yaml.load", "yaml.load"]
 
 
-@pytest.mark.parametrize("folder", ["candor", "stages", "tools"])
+@pytest.mark.parametrize("folder", ["candor_eval", "tools"])
 def test_no_unsafe_loading_in_the_code(folder: str):
     files = sorted((ROOT / folder).rglob("*.py"))
     assert files
@@ -231,7 +231,7 @@ def test_no_unsafe_loading_in_the_code(folder: str):
 
 def test_every_yaml_read_in_the_code_goes_through_safe_load():
     uses = []
-    for p in sorted(p for folder in ("candor", "stages") for p in (ROOT / folder).rglob("*.py")):
+    for p in sorted(p for p in (ROOT / "candor_eval").rglob("*.py")):
         tree = ast.parse(p.read_text(encoding="utf-8"))
         loaders = safe_loaders(tree)
         uses += [(p.name, "safe_load" if is_safe_load(n, loaders) else n.func.attr) for n in ast.walk(tree)
@@ -267,7 +267,7 @@ def detect_ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 def run_detect() -> int:
-    from stages import detect
+    from candor_eval.stages import detect
 
     return run_main(detect.main, W.STAGES["detect"][1:])
 
@@ -353,7 +353,7 @@ def test_source_url_user_info_reaches_no_message_log_or_output(tmp_path: Path):
     ``file://`` URL whose error fsspec words itself): the fetch messages and every written file hold neither
     the user nor the password (only the two files where the user wrote them do); ``fetch manifest``
     refuses to write a ``--source-prefix`` that carries them."""
-    from candor.common.manifest import MANIFEST_NAME
+    from candor_eval.common.manifest import MANIFEST_NAME
     ws = W.copy_base(tmp_path / "ws")
     secret = f"{USER_SECRET}:{PASSWORD_SECRET}"
     texts: list[str] = []

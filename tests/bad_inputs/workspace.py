@@ -14,7 +14,7 @@ on bad input would change them, and the hash snapshot would see it)::
     build/verified, build/detections/tiny.jsonl, build/answers/p.jsonl, build/values/p.csv
     metrics/... (detection, identification, fields, outcomes, stats.json), plots/detection/...
 
-Stages run as subprocesses (``python -m stages.<module>``) with the checkout on
+Stages run as subprocesses (``python -m candor_eval.stages.<module>``) with the checkout on
 ``PYTHONPATH`` and the workspace as the working directory, exactly as DVC runs them.
 """
 from __future__ import annotations
@@ -28,8 +28,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from candor.common.manifest import build_manifest_rows, format_manifest
-from candor.lots.recording import RecordLine, parse_answer
+from candor_eval.common.manifest import build_manifest_rows, format_manifest
+from candor_eval.lots.recording import RecordLine, parse_answer
 from tests.support_detect import constant_model, make_dataset, ultralytics_output, write_card
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,21 +87,21 @@ stats:
 
 # The command line of each stage, as dvc.yaml runs it (paths relative to the workspace).
 STAGES: dict[str, list[str]] = {
-    "fetch": ["stages.fetch", "verify", "--data", "data", "--models", "models", "--out", "build/verified"],
-    "detect": ["stages.detect", "--set", "detector", "--models", "models", "--verified", "build/verified",
+    "fetch": ["candor_eval.stages.fetch", "verify", "--data", "data", "--models", "models", "--out", "build/verified"],
+    "detect": ["candor_eval.stages.detect", "--set", "detector", "--models", "models", "--verified", "build/verified",
                "--out", "build/detections/detector"],
-    "score-detection": ["stages.score_detection", "--params", "params.yaml", "--set", "detector",
+    "score-detection": ["candor_eval.stages.score_detection", "--params", "params.yaml", "--set", "detector",
                         "--models", "models", "--metrics", "metrics/detection/detector",
                         "--outcomes", "metrics/outcomes/detector", "--plots", "plots/detection",
                         "--coco-out", "build/coco-results/detector"],
-    "coco-eval": ["stages.coco_eval", "--coco-gt", "coco/gt.json", "--coco-results", "coco/results.json",
+    "coco-eval": ["candor_eval.stages.coco_eval", "--coco-gt", "coco/gt.json", "--coco-results", "coco/results.json",
                   "--out", "metrics/detection/coco.json"],   # standalone COCO mode, outside the pipeline
-    "identify": ["stages.identify", "--candidate", CANDIDATE, "--lots", "data/lots",
+    "identify": ["candor_eval.stages.identify", "--candidate", CANDIDATE, "--lots", "data/lots",
                  "--answers", f"build/answers/{CANDIDATE}.jsonl"],
-    "score-lots": ["stages.score_lots", "--lots", "data/lots", "--answers", "build/answers", "--metrics", "metrics"],
-    "value": ["stages.value", "--candidate", CANDIDATE, "--answers", f"build/answers/{CANDIDATE}.jsonl",
+    "score-lots": ["candor_eval.stages.score_lots", "--lots", "data/lots", "--answers", "build/answers", "--metrics", "metrics"],
+    "value": ["candor_eval.stages.value", "--candidate", CANDIDATE, "--answers", f"build/answers/{CANDIDATE}.jsonl",
               "--lots", "data/lots/lots.csv", "--comps", "data/comps", "--out", f"build/values/{CANDIDATE}.csv"],
-    "stats": ["stages.stats", "run", "--outcomes", "metrics/outcomes", "--metrics", "metrics/identification.json",
+    "stats": ["candor_eval.stages.stats", "run", "--outcomes", "metrics/outcomes", "--metrics", "metrics/identification.json",
               "metrics/fields", "metrics/detection", "--out", "metrics/stats.json"],
 }
 PIPELINE = ("fetch", "detect", "score-detection", "identify", "score-lots", "value", "stats")

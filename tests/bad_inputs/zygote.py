@@ -2,7 +2,7 @@
 
     python -m tests.bad_inputs.zygote WORKERS < requests.jsonl > results.jsonl
 
-Each request line is ``{"cwd", "argv": ["stages.x", ...], "env": {...}, "stdout", "stderr"}``;
+Each request line is ``{"cwd", "argv": ["candor_eval.stages.x", ...], "env": {...}, "stdout", "stderr"}``;
 each result line ``{"index", "code"}`` (in completion order). A child is a real
 process: it gets the request's environment and working directory, its stdout and
 stderr go to the named files, and it runs ``python -m <argv[0]> <argv[1:]>``
@@ -21,8 +21,8 @@ import sys
 import traceback
 
 PRELOAD = ("numpy", "PIL.Image", "PIL.PngImagePlugin", "PIL.JpegImagePlugin", "onnxruntime", "pydantic", "yaml",
-           "tqdm", "fsspec", "stages.fetch", "stages.detect", "stages.score_detection", "stages.coco_eval", "stages.identify",
-           "stages.score_lots", "stages.value", "stages.stats")
+           "tqdm", "fsspec", "candor_eval.stages.fetch", "candor_eval.stages.detect", "candor_eval.stages.score_detection", "candor_eval.stages.coco_eval", "candor_eval.stages.identify",
+           "candor_eval.stages.score_lots", "candor_eval.stages.value", "candor_eval.stages.stats")
 
 
 def child(req: dict) -> int:

@@ -1,10 +1,10 @@
-"""candor.common.atomic: where a write may not go is an input error, and nothing is left behind."""
+"""candor_eval.common.atomic: where a write may not go is an input error, and nothing is left behind."""
 from __future__ import annotations
 
 import pytest
 
-from candor.common.atomic import write_text
-from candor.common.errors import InputError
+from candor_eval.common.atomic import write_text
+from candor_eval.common.errors import InputError
 
 
 def test_a_folder_at_the_output_path_is_named(tmp_path):
@@ -26,7 +26,7 @@ def test_pretty_json_and_the_list_writer_are_json_dumps_byte_for_byte():
     import json
     import random
 
-    from candor.common.atomic import JsonListWriter, dumps_json, pretty_json
+    from candor_eval.common.atomic import JsonListWriter, dumps_json, pretty_json
     rng = random.Random(4)
     leaves = [0, -1, 2**70, 0.1, 1e-7, 1e22, -0.0, "a\"b\n\\", "é✓", True, False, None, [], {}]
 
@@ -62,7 +62,7 @@ def test_remove_others_keeps_exactly_the_listed_files_and_drops_empty_folders(tm
         (tmp_path / "out" / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "out" / rel).write_text(rel)
     (tmp_path / "out" / "empty").mkdir()
-    from candor.common.atomic import remove_others
+    from candor_eval.common.atomic import remove_others
     remove_others(tmp_path / "out", keep=["a.json", "./sub/c.json"])
     assert sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*")) == [
         "a.json", "sub", "sub/c.json"]
@@ -72,14 +72,14 @@ def test_remove_others_keeps_exactly_the_listed_files_and_drops_empty_folders(tm
 
 
 def test_remove_others_of_a_missing_folder_does_nothing(tmp_path):
-    from candor.common.atomic import remove_others
+    from candor_eval.common.atomic import remove_others
     remove_others(tmp_path / "never-written", keep=["a.json"])
     assert not (tmp_path / "never-written").exists()
 
 
 def test_remove_others_removes_a_link_not_what_it_points_to(tmp_path):
     """A stale symlink in the folder goes; the file it points to, outside the folder, stays."""
-    from candor.common.atomic import remove_others
+    from candor_eval.common.atomic import remove_others
     (tmp_path / "out").mkdir()
     (tmp_path / "elsewhere.json").write_text("x")
     (tmp_path / "out" / "link.json").symlink_to(tmp_path / "elsewhere.json")
@@ -88,7 +88,7 @@ def test_remove_others_removes_a_link_not_what_it_points_to(tmp_path):
 
 
 def test_replace_dir_files_with_clean_leaves_only_the_new_files(tmp_path):
-    from candor.common.atomic import replace_dir_files
+    from candor_eval.common.atomic import replace_dir_files
     (tmp_path / "old").mkdir()
     (tmp_path / "old" / "stale.png").write_bytes(b"s")
     replace_dir_files(tmp_path, {"new/a.png": b"a", "b.png": b"b"}, clean=True)

@@ -1,10 +1,10 @@
-"""Tests for candor/common/counts.py: the k-of-n record scorers write next to their rates."""
+"""Tests for candor_eval/common/counts.py: the k-of-n record scorers write next to their rates."""
 from __future__ import annotations
 
 import pytest
 
-from candor.common.counts import Count, counts_block, read_counts
-from candor.common.errors import InputError
+from candor_eval.common.counts import Count, counts_block, read_counts
+from candor_eval.common.errors import InputError
 
 
 def test_block_round_trips_in_key_order():
@@ -35,7 +35,7 @@ def test_a_count_beyond_2_53_or_not_an_integer_is_refused(n):
 
 
 def test_cluster_sums_round_trip_and_a_mean():
-    from candor.common.counts import Clusters, clusters_of
+    from candor_eval.common.counts import Clusters, clusters_of
     c = Count(3, 5, "label", clusters_of([(2, 3), (1, 2), (0, 0)], name="frame"))
     assert c.clusters == Clusters("frame", 2, 5, 8, 13)
     doc = counts_block({"r": c, "m": Count(9, 2, "frame", clusters_of([(4, 1), (5, 1)], name="frame"),

@@ -1,9 +1,9 @@
-"""Tests for candor/common/errors.py: an InputError survives a trip between processes whole."""
+"""Tests for candor_eval/common/errors.py: an InputError survives a trip between processes whole."""
 from __future__ import annotations
 
 import pickle
 
-from candor.common.errors import InputError, Problem, fail
+from candor_eval.common.errors import InputError, Problem, fail
 
 
 def test_an_input_error_pickles_with_its_problems_and_hint():

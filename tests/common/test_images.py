@@ -7,8 +7,8 @@ import io
 import pytest
 from PIL import Image
 
-from candor.common.errors import InputError
-from candor.common.images import MAX_BYTES, data_url, encode_data_url, load_frame, sniff_mime
+from candor_eval.common.errors import InputError
+from candor_eval.common.images import MAX_BYTES, data_url, encode_data_url, load_frame, sniff_mime
 
 
 def image_bytes(fmt: str) -> bytes:

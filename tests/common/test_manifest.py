@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.common.manifest import (
+from candor_eval.common.errors import InputError
+from candor_eval.common.manifest import (
     Action,
     Entry,
     build_manifest_rows,
@@ -64,7 +64,7 @@ def test_all_problems_are_reported_at_once():
     with pytest.raises(InputError) as err:
         parse(f"path,sha256,bytes\n../a,{A},1\nb,zz,1\n")
     assert len(err.value.problems) == 2
-    assert "python -m stages.fetch manifest data/x" in err.value.message
+    assert "candor fetch manifest data/x" in err.value.message
 
 
 def test_missing_columns():
@@ -110,8 +110,8 @@ def test_bytes_must_be_ascii_digits(size):
 
 
 def test_the_bytes_column_is_compared_with_the_file(tmp_path):
-    from candor.common.manifest import sha256_file, size_mismatch
-    from candor.common.verify import verify_entry
+    from candor_eval.common.manifest import sha256_file, size_mismatch
+    from candor_eval.common.verify import verify_entry
     (tmp_path / "a.png").write_bytes(b"12345")
     entry = Entry(path="a.png", sha256=sha256_file(tmp_path / "a.png"), bytes=6)
     assert str(verify_entry(entry, root=tmp_path, where="a.png")) == \
@@ -120,7 +120,7 @@ def test_the_bytes_column_is_compared_with_the_file(tmp_path):
 
 
 def test_a_data_folder_without_a_manifest_is_named(tmp_path):
-    from candor.common.verify import find_manifests
+    from candor_eval.common.verify import find_manifests
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "manifest.csv").write_text("path,sha256,bytes\n")
     (tmp_path / "b").mkdir()

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from candor.common.parallel import fork_map, groups_of
+from candor_eval.common.parallel import fork_map, groups_of
 
 
 def _square_and_pid(x: int) -> tuple[int, int]:

@@ -1,4 +1,4 @@
-"""candor.common.png: matplotlib on the Agg backend with the fixed settings of every figure, and a
+"""candor_eval.common.png: matplotlib on the Agg backend with the fixed settings of every figure, and a
 figure's PNG bytes: the size its inches times :data:`PNG_DPI` say, no text chunk (no ``Software`` or
 date), the same bytes for the same figure, and the figure closed afterwards, even when saving fails."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ import struct
 
 import pytest
 
-from candor.common.png import PNG_DPI, png_bytes, pyplot
+from candor_eval.common.png import PNG_DPI, png_bytes, pyplot
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

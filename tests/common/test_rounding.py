@@ -1,4 +1,4 @@
-"""candor.common.rounding: every stored rate, bound and price is a Python float rounded to
+"""candor_eval.common.rounding: every stored rate, bound and price is a Python float rounded to
 ``DECIMALS`` = 6 decimals (``None`` stays ``None``); a ratio over a zero denominator is ``None``,
 never a division error or NaN."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from candor.common.rounding import DECIMALS, ratio, rounded
+from candor_eval.common.rounding import DECIMALS, ratio, rounded
 
 
 def test_six_decimals():

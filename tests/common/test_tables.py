@@ -1,4 +1,4 @@
-"""Tests for candor/common/tables.py: the one CSV reader and writer."""
+"""Tests for candor_eval/common/tables.py: the one CSV reader and writer."""
 from __future__ import annotations
 
 import re
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from candor.common.errors import InputError
-from candor.common.tables import (
+from candor_eval.common.errors import InputError
+from candor_eval.common.tables import (
     NUMBER,
     ascii_int,
     csv_text,

@@ -1,4 +1,4 @@
-"""candor.common.unique: ``repeated(values)`` is the set of values that occur more than once, each
+"""candor_eval.common.unique: ``repeated(values)`` is the set of values that occur more than once, each
 once, sorted (by ``repr`` when the values do not compare with each other). Equality is Python's: ``1``,
 ``1.0`` and ``True`` are one value. Empty input, or no repeat, is ``[]``."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from candor.common.unique import repeat_of, repeated
+from candor_eval.common.unique import repeat_of, repeated
 
 
 @pytest.mark.parametrize("values, expected", [

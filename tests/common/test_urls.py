@@ -1,9 +1,9 @@
-"""Tests for candor/common/urls.py: a source URL's user-info never shown."""
+"""Tests for candor_eval/common/urls.py: a source URL's user-info never shown."""
 from __future__ import annotations
 
 import pytest
 
-from candor.common.urls import redact_source, redact_text, redact_urls, userinfo
+from candor_eval.common.urls import redact_source, redact_text, redact_urls, userinfo
 
 
 @pytest.mark.parametrize("url, shown", [

@@ -1,4 +1,4 @@
-"""candor.common.verify: a data set's files checked against its manifest, the missing ones fetched.
+"""candor_eval.common.verify: a data set's files checked against its manifest, the missing ones fetched.
 
 Per entry (:func:`verify_entry`): a present file is hashed and its size compared (a Problem when
 either differs); a missing one without a source is ``missing``; a missing one with a source is
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.common.manifest import Entry, manifest_sha256
-from candor.common.verify import (
+from candor_eval.common.errors import InputError
+from candor_eval.common.manifest import Entry, manifest_sha256
+from candor_eval.common.verify import (
     find_manifests,
     outside,
     resolve_source,
@@ -162,7 +162,7 @@ def test_verify_sets_collects_every_problem_and_records_each_good_set(tmp_path):
 
 
 def test_verify_manifest_names_each_file_under_its_set(tmp_path):
-    from candor.common.manifest import load_manifest
+    from candor_eval.common.manifest import load_manifest
 
     entry = listed(tmp_path, "a.png", b"a", write=False)
     (tmp_path / "manifest.csv").write_text(f"path,sha256,bytes\n{entry.path},{entry.sha256},1\n")

@@ -1,4 +1,4 @@
-"""Tests for candor/detection/config.py: the detector track's params models, validated once.
+"""Tests for candor_eval/detection/config.py: the detector track's params models, validated once.
 
 Definitions checked: a set or model name is one path segment; a set lists each model once; a model
 serves the shared NMS with its own ``nms_by_model`` keys replacing them; a model's served thresholds
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from candor.common.errors import InputError
-from candor.detection.config import (
+from candor_eval.common.errors import InputError
+from candor_eval.detection.config import (
     HINT_FLOOR,
     ClusterView,
     DetectorParams,
@@ -66,7 +66,7 @@ def test_match_params_refuse_a_critical_class_twice_and_unsorted_bands():
 
 @pytest.mark.parametrize("score, ok", [(0.001, True), (0.999, True), (0.0, False), (1.0, False)])
 def test_the_reinference_score_tolerance_is_a_probability(score, ok):
-    """Strictly between 0 and 1 (candor.common.params.Probability)."""
+    """Strictly between 0 and 1 (candor_eval.common.params.Probability)."""
     if ok:
         assert ReinferenceParams(box_px=0.5, score=score).score == score
     else:

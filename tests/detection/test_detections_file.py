@@ -1,4 +1,4 @@
-"""Tests for candor/detection/detections_file.py: rounding and order, line bytes, and the
+"""Tests for candor_eval/detection/detections_file.py: rounding and order, line bytes, and the
 arrays of a file with and without the file."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from candor.detection import detections_file
-from candor.detection.detections_file import FORMAT, FrameBoxes, collect, file_lines, read_raw
+from candor_eval.detection import detections_file
+from candor_eval.detection.detections_file import FORMAT, FrameBoxes, collect, file_lines, read_raw
 
 
 def round_candidates(boxes, scores, classes, *, floor):
@@ -185,7 +185,7 @@ Z = '{"frame":"z","width":640,"height":416,"boxes":[[10,20,30,40,0.5,1],%s]}'
     ('{"width":640,"frame":"z","height":416,"boxes":[]}', "m.jsonl:3: bad frame line"),
 ])
 def test_damaged_lines_are_named(tmp_path, line, message):
-    from candor.common.errors import InputError
+    from candor_eval.common.errors import InputError
     path = tmp_path / "m.jsonl"
     path.write_text("".join(x + "\n" for x in [*file_lines(HEADER, FRAMES[:1]), line]))
     with pytest.raises(InputError, match=message):

@@ -1,10 +1,10 @@
-"""Tests for candor/detection/frames.py: the frames.csv reader."""
+"""Tests for candor_eval/detection/frames.py: the frames.csv reader."""
 from __future__ import annotations
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.detection.frames import read_frames
+from candor_eval.common.errors import InputError
+from candor_eval.detection.frames import read_frames
 
 
 def test_read_frames_validation(tmp_path):

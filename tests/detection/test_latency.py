@@ -1,4 +1,4 @@
-"""Tests for candor/detection/latency.py on a tiny ONNX model: the served postprocess (thresholds, then
+"""Tests for candor_eval/detection/latency.py on a tiny ONNX model: the served postprocess (thresholds, then
 same-class NMS), the timed span around the model call, and the summaries (the stage:
 tests/stages/test_latency.py)."""
 from __future__ import annotations
@@ -8,10 +8,10 @@ from itertools import count
 import numpy as np
 import pytest
 
-from candor.detection import latency
-from candor.detection.config import ServedNms
-from candor.detection.inference.letterbox import Letterboxer
-from candor.detection.inference.onnx_model import open_model
+from candor_eval.detection import latency
+from candor_eval.detection.config import ServedNms
+from candor_eval.detection.inference.letterbox import Letterboxer
+from candor_eval.detection.inference.onnx_model import open_model
 from tests.support_detect import tiny_repo
 
 PARAMS = ("detector:\n  sets: {detector: [tiny]}\n  floor: 0.05\n  nms_iou: 0.5\n"

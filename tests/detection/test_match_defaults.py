@@ -1,4 +1,4 @@
-"""Tests for candor/detection/match_defaults.py: the ``match`` defaults are written once, and both
+"""Tests for candor_eval/detection/match_defaults.py: the ``match`` defaults are written once, and both
 readers take them: the params model and the standalone COCO mode (which imports no pydantic)."""
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import inspect
 import subprocess
 import sys
 
-from candor.detection import match_defaults as md
-from candor.detection.config import MatchParams
-from candor.detection.scoring.coco_pair import score_coco_pair
+from candor_eval.detection import match_defaults as md
+from candor_eval.detection.config import MatchParams
+from candor_eval.detection.scoring.coco_pair import score_coco_pair
 from tests.conftest import ROOT
 
 
@@ -31,7 +31,7 @@ def test_the_values_are_a_valid_match_section():
 
 def test_the_module_imports_nothing():
     """Constants only: importing it loads neither pydantic nor YAML."""
-    code = ("import sys; import candor.detection.match_defaults; "
+    code = ("import sys; import candor_eval.detection.match_defaults; "
             "print(sorted(m for m in ('pydantic', 'yaml', 'numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -1,10 +1,10 @@
-"""candor.detection.model_card: a card is read by the checked YAML loader and validated once."""
+"""candor_eval.detection.model_card: a card is read by the checked YAML loader and validated once."""
 from __future__ import annotations
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.detection.model_card import load_card
+from candor_eval.common.errors import InputError
+from candor_eval.detection.model_card import load_card
 
 CARD = "onnx: m.onnx\nsha256: " + "a" * 64 + "\n"
 

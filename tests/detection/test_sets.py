@@ -1,4 +1,4 @@
-"""Tests for candor/detection/sets.py: the configured detection sets, their folders by convention,
+"""Tests for candor_eval/detection/sets.py: the configured detection sets, their folders by convention,
 the fetch stage's per-set records; and (slow) the README's "Bring your own" walk on a fresh clone:
 a COCO-labelled set and an Ultralytics export added with one manifest command and one line of
 params.yaml, nothing of the demo set rerunning."""
@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from candor.common.errors import InputError
-from candor.common.manifest import sha256_file
-from candor.detection.config import DetectorParams
-from candor.detection.sets import DetectionSet, detection_sets, find_set, set_folders, set_records
+from candor_eval.common.errors import InputError
+from candor_eval.common.manifest import sha256_file
+from candor_eval.detection.config import DetectorParams
+from candor_eval.detection.sets import DetectionSet, detection_sets, find_set, set_folders, set_records
 from tests.conftest import ROOT
 from tests.test_pipeline import fresh_clone, sh
 

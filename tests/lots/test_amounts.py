@@ -1,4 +1,4 @@
-"""USD amounts of the lots track's CSV files (:func:`candor.lots.amounts.parse_amount`): digits with optional
+"""USD amounts of the lots track's CSV files (:func:`candor_eval.lots.amounts.parse_amount`): digits with optional
 decimals, parsed exactly; zero refused unless allowed; a Problem naming the place otherwise."""
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from decimal import Decimal
 
 import pytest
 
-from candor.common.errors import Problem
-from candor.lots.amounts import parse_amount
+from candor_eval.common.errors import Problem
+from candor_eval.lots.amounts import parse_amount
 
 
 @pytest.mark.parametrize(("text", "value"), [("185", Decimal("185")), ("185.5", Decimal("185.5")),

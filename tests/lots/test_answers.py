@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.lots.answers import Answer, normalise_line, parse_answers, read_answers, write_answers
-from candor.lots.recording import RecordLine, parse_answer
+from candor_eval.common.errors import InputError
+from candor_eval.lots.answers import Answer, normalise_line, parse_answers, read_answers, write_answers
+from candor_eval.lots.recording import RecordLine, parse_answer
 
 SHA = "a" * 64
 GOOD = {"case": "T1", "run": 1, "status": "ok", "make": "Dell", "model": "7090", "count": 1,

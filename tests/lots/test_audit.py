@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from candor.lots.audit import AuditLot, percent_change, summarise_audit
+from candor_eval.lots.audit import AuditLot, percent_change, summarise_audit
 
 
 def A(lot, pv, pc, av, ac, cause=""):

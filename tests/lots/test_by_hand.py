@@ -1,4 +1,4 @@
-"""A by-hand run (:mod:`candor.lots.by_hand`): ``--case``/``--runs``/``--label`` need ``--out``, ``--out`` lies
+"""A by-hand run (:mod:`candor_eval.lots.by_hand`): ``--case``/``--runs``/``--label`` need ``--out``, ``--out`` lies
 outside the repository root, ``--runs`` >= 1; the throwaway report pairs each answer with its raw text."""
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.lots.answers import normalise_line
-from candor.lots.by_hand import check_by_hand, throwaway_report
-from candor.lots.fields import CaseScore, FieldScore
-from candor.lots.recording import RecordLine, parse_answer
+from candor_eval.common.errors import InputError
+from candor_eval.lots.answers import normalise_line
+from candor_eval.lots.by_hand import check_by_hand, throwaway_report
+from candor_eval.lots.fields import CaseScore, FieldScore
+from candor_eval.lots.recording import RecordLine, parse_answer
 
 
 @pytest.mark.parametrize(("flags", "needle"), [

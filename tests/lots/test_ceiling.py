@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from candor.lots.ceiling import CeilingRules, bid_ceiling, verdict
+from candor_eval.lots.ceiling import CeilingRules, bid_ceiling, verdict
 
 R = CeilingRules(buyer_premium_pct=Decimal("15"), sell_fee_pct=Decimal("13"), margin_pct=Decimal("25"),
                  shipping=Decimal("25.00"), buy_headroom_pct=Decimal("20"))

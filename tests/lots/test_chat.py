@@ -6,8 +6,16 @@ import time
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.lots.chat import ChatConfig, ChatError, build_body, complete, endpoint_problem, read_api_key, reply_text
+from candor_eval.common.errors import InputError
+from candor_eval.lots.chat import (
+    ChatConfig,
+    ChatError,
+    build_body,
+    complete,
+    endpoint_problem,
+    read_api_key,
+    reply_text,
+)
 from tests.chat_server import chat_server
 
 KEY = "sk-SENTINEL-do-not-leak-4242"

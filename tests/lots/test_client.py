@@ -1,4 +1,4 @@
-"""The HTTP client of the remote providers (:mod:`candor.lots.client`), against a real server on 127.0.0.1
+"""The HTTP client of the remote providers (:mod:`candor_eval.lots.client`), against a real server on 127.0.0.1
 (``tests/chat_server.py``): one POST, the whole-call deadline, no redirect followed, what is retried
 (429, 5xx, timeouts) and what fails at once, the numeric ``Retry-After``, the attempts counted, the error
 redacted and raised without a chained exception."""
@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from candor.lots.client import (
+from candor_eval.lots.client import (
     BODY_EXCERPT,
     CallError,
     Policy,

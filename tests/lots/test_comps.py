@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from candor.lots.comps import (
+from candor_eval.lots.comps import (
     Estimate,
     Listing,
     Query,
@@ -19,8 +19,8 @@ from candor.lots.comps import (
     representative_run,
     value_lot,
 )
-from candor.lots.params import CompsParams
-from candor.lots.vocabulary import read_key_words
+from candor_eval.lots.params import CompsParams
+from candor_eval.lots.vocabulary import read_key_words
 from tests.conftest import VOCABULARY, committed_token_rules
 
 TOKENS = committed_token_rules()

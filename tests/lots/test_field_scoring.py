@@ -1,14 +1,14 @@
-"""Field scoring of a set (:mod:`candor.lots.field_scoring`): a (case, field) is met when a strict
+"""Field scoring of a set (:mod:`candor_eval.lots.field_scoring`): a (case, field) is met when a strict
 majority of its answered runs hit (``2 * hits > total``), a case when each scored field is; a
 field with no answered run is not scored; the stored records. Figures are counted by hand."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from candor.lots.answers import Answer
-from candor.lots.field_scoring import case_met, field_json, field_met, field_rows, field_scores, fields_json
-from candor.lots.fields import CaseScore, FieldScore
-from candor.lots.golden import Case, ExpectationSpec, Golden
+from candor_eval.lots.answers import Answer
+from candor_eval.lots.field_scoring import case_met, field_json, field_met, field_rows, field_scores, fields_json
+from candor_eval.lots.fields import CaseScore, FieldScore
+from candor_eval.lots.golden import Case, ExpectationSpec, Golden
 
 
 def fs(hits: int, total: int, position: int = 0) -> FieldScore:

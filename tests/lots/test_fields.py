@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from candor.lots.fields import (
+from candor_eval.lots.fields import (
     Expectation,
     RunAnswer,
     field_matches,

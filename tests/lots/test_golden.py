@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.lots.golden import LOT_COLUMNS, CategoryLibrary, load_golden, parse_lots, render_library, render_prompt
+from candor_eval.common.errors import InputError
+from candor_eval.lots.golden import LOT_COLUMNS, CategoryLibrary, load_golden, parse_lots, render_library, render_prompt
 from tests.conftest import ROOT, TESTS
 
 FIXTURE = TESTS / "data" / "lots"

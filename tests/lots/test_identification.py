@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from candor.lots.identification import count_exact, identification_outcome
+from candor_eval.lots.identification import count_exact, identification_outcome
 from tests.conftest import committed_token_rules
 
 R = committed_token_rules()

@@ -1,4 +1,4 @@
-"""Identification scoring of a set (:mod:`candor.lots.identification_scoring`): the lot as unit,
+"""Identification scoring of a set (:mod:`candor_eval.lots.identification_scoring`): the lot as unit,
 a strict majority of its scored runs as its outcome, hedged and consistent lots, provider errors
 left out, rates of an empty group None. Every expected figure is counted by hand in the test."""
 from __future__ import annotations
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.lots.answers import Answer
-from candor.lots.golden import Golden, Lot
-from candor.lots.identification_scoring import (
+from candor_eval.common.errors import InputError
+from candor_eval.lots.answers import Answer
+from candor_eval.lots.golden import Golden, Lot
+from candor_eval.lots.identification_scoring import (
     RunScore,
     check_labels,
     identification_json,
@@ -19,7 +19,7 @@ from candor.lots.identification_scoring import (
     score_runs,
     summarise_identification,
 )
-from candor.lots.tokens import TokenRules
+from candor_eval.lots.tokens import TokenRules
 
 RULES = TokenRules(spec_words=("gb",), form_factors=("sff",), generation_prefixes=(), min_number_digits=3,
                    hedge_markers=("e.g.", " or "))

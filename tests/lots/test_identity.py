@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.lots.identity import (
+from candor_eval.common.errors import InputError
+from candor_eval.lots.identity import (
     Identity,
     candidate_identity,
     code_identity,
@@ -18,8 +18,8 @@ from candor.lots.identity import (
     source_files,
     source_sha256,
 )
-from candor.lots.params import IdentifyParams
-from candor.lots.vocabulary import Makes
+from candor_eval.lots.params import IdentifyParams
+from candor_eval.lots.vocabulary import Makes
 
 
 def test_a_file_is_the_sha256_of_its_bytes(tmp_path):

@@ -1,4 +1,4 @@
-"""The comps set (:mod:`candor.lots.listings`): ``listings.csv`` validated once (unique id, a title, a positive
+"""The comps set (:mod:`candor_eval.lots.listings`): ``listings.csv`` validated once (unique id, a title, a positive
 price, a unit count >= 1, a date), every problem of a file at once; ``relevance.csv`` keyed by valuation lot,
 naming only known listings."""
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.lots.comps import Listing
-from candor.lots.listings import parse_listings, read_listings, read_relevance
+from candor_eval.common.errors import InputError
+from candor_eval.lots.comps import Listing
+from candor_eval.lots.listings import parse_listings, read_listings, read_relevance
 from tests.conftest import TESTS
 
 HEADER = "id,title,price,sold_date,quantity,category\n"
@@ -39,7 +39,7 @@ def test_all_listing_problems_reported_at_once():
                        ",,1.00,2025-13-01,1,c\n", file="f.csv")
     assert [p.where for p in info.value.problems] == ["f.csv:row 2.price", "f.csv:row 3.quantity", "f.csv:row 4.id",
                                                       "f.csv:row 4.title", "f.csv:row 4.sold_date"]
-    assert "python -m stages.fetch manifest data/comps" in str(info.value)
+    assert "candor fetch manifest data/comps" in str(info.value)
 
 
 def test_relevance_maps_every_lot_and_refuses_unknown_lots_and_listings(tmp_path: Path):

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-import candor.lots.live as live
-from candor.common.errors import InputError
-from candor.lots.golden import load_golden
-from candor.lots.live import RedactingFilter, call_context, hold, redacted_logs
-from candor.lots.recording import load_recording
-from candor.lots.redact import Redactor
-from candor.lots.vocabulary import read_category_library
+import candor_eval.lots.live as live
+from candor_eval.common.errors import InputError
+from candor_eval.lots.golden import load_golden
+from candor_eval.lots.live import RedactingFilter, call_context, hold, redacted_logs
+from candor_eval.lots.recording import load_recording
+from candor_eval.lots.redact import Redactor
+from candor_eval.lots.vocabulary import read_category_library
 from tests.chat_server import chat_server
 from tests.conftest import ROOT, TESTS, VOCABULARY
 from tests.stages import test_identify as identify_test

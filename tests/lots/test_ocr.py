@@ -1,4 +1,4 @@
-"""The local OCR responder (candor/lots/ocr.py) with the real RapidOCR model, offline.
+"""The local OCR responder (candor_eval/lots/ocr.py) with the real RapidOCR model, offline.
 
 A few committed photos are read again, with every socket connection refused, and the answers
 must equal the committed recording byte for byte. Exact, not within a tolerance: the recording
@@ -15,14 +15,14 @@ import socket
 import numpy as np
 import pytest
 
-from candor.common.errors import InputError
-from candor.common.params import section
-from candor.lots.golden import load_golden
-from candor.lots.live import gallery_paths
-from candor.lots.ocr import OcrResponder, bgr_pixels
-from candor.lots.params import IdentifyParams
-from candor.lots.recording import load_recording
-from candor.lots.vocabulary import Makes, read_vocabulary
+from candor_eval.common.errors import InputError
+from candor_eval.common.params import section
+from candor_eval.lots.golden import load_golden
+from candor_eval.lots.live import gallery_paths
+from candor_eval.lots.ocr import OcrResponder, bgr_pixels
+from candor_eval.lots.params import IdentifyParams
+from candor_eval.lots.recording import load_recording
+from candor_eval.lots.vocabulary import Makes, read_vocabulary
 from tests.conftest import ROOT, VOCABULARY, committed_token_rules
 
 # a glued model (L001, three photos), a misread lot tag (L013), a palette PNG case image (drill)

@@ -1,4 +1,4 @@
-"""Reading rules (candor/lots/ocr_reading.py): hand-computed readings, and the committed OCR
+"""Reading rules (candor_eval/lots/ocr_reading.py): hand-computed readings, and the committed OCR
 recording re-parsed from its own text (the parser has not drifted from what was recorded)."""
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import hashlib
 
 import pytest
 
-from candor.common.params import section
-from candor.lots.ocr_reading import ReadingRules, count_marking, read_answer, reader_sha256, reading_text
-from candor.lots.params import IdentifyParams
-from candor.lots.recording import load_recording
-from candor.lots.tokens import TokenRules
-from candor.lots.vocabulary import Makes, read_vocabulary
+from candor_eval.common.params import section
+from candor_eval.lots.ocr_reading import ReadingRules, count_marking, read_answer, reader_sha256, reading_text
+from candor_eval.lots.params import IdentifyParams
+from candor_eval.lots.recording import load_recording
+from candor_eval.lots.tokens import TokenRules
+from candor_eval.lots.vocabulary import Makes, read_vocabulary
 from tests.conftest import ROOT, VOCABULARY, committed_token_rules
 
 TOKENS = TokenRules(spec_words=("gb", "port", "in"), form_factors=("sff",), generation_prefixes=("g", "gen"),

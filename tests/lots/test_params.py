@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from candor.lots.params import IdentifyParams
+from candor_eval.lots.params import IdentifyParams
 
 
 def test_counts_is_not_a_candidate_name():

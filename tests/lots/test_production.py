@@ -8,11 +8,11 @@ import traceback
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.lots.client import Policy
-from candor.lots.live import ReplyError
-from candor.lots.params import PythonProvider
-from candor.lots.production import PythonResponder, call_with_deadline, describe, load_entry_point, result_text
+from candor_eval.common.errors import InputError
+from candor_eval.lots.client import Policy
+from candor_eval.lots.live import ReplyError
+from candor_eval.lots.params import PythonProvider
+from candor_eval.lots.production import PythonResponder, call_with_deadline, describe, load_entry_point, result_text
 from tests.conftest import TESTS
 
 FIXTURE = TESTS / "data" / "lots"

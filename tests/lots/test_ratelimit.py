@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from candor.lots.ratelimit import RateLimiter
+from candor_eval.lots.ratelimit import RateLimiter
 
 
 class Clock:

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.lots.recording import (
+from candor_eval.common.errors import InputError
+from candor_eval.lots.recording import (
     RecordLine,
     append_line,
     load_recording,

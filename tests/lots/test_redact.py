@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from candor.lots.redact import MIN_SECRET, Redactor, url_secrets
+from candor_eval.lots.redact import MIN_SECRET, Redactor, url_secrets
 
 KEY = "sk-0123456789abcdef"
 

@@ -1,4 +1,4 @@
-"""Replay (:mod:`candor.lots.replay`): the ids a ``--case`` glob keeps, and the recorded line of every wanted
+"""Replay (:mod:`candor_eval.lots.replay`): the ids a ``--case`` glob keeps, and the recorded line of every wanted
 (id, run), refused when a pair is missing, recorded with another prompt or code (SHA-256) or another gallery
 setting, all problems at once with the command that records it again."""
 from __future__ import annotations
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.lots.golden import Case, ExpectationSpec, Golden, Lot
-from candor.lots.recording import RecordLine
-from candor.lots.replay import check_replay, select_ids
+from candor_eval.common.errors import InputError
+from candor_eval.lots.golden import Case, ExpectationSpec, Golden, Lot
+from candor_eval.lots.recording import RecordLine
+from candor_eval.lots.replay import check_replay, select_ids
 
 SHA, OTHER = "a" * 64, "b" * 64
 SPEC = ExpectationSpec(field="item.itemType", expected=("Drill",))

@@ -1,4 +1,4 @@
-"""The live responder of each provider (:mod:`candor.lots.responders`) and the secrets a live run can know:
+"""The live responder of each provider (:mod:`candor_eval.lots.responders`) and the secrets a live run can know:
 the key of ``api_key_env``, the base URL's and a route URL's query values, a route's header values."""
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import sys
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.lots.live import ChatResponder
-from candor.lots.params import IdentifyParams
-from candor.lots.production import PythonResponder
-from candor.lots.responders import live_responder, run_secrets
-from candor.lots.route import RouteResponder
+from candor_eval.common.errors import InputError
+from candor_eval.lots.live import ChatResponder
+from candor_eval.lots.params import IdentifyParams
+from candor_eval.lots.production import PythonResponder
+from candor_eval.lots.responders import live_responder, run_secrets
+from candor_eval.lots.route import RouteResponder
 
 KEY = "sk-test-0123456789abcdef"
 TOKEN = "route-token-0123456789"

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.lots.client import Policy
-from candor.lots.live import ReplyError
-from candor.lots.params import HttpProvider
-from candor.lots.route import RouteResponder, read_headers, request_body
+from candor_eval.common.errors import InputError
+from candor_eval.lots.client import Policy
+from candor_eval.lots.live import ReplyError
+from candor_eval.lots.params import HttpProvider
+from candor_eval.lots.route import RouteResponder, read_headers, request_body
 from tests.chat_server import chat_server
 
 TOKEN = "Bearer tok-ROUTE-SENTINEL-8830"

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 
-from candor.lots.tokens import (
+from candor_eval.lots.tokens import (
     candidate_tokens,
     distinctive_tokens,
     fold,

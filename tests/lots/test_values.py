@@ -1,4 +1,4 @@
-"""Lot values per candidate (:mod:`candor.lots.values`): every run valued, the representative run (median by lot
+"""Lot values per candidate (:mod:`candor_eval.lots.values`): every run valued, the representative run (median by lot
 value) standing for the lot, its ceiling and verdict; the values file written and read back exactly, every
 valuation lot once. Figures are computed by hand in each test."""
 from __future__ import annotations
@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.lots.answers import Answer
-from candor.lots.ceiling import CeilingRules
-from candor.lots.comps import Listing
-from candor.lots.golden import Lot
-from candor.lots.params import CompsParams
-from candor.lots.values import VALUE_COLUMNS, ValueRow, read_values, value_lots, values_text
-from candor.lots.vocabulary import read_key_words
+from candor_eval.common.errors import InputError
+from candor_eval.lots.answers import Answer
+from candor_eval.lots.ceiling import CeilingRules
+from candor_eval.lots.comps import Listing
+from candor_eval.lots.golden import Lot
+from candor_eval.lots.params import CompsParams
+from candor_eval.lots.values import VALUE_COLUMNS, ValueRow, read_values, value_lots, values_text
+from candor_eval.lots.vocabulary import read_key_words
 from tests.conftest import VOCABULARY, committed_token_rules
 
 RULES = CompsParams().rules(tokens=committed_token_rules(), accessory_words=("power supply",),

@@ -1,4 +1,4 @@
-"""candor/lots/vocabulary.py: the word-list files, validated at the boundary (a bad file: exit 2 naming the file
+"""candor_eval/lots/vocabulary.py: the word-list files, validated at the boundary (a bad file: exit 2 naming the file
 and the field)."""
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.lots.comps import KeyWords
-from candor.lots.golden import CategoryLibrary
-from candor.lots.tokens import TokenRules
-from candor.lots.vocabulary import (
+from candor_eval.common.errors import InputError
+from candor_eval.lots.comps import KeyWords
+from candor_eval.lots.golden import CategoryLibrary
+from candor_eval.lots.tokens import TokenRules
+from candor_eval.lots.vocabulary import (
     AccessoryWords,
     CategorySuggestions,
     CompsWords,

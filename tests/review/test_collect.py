@@ -1,12 +1,12 @@
-"""candor/review/collect.py: rates only from counts blocks, paired comparisons per track, by hand."""
+"""candor_eval/review/collect.py: rates only from counts blocks, paired comparisons per track, by hand."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.review.collect import (
+from candor_eval.common.errors import InputError
+from candor_eval.review.collect import (
     Inputs,
     build_stats,
     metrics_prefix,
@@ -15,10 +15,10 @@ from candor.review.collect import (
     rates_from_counts,
     references,
 )
-from candor.review.params import StatsParams
-from candor.review.stats_file import StatsFile
-from candor.stats.outcomes import TABLES, parse_table
-from candor.stats.units import units_from_tables
+from candor_eval.review.params import StatsParams
+from candor_eval.review.stats_file import StatsFile
+from candor_eval.stats.outcomes import TABLES, parse_table
+from candor_eval.stats.units import units_from_tables
 
 
 def test_rates_come_only_from_counts_blocks():

@@ -1,4 +1,4 @@
-"""stages/compare.py (over candor/review/compare.py and revisions.py) between revisions of a
+"""stages/compare.py (over candor_eval/review/compare.py and revisions.py) between revisions of a
 temporary git repository."""
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.review.compare import compare_units
-from candor.review.revisions import resolve_revision
-from candor.stats.rates import mcnemar_p
-from candor.stats.units import PairedMetric
-from stages.compare import main
+from candor_eval.common.errors import InputError
+from candor_eval.review.compare import compare_units
+from candor_eval.review.revisions import resolve_revision
+from candor_eval.stages.compare import main
+from candor_eval.stats.rates import mcnemar_p
+from candor_eval.stats.units import PairedMetric
 
 HEADER = "lot,tier,candidate,run,outcome,count_exact\n"
 
@@ -103,8 +103,8 @@ def test_compare_markdown_and_text(repo, capsys, tmp_path):
 
 
 def test_reports_list_what_changed_most_changed_first_and_fold_the_rest():
-    from candor.review.compare import render_text, shown
-    from candor.stats.units import PairedMetric
+    from candor_eval.review.compare import render_text, shown
+    from candor_eval.stats.units import PairedMetric
 
     def side(flags):
         return {"t": {m: PairedMetric("lot", {"x": {(str(i),): f for i, f in enumerate(v)}}) for m, v in flags.items()}}
@@ -151,7 +151,7 @@ def test_compare_units_only_in_one_side():
 
 
 def test_false_positives_per_frame_are_compared_by_the_same_test():
-    from candor.stats.units import PairedMetric
+    from candor_eval.stats.units import PairedMetric
 
     def side(counts):
         return {"detection.demo": {"detection.demo.test.false_positives": PairedMetric(
@@ -165,7 +165,7 @@ def test_false_positives_per_frame_are_compared_by_the_same_test():
 
 
 def test_a_per_class_row_reads_its_verdict_from_the_holm_adjusted_p():
-    from candor.stats.units import PairedMetric
+    from candor_eval.stats.units import PairedMetric
 
     def side(found):
         return {"detection.demo": {f"detection.demo.test.class.{c}.label_found": PairedMetric(

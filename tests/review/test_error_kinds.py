@@ -1,7 +1,7 @@
-"""candor/review/error_kinds.py: the descriptive "what kind of error changed" table of the report."""
+"""candor_eval/review/error_kinds.py: the descriptive "what kind of error changed" table of the report."""
 from __future__ import annotations
 
-from candor.review.error_kinds import model_rows, report_lines
+from candor_eval.review.error_kinds import model_rows, report_lines
 
 
 def doc(fp: int, kinds: tuple[int, ...], *, iou: float | None) -> dict:

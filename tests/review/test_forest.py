@@ -1,4 +1,4 @@
-"""candor/review/forest.py: the forest plot's rows (per headline metric of a group, its reference
+"""candor_eval/review/forest.py: the forest plot's rows (per headline metric of a group, its reference
 once, then each candidate, a side without paired units left out) and its PNG (size by rows)."""
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import io
 
 import pytest
 
-from candor.review.forest import ROW_INCHES, forest_png, forest_rows
-from candor.review.stats_file import Comparisons, StatsFile
-from candor.stats.paired import compare_paired
+from candor_eval.review.forest import ROW_INCHES, forest_png, forest_rows
+from candor_eval.review.stats_file import Comparisons, StatsFile
+from candor_eval.stats.paired import compare_paired
 from tests.review.test_headline import sign_test
 
 # sign_test(6): A succeeds on 2 of 8 lots, B on 8 of 8; Wilson 95% by hand (z = 1.96):

@@ -1,4 +1,4 @@
-"""candor/review/gate.py (criteria by hand, gate.json round trip) and the gate command (run / check)."""
+"""candor_eval/review/gate.py (criteria by hand, gate.json round trip) and the gate command (run / check)."""
 from __future__ import annotations
 
 import json
@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import InputError, run_main
-from candor.review.gate import GateResult, evaluate_gate, find_wrong_targets, latency_p95, ratio_difference
-from candor.review.gate_views import MatchView, StatsView
-from candor.review.params import GateParams
-from candor.stats.rates import wilson
-from stages.gate import main
+from candor_eval.common.errors import InputError, run_main
+from candor_eval.review.gate import GateResult, evaluate_gate, find_wrong_targets, latency_p95, ratio_difference
+from candor_eval.review.gate_views import MatchView, StatsView
+from candor_eval.review.params import GateParams
+from candor_eval.stages.gate import main
+from candor_eval.stats.rates import wilson
 from tests.conftest import ROOT, TESTS
 
 DATA = TESTS / "data" / "stats"
@@ -186,7 +186,7 @@ DEMO = ROOT / "metrics" / "outcomes" / "detector"
 
 
 def demo_tables() -> tuple[list[dict], list[dict]]:
-    from candor.stats.outcomes import TABLES, parse_table
+    from candor_eval.stats.outcomes import TABLES, parse_table
     return tuple(parse_table(TABLES[n], (DEMO / n).read_text(), where=n)
                  for n in ("detection-frames.csv", "detection-labels.csv"))
 

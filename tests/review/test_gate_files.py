@@ -1,4 +1,4 @@
-"""candor/review/gate_files.py: the release gate from files (``<outcomes>/<set>/`` tables, each
+"""candor_eval/review/gate_files.py: the release gate from files (``<outcomes>/<set>/`` tables, each
 model's detection metrics, the candidate's latency diagnostic and model card), on tiny tables
 written in ``tmp_path`` with hand-computed criteria; the names ``gate`` declares are checked first."""
 from __future__ import annotations
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.detection.config import DetectorParams
-from candor.review.gate import GateResult
-from candor.review.gate_files import TABLES, check_gate, gate_from_files, write_gate
-from candor.review.gate_views import GateSettings, MatchView, StatsView
-from candor.review.params import Cluster, GateParams
+from candor_eval.common.errors import InputError
+from candor_eval.detection.config import DetectorParams
+from candor_eval.review.gate import GateResult
+from candor_eval.review.gate_files import TABLES, check_gate, gate_from_files, write_gate
+from candor_eval.review.gate_views import GateSettings, MatchView, StatsView
+from candor_eval.review.params import Cluster, GateParams
 
 SHA = "c" * 64
 N = 6          # frames f0..f5, in sessions s0, s1, s2 (frame i in session s<i mod 3>)

@@ -1,4 +1,4 @@
-"""candor/review/gate_views.py: the gate's read-only views of ``stats`` and ``match`` (other keys
+"""candor_eval/review/gate_views.py: the gate's read-only views of ``stats`` and ``match`` (other keys
 ignored, the owners' defaults, the owners' ranges) and :class:`GateSettings`, the one value the
 gate reads from params."""
 from __future__ import annotations
@@ -9,9 +9,9 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from candor.detection.config import DetectorParams, MatchParams
-from candor.review.gate_views import GateSettings, MatchView, StatsView
-from candor.review.params import Cluster, GateParams, StatsParams
+from candor_eval.detection.config import DetectorParams, MatchParams
+from candor_eval.review.gate_views import GateSettings, MatchView, StatsView
+from candor_eval.review.params import Cluster, GateParams, StatsParams
 
 
 def test_stats_view_ignores_the_keys_the_gate_does_not_read():

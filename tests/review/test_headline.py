@@ -1,14 +1,14 @@
-"""candor/review/headline.py: ``metrics/headline.json``, each number taken as it is from the file
+"""candor_eval/review/headline.py: ``metrics/headline.json``, each number taken as it is from the file
 that counts it (never recomputed), ``null`` where its source is absent, the paired p-values and
 verdict only for a candidate against its reference."""
 from __future__ import annotations
 
 import pytest
 
-from candor.review.gate import Criterion, GateResult
-from candor.review.headline import detection_headline, dig, headline, lots_headline, paired_p, versus
-from candor.review.stats_file import Comparisons, StatsFile
-from candor.stats.paired import Paired, compare_paired
+from candor_eval.review.gate import Criterion, GateResult
+from candor_eval.review.headline import detection_headline, dig, headline, lots_headline, paired_p, versus
+from candor_eval.review.stats_file import Comparisons, StatsFile
+from candor_eval.stats.paired import Paired, compare_paired
 
 
 def sign_test(b_wins: int, a_wins: int = 0, ties: int = 2) -> Paired:

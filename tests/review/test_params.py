@@ -1,4 +1,4 @@
-"""candor/review/params.py: the ``stats`` and ``gate`` sections of params.yaml, their one set of
+"""candor_eval/review/params.py: the ``stats`` and ``gate`` sections of params.yaml, their one set of
 defaults, unknown keys refused (``extra="forbid"``) and the declared ranges."""
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from candor.common.errors import InputError
-from candor.common.params import validate
-from candor.review.params import MIN_SESSIONS, Cluster, GateParams, Reference, StatsParams
+from candor_eval.common.errors import InputError
+from candor_eval.common.params import validate
+from candor_eval.review.params import MIN_SESSIONS, Cluster, GateParams, Reference, StatsParams
 
 
 def error_locs(err: ValidationError) -> list[tuple]:
@@ -59,7 +59,7 @@ def test_an_unknown_key_is_refused(model, data, loc):
 
 
 def test_a_misspelled_nested_key_names_its_path_and_the_nearest_key():
-    """Through the params boundary (:func:`candor.common.params.validate`) the error names the file,
+    """Through the params boundary (:func:`candor_eval.common.params.validate`) the error names the file,
     the dotted key and suggests the nearest key of the nested section."""
     with pytest.raises(InputError) as info:
         validate(StatsParams, {"cluster": {"detecton": "session"}}, where="params.yaml:stats")

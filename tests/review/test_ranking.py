@@ -1,4 +1,4 @@
-"""candor/review/ranking.py and stages/sweep_table.py: a sweep ranked in 120 columns, from DVC's own
+"""candor_eval/review/ranking.py and stages/sweep_table.py: a sweep ranked in 120 columns, from DVC's own
 JSON (tests/data/sweep/exps.json: ``dvc exp show --json`` after a two-value sweep of thresholds.deer,
 trimmed to the params and headline metrics)."""
 from __future__ import annotations
@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.review.ranking import ranking, render
-from stages.sweep_table import main
+from candor_eval.common.errors import InputError
+from candor_eval.review.ranking import ranking, render
+from candor_eval.stages.sweep_table import main
 from tests.conftest import TESTS
 
 EXPS = TESTS / "data" / "sweep" / "exps.json"
@@ -33,7 +33,7 @@ def test_the_table_fits_120_columns_and_shows_param_and_key(capsys):
     assert max(map(len, lines)) <= 120
     assert lines[0].split()[:3] == ["experiment", "thresholds.deer", "f1"]
     assert lines[2].split()[:3] == ["hazel-dunk", "0.3", "0.526"]
-    assert "python -m stages.compare" in lines[-1]
+    assert "candor compare" in lines[-1]
     narrow = render(ranking(json.loads(EXPS.read_text()), param="thresholds.deer", sort_key=KEY),
                     param="thresholds.deer", sort_key=KEY, width=60)
     assert max(map(len, narrow.splitlines())) <= 60 and "thresholds.deer" in narrow

@@ -1,4 +1,4 @@
-"""The report: the stats stage's --report (stages/stats.py) over candor/review/report.py, reading the stats and
+"""The report: the stats stage's --report (stages/stats.py) over candor_eval/review/report.py, reading the stats and
 the gate through their types."""
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.review.report import review
-from candor.review.stats_file import StatsFile
-from stages import stats as stats_stage
+from candor_eval.common.errors import InputError
+from candor_eval.review.report import review
+from candor_eval.review.stats_file import StatsFile
+from candor_eval.stages import stats as stats_stage
 from tests.review.test_gate import DATA, write_gate_inputs
 
 
@@ -88,9 +88,9 @@ MAX_KEYS_PER_CANDIDATE = 14
 
 def synthetic_stats(n: int):
     """A stats file with a reference and ``n`` lots candidates on every headline and 20 per-tier metrics."""
-    from candor.review.collect import adjusted_comparisons
-    from candor.review.stats_file import Comparisons, StatsFile
-    from candor.stats.paired import compare_paired
+    from candor_eval.review.collect import adjusted_comparisons
+    from candor_eval.review.stats_file import Comparisons, StatsFile
+    from candor_eval.stats.paired import compare_paired
 
     lots = {(f"L{i}",): i % 2 == 0 for i in range(30)}
     paired = {}
@@ -107,8 +107,8 @@ def test_the_report_scales_to_12_candidates(tmp_path):
     """One screen of summary for 12 candidates; the forest plot of the headline rates under 1,600 px."""
     from PIL import Image
 
-    from candor.review.forest import forest_png, forest_rows
-    from candor.review.report import render_report
+    from candor_eval.review.forest import forest_png, forest_rows
+    from candor_eval.review.report import render_report
 
     stats = synthetic_stats(12)
     text, details = render_report(stats, None, forest="../figures")

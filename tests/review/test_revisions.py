@@ -1,4 +1,4 @@
-"""candor/review/revisions.py: files at a git revision or DVC experiment, on a tiny real git
+"""candor_eval/review/revisions.py: files at a git revision or DVC experiment, on a tiny real git
 repository built in ``tmp_path`` (two commits, a tag, DVC-style ``refs/exps`` refs)."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.review.revisions import WORKSPACE, folders_at, read_at, resolve_revision
+from candor_eval.common.errors import InputError
+from candor_eval.review.revisions import WORKSPACE, folders_at, read_at, resolve_revision
 
 
 def git(repo: Path, *args: str) -> str:

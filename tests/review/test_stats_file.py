@@ -1,4 +1,4 @@
-"""candor/review/stats_file.py: ``metrics/stats.json``'s one writer (:meth:`StatsFile.as_json`) and
+"""candor_eval/review/stats_file.py: ``metrics/stats.json``'s one writer (:meth:`StatsFile.as_json`) and
 reader (:meth:`StatsFile.from_json`): the round trip keeps every field, keys are sorted within each
 section, and a document of another shape is an InputError naming the file."""
 from __future__ import annotations
@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.review.stats_file import Comparisons, StatsFile
-from candor.stats.paired import compare_paired
-from candor.stats.rates import wilson
+from candor_eval.common.errors import InputError
+from candor_eval.review.stats_file import Comparisons, StatsFile
+from candor_eval.stats.paired import compare_paired
+from candor_eval.stats.rates import wilson
 
 
 def small_stats() -> StatsFile:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.detection.config import DetectorParams
-from stages.cli_detection import (
+from candor_eval.common.errors import InputError
+from candor_eval.detection.config import DetectorParams
+from candor_eval.stages.cli_detection import (
     add_scoring_arguments,
     chosen_sets,
     inference_parser,

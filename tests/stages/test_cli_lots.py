@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import InputError
-from stages.cli_lots import add_tokens, candidates, stage_parser, token_rules
+from candor_eval.common.errors import InputError
+from candor_eval.stages.cli_lots import add_tokens, candidates, stage_parser, token_rules
 
 TOKENS = "spec_words: [gb]\nform_factors: [sff]\ngeneration_prefixes: []\nhedge_markers: [e.g.]\n"
 
 
 def test_the_parser_has_params_and_tokens_with_their_defaults():
-    p = stage_parser("python -m stages.x", "doc")
+    p = stage_parser("candor x", "doc")
     add_tokens(p, purpose="the words")
     args = p.parse_args([])
     assert (args.params, args.tokens) == ("params.yaml", "data/lots/vocabulary/tokens.yaml")

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.review.gate_views import GateSettings
-from stages.cli_review import read_gate_settings
+from candor_eval.common.errors import InputError
+from candor_eval.review.gate_views import GateSettings
+from candor_eval.stages.cli_review import read_gate_settings
 
 PARAMS = """\
 stats:

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from candor.common.errors import run_main
-from stages import coco_eval
+from candor_eval.common.errors import run_main
+from candor_eval.stages import coco_eval
 from tests.conftest import ROOT, TESTS
 from tests.support_coco import random_pair
 
@@ -112,7 +112,7 @@ def test_without_params_the_coco_mode_imports_neither_pydantic_nor_yaml(tmp_path
     import subprocess
     import sys
 
-    probe = ("import sys; from stages import coco_eval; code = coco_eval.main(['--coco-gt', sys.argv[1], "
+    probe = ("import sys; from candor_eval.stages import coco_eval; code = coco_eval.main(['--coco-gt', sys.argv[1], "
              "'--coco-results', sys.argv[2], '--out', sys.argv[3]]); "
              "print(sorted(m for m in ('pydantic', 'yaml', 'matplotlib', 'PIL', 'scipy', 'multiprocessing') "
              "if m in sys.modules), code)")
@@ -121,8 +121,8 @@ def test_without_params_the_coco_mode_imports_neither_pydantic_nor_yaml(tmp_path
                           str(tmp_path / "o.json")], cwd=root, capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[] 0"
     # the match section's defaults are the pydantic model's (one source for both modes)
-    from candor.detection.config import MatchParams
-    from candor.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
+    from candor_eval.detection.config import MatchParams
+    from candor_eval.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 
     documented = (0.5, 10, [16.0, 48.0])          # docs/detector.md, params.yaml: match
     assert (MATCH_IOU, MIN_SUPPORT, list(BAND_EDGES)) == documented

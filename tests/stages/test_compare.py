@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import run_main
-from stages.compare import main
+from candor_eval.common.errors import run_main
+from candor_eval.stages.compare import main
 
 # L1 and L3 hit, L2 wrong; count_exact applies to L1 (right) and L2 (wrong) only
 LOTS = ("lot,tier,candidate,run,outcome,count_exact\n"

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from candor.common.errors import run_main
-from candor.detection.inference import cluster
-from stages import detect, fetch
+from candor_eval.common.errors import run_main
+from candor_eval.detection.inference import cluster
+from candor_eval.stages import detect, fetch
 from tests.support_detect import constant_model, tiny_repo, ultralytics_output, write_card
 
 PARAMS = "detector:\n  sets: {detector: [tiny]}\n  floor: 0.05\n  nms_iou: 0.5\n  providers: [CPUExecutionProvider]\n"

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from candor.common import verify
-from candor.common.errors import run_main
-from candor.common.manifest import Entry, format_manifest
-from stages import fetch
+from candor_eval.common import verify
+from candor_eval.common.errors import run_main
+from candor_eval.common.manifest import Entry, format_manifest
+from candor_eval.stages import fetch
 
 
 def sha(b: bytes) -> str:

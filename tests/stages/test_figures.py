@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import run_main
-from candor.review.forest import forest_rows
-from candor.review.stats_file import Comparisons, StatsFile
-from candor.stats.paired import compare_paired
-from stages import figures
+from candor_eval.common.errors import run_main
+from candor_eval.review.forest import forest_rows
+from candor_eval.review.stats_file import Comparisons, StatsFile
+from candor_eval.stages import figures
+from candor_eval.stats.paired import compare_paired
 from tests.stages.test_score_detection import make_repo
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import run_main
-from stages.gate import main
+from candor_eval.common.errors import run_main
+from candor_eval.stages.gate import main
 
 FRAMES = ("frame,split,session,zoom,model,tp,fp,fn\n"
           "f1,test,s,1,demo-v1,1,1,0\nf1,test,s,1,demo-v2,1,0,0\n"

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-import candor.lots.live as live
-import candor.lots.responders as responders
-import stages.identify as identify
-from candor.common.errors import run_main
-from candor.lots.ocr_reading import read_answer, reader_sha256, reading_text
-from candor.lots.recording import RecordLine, load_recording, parse_answer
-from candor.lots.vocabulary import Makes, read_vocabulary
+import candor_eval.lots.live as live
+import candor_eval.lots.responders as responders
+import candor_eval.stages.identify as identify
+from candor_eval.common.errors import run_main
+from candor_eval.lots.ocr_reading import read_answer, reader_sha256, reading_text
+from candor_eval.lots.recording import RecordLine, load_recording, parse_answer
+from candor_eval.lots.vocabulary import Makes, read_vocabulary
 from tests.chat_server import chat_server
 from tests.conftest import TESTS, VOCABULARY
 
@@ -414,7 +414,7 @@ def test_python_provider_records_live_then_replays_and_a_code_change_makes_it_st
     err = capsys.readouterr().err
     assert "recorded with other production code: prodcode/analysis.py changed" in err
     new_sha = hashlib.sha256((work / "prodcode/analysis.py").read_bytes()).hexdigest()
-    assert f"python -m stages.identify --candidate p --mode live --record build/live/p-{new_sha[:8]}.jsonl" in err
+    assert f"candor identify --candidate p --mode live --record build/live/p-{new_sha[:8]}.jsonl" in err
     # a folder as the declared source: a change to any file of it is a change
     write_params(work, providers=providers, sources={"p": "prodcode"})
     assert run() == 2 and "prodcode changed" in capsys.readouterr().err

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from candor.common.errors import run_main
-from stages import latency as latency_stage
+from candor_eval.common.errors import run_main
+from candor_eval.stages import latency as latency_stage
 from tests.detection.test_latency import PARAMS, ROWS
 from tests.support_detect import tiny_repo
 

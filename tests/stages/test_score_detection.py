@@ -1,5 +1,5 @@
 """Tests for the score-detection stage (stages/score_detection.py, and through it
-candor/detection/scoring/evaluation.py) on a tiny ONNX model."""
+candor_eval/detection/scoring/evaluation.py) on a tiny ONNX model."""
 from __future__ import annotations
 
 import csv
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import run_main
-from stages import detect, fetch, score_detection
+from candor_eval.common.errors import run_main
+from candor_eval.stages import detect, fetch, score_detection
 from tests.detection.scoring.test_truth import COCO as COCO_GT
 from tests.support_detect import constant_model, make_dataset, ultralytics_output, write_card
 
@@ -198,7 +198,7 @@ def test_detections_made_with_another_preprocessing_are_refused(repo, capsys):
 def test_frozen_evaluation_reproduced_and_differences(repo):
     import yaml
 
-    from candor.common.manifest import load_manifest
+    from candor_eval.common.manifest import load_manifest
 
     card_path = Path("models/tiny.yaml")
     card = yaml.safe_load(card_path.read_text())
@@ -385,7 +385,7 @@ def test_models_scored_in_worker_processes_give_the_same_outputs(repo, monkeypat
     alone = {p: Path(p).read_bytes() for p in ("metrics/detection/detector/tiny.json",
                                                "build/coco-results/detector/tiny.json")}
     two_models()
-    monkeypatch.setattr("candor.common.parallel.usable_cores", lambda: 2)
+    monkeypatch.setattr("candor_eval.common.parallel.usable_cores", lambda: 2)
     assert run_score() == 0
     for path, blob in alone.items():
         assert Path(path).read_bytes() == blob
@@ -399,7 +399,7 @@ def test_an_error_in_a_worker_process_is_the_stage_error_and_nothing_is_written(
     lines = raw.read_text().splitlines()
     lines[1] = lines[1].replace('"boxes":[[', '"boxes":[[NaN,', 1)
     raw.write_text("\n".join(lines) + "\n")
-    monkeypatch.setattr("candor.common.parallel.usable_cores", lambda: 2)
+    monkeypatch.setattr("candor_eval.common.parallel.usable_cores", lambda: 2)
     assert run_score() == 2
     err = capsys.readouterr().err
     assert "twin.jsonl:2: frame a, boxes[0]: bad box row" in err

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-import stages.identify as identify
-import stages.score_lots as score_lots
-from candor.common.errors import run_main
-from candor.lots.golden import load_golden
-from candor.stats.outcomes import TABLES, parse_table
+import candor_eval.stages.identify as identify
+import candor_eval.stages.score_lots as score_lots
+from candor_eval.common.errors import run_main
+from candor_eval.lots.golden import load_golden
+from candor_eval.stats.outcomes import TABLES, parse_table
 from tests.conftest import ROOT, TESTS, VOCABULARY
 
 FIXTURE = TESTS / "data" / "lots"

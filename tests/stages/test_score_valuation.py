@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import run_main
-from stages.score_valuation import main
+from candor_eval.common.errors import run_main
+from candor_eval.stages.score_valuation import main
 from tests.conftest import ROOT
 
 DATA = ROOT / "tests" / "data" / "comps"

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from candor.common.errors import InputError
-from stages.stats import main
+from candor_eval.common.errors import InputError
+from candor_eval.stages.stats import main
 from tests.conftest import TESTS
 
 DATA = TESTS / "data" / "stats"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import run_main
-from stages import suggest_thresholds
+from candor_eval.common.errors import run_main
+from candor_eval.stages import suggest_thresholds
 from tests.stages.test_score_detection import PARAMS, make_repo, run_score
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import run_main
-from stages import sweep_table
-from stages.sweep_table import main
+from candor_eval.common.errors import run_main
+from candor_eval.stages import sweep_table
+from candor_eval.stages.sweep_table import main
 
 KEY = "detection.detector.demo-v2.f1"
 

@@ -10,19 +10,19 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.counts import KEY as COUNTS_KEY
-from candor.common.errors import run_main
-from candor.common.params import section
-from candor.lots.answers import normalise_line
-from candor.lots.comps import Listing, Query, match_listing
-from candor.lots.golden import read_lots
-from candor.lots.listings import read_listings
-from candor.lots.params import CompsParams
-from candor.lots.recording import load_recording
-from candor.lots.valuation import score_lot, summarise_valuation
-from candor.lots.values import value_lots
-from candor.lots.vocabulary import AccessoryWords, read_key_words, read_vocabulary
-from stages.value import main
+from candor_eval.common.counts import KEY as COUNTS_KEY
+from candor_eval.common.errors import run_main
+from candor_eval.common.params import section
+from candor_eval.lots.answers import normalise_line
+from candor_eval.lots.comps import Listing, Query, match_listing
+from candor_eval.lots.golden import read_lots
+from candor_eval.lots.listings import read_listings
+from candor_eval.lots.params import CompsParams
+from candor_eval.lots.recording import load_recording
+from candor_eval.lots.valuation import score_lot, summarise_valuation
+from candor_eval.lots.values import value_lots
+from candor_eval.lots.vocabulary import AccessoryWords, read_key_words, read_vocabulary
+from candor_eval.stages.value import main
 from tests.conftest import ROOT, VOCABULARY, committed_token_rules
 
 DATA = ROOT / "tests" / "data" / "comps"

@@ -14,9 +14,9 @@ import onnxruntime as ort
 import pytest
 import yaml
 
-from candor.common.errors import run_main
-from candor.detection.detections_file import read_raw
-from stages import detect, fetch, verify_inference
+from candor_eval.common.errors import run_main
+from candor_eval.detection.detections_file import read_raw
+from candor_eval.stages import detect, fetch, verify_inference
 from tests.conftest import ROOT
 
 MODEL = "demo-v1"

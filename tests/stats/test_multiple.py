@@ -1,9 +1,9 @@
-"""candor/stats/multiple.py: families of tests and Holm's adjustment, by hand."""
+"""candor_eval/stats/multiple.py: families of tests and Holm's adjustment, by hand."""
 from __future__ import annotations
 
 import pytest
 
-from candor.stats.multiple import family, holm
+from candor_eval.stats.multiple import family, holm
 
 
 def test_holm_by_hand():

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.stats.outcomes import TABLES, parse_table, parse_tables
+from candor_eval.common.errors import InputError
+from candor_eval.stats.outcomes import TABLES, parse_table, parse_tables
 
 ID_HEADER = "lot,tier,candidate,run,outcome,count_exact\n"
 
@@ -47,7 +47,7 @@ def test_parse_table_types_and_extra_columns():
 
 
 def test_outcome_text_writes_the_spec_columns_and_checks_rows():
-    from candor.stats.outcomes import outcome_text
+    from candor_eval.stats.outcomes import outcome_text
 
     text = outcome_text("fields.csv", [{"case": "c,1", "candidate": "a", "position": 0, "field": "f", "hits": 1,
                                         "total": 2}, ("c2", "a", 0, "f", 0, 2)])
@@ -61,7 +61,7 @@ def test_outcome_text_writes_the_spec_columns_and_checks_rows():
 
 
 def test_write_outcome_streams_the_same_text_and_writes_nothing_on_a_bad_row(tmp_path):
-    from candor.stats.outcomes import outcome_text, write_outcome
+    from candor_eval.stats.outcomes import outcome_text, write_outcome
 
     rows = [("c,1", "a", 0, "f", 1, 2), ("c2", "a", 0, "f", 0, 2)]
     write_outcome(tmp_path / "fields.csv", "fields.csv", iter(rows))

@@ -1,4 +1,4 @@
-"""candor/stats/paired.py: the one paired comparison, by hand, against McNemar, and its JSON shape."""
+"""candor_eval/stats/paired.py: the one paired comparison, by hand, against McNemar, and its JSON shape."""
 from __future__ import annotations
 
 import pytest
@@ -6,9 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 
-from candor.common.errors import InputError
-from candor.stats.paired import Paired, compare_paired, verdict_of
-from candor.stats.rates import mcnemar_p, wilson
+from candor_eval.common.errors import InputError
+from candor_eval.stats.paired import Paired, compare_paired, verdict_of
+from candor_eval.stats.rates import mcnemar_p, wilson
 
 
 @pytest.mark.parametrize("favour,p,expected", [

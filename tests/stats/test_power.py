@@ -1,4 +1,4 @@
-"""candor/stats/power.py: exact power of the paired sign test against enumeration and simulation."""
+"""candor_eval/stats/power.py: exact power of the paired sign test against enumeration and simulation."""
 from __future__ import annotations
 
 import math
@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from candor.stats.power import detectable, effective_pairs, pairs_needed, sign_test_power
-from candor.stats.rates import mcnemar_p
+from candor_eval.stats.power import detectable, effective_pairs, pairs_needed, sign_test_power
+from candor_eval.stats.rates import mcnemar_p
 
 
 def enumerated_power(n: int, d: float, delta: float, alpha: float) -> float:
@@ -65,8 +65,8 @@ def test_effective_pairs():
 
 @pytest.mark.parametrize("alpha", [0.05, 0.01, 0.2])
 def test_critical_counts_are_the_least_split_reaching_alpha(alpha):
-    from candor.stats.power import _criticals
-    from candor.stats.rates import min_split
+    from candor_eval.stats.power import _criticals
+    from candor_eval.stats.rates import min_split
     ds, cs = _criticals(400, alpha)
     expected = {d: s[0] for d in range(401) if (s := min_split(d, alpha)) is not None}
     assert dict(zip(ds.tolist(), cs.tolist())) == expected

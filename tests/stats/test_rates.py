@@ -1,4 +1,4 @@
-"""candor/stats/rates.py against independent values: statsmodels and hand computation."""
+"""candor_eval/stats/rates.py against independent values: statsmodels and hand computation."""
 from __future__ import annotations
 
 import math
@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from candor.common.counts import Count, clusters_of
-from candor.common.errors import InputError
-from candor.stats.rates import Rate, interval, mcnemar_p, min_k0, min_split, ratio_variance, wilson
+from candor_eval.common.counts import Count, clusters_of
+from candor_eval.common.errors import InputError
+from candor_eval.stats.rates import Rate, interval, mcnemar_p, min_k0, min_split, ratio_variance, wilson
 
 
 def hand_mcnemar(b: int, c: int) -> float:
@@ -177,7 +177,7 @@ def test_scipy_special_forms_equal_scipy_stats_to_1e_12():
     import numpy as np
     from scipy.stats import binomtest
 
-    from candor.stats.rates import mcnemar_p, wilson
+    from candor_eval.stats.rates import mcnemar_p, wilson
 
     rng = np.random.default_rng(11)
     cases = [(k, n) for n in (1, 2, 3, 7, 20, 97) for k in range(n + 1)]

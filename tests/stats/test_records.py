@@ -1,11 +1,11 @@
-"""candor/stats/records.py: p-values to 6 significant digits (:func:`p6`), and the one error of a
+"""candor_eval/stats/records.py: p-values to 6 significant digits (:func:`p6`), and the one error of a
 malformed stored record (:func:`decoded`)."""
 from __future__ import annotations
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.stats.records import decoded, p6
+from candor_eval.common.errors import InputError
+from candor_eval.stats.records import decoded, p6
 
 
 @pytest.mark.parametrize("p,expected", [

@@ -1,4 +1,4 @@
-"""candor/stats/signflip.py: the exact sign-flip test against brute-force enumeration and McNemar."""
+"""candor_eval/stats/signflip.py: the exact sign-flip test against brute-force enumeration and McNemar."""
 from __future__ import annotations
 
 import itertools
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from candor.stats.rates import mcnemar_p
-from candor.stats.signflip import EXACT_LIMIT, signflip_p
+from candor_eval.stats.rates import mcnemar_p
+from candor_eval.stats.signflip import EXACT_LIMIT, signflip_p
 
 
 def brute(d: list[int]) -> float:
@@ -48,7 +48,7 @@ def test_normal_limit_above_the_stated_size_is_close_to_exact(monkeypatch):
     z = abs(sum(limit)) / math.sqrt(sum(x * x for x in limit))
     assert signflip_p(limit) == pytest.approx(math.erfc(z / math.sqrt(2)), abs=1e-15)
     # at that size the normal limit is within 0.01 of the exact enumeration of the same differences
-    import candor.stats.signflip as sf
+    import candor_eval.stats.signflip as sf
     monkeypatch.setattr(sf, "EXACT_LIMIT", 10 * EXACT_LIMIT)
     assert signflip_p(limit) == pytest.approx(math.erfc(z / math.sqrt(2)), abs=0.01)
 

@@ -1,7 +1,7 @@
-"""candor/stats/units.py: outcome rows reduced to paired units, by hand."""
+"""candor_eval/stats/units.py: outcome rows reduced to paired units, by hand."""
 from __future__ import annotations
 
-from candor.stats.units import detection_units, fields_units, identification_units, valuation_units
+from candor_eval.stats.units import detection_units, fields_units, identification_units, valuation_units
 
 
 def test_identification_units_majority_per_lot():
@@ -69,7 +69,7 @@ def test_units_name_their_clusters():
 
 
 def test_error_kinds_are_paired_per_frame_when_the_table_has_them():
-    from candor.stats.multiple import family
+    from candor_eval.stats.multiple import family
     row = dict(frame="f1", split="test", session="s", model="m", tp=1, fp=3, fn=2, fp_localisation=1,
                fp_class_confusion=0, fp_duplicate=0, fp_background=2, fp_both=0, fn_aimed=1, fn_missed=1, tp_strict=1)
     u = detection_units([row], [], track="detection.d")

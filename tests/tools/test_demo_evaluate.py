@@ -6,7 +6,7 @@ a fresh inference is only required to agree closely, because float kernels diffe
 """
 from __future__ import annotations
 
-from candor.detection.detections_file import read_raw
+from candor_eval.detection.detections_file import read_raw
 from tests.conftest import ROOT
 from tools.demo.evaluate import evaluate, evaluate_raw
 

@@ -7,8 +7,8 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from candor.common.manifest import load_manifest, sha256_file
-from candor.detection.model_card import load_card, onnx_path
+from candor_eval.common.manifest import load_manifest, sha256_file
+from candor_eval.detection.model_card import load_card, onnx_path
 from tests.conftest import ROOT
 from tools.demo.scenes import CLASSES
 

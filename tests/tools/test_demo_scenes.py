@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from candor.common.manifest import load_manifest
-from candor.common.verify import verify_manifest
+from candor_eval.common.manifest import load_manifest
+from candor_eval.common.verify import verify_manifest
 from tests.conftest import ROOT
 from tools.demo import dataset
 from tools.demo.scenes import (

@@ -18,7 +18,7 @@ lots, various conditions and configurations) and the decoys the comps rules guar
 ``relevance.csv`` lists, per valuation lot, the listing ids a careful human accepts as comps:
 the genuine sales of the exact model (single or multi-unit), nothing else. It is written from
 the same table that writes the titles, so it is known by construction, not guessed.
-Rewrite the manifest afterwards: ``python -m stages.fetch manifest data/comps``.
+Rewrite the manifest afterwards: ``candor fetch manifest data/comps``.
 """
 from __future__ import annotations
 
@@ -29,9 +29,9 @@ from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
-from candor.common.tables import write_csv
-from candor.lots.golden import read_lots
-from candor.lots.listings import LISTING_COLUMNS, RELEVANCE_COLUMNS
+from candor_eval.common.tables import write_csv
+from candor_eval.lots.golden import read_lots
+from candor_eval.lots.listings import LISTING_COLUMNS, RELEVANCE_COLUMNS
 
 CENT = Decimal("0.01")
 

@@ -5,8 +5,8 @@
 The card names the ONNX file and its SHA-256, the class names in output order, the
 static input size [h, w], the output layout, the training facts from the training record,
 and ``eval_manifest_sha256``: the manifest SHA-256 of the evaluation set
-(``candor.common.manifest.load_manifest(data/detector/manifest.csv).sha256``). It is checked
-with :func:`candor.detection.model_card.load_card` before it is kept. No thresholds: the
+(``candor_eval.common.manifest.load_manifest(data/detector/manifest.csv).sha256``). It is checked
+with :func:`candor_eval.detection.model_card.load_card` before it is kept. No thresholds: the
 served ones live in ``params.yaml`` (``thresholds``, ``thresholds_by_model``).
 """
 from __future__ import annotations
@@ -18,9 +18,9 @@ from pathlib import Path
 import onnxruntime as ort
 import yaml
 
-from candor.common.atomic import write_text
-from candor.common.manifest import MANIFEST_NAME, load_manifest, sha256_file
-from candor.detection.model_card import load_card
+from candor_eval.common.atomic import write_text
+from candor_eval.common.manifest import MANIFEST_NAME, load_manifest, sha256_file
+from candor_eval.detection.model_card import load_card
 from tools.demo.scenes import CLASSES
 
 DESCRIPTIONS = {

@@ -7,7 +7,7 @@ Copies ``--frames`` images of the demo set (picked with ``--seed``, in frame ord
 tool exports COCO: image ids and category ids are not 0..n-1 in the demo order (categories are
 numbered in a shuffled order from 1, images from 101), boxes ``[x, y, w, h]`` in pixels. No
 ``frames.csv``, no ``labels/``, no manifest: the README's "Bring your own" walk-through adds the
-set with ``python -m stages.fetch manifest <out>`` and one line of ``params.yaml``.
+set with ``candor fetch manifest <out>`` and one line of ``params.yaml``.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import random
 import shutil
 from pathlib import Path
 
-from candor.detection.frames import find_images, image_size
+from candor_eval.detection.frames import find_images, image_size
 
 
 def yolo_boxes(label_file: Path, *, width: int, height: int) -> list[tuple[int, list[float]]]:

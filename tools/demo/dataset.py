@@ -12,7 +12,7 @@ Layout written under ``--out`` (everything derived from the same rendered boxes)
   ``category_id`` = class index, ``bbox`` = [x, y, w, h] in pixels, 2 decimals);
 - ``frames.csv``: ``frame,session,zoom,split`` (split ``dev`` for the first half of
   the sessions, ``test`` for the second half);
-- ``manifest.csv``: written by ``python -m stages.fetch manifest`` with the
+- ``manifest.csv``: written by ``candor fetch manifest`` with the
   ``session,zoom,split`` columns (images and labels carry their frame's values).
 
 Frame names are ``s<session>-<index>`` (e.g. ``s100-007``). The output is
@@ -29,8 +29,8 @@ from pathlib import Path
 
 from PIL import Image
 
-from candor.common.atomic import write_json, write_text
-from candor.common.tables import write_csv
+from candor_eval.common.atomic import write_json, write_text
+from candor_eval.common.tables import write_csv
 from tools.demo.scenes import CLASSES, FRAME_H, FRAME_W, Frame, make_session, render, yolo_lines
 
 log = logging.getLogger("demo.dataset")

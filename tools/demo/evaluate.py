@@ -6,9 +6,9 @@
 Used right after training (``tools/demo/README.md``) to report how good a model is
 before any served per-class thresholds exist. It composes the pipeline's pieces, so it
 has no definitions of its own: the model is hash-checked and run as the detect stage
-runs it (:func:`candor.detection.inference.runner.run_model`: letterbox, decode, raw boxes
+runs it (:func:`candor_eval.detection.inference.runner.run_model`: letterbox, decode, raw boxes
 at the threshold, as arrays), then scored as the score stage scores
-(:mod:`candor.detection.scoring.scene`, :mod:`candor.detection.scoring.metrics`:
+(:mod:`candor_eval.detection.scoring.scene`, :mod:`candor_eval.detection.scoring.metrics`:
 same-class NMS at IoU 0.5 (suppress when IoU > 0.5), greedy one-to-one matching at
 IoU >= 0.5, micro and per-class P/R/F1), per split and over all frames.
 """
@@ -20,16 +20,16 @@ from pathlib import Path
 
 import numpy as np
 
-from candor.detection.config import DetectorParams
-from candor.detection.detections_file import RawDetections
-from candor.detection.frames import find_images, read_frames
-from candor.detection.inference.onnx_model import open_model
-from candor.detection.inference.runner import run_model
-from candor.detection.match_defaults import MATCH_IOU
-from candor.detection.scoring.metrics import operating_point
-from candor.detection.scoring.nms_match import score_detections
-from candor.detection.scoring.scene import build_scene
-from candor.detection.scoring.tally import summarise
+from candor_eval.detection.config import DetectorParams
+from candor_eval.detection.detections_file import RawDetections
+from candor_eval.detection.frames import find_images, read_frames
+from candor_eval.detection.inference.onnx_model import open_model
+from candor_eval.detection.inference.runner import run_model
+from candor_eval.detection.match_defaults import MATCH_IOU
+from candor_eval.detection.scoring.metrics import operating_point
+from candor_eval.detection.scoring.nms_match import score_detections
+from candor_eval.detection.scoring.scene import build_scene
+from candor_eval.detection.scoring.tally import summarise
 
 NMS_IOU = DetectorParams().nms_iou     # the pipeline's defaults, not the served params.yaml
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw
 
-from candor.common.tables import read_rows
+from candor_eval.common.tables import read_rows
 
 W, H = 160, 120
 

@@ -42,8 +42,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from candor.lots.golden import Golden, Lot, load_golden  # noqa: E402 - after the sys.path line above
-from candor.lots.recording import RecordLine, parse_answer  # noqa: E402 - after the sys.path line above
+from candor_eval.lots.golden import Golden, Lot, load_golden  # noqa: E402 - after the sys.path line above
+from candor_eval.lots.recording import RecordLine, parse_answer  # noqa: E402 - after the sys.path line above
 
 PROVIDER = "demo.invalid"
 MODEL = "demo-vlm"

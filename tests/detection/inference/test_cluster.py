@@ -1,6 +1,6 @@
-"""The detect stage on a real Ray cluster (candor/detection/inference/cluster.py, ``detector.executor: ray``),
+"""The detect stage on a real Ray cluster (candor_eval/detection/inference/cluster.py, ``detector.executor: ray``),
 run as a user runs it: a head and a worker node started with Ray's own command line, the stage run as
-``python -m stages.detect`` with ``RAY_ADDRESS`` pointing at the head; its files compared byte for byte
+``candor detect`` with ``RAY_ADDRESS`` pointing at the head; its files compared byte for byte
 with ``executor: local``; then one worker node killed by its PID mid-run.
 
 Loopback only: the cluster runs in a private network namespace (``unshare --user --net --uts``) whose
@@ -34,9 +34,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from candor.common.errors import run_main
-from candor.detection.inference import cluster
-from stages import detect, fetch
+from candor_eval.common.errors import run_main
+from candor_eval.detection.inference import cluster
+from candor_eval.stages import detect, fetch
 from tests.conftest import ROOT
 from tests.support_detect import tiny_repo, ultralytics_output, write_card
 

@@ -1,11 +1,11 @@
-"""Tests for candor/detection/inference/decode.py: each layout on a synthetic tensor, and the shape errors."""
+"""Tests for candor_eval/detection/inference/decode.py: each layout on a synthetic tensor, and the shape errors."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from candor.common.errors import InputError
-from candor.detection.inference.decode import decode, infer_layout
+from candor_eval.common.errors import InputError
+from candor_eval.detection.inference.decode import decode, infer_layout
 
 # two anchors, three classes; anchor 0: box centre (20, 30) size 10x4, class 2 at 0.8;
 # anchor 1: box centre (5, 5) size 2x2, best class 0 at 0.04 (below the floor)

@@ -1,5 +1,5 @@
 """An Ultralytics or YOLOv5 export whose card declares no preprocess is refused with the line to add
-(candor/detection/inference/export_family.py, onnx_model.open_model), on the real Ultralytics fixture."""
+(candor_eval/detection/inference/export_family.py, onnx_model.open_model), on the real Ultralytics fixture."""
 from __future__ import annotations
 
 import hashlib
@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from candor.common.errors import InputError
-from candor.detection.inference.export_family import PREPROCESS_LINE, export_family
-from candor.detection.inference.onnx_model import open_model
+from candor_eval.common.errors import InputError
+from candor_eval.detection.inference.export_family import PREPROCESS_LINE, export_family
+from candor_eval.detection.inference.onnx_model import open_model
 from tests.conftest import TESTS
 
 FIXTURE = TESTS / "data" / "ultralytics"

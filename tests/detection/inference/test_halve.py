@@ -1,11 +1,11 @@
-"""Tests for candor/detection/inference/halve.py: bit-identical to Pillow's BILINEAR halving, on random images."""
+"""Tests for candor_eval/detection/inference/halve.py: bit-identical to Pillow's BILINEAR halving, on random images."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from candor.detection.inference.halve import EDGE_FAR, EDGE_NEAR, PRECISION_BITS, Halver, fits
+from candor_eval.detection.inference.halve import EDGE_FAR, EDGE_NEAR, PRECISION_BITS, Halver, fits
 
 
 def pillow_half(hwc: np.ndarray) -> np.ndarray:

@@ -1,12 +1,19 @@
-"""Tests for candor/detection/inference/letterbox.py: geometry, tensor content, and the round trip."""
+"""Tests for candor_eval/detection/inference/letterbox.py: geometry, tensor content, and the round trip."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from candor.detection.inference.letterbox import PAD_VALUE, Letterboxer, letterbox_image, plan, to_input, to_original
-from candor.detection.model_card import Preprocess
+from candor_eval.detection.inference.letterbox import (
+    PAD_VALUE,
+    Letterboxer,
+    letterbox_image,
+    plan,
+    to_input,
+    to_original,
+)
+from candor_eval.detection.model_card import Preprocess
 
 
 @pytest.mark.parametrize("w, h, iw, ih, scale, new, pad", [

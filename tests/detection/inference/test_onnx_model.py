@@ -1,4 +1,4 @@
-"""Tests for candor/detection/inference/onnx_model.py on tiny constant ONNX models: the bytes are
+"""Tests for candor_eval/detection/inference/onnx_model.py on tiny constant ONNX models: the bytes are
 hashed and checked against the card (and the fetch stage's record) before onnxruntime sees them,
 then the static input shape and the output layout are read."""
 from __future__ import annotations
@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from candor.common.errors import InputError
-from candor.detection.inference.onnx_model import check_model_record, open_model
+from candor_eval.common.errors import InputError
+from candor_eval.detection.inference.onnx_model import check_model_record, open_model
 from tests.support_detect import CLASSES, constant_model, ultralytics_output, write_card
 
 ROWS = [[32, 32, 10, 10, 0.9, 0.0, 0.0]]   # one anchor: a deer at the centre

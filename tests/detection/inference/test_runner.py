@@ -1,4 +1,4 @@
-"""Tests for candor/detection/inference/runner.py on a tiny constant ONNX model: checked inputs, and
+"""Tests for candor_eval/detection/inference/runner.py on a tiny constant ONNX model: checked inputs, and
 the model -> arrays API agreeing with the file the detect stage writes."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from candor.common.errors import InputError
-from candor.detection.detections_file import read_raw
-from candor.detection.inference.runner import iter_lines, open_inputs, run_model
+from candor_eval.common.errors import InputError
+from candor_eval.detection.detections_file import read_raw
+from candor_eval.detection.inference.runner import iter_lines, open_inputs, run_model
 from tests.support_detect import tiny_repo
 
 PARAMS = "detector:\n  sets: {detector: [tiny]}\n  floor: 0.05\n  nms_iou: 0.5\n  providers: [CPUExecutionProvider]\n"

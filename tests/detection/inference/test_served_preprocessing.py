@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 import yaml
 
-from candor.common.errors import InputError
-from candor.common.images import load_frame
-from candor.detection.inference.decode import decode
-from candor.detection.inference.letterbox import Letterboxer, plan, to_original
-from candor.detection.inference.onnx_model import open_model
-from candor.detection.model_card import Preprocess, load_card
-from candor.detection.scoring.boxes import nms
+from candor_eval.common.errors import InputError
+from candor_eval.common.images import load_frame
+from candor_eval.detection.inference.decode import decode
+from candor_eval.detection.inference.letterbox import Letterboxer, plan, to_original
+from candor_eval.detection.inference.onnx_model import open_model
+from candor_eval.detection.model_card import Preprocess, load_card
+from candor_eval.detection.scoring.boxes import nms
 from tests.conftest import ROOT
 
 FIXTURE = ROOT / "tests/data/ultralytics"

@@ -1,4 +1,4 @@
-"""FP/FN anatomy (candor/detection/scoring/anatomy.py): a hand case of every rule and boundary, the
+"""FP/FN anatomy (candor_eval/detection/scoring/anatomy.py): a hand case of every rule and boundary, the
 parts adding up, and agreement with tidecv's error types on pairs where TIDE's 100-box cut and its
 crowd handling do not bite."""
 from __future__ import annotations
@@ -10,8 +10,8 @@ import json
 import numpy as np
 import pytest
 
-from candor.detection.scoring.coco_pair import score_coco_pair
-from candor.detection.scoring.columns import DetectionTable, GroundTruth
+from candor_eval.detection.scoring.coco_pair import score_coco_pair
+from candor_eval.detection.scoring.columns import DetectionTable, GroundTruth
 from tests.conftest import ROOT
 from tests.support_coco import random_pair
 
@@ -115,8 +115,8 @@ def tide_counts(gt, dt) -> dict[str, int]:
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_agrees_with_tidecv(tmp_path, seed):
-    from candor.detection.scoring.coco import read_coco
-    from candor.detection.scoring.coco_results import read_coco_results
+    from candor_eval.detection.scoring.coco import read_coco
+    from candor_eval.detection.scoring.coco_results import read_coco_results
 
     gt_path, dt_path = random_pair(tmp_path, seed, crowd=0.0)   # no crowd: TIDE classifies ignored boxes too
     assert max(np.unique([d["image_id"] for d in json.loads(dt_path.read_text())], return_counts=True)[1]) <= 100
@@ -135,10 +135,10 @@ def test_agrees_with_tidecv_on_the_demo_served_detections():
     does not bite; the demo has no crowd labels): tidecv's counts on the served COCO export equal the
     metrics' anatomy kind for kind."""
 
-    from candor.detection.detections_file import read_index
-    from candor.detection.scoring.evaluation import score_model
-    from candor.detection.scoring.scene import build_scene
-    from stages.cli_detection import read_score_params
+    from candor_eval.detection.detections_file import read_index
+    from candor_eval.detection.scoring.evaluation import score_model
+    from candor_eval.detection.scoring.scene import build_scene
+    from candor_eval.stages.cli_detection import read_score_params
 
     repo = ROOT
     data, dets = repo / "data" / "detector", repo / "build" / "detections" / "detector"

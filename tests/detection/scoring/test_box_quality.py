@@ -1,10 +1,10 @@
-"""TP box quality (candor/detection/scoring/box_quality.py): hand-computed IoU, edge error and percentiles."""
+"""TP box quality (candor_eval/detection/scoring/box_quality.py): hand-computed IoU, edge error and percentiles."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from candor.detection.scoring.box_quality import quality_block, quality_by_class, tp_box_errors
+from candor_eval.detection.scoring.box_quality import quality_block, quality_by_class, tp_box_errors
 
 
 def test_edge_error_is_in_model_input_pixels():

@@ -1,10 +1,10 @@
-"""Tests for candor/detection/scoring/boxes.py: IoU, group pairs, NMS (ties, duplicates, groups)."""
+"""Tests for candor_eval/detection/scoring/boxes.py: IoU, group pairs, NMS (ties, duplicates, groups)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from candor.detection.scoring.boxes import (
+from candor_eval.detection.scoring.boxes import (
     box_area,
     box_iou,
     iter_group_pairs,

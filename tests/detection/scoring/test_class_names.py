@@ -1,10 +1,10 @@
-"""Tests for candor/detection/scoring/class_names.py: data class names that can name plot files and
+"""Tests for candor_eval/detection/scoring/class_names.py: data class names that can name plot files and
 appear in the plots page and the report as they are."""
 from __future__ import annotations
 
 import pytest
 
-from candor.detection.scoring.class_names import class_name_problems, safe_name
+from candor_eval.detection.scoring.class_names import class_name_problems, safe_name
 
 
 @pytest.mark.parametrize("classes, what", [

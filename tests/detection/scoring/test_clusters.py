@@ -1,4 +1,4 @@
-"""candor/detection/scoring/clusters.py: the cluster sums the scorer writes, against an independent
+"""candor_eval/detection/scoring/clusters.py: the cluster sums the scorer writes, against an independent
 tally of the committed per-frame and per-label outcome tables, and the session clustering by hand."""
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from candor.common.counts import clusters_of
-from candor.detection.scoring.clusters import ClusterTally, view_counts
+from candor_eval.common.counts import clusters_of
+from candor_eval.detection.scoring.clusters import ClusterTally, view_counts
 from tests.conftest import ROOT
 
 METRICS = ROOT / "metrics" / "detection" / "detector"

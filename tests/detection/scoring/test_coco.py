@@ -1,4 +1,4 @@
-"""Tests for candor/detection/scoring/coco.py: COCO ground truth, one typed path, every bad entry named."""
+"""Tests for candor_eval/detection/scoring/coco.py: COCO ground truth, one typed path, every bad entry named."""
 from __future__ import annotations
 
 import json
@@ -7,8 +7,8 @@ from pathlib import PurePosixPath
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.detection.scoring.coco import ground_truth_problems, read_coco, refused, stem
+from candor_eval.common.errors import InputError
+from candor_eval.detection.scoring.coco import ground_truth_problems, read_coco, refused, stem
 from tests.conftest import TESTS
 
 DATA = TESTS / "data" / "detector"

@@ -1,4 +1,4 @@
-"""COCO AP (candor/detection/scoring/coco_ap.py): pycocotools' COCOeval as the oracle, to 1e-9, with
+"""COCO AP (candor_eval/detection/scoring/coco_ap.py): pycocotools' COCOeval as the oracle, to 1e-9, with
 crowd regions, score ties within and across images, more than 100 boxes per image and class, and
 classes without labels; plus hand cases."""
 from __future__ import annotations
@@ -10,10 +10,10 @@ import json
 import numpy as np
 import pytest
 
-from candor.detection.scoring.coco import read_coco
-from candor.detection.scoring.coco_ap import average_precision
-from candor.detection.scoring.coco_pair import score_coco_pair
-from candor.detection.scoring.coco_results import read_coco_results
+from candor_eval.detection.scoring.coco import read_coco
+from candor_eval.detection.scoring.coco_ap import average_precision
+from candor_eval.detection.scoring.coco_pair import score_coco_pair
+from candor_eval.detection.scoring.coco_results import read_coco_results
 from tests.conftest import ROOT
 from tests.support_coco import random_pair
 
@@ -121,10 +121,10 @@ def test_pipeline_ap_equals_pycocotools_on_its_own_export(tmp_path):
     after NMS, what the pipeline's AP reads) against its labels written as COCO ground truth at full
     precision: the ``ap`` block of every frame equals pycocotools on the export."""
 
-    from candor.detection.config import DetectorParams, MatchParams, ThresholdParams
-    from candor.detection.detections_file import read_index
-    from candor.detection.scoring.evaluation import score_model
-    from candor.detection.scoring.scene import build_scene
+    from candor_eval.detection.config import DetectorParams, MatchParams, ThresholdParams
+    from candor_eval.detection.detections_file import read_index
+    from candor_eval.detection.scoring.evaluation import score_model
+    from candor_eval.detection.scoring.scene import build_scene
 
     repo = ROOT
     data, dets = repo / "data" / "detector", repo / "build" / "detections" / "detector"

@@ -1,4 +1,4 @@
-"""Tests for candor/detection/scoring/coco_pair.py: a ground truth / detections pair scored by hand.
+"""Tests for candor_eval/detection/scoring/coco_pair.py: a ground truth / detections pair scored by hand.
 
 Definitions checked: without thresholds every detection counts and without ``nms_iou`` there is no
 NMS; with per-class thresholds, a detection counts when ``score >= class_thresholds[class]``; a
@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from candor.detection.scoring.coco_pair import score_coco_pair
-from candor.detection.scoring.columns import DetectionTable, GroundTruth
+from candor_eval.detection.scoring.coco_pair import score_coco_pair
+from candor_eval.detection.scoring.columns import DetectionTable, GroundTruth
 
 CLASSES = ("cat", "dog")
 BOX = [0.0, 0.0, 10.0, 10.0]

@@ -1,4 +1,4 @@
-"""Tests for candor/detection/scoring/coco_results.py: COCO results reading (typed, in pieces) and writing."""
+"""Tests for candor_eval/detection/scoring/coco_results.py: COCO results reading (typed, in pieces) and writing."""
 from __future__ import annotations
 
 import json
@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import candor.detection.scoring.coco_results as cr
-from candor.common.errors import InputError
-from candor.detection.scoring.coco import read_coco
-from candor.detection.scoring.coco_results import array_pieces, coco_results, read_coco_results, results_problems
-from candor.detection.scoring.columns import DetectionTable
+import candor_eval.detection.scoring.coco_results as cr
+from candor_eval.common.errors import InputError
+from candor_eval.detection.scoring.coco import read_coco
+from candor_eval.detection.scoring.coco_results import array_pieces, coco_results, read_coco_results, results_problems
+from candor_eval.detection.scoring.columns import DetectionTable
 from tests.conftest import TESTS
 
 DATA = TESTS / "data" / "detector"

@@ -1,9 +1,9 @@
-"""Tests for candor/detection/scoring/columns.py: the shared table helpers."""
+"""Tests for candor_eval/detection/scoring/columns.py: the shared table helpers."""
 from __future__ import annotations
 
 import numpy as np
 
-from candor.detection.scoring.columns import EDGE_TOLERANCE, inside_image, lookup, xywh_to_xyxy
+from candor_eval.detection.scoring.columns import EDGE_TOLERANCE, inside_image, lookup, xywh_to_xyxy
 
 
 def test_inside_image_tolerates_rounding_only():

@@ -1,12 +1,12 @@
-"""Tests for candor/detection/scoring/evaluation.py: the outcome rows of several models, made one by
+"""Tests for candor_eval/detection/scoring/evaluation.py: the outcome rows of several models, made one by
 one from per-frame and per-label arrays, come in the order of the rows sorted as tuples."""
 from __future__ import annotations
 
 import numpy as np
 
-from candor.detection.scoring.evaluation import frame_rows, label_rows
-from candor.detection.scoring.scene import Scene
-from candor.detection.scoring.stream import Outcomes
+from candor_eval.detection.scoring.evaluation import frame_rows, label_rows
+from candor_eval.detection.scoring.scene import Scene
+from candor_eval.detection.scoring.stream import Outcomes
 
 
 def scene(classes, label_class, label_index, label_frame, crowd):

@@ -1,11 +1,11 @@
-"""Tests for candor/detection/scoring/key_paths.py: nested metrics by dotted key path, and a frozen
+"""Tests for candor_eval/detection/scoring/key_paths.py: nested metrics by dotted key path, and a frozen
 evaluation compared with reproduced metrics path by path (numbers within ``tol``, else equal; a
 path without a split prefix is read under ``all``)."""
 from __future__ import annotations
 
 import pytest
 
-from candor.detection.scoring.key_paths import compare_frozen, flatten
+from candor_eval.detection.scoring.key_paths import compare_frozen, flatten
 
 METRICS = {"all": {"micro": {"f1": 0.5, "tp": 3, "precision": None}, "per_class": {"deer": {"f1": 0.25}}},
            "test": {"micro": {"f1": 0.4}}}

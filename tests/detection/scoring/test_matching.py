@@ -1,10 +1,10 @@
-"""Tests for candor/detection/scoring/matching.py: the one greedy matcher (hand-computed cases)."""
+"""Tests for candor_eval/detection/scoring/matching.py: the one greedy matcher (hand-computed cases)."""
 from __future__ import annotations
 
 import numpy as np
 
-from candor.detection.scoring.boxes import paired_iou
-from candor.detection.scoring.matching import match_detections
+from candor_eval.detection.scoring.boxes import paired_iou
+from candor_eval.detection.scoring.matching import match_detections
 
 B = np.array
 

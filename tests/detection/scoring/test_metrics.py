@@ -1,12 +1,12 @@
-"""Tests for candor/detection/scoring/metrics.py (and the blocks and curves read off its matched
-arrays, candor/detection/scoring/tally.py) on a tiny hand-computed scene."""
+"""Tests for candor_eval/detection/scoring/metrics.py (and the blocks and curves read off its matched
+arrays, candor_eval/detection/scoring/tally.py) on a tiny hand-computed scene."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from candor.detection.scoring.anatomy import FP_KINDS, error_anatomy
-from candor.detection.scoring.metrics import (
+from candor_eval.detection.scoring.anatomy import FP_KINDS, error_anatomy
+from candor_eval.detection.scoring.metrics import (
     Counts,
     band_names,
     best_thresholds,
@@ -18,9 +18,9 @@ from candor.detection.scoring.metrics import (
     wrong_targets,
     zoom_key,
 )
-from candor.detection.scoring.nms_match import score_detections
-from candor.detection.scoring.scene import Scene
-from candor.detection.scoring.tally import Tally, frame_groups, summarise
+from candor_eval.detection.scoring.nms_match import score_detections
+from candor_eval.detection.scoring.scene import Scene
+from candor_eval.detection.scoring.tally import Tally, frame_groups, summarise
 
 CLASSES = ("deer", "sheep", "tree", "relic")   # relic: never labelled
 

@@ -1,4 +1,4 @@
-"""Tests for candor/detection/scoring/nms_match.py: NMS (within a class, or across a frame's classes),
+"""Tests for candor_eval/detection/scoring/nms_match.py: NMS (within a class, or across a frame's classes),
 the per-frame cap, then the greedy matcher, against the definition written one box at a time, and
 on tiny hand-computed frames."""
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from candor.detection.scoring.nms_match import score_detections
-from candor.detection.scoring.scene import Scene
+from candor_eval.detection.scoring.nms_match import score_detections
+from candor_eval.detection.scoring.scene import Scene
 
 
 def _inter(a, b):

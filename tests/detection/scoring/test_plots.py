@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from candor.detection.scoring import plots as dp
-from candor.detection.scoring.metrics import Curve
+from candor_eval.detection.scoring import plots as dp
+from candor_eval.detection.scoring.metrics import Curve
 
 
 def test_safe_name_replaces_path_characters():

@@ -1,11 +1,12 @@
-"""Tests for candor/detection/scoring/reinference.py: pairing fresh boxes with canonical ones, by hand-built files."""
+"""Tests for candor_eval/detection/scoring/reinference.py: pairing fresh boxes with canonical ones, by hand-built
+files."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from candor.detection.detections_file import RawDetections
-from candor.detection.scoring.reinference import Pair, Tolerance, changed_rows, compare_boxes, threshold_crossings
+from candor_eval.detection.detections_file import RawDetections
+from candor_eval.detection.scoring.reinference import Pair, Tolerance, changed_rows, compare_boxes, threshold_crossings
 
 TOL = Tolerance(box_px=0.01, score=1e-4)
 HEADER = {"format": "candor-detections/1", "model": "m", "onnx_sha256": "a" * 64, "classes": ["deer", "sheep"],

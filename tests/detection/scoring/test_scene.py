@@ -1,4 +1,4 @@
-"""Tests for candor/detection/scoring/scene.py: the scene a model is scored on, from a detector data
+"""Tests for candor_eval/detection/scoring/scene.py: the scene a model is scored on, from a detector data
 set (frames.csv, YOLO labels) and one model's raw detections, or from a COCO ground truth.
 
 Definitions checked: a frame's ``scale`` is ``min(input_w / width, input_h / height)``; the scene's
@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from candor.common.errors import InputError
-from candor.detection.detections_file import RawDetections
-from candor.detection.scoring.columns import GroundTruth
-from candor.detection.scoring.scene import Scene, build_scene, coco_scene
+from candor_eval.common.errors import InputError
+from candor_eval.detection.detections_file import RawDetections
+from candor_eval.detection.scoring.columns import GroundTruth
+from candor_eval.detection.scoring.scene import Scene, build_scene, coco_scene
 from tests.support_detect import make_dataset
 
 FRAMES = {"a": {"size": (128, 64), "labels": ["0 0.5 0.5 0.25 0.5"], "zoom": "2", "session": "s1"},

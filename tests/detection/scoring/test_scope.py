@@ -1,11 +1,11 @@
-"""Tests for candor/detection/scoring/scope.py: card classes against the data set's classes."""
+"""Tests for candor_eval/detection/scoring/scope.py: card classes against the data set's classes."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from candor.common.errors import InputError
-from candor.detection.scoring.scope import OutOfScope, class_scope, out_of_scope_block
+from candor_eval.common.errors import InputError
+from candor_eval.detection.scoring.scope import OutOfScope, class_scope, out_of_scope_block
 
 DATA = ("deer", "sheep", "boar")
 

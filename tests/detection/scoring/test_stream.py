@@ -1,15 +1,15 @@
-"""Tests for candor/detection/scoring/stream.py: the result does not depend on the chunks, every
+"""Tests for candor_eval/detection/scoring/stream.py: the result does not depend on the chunks, every
 frame must come exactly once, and the served detections come with the scene's frame indices."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from candor.common.errors import InputError
-from candor.detection.detections_file import RawDetections, split_chunks
-from candor.detection.scoring.scene import SceneInputs
-from candor.detection.scoring.scope import OutOfScope, class_scope
-from candor.detection.scoring.stream import frame_labels, score_stream, sub_scene
+from candor_eval.common.errors import InputError
+from candor_eval.detection.detections_file import RawDetections, split_chunks
+from candor_eval.detection.scoring.scene import SceneInputs
+from candor_eval.detection.scoring.scope import OutOfScope, class_scope
+from candor_eval.detection.scoring.stream import frame_labels, score_stream, sub_scene
 from tests.detection.scoring.test_tally import CLASSES, GRID, THR, random_dets, random_scene
 
 

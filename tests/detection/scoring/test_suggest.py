@@ -1,4 +1,4 @@
-"""Tests for candor/detection/scoring/suggest.py: per class, the threshold of best F1 on the dev frames
+"""Tests for candor_eval/detection/scoring/suggest.py: per class, the threshold of best F1 on the dev frames
 only (ties: the highest), classes under ``match.min_support`` keeping the model's served default.
 
 The tiny workspace (tests/stages/test_score_detection.py): dev frame ``a`` has a sheep and a deer label;
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from candor.common.errors import InputError
-from candor.detection.config import DetectorParams, MatchParams, ThresholdParams
-from candor.detection.model_card import load_card
-from candor.detection.scoring.suggest import Suggestion, exp_run_line, suggest_thresholds
+from candor_eval.common.errors import InputError
+from candor_eval.detection.config import DetectorParams, MatchParams, ThresholdParams
+from candor_eval.detection.model_card import load_card
+from candor_eval.detection.scoring.suggest import Suggestion, exp_run_line, suggest_thresholds
 from tests.stages.test_score_detection import make_repo
 
 SHARED = ThresholdParams({"default": 0.35, "deer": 0.2})

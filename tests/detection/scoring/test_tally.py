@@ -1,15 +1,15 @@
-"""Tests for candor/detection/scoring/tally.py: counts added chunk by chunk equal the counts of the
+"""Tests for candor_eval/detection/scoring/tally.py: counts added chunk by chunk equal the counts of the
 whole, and the curves equal the definition counted box by box (scores anywhere, not only on the grid)."""
 from __future__ import annotations
 
 import numpy as np
 
-from candor.detection.scoring.anatomy import error_anatomy
-from candor.detection.scoring.metrics import operating_point, threshold_grid, wrong_targets
-from candor.detection.scoring.nms_match import score_detections
-from candor.detection.scoring.scene import Scene
-from candor.detection.scoring.stream import frame_labels, sub_scene
-from candor.detection.scoring.tally import Tally, frame_groups
+from candor_eval.detection.scoring.anatomy import error_anatomy
+from candor_eval.detection.scoring.metrics import operating_point, threshold_grid, wrong_targets
+from candor_eval.detection.scoring.nms_match import score_detections
+from candor_eval.detection.scoring.scene import Scene
+from candor_eval.detection.scoring.stream import frame_labels, sub_scene
+from candor_eval.detection.scoring.tally import Tally, frame_groups
 
 CLASSES = ("deer", "sheep", "boar")
 

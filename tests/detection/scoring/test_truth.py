@@ -1,4 +1,4 @@
-"""Tests for candor/detection/scoring/truth.py: YOLO txt, COCO JSON, or both (agreeing)."""
+"""Tests for candor_eval/detection/scoring/truth.py: YOLO txt, COCO JSON, or both (agreeing)."""
 from __future__ import annotations
 
 import copy
@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from candor.common.errors import InputError
-from candor.detection.frames import image_size, read_frames
-from candor.detection.scoring.truth import AGREEMENT_PX, read_truth
+from candor_eval.common.errors import InputError
+from candor_eval.detection.frames import image_size, read_frames
+from candor_eval.detection.scoring.truth import AGREEMENT_PX, read_truth
 from tests.conftest import ROOT
 from tests.support_detect import make_dataset
 
@@ -129,7 +129,7 @@ def test_the_demo_yolo_labels_and_coco_json_agree():
     frames = read_frames(data / "frames.csv").frames
     sizes = {f: image_size(next((data / "images").glob(f"{f}.*"))) for f in frames}
     t = read_truth(data, frames=frames, sizes=sizes)         # raises when they disagree
-    from candor.detection.scoring.coco import read_coco
+    from candor_eval.detection.scoring.coco import read_coco
     coco, _, _ = read_coco(data / "coco.json", classes=t.gt.classes)
     assert len(t.gt.label_frame) == len(coco.label_frame) > 1000
     assert np.array_equal(t.gt.label_class, coco.label_class) and np.array_equal(t.gt.label_index, coco.label_index)

@@ -1,4 +1,4 @@
-"""Tests for candor/detection/scoring/yolo.py: the YOLO reader and its validation."""
+"""Tests for candor_eval/detection/scoring/yolo.py: the YOLO reader and its validation."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from candor.common.errors import InputError
-from candor.detection.scoring.yolo import parse_yolo_lines, read_yolo
+from candor_eval.common.errors import InputError
+from candor_eval.detection.scoring.yolo import parse_yolo_lines, read_yolo
 
 
 def yolo_set(tmp_path: Path, labels: dict[str, str], classes="deer\nsheep\n") -> Path:

@@ -1,0 +1,107 @@
+"""``candor.lock``: the installed candor a project's outputs were made with, one fingerprint per stage.
+
+A YAML file beside the project's ``dvc.yaml``, written by ``candor init`` and ``candor lock``:
+
+- ``candor``: the candor-eval version that wrote it;
+- ``init``: what ``candor init`` was asked (``track``, ``demo``), so ``candor lock`` rewrites the
+  same project;
+- ``code.<stage>``: each stage's fingerprint (:mod:`candor_eval.adopt.fingerprint`).
+
+Each stage in the written ``dvc.yaml`` lists ``candor.lock: [code.<stage>]`` as params, so after an
+upgrade and ``candor lock``, ``dvc status`` lists exactly the stages whose code changed. A stage run
+by ``candor`` checks its own fingerprint against the installed package first
+(:func:`stale_stages`): running new code under an old lock would record outputs DVC attributes to
+the old code.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from candor_eval.adopt.fingerprint import STAGE_MODULES
+from candor_eval.common.errors import InputError, Problem
+from candor_eval.common.params import load_yaml, validate
+
+LOCK_NAME = "candor.lock"
+Track = Literal["detector", "lots", "both"]
+
+
+class InitRecord(BaseModel):
+    """What ``candor init`` was asked."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    track: Track = "both"
+    demo: bool = False
+
+
+class Lock(BaseModel):
+    """A validated ``candor.lock``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    candor: str = Field(min_length=1)
+    init: InitRecord = InitRecord()
+    code: dict[str, str]
+
+
+def stages_of(track: str) -> list[str]:
+    """The stages a project of ``track`` runs (its ``dvc.yaml``, and the latency diagnostic of a detector),
+    in :data:`STAGE_MODULES` order.
+
+    >>> stages_of("detector")
+    ['fetch', 'detect', 'score-detection', 'stats', 'latency']
+    """
+    lots = {"identify", "score-lots", "value", "score-valuation"}
+    detector = {"detect", "score-detection", "latency"}
+    drop = detector if track == "lots" else lots if track == "detector" else set()
+    return [s for s in STAGE_MODULES if s not in drop]
+
+
+def render(lock: Lock) -> str:
+    """The file's text: a comment saying what it is, then the three keys (stable order, one line each;
+    versions and digests quoted, so YAML never reads them as numbers)."""
+    lines = ["# candor.lock: written by `candor init` / `candor lock`; do not edit. Each stage of dvc.yaml lists",
+             "# its code.<stage> as a param, so an upgrade of candor reruns exactly the stages whose code changed.",
+             f"candor: '{lock.candor}'",
+             "init:",
+             f"  track: {lock.init.track}",
+             f"  demo: {'true' if lock.init.demo else 'false'}",
+             "code:"]
+    lines += [f"  {stage}: '{digest}'" for stage, digest in lock.code.items()]     # quoted: 64 digits are a number
+    return "\n".join(lines) + "\n"
+
+
+def read_lock(path: Path) -> Lock:
+    """Read and validate ``candor.lock`` (errors name the file and key)."""
+    return validate(Lock, load_yaml(path), where=str(path))
+
+
+def stale_stages(lock: Lock, installed: dict[str, str], stages: list[str] | None = None) -> list[str]:
+    """The stages (of ``stages``, default: those the lock lists) whose fingerprint in ``lock`` is not
+    the installed one's."""
+    wanted = list(lock.code) if stages is None else stages
+    return [s for s in wanted if s in lock.code and lock.code[s] != installed.get(s)]
+
+
+def stale_error(path: Path, lock: Lock, stale: list[str], version: str) -> InputError:
+    """The error of a lock that does not match the installed candor: the stages, both versions and the fix."""
+    return InputError([Problem(f"{path}:code.{s}", "does not match the installed candor's code of this stage")
+                       for s in stale],
+                      hint=f"the lock was written by candor {lock.candor}, candor {version} is installed: run "
+                           f"`candor lock` (in {path.parent.as_posix() or '.'}), then `dvc status` lists what reruns: "
+                           + ", ".join(stale))
+
+
+def check_lock(path: Path, version: str, stages: list[str] | None = None) -> None:
+    """Raise :func:`stale_error` when ``path`` (a ``candor.lock``) does not match the installed package for
+    ``stages`` (default: every stage it lists)."""
+    from candor_eval.adopt.fingerprint import stage_fingerprint
+
+    lock = read_lock(path)
+    wanted = [s for s in (list(lock.code) if stages is None else stages) if s in STAGE_MODULES]
+    installed = {s: stage_fingerprint(s) for s in wanted}
+    if stale := stale_stages(lock, installed, wanted):
+        raise stale_error(path, lock, stale, version)

@@ -1,0 +1,225 @@
+"""The project ``candor init`` writes: a ``dvc.yaml`` of candor stages for a track, and what goes beside it.
+
+The ``dvc.yaml`` is text built here from one block per stage (so its comments survive), the same for
+every project of a track: candor's own repository runs exactly the ``both`` file (a test compares
+them). Paths are relative to the folder of the ``dvc.yaml`` (DVC runs each stage there):
+``data/<set>/`` and ``models/`` in, ``build/``, ``metrics/`` and ``plots/`` out. No stage lists
+candor's code as a dep; each lists its fingerprint in ``candor.lock`` as a param instead
+(:mod:`candor_eval.adopt.lockfile`). Every output is ``persist: true``: DVC never removes it before
+a stage runs, and a stage replaces its files only once everything is valid, so a bad param or
+input leaves the outputs as they were.
+"""
+from __future__ import annotations
+
+from candor_eval.adopt.lockfile import LOCK_NAME, stages_of
+
+HEADER = """\
+# candor pipeline, written by `candor init` (track: {track}); `candor init --force` rewrites it.
+# Paths are relative to this folder. No stage lists candor's code as a dep: each lists its code
+# fingerprint in candor.lock as a param, so `candor lock` after an upgrade reruns exactly the stages
+# whose code changed. Every output is `persist: true`: a stage replaces its files only once
+# everything is valid, so a bad param or input leaves every output as it was.
+stages:
+"""
+
+
+def _code(stage: str, indent: str) -> str:
+    return f"{indent}- {LOCK_NAME}:\n{indent}    - code.{stage}\n"
+
+
+def _outs(paths: list[tuple[str, bool]], indent: str) -> str:
+    """``outs`` entries: each persisted; ``cache: false`` for committed ones (True in the pair)."""
+    out = ""
+    for path, committed in paths:
+        out += f"{indent}- {path}:\n{indent}    persist: true\n"
+        out += f"{indent}    cache: false\n" if committed else ""
+    return out
+
+
+def fetch_stage() -> str:
+    return ("  fetch:                       # every manifest and model card, by SHA-256 (candor fetch --help)\n"
+            "    cmd: candor fetch verify --data data --models models --params params.yaml --out build/verified\n"
+            "    deps:\n      - data\n      - models\n"
+            "    params:\n      - detector.sets\n" + _code("fetch", "      ")
+            + "    outs:\n" + _outs([("build/verified", False)], "      "))
+
+
+def identify_stage() -> str:
+    return ("  identify:                    # lots track: the model step per candidate (docs/lots.md)\n"
+            "    foreach: ${identify.sources}   # candidate -> its prompt file or its production code\n"
+            "    do:\n"
+            "      cmd: >-\n"
+            "        candor identify --candidate ${key} --lots data/lots --answers build/answers/${key}.jsonl\n"
+            "      deps:\n"
+            "        - data/lots/lots.csv\n        - data/lots/photos\n        - data/lots/cases\n"
+            "        - ${item}                            # the prompt or the production code: a change makes the "
+            "recording stale\n"
+            "        - data/lots/recordings/${key}.jsonl\n"
+            "        - data/lots/vocabulary               # the OCR reader's makes, the token rules, the category "
+            "library\n"
+            "      params:                  # not base_url: replayed answers do not depend on it, and a URL can carry "
+            "a secret\n"
+            + "".join(f"        - identify.{k}\n" for k in (
+                "mode", "runs", "gallery", "pause_s", "timeout_s", "retries", "backoff_s", "concurrency",
+                "max_calls_per_minute", "model", "api_key_env", "providers"))
+            + "        - identify.sources.${key}\n        - lots.min_number_digits\n" + _code("identify", "        ")
+            + "      outs:\n" + _outs([("build/answers/${key}.jsonl", False)], "        "))
+
+
+def score_lots_stage() -> str:
+    return ("  score-lots:                  # lots track: identification, count, field expectations (docs/lots.md)\n"
+            "    cmd: candor score-lots --lots data/lots --answers build/answers --metrics metrics\n"
+            "    deps:\n"
+            "      - data/lots/lots.csv\n      - data/lots/photos\n      - data/lots/cases\n"
+            "      - data/lots/vocabulary\n      - build/answers\n"
+            "    params:\n      - lots\n      - identify.candidates\n" + _code("score-lots", "      ")
+            + "    outs:                      # detailed metrics, committed; the headline is metrics/headline.json\n"
+            + _outs([("metrics/identification.json", True), ("metrics/fields", True),
+                     ("metrics/outcomes/identification.csv", True), ("metrics/outcomes/fields.csv", True)], "      "))
+
+
+def value_stage() -> str:
+    keys = ("require_brand", "require_model_token", "hedged_fallback", "exclude_accessories", "per_unit_price",
+            "min_comps", "buyer_premium_pct", "sell_fee_pct", "margin_pct", "shipping", "buy_headroom_pct")
+    return ("  value:                       # lots track: comps -> unit value -> lot value -> ceiling -> verdict "
+            "(docs/valuation.md)\n"
+            "    foreach: ${identify.candidates}\n"
+            "    do:\n"
+            "      cmd: >-\n"
+            "        candor value --candidate ${item} --answers build/answers/${item}.jsonl\n"
+            "        --lots data/lots/lots.csv --comps data/comps --out build/values/${item}.csv\n"
+            "      deps:\n"
+            "        - build/answers/${item}.jsonl\n        - data/lots/lots.csv\n        - data/lots/vocabulary\n"
+            "        - data/comps\n"
+            "      params:\n        - lots\n" + "".join(f"        - comps.{k}\n" for k in keys)
+            + _code("value", "        ")
+            + "      outs:\n" + _outs([("build/values/${item}.csv", False)], "        "))
+
+
+def score_valuation_stage() -> str:
+    return ("  score-valuation:             # lots track: value ratio, band, comps fit; the audit comparison "
+            "(docs/valuation.md)\n"
+            "    cmd: >-\n"
+            "      candor score-valuation --values build/values --lots data/lots/lots.csv\n"
+            "      --comps data/comps --audit data/audit --metrics metrics/valuation.json\n"
+            "      --outcomes metrics/outcomes/valuation.csv --audit-metrics metrics/audit.json\n"
+            "    deps:\n      - build/values\n      - data/lots/lots.csv\n      - data/comps\n      - data/audit\n"
+            "    params:\n      - identify.candidates\n      - comps.band\n" + _code("score-valuation", "      ")
+            + "    outs:\n" + _outs([("metrics/valuation.json", True), ("metrics/audit.json", True),
+                                   ("metrics/outcomes/valuation.csv", True)], "      "))
+
+
+def detect_stage() -> str:
+    return ("  detect:                      # detector track: raw boxes of each set's models, before thresholds "
+            "and NMS (docs/detector.md)\n"
+            "    foreach: ${detector.sets}    # one stage per detection set: data/<set>/\n"
+            "    do:\n"
+            "      cmd: >-\n"
+            "        candor detect --set ${key} --models models --data data/${key}\n"
+            "        --verified build/verified --out build/detections/${key}\n"
+            "      deps:\n"
+            "        # the fetch stage's record of this set: its manifest, and the card and ONNX hashes of its\n"
+            "        # models only, so a model added to another set does not rerun this one\n"
+            "        - build/verified/detection-${key}.json\n"
+            "        - data/${key}\n"
+            "      params:\n        - detector.sets.${key}\n        - detector.floor\n        - detector.providers\n"
+            "        - detector.executor\n" + _code("detect", "        ")
+            + "      outs:\n"
+            "        # canonical inference outputs, committed to git (docs/detector.md, \"Canonical inference "
+            "outputs\"):\n"
+            "        # a fresh clone reproduces everything downstream without a model call, on any CPU\n"
+            + _outs([("build/detections/${key}", True)], "        "))
+
+
+def score_detection_stage() -> str:
+    kinds = ("pr", "f1", "confusion", "per_class", "pr_models", "f1_models", "anatomy")
+    return ("  score-detection:             # detector track: thresholds, NMS, matching, metrics, plots per set "
+            "(docs/detector.md)\n"
+            "    foreach: ${detector.sets}\n"
+            "    do:\n"
+            "      cmd: >-\n"
+            "        candor score-detection --set ${key} --params params.yaml --detections build/detections/${key}\n"
+            "        --models models --data data/${key} --metrics metrics/detection/${key} --outcomes "
+            "metrics/outcomes/${key}\n"
+            "        --plots plots/detection --coco-out build/coco-results/${key}\n"
+            "      deps:\n"
+            "        - build/detections/${key}\n        - build/verified/detection-${key}.json\n        - data/${key}\n"
+            "      params:\n"
+            + "".join(f"        - {k}\n" for k in (
+                "detector.sets.${key}", "detector.floor", "detector.nms_iou", "detector.max_det",
+                "detector.nms_agnostic", "detector.nms_by_model", "thresholds", "thresholds_by_model", "match",
+                "stats.cluster"))
+            + _code("score-detection", "        ")
+            + "      outs:\n"
+            + _outs([("metrics/detection/${key}", True), ("metrics/outcomes/${key}", True)]
+                    + [(f"plots/detection/{k}/${{key}}", True) for k in kinds], "        ")
+            + _outs([("build/coco-results/${key}", False)], "        "))
+
+
+def stats_stage(track: str) -> str:
+    lots, detector = track in ("lots", "both"), track in ("detector", "both")
+    metrics = (["metrics/identification.json", "metrics/fields"] if lots else []) + (
+        ["metrics/detection"] if detector else []) + (["metrics/valuation.json"] if lots else [])
+    gate = (" --gate metrics/gate.json --detection metrics/detection --models models") if detector else ""
+    outs = [("metrics/stats.json", True)] + ([("metrics/gate.json", True)] if detector else []) + [
+        ("plots/report", True)]
+    what = "exact paired tests, the gate, the report" if detector else "exact paired tests, the report"
+    return (f"  stats:                       # intervals over clusters, {what} (docs/stats.md)\n"
+            "    cmd: >-\n"
+            f"      candor stats run --outcomes metrics/outcomes\n      --metrics {' '.join(metrics)}\n"
+            f"      --out metrics/stats.json{gate}\n"
+            "      --report plots/report/report.md --headline metrics/headline.json --forest plots/figures\n"
+            "    deps:\n      - metrics/outcomes\n" + "".join(f"      - {m}\n" for m in metrics)
+            + "    params:\n      - stats\n"
+            + ("      - gate\n      - detector.sets\n      - match.critical\n      - match.min_support\n"
+               if detector else "")
+            + _code("stats", "      ")
+            + "    metrics:                   # the one metrics file: `dvc metrics diff` and `dvc exp show` list "
+            "only these numbers\n"
+            + _outs([("metrics/headline.json", True)], "      ")
+            + "    outs:\n" + _outs(outs, "      "))
+
+
+PLOTS = """
+# Detector plots (docs/detector.md): one plot per file of each folder (<kind>/<set>/...). PNG views of the same data
+# are drawn by `candor figures` into plots/figures/, outside the pipeline.
+plots:
+  - plots/detection/pr:
+      template: linear
+      x: recall
+      y: precision
+  - plots/detection/f1:
+      template: linear
+      x: threshold
+      y: f1
+  - plots/detection/confusion:
+      template: confusion
+      x: predicted
+      y: actual
+  - plots/detection/per_class:
+      template: bar_horizontal
+      x: f1
+      y: class
+  - plots/detection/pr_models:               # every model of a set in one panel, one line each
+      template: plots/templates/overlay.json
+      x: recall
+      y: precision
+  - plots/detection/f1_models:
+      template: plots/templates/overlay.json
+      x: threshold
+      y: f1
+  - plots/detection/anatomy:                 # the FP kinds of each model (docs/detector.md, "What kind of error")
+      template: plots/templates/anatomy.json
+      x: count
+      y: kind
+"""
+
+STAGE_TEXT = {"fetch": fetch_stage, "identify": identify_stage, "score-lots": score_lots_stage, "value": value_stage,
+              "score-valuation": score_valuation_stage, "detect": detect_stage,
+              "score-detection": score_detection_stage}
+
+
+def dvc_yaml(track: str) -> str:
+    """The ``dvc.yaml`` of a project of ``track`` (``detector``, ``lots`` or ``both``)."""
+    blocks = [stats_stage(track) if s == "stats" else STAGE_TEXT[s]() for s in stages_of(track) if s != "latency"]
+    return HEADER.format(track=track) + "".join(blocks) + (PLOTS if track != "lots" else "")

@@ -1,0 +1,208 @@
+"""Reading YAML (``params.yaml``, model cards): one checked loader, then one section per stage,
+validated by the stage's own model.
+
+:func:`load_yaml` reads the file as checked text (:func:`candor_eval.common.tables.read_text`: UTF-8,
+a BOM dropped) and ``safe_load``s it with three refusals, each an InputError naming the file
+and line: a key repeated in one mapping (DVC's own parser refuses it too; PyYAML would keep the
+last value), an anchor or alias (``&a`` / ``*a``: nothing here needs them, and nested aliases
+can expand to gigabytes), and a non-finite number anywhere (``.nan``, ``.inf``; named by its
+dotted key path: ``not (x < lo)`` is true for NaN, so it would pass range checks). A section is
+validated with a pydantic model
+(``extra='forbid'``, so a misspelled key is an error, not a silent default; the error suggests
+the nearest valid key); the error names the file and the dotted key path. candor reads only the
+sections of :data:`SECTIONS`: a params file is the user's too (their ``train:`` or ``export:``
+sections stay theirs and are ignored), except a top-level key that is a near-miss of one of
+candor's sections (``threshold:`` for ``thresholds:``), which is an error:
+ignoring it would silently serve the defaults (:func:`misspelled_section`).
+"""
+from __future__ import annotations
+
+import copy
+import difflib
+import functools
+import math
+from collections.abc import Hashable, Iterable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, Field, ValidationError
+
+from candor_eval.common.errors import InputError, Problem, fail
+from candor_eval.common.tables import read_text
+from candor_eval.common.urls import redact_urls
+
+M = TypeVar("M", bound=BaseModel)
+
+# A probability strictly between 0 and 1 (a confidence level, an alpha, a power, a discordance):
+# the one check, for params (a pydantic field type) and for argv (:func:`check_probability`).
+Probability = Annotated[float, Field(gt=0.0, lt=1.0, allow_inf_nan=False)]
+
+DEFAULT_PARAMS = Path("params.yaml")
+
+# Every top-level section of params.yaml (tests/test_params.py: each has its model or reader).
+SECTIONS = ("identify", "lots", "comps", "stats", "gate", "detector", "reinference", "thresholds",
+            "thresholds_by_model", "match", "latency")
+
+
+class _Refused(yaml.YAMLError):
+    """A YAML construct the checked loader refuses (see the module docstring)."""
+
+    def __init__(self, what: str, mark: yaml.Mark | None):
+        super().__init__(what)
+        self.what, self.line = what, None if mark is None else mark.line + 1
+
+
+class _CheckedLoader(yaml.SafeLoader):
+    """``SafeLoader`` refusing repeated keys, anchors and aliases (non-finite numbers: :func:`non_finite`)."""
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise _Refused("anchors and aliases (&name, *name) are not allowed", event.start_mark)
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, (list, dict)):
+                raise _Refused("a mapping key must be a scalar", key_node.start_mark)
+            if key in seen:
+                raise _Refused(f"key {key!r} repeated in one mapping", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+
+def non_finite(doc: Any) -> tuple[str, float] | None:
+    """The dotted key path and value of the first non-finite number in ``doc`` (walked without
+    recursion, list items by index), or None."""
+    stack: list[tuple[str, Any]] = [("", doc)]
+    while stack:
+        path, x = stack.pop()
+        if isinstance(x, float) and not math.isfinite(x):
+            return path, x
+        items = x.items() if isinstance(x, dict) else enumerate(x) if isinstance(x, list) else ()
+        stack.extend((f"{path}.{k}" if path else str(k), v) for k, v in reversed(list(items)))
+    return None
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(text: str) -> Any:
+    """``text`` parsed by the checked loader; the same text (``params.yaml``, read by each section
+    of a stage) is parsed once per process."""
+    return yaml.load(text, Loader=_CheckedLoader)  # a SafeLoader subclass: as safe as yaml.safe_load
+
+
+def load_yaml(path: str | Path) -> Any:
+    """The YAML file's content (see the module docstring); any problem is an InputError naming the file.
+    Each call returns its own copy (callers may change it)."""
+    p = Path(path)
+    text = read_text(p, expected="a UTF-8 YAML file")
+    try:
+        doc = copy.deepcopy(_parsed(text))
+    except _Refused as err:
+        raise fail(f"{p}:line {err.line}", err.what) from None
+    except yaml.YAMLError as err:
+        raise fail(str(p), f"not valid YAML: {err}") from None
+    except RecursionError:
+        raise fail(str(p), "not valid YAML: nested too deeply") from None
+    if (bad := non_finite(doc)) is not None:
+        raise fail(f"{p}:{bad[0]}", "non-finite number", expected="a finite number", got=bad[1])
+    return doc
+
+
+def nearest(name: object, valid: Iterable[object]) -> str | None:
+    """The hint for a misspelled ``name``: the closest of ``valid``, if any is close."""
+    close = difflib.get_close_matches(str(name), [str(v) for v in valid], n=1)
+    return f"did you mean {close[0]!r}?" if close else None
+
+
+def _fields_at(model: type[BaseModel] | None, loc: tuple) -> list[str]:
+    """The field names of the (nested) model at ``loc`` (empty when not a model)."""
+    for part in loc:
+        field = model.model_fields.get(part) if model is not None else None
+        ann = field.annotation if field is not None else None
+        model = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
+    return list(model.model_fields) if model is not None else []
+
+
+def validation_problems(err: ValidationError, where: str, model: type[BaseModel] | None = None) -> list[Problem]:
+    """Turn a pydantic error into Problems naming ``where`` and the field path (an unknown key of
+    ``model`` suggests the nearest valid one)."""
+    out = []
+    for e in err.errors():
+        loc = ".".join(str(x) for x in e["loc"])
+        field = f"{where}.{loc}" if loc else where
+        got = e.get("input")
+        what = e["msg"]
+        if e["type"] == "extra_forbidden" and e["loc"]:
+            hint = nearest(e["loc"][-1], _fields_at(model, e["loc"][:-1]))
+            what += f" ({hint})" if hint else ""
+        # a value quoted back may be a URL the user wrote with credentials (a card's misspelled source)
+        shown = None if isinstance(got, dict) else redact_urls(repr(got))[:200]
+        out.append(Problem(field, redact_urls(what), got=shown))
+    return out
+
+
+def validate(model: type[M], data: Any, *, where: str) -> M:
+    """Validate ``data`` against ``model``; errors become one InputError naming ``where``."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        raise InputError(validation_problems(err, where, model)) from None
+
+
+def misspelled_section(key: object) -> str | None:
+    """The candor section a top-level ``key`` misspells, or None when it is one of candor's or the user's own.
+
+    A misspelling is a key of at least 3 characters with a similarity of at least 0.8
+    (:class:`difflib.SequenceMatcher` ratio) to a section of :data:`SECTIONS` that ``key`` does not
+    end with after a prefix (``plots`` is the user's word, not ``lots``; ``gates`` is ``gate``).
+
+    >>> misspelled_section("threshold"), misspelled_section("train"), misspelled_section("stats")
+    ('thresholds', None, None)
+    >>> misspelled_section("plots"), misspelled_section("export"), misspelled_section("stat"), misspelled_section("gates")
+    (None, None, 'stats', 'gate')
+    """
+    if key in SECTIONS or len(str(key)) < 3:
+        return None
+    others = [s for s in SECTIONS if not (str(key).endswith(s) and not str(key).startswith(s))]
+    close = difflib.get_close_matches(str(key), others, n=1, cutoff=0.8)
+    return close[0] if close else None
+
+
+def read_params(path: str | Path = DEFAULT_PARAMS) -> dict[str, Any]:
+    """candor's sections of the params file (other top-level sections are the user's: dropped; a
+    near-miss of a candor section is an InputError)."""
+    doc = load_yaml(path)
+    doc = {} if doc is None else doc
+    if not isinstance(doc, dict):
+        raise fail(str(path), "top level must be a mapping", got=type(doc).__name__)
+    problems = [Problem(f"{path}:{key}", f"unknown section (did you mean {near!r}?)",
+                        expected=", ".join(SECTIONS) + " (other sections are yours: ignored)")
+                for key in doc if (near := misspelled_section(key))]
+    if problems:
+        raise InputError(problems)
+    return {k: v for k, v in doc.items() if k in SECTIONS}
+
+
+def section(model: type[M], name: str, *, path: str | Path = DEFAULT_PARAMS) -> M:
+    """Load and validate section ``name`` of the params file (missing section: model defaults)."""
+    return validate(model, read_params(path).get(name, {}), where=f"{path}:{name}")
+
+
+def check_probability(value: float, *, where: str) -> float:
+    """``value`` when it is a :data:`Probability`, else an InputError naming ``where``.
+
+    >>> check_probability(0.05, where="--alpha")
+    0.05
+    >>> check_probability(1.0, where="--alpha")
+    Traceback (most recent call last):
+    ...
+    candor_eval.common.errors.InputError: --alpha: must be strictly between 0 and 1 (got 1.0)
+    """
+    if not 0.0 < value < 1.0:
+        raise fail(where, "must be strictly between 0 and 1", got=value)
+    return value

@@ -1,0 +1,240 @@
+"""CSV tables: one reader and one writer for every CSV the project reads or writes; and the
+checked reading of any text or JSON file (:func:`read_text`, :func:`read_json`, :func:`parse_json`).
+
+Text (:func:`read_text`): UTF-8, a leading UTF-8 byte-order mark dropped; another encoding is an
+error naming the file and the first bad byte's offset; a folder, a missing or unreadable file
+is an error naming it. JSON (:func:`parse_json`): the standard parse, where a syntax error,
+nesting too deep for the parser, or a lone surrogate escape (``"\\ud800"``: text that cannot be
+written back as UTF-8) is an error naming the file. Whole numbers in text fields are read by
+:func:`ascii_int` (ASCII digits only: ``int()`` also takes ``"١٢"``, ``"1_0"`` and ``" 7 "``).
+
+Reading (:func:`read_rows`): UTF-8 text (a UTF-8 byte-order mark is dropped, so it never
+renames the first column; any other encoding is an error naming the file), a header row,
+then data rows. ``columns`` must all be in the header (``exact=True``: the header must be
+exactly ``columns``, in order); extra columns are kept unless ``exact``. A row with more
+fields than the header, or fewer, is an error naming the file and row. Row numbers count
+the header as row 1, as a spreadsheet shows them. Values are the raw strings; each reader
+converts and validates its own fields.
+
+Writing (:func:`csv_text`, :func:`write_csv`): ``csv.writer`` with ``\\n`` line endings and
+minimal quoting (a field is quoted only when it holds a comma, a quote or a line break), so
+equal rows give equal bytes on every machine.
+
+Formula injection (OWASP, "CSV Injection"): a spreadsheet runs a cell that begins with ``=``,
+``+``, ``-``, ``@``, a tab or a carriage return as a formula. Every written cell that begins so
+and is not a plain decimal number (``-0.5`` and ``+3`` stay numbers) is *neutralised*: written
+with a leading ``'``, the spreadsheet's text marker (:func:`neutralise`). A cell that already
+begins with ``'`` followed by one of those characters or another ``'`` gets one more ``'``, so
+the rule is reversible: every reader here drops that one ``'`` (:func:`restore`), and a cell
+reads back exactly as it was written.
+
+Example:
+
+>>> csv_text(["a", "b"], [(1, "x,y")])
+'a,b\\n1,"x,y"\\n'
+>>> parse_rows('a,b\\n1,2\\n', where="t.csv", columns=("a",)).rows
+((2, {'a': '1', 'b': '2'}),)
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from candor_eval.common.atomic import atomic_open
+from candor_eval.common.errors import InputError, Problem, fail
+
+BOM = "\ufeff"
+DECIMAL = re.compile(r"[0-9]+")
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+FORMULA_START = frozenset("=+-@\t\r")
+NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def neutralise(cell: str) -> str:
+    """``cell`` as written to a CSV: a leading ``'`` when a spreadsheet would run it as a formula
+    (see the module docstring), or when it already starts with the marker; else unchanged.
+
+    >>> neutralise("=1+1"), neutralise("-0.5"), neutralise("@SUM(A1)"), neutralise("'=x"), neutralise("ok")
+    ("'=1+1", '-0.5', "'@SUM(A1)", "''=x", 'ok')
+    """
+    if not cell:
+        return cell
+    if cell[0] in FORMULA_START and not NUMBER.fullmatch(cell):
+        return "'" + cell
+    if cell[0] == "'" and cell[1:2] and (cell[1] in FORMULA_START or cell[1] == "'"):
+        return "'" + cell
+    return cell
+
+
+def restore(cell: str) -> str:
+    """The inverse of :func:`neutralise`: ``restore(neutralise(s)) == s`` for every string ``s``.
+
+    >>> restore("'=1+1"), restore("''=x"), restore("'90s"), restore("-0.5")
+    ('=1+1', "'=x", "'90s", '-0.5')
+    """
+    if cell[:1] == "'" and cell[1:2] and (cell[1] in FORMULA_START or cell[1] == "'"):
+        return cell[1:]
+    return cell
+
+
+def _write_rows(fh: Any, header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
+    """``header`` then ``rows`` (cells by ``str``, :func:`neutralise`-d) to ``fh`` as CSV. A row
+    with a carriage return in a cell is written by a writer whose line terminator holds ``\\r``,
+    so that cell is quoted (``csv`` quotes only the terminator's characters), then ends in ``\\n``."""
+    w = csv.writer(fh, lineterminator="\n")
+    w.writerow(header)
+    for row in rows:
+        cells = [neutralise(v if isinstance(v, str) else str(v)) for v in row]
+        if any("\r" in c for c in cells):
+            buf = io.StringIO()
+            csv.writer(buf, lineterminator="\r\n").writerow(cells)
+            fh.write(buf.getvalue()[:-2] + "\n")
+        else:
+            w.writerow(cells)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A read CSV: its ``header`` and ``rows`` as ``(row number, {column: value})``."""
+
+    where: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[int, dict[str, str]], ...]
+
+
+def read_text(path: str | os.PathLike[str], *, expected: str = "a UTF-8 text file") -> str:
+    """A file's text as UTF-8 (BOM dropped); a missing file, a folder, an unreadable file or another
+    encoding is an InputError naming the file (and the byte offset of the first bad byte)."""
+    return decode_text(read_bytes(path, expected=expected), where=str(path), expected=expected)
+
+
+def read_bytes(path: str | os.PathLike[str], *, expected: str = "a file") -> bytes:
+    """A file's bytes; a missing file, a folder or an unreadable file is an InputError naming it."""
+    p = Path(path)
+    try:
+        return p.read_bytes()
+    except FileNotFoundError:
+        raise fail(str(p), "file not found", expected=expected) from None
+    except IsADirectoryError:
+        raise fail(str(p), "is a folder", expected=expected) from None
+    except OSError as err:
+        raise fail(str(p), f"not readable ({err.strerror or type(err).__name__})", expected=expected) from None
+
+
+def decode_text(raw: bytes, *, where: str, expected: str = "UTF-8 text") -> str:
+    """``raw`` as UTF-8 (BOM dropped); another encoding is an InputError naming ``where`` and the byte."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise fail(where, f"not UTF-8 text (byte {err.start}: {raw[err.start:err.start + 1]!r})",
+                   expected=expected, hint="save the file as UTF-8") from None
+    return text[1:] if text.startswith(BOM) else text
+
+
+def ascii_int(text: str) -> int | None:
+    """The value of ``text`` when it is ASCII decimal digits only, else None.
+
+    >>> ascii_int("42"), ascii_int("\u0664\u0662"), ascii_int("+4"), ascii_int("4_2"), ascii_int("")
+    (42, None, None, None, None)
+    """
+    return int(text) if isinstance(text, str) and DECIMAL.fullmatch(text) else None
+
+
+def surrogate_free(doc: Any) -> bool:
+    """No string in ``doc`` (keys included) holds a lone surrogate (walked without recursion)."""
+    stack = [doc]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, str):
+            try:
+                x.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+        elif isinstance(x, dict):
+            stack.extend(x.keys())
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+    return True
+
+
+def parse_json(text: str, *, where: str, expected: str = "JSON", hint: str | None = None) -> Any:
+    """``json.loads(text)``; invalid JSON, nesting too deep or a lone surrogate is an InputError naming ``where``."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise fail(where, f"not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})",
+                   expected=expected, hint=hint) from None
+    except RecursionError:
+        raise fail(where, "not valid JSON (nested too deeply)", expected=expected, hint=hint) from None
+    if SURROGATE_ESCAPE.search(text) and not surrogate_free(doc):
+        raise fail(where, "not valid JSON (a lone surrogate escape \\ud800-\\udfff is no character)",
+                   expected=expected, hint=hint)
+    return doc
+
+
+def read_json(path: str | os.PathLike[str], *, expected: str = "a JSON file", hint: str | None = None) -> Any:
+    """A JSON file's content (read by :func:`read_text`, parsed by :func:`parse_json`)."""
+    return parse_json(read_text(path, expected=expected), where=str(path), expected=expected, hint=hint)
+
+
+def parse_rows(text: str, *, where: str, columns: Sequence[str] = (), exact: bool = False) -> Table:
+    """Parse CSV ``text`` (see the module docstring); ``where`` names the file in errors."""
+    text = text[1:] if text.startswith(BOM) else text
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = tuple(next(reader, ()))
+        body = list(enumerate(reader, start=2))
+    except csv.Error as err:               # e.g. a field longer than csv.field_size_limit()
+        raise fail(f"{where}:row {reader.line_num}", f"not readable as CSV ({err})") from None
+    repeated = sorted({c for c in header if header.count(c) > 1})
+    if repeated:
+        raise fail(f"{where}:row 1", "repeated column name(s) " + ", ".join(repeated),
+                   expected="each column named once")
+    if exact and header != tuple(columns):
+        raise fail(f"{where}:row 1", "wrong header", expected=",".join(columns),
+                   got=",".join(header) or "an empty file")
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise fail(f"{where}:row 1", "missing column(s) " + ", ".join(missing),
+                   expected="a header with " + ",".join(columns), got=",".join(header) or "an empty file")
+    problems: list[Problem] = []
+    rows = []
+    for rowno, fields in body:
+        if not fields:
+            continue
+        if len(fields) != len(header):
+            what = "more fields than columns" if len(fields) > len(header) else "fewer fields than columns"
+            problems.append(Problem(f"{where}:row {rowno}", what, expected=f"{len(header)} fields",
+                                    got=str(len(fields))))
+            continue
+        rows.append((rowno, dict(zip(header, map(restore, fields)))))
+    if problems:
+        raise InputError(problems)
+    return Table(where=where, header=header, rows=tuple(rows))
+
+
+def read_rows(path: str | os.PathLike[str], *, columns: Sequence[str] = (), exact: bool = False) -> Table:
+    """Read and parse a CSV file (see the module docstring)."""
+    return parse_rows(read_text(path, expected="a CSV file"), where=str(path), columns=columns, exact=exact)
+
+
+def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """CSV text of ``header`` then ``rows`` (values by ``str``, :func:`neutralise`-d; minimal quoting;
+    ``\\n`` line ends)."""
+    buf = io.StringIO()
+    _write_rows(buf, header, rows)
+    return buf.getvalue()
+
+
+def write_csv(path: str | os.PathLike[str], header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
+    """Write :func:`csv_text` to ``path`` atomically, row by row (``rows`` may be a generator)."""
+    with atomic_open(path) as fh:
+        _write_rows(fh, header, rows)

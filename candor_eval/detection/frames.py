@@ -1,0 +1,99 @@
+"""A detector data set's frames: ``frames.csv`` (session, zoom, split per frame) and ``images/``.
+
+``frames.csv`` is optional (:func:`load_frames`): without it every image of ``images/`` is a
+frame of the ``test`` split with an empty session and zoom, so a set brought as a folder of
+images and labels is scored as one held-out evaluation; write ``frames.csv`` to mark ``dev``
+frames (the only ones thresholds are tuned on) and to report per session and zoom.
+
+Both inference (which frames to run, where their images are) and scoring (splits, sessions,
+zooms) read these, so they live beside, not inside, either sub-package.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from candor_eval.common.errors import InputError, Problem, fail
+from candor_eval.common.tables import read_rows
+from candor_eval.common.unique import repeat_of
+
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
+SPLITS = ("dev", "test")
+COLUMNS = ("frame", "session", "zoom", "split")
+
+
+@dataclass(frozen=True)
+class FrameInfo:
+    """``frames.csv``: per frame its capture ``session``, ``zoom`` and ``split`` (dev/test), sorted by frame."""
+
+    frames: tuple[str, ...]
+    session: tuple[str, ...]
+    zoom: tuple[str, ...]
+    split: tuple[str, ...]
+
+
+def read_frames(path: Path) -> FrameInfo:
+    """Read and validate ``frames.csv`` (:func:`~candor_eval.common.tables.read_rows`; columns
+    ``frame,session,zoom,split``, values stripped; frame ids non-empty and unique; split in
+    dev/test). Every problem is reported at once, naming its row and column."""
+    problems: list[Problem] = []
+    rows: dict[str, tuple[str, str, str]] = {}
+    first: dict[str, int] = {}
+    for rowno, row in read_rows(path, columns=COLUMNS).rows:
+        frame = row["frame"].strip()
+        split = row["split"].strip()
+        if not frame:
+            problems.append(Problem(f"{path}:row {rowno}.frame", "empty frame id"))
+        elif (repeat := repeat_of(first, frame, where=f"{path}:row {rowno}.frame", noun="frame id")) is not None:
+            problems.append(repeat)
+        if split not in SPLITS:
+            problems.append(Problem(f"{path}:row {rowno}.split", "unknown split", expected=" or ".join(SPLITS),
+                                    got=repr(split)))
+        if frame and frame not in rows:
+            rows[frame] = (row["session"].strip(), row["zoom"].strip(), split)
+            first[frame] = rowno
+    if problems:
+        raise InputError(problems)
+    order = sorted(rows)
+    return FrameInfo(frames=tuple(order), session=tuple(rows[f][0] for f in order),
+                     zoom=tuple(rows[f][1] for f in order), split=tuple(rows[f][2] for f in order))
+
+
+def load_frames(data: Path) -> FrameInfo:
+    """The frames of data set folder ``data``: its ``frames.csv`` (:func:`read_frames`), or when it
+    has none every image of ``images/`` as a ``test`` frame (module docstring)."""
+    table = Path(data) / "frames.csv"
+    if table.exists():
+        return read_frames(table)
+    frames = tuple(sorted(find_images(Path(data) / "images")))
+    if not frames:
+        raise fail(str(Path(data) / "images"), "no frames: neither frames.csv nor images",
+                   expected="images/*.jpg|png|... and optionally frames.csv")
+    return FrameInfo(frames=frames, session=("",) * len(frames), zoom=("",) * len(frames),
+                     split=("test",) * len(frames))
+
+
+def image_size(path: Path) -> tuple[int, int]:
+    """(width, height) from an image file's header (the pixels are not decoded)."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as im:
+            return int(im.size[0]), int(im.size[1])
+    except FileNotFoundError:
+        raise fail(str(path), "image not found") from None
+    except (UnidentifiedImageError, OSError) as err:
+        raise fail(str(path), f"not a readable image ({err})") from None
+
+
+def find_images(folder: Path) -> dict[str, Path]:
+    """Frame id (file stem) -> image path for every image in ``folder``; duplicate stems are an error."""
+    out: dict[str, Path] = {}
+    if not folder.is_dir():
+        raise fail(str(folder), "folder not found", expected="a folder of frame images")
+    for p in sorted(folder.iterdir()):
+        if p.suffix.lower() in IMAGE_SUFFIXES:
+            if p.stem in out:
+                raise fail(str(p), "two images share the frame id", got=[out[p.stem].name, p.name])
+            out[p.stem] = p
+    return out

@@ -1,0 +1,203 @@
+"""COCO average precision (AP), threshold-free: AP50 and AP@[.5:.95], as pycocotools' COCOeval
+computes them for boxes with area range ``all`` and ``maxDets`` 100. Higher is better.
+
+Definition, per class ``c`` with ``n_c > 0`` non-crowd labels (a class without any is left out:
+``None``), and per IoU threshold ``t`` of :data:`IOU_THRESHOLDS` (0.50, 0.55, ..., 0.95):
+
+1. per image, the class's detections by score (ties in input order), the first ``max_dets`` kept;
+2. they are matched to the image's labels of the class in that order with the one matcher
+   (:func:`~candor_eval.detection.scoring.matching.match_detections`) at IoU ``>= min(t, 1 - 1e-10)``,
+   IoU ties to the *later* label (pycocotools' loop); a detection matched to no label but inside a
+   crowd region (``inter / area(det) >= t``) is ignored;
+3. all the class's kept detections of every image, by score, ties by image (in ``image_order``)
+   then by their order in the image, give the cumulative ``TP(i)``, ``FP(i)`` (ignored ones count
+   in neither); recall ``TP/n_c``, precision ``TP / (TP + FP + eps)`` (``eps`` = ``np.spacing(1)``);
+4. precision is made non-increasing from the right, read at the 101 recall points
+   :data:`RECALL_THRESHOLDS` (the first detection whose recall reaches the point; 0 beyond the
+   last), and averaged: ``AP_t(c)``.
+
+``ap50(c) = AP_0.5(c)``, ``ap50_95(c)`` the mean over the ten ``t``; ``map50`` and ``map50_95``
+the means over the classes that have labels (pycocotools' mean over every element of its
+precision array that is not -1), ``None`` when no class has a label. Means are taken with
+:func:`math.fsum` (exactly rounded, so the bits do not depend on the CPU); they agree with
+pycocotools' ``np.mean`` to about 1e-16.
+
+Where candor's inputs differ from pycocotools' (docs/detector.md, "COCO AP"): labels carry no
+``area`` field (pycocotools also ignores, for area ``all``, a label whose ``area`` is negative or
+above 1e10); pycocotools records a match by the label's annotation ``id`` and reads ``id 0`` as
+"unmatched" (such a label can never be found there; here it can); results naming an unknown
+image or category are refused by the readers (pycocotools asserts on images, ignores unknown
+categories).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from candor_eval.detection.scoring.boxes import key_chunks, rank_order, within_group_ranks
+from candor_eval.detection.scoring.matching import match_at_ious
+
+IOU_THRESHOLDS = np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1, endpoint=True)
+RECALL_THRESHOLDS = np.linspace(0.0, 1.00, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True)
+MAX_DETS = 100
+CHUNK_DETS = 32_768    # detections matched at once: whole frames (as in candor_eval.detection.scoring.nms_match)
+
+
+@dataclass(frozen=True)
+class AveragePrecision:
+    """``precision`` ``(T, R, C)``: the interpolated precision at each IoU threshold, recall point
+    and class, ``-1`` for a class without labels (pycocotools' ``eval["precision"][..., 0, -1]``)."""
+
+    classes: tuple[str, ...]
+    precision: np.ndarray
+
+    def per_class(self) -> dict[str, tuple[float | None, float | None]]:
+        """``name -> (ap50, ap50_95)``, ``None`` for a class without labels."""
+        out: dict[str, tuple[float | None, float | None]] = {}
+        for k, name in enumerate(self.classes):
+            p = self.precision[:, :, k]
+            out[name] = (None, None) if p[0, 0] < 0 else (_mean(p[0]), _mean(p))
+        return out
+
+    def mean(self) -> tuple[float | None, float | None]:
+        """``(map50, map50_95)`` over the classes with labels."""
+        p = self.precision
+        has = p[0, 0] >= 0
+        if not has.any():
+            return None, None
+        return _mean(p[0][:, has]), _mean(p[:, :, has])
+
+    def block(self, category_ids: list[int]) -> dict:
+        """The metrics files' ``ap`` block: ``{"map50", "map50_95", "per_class": {name:
+        {"category_id", "ap50", "ap50_95"}}}`` (classes in ``classes`` order, their COCO ids)."""
+        m50, m = self.mean()
+        return {"map50": m50, "map50_95": m,
+                "per_class": {name: {"category_id": int(cid), "ap50": a50, "ap50_95": a}
+                              for (name, (a50, a)), cid in zip(self.per_class().items(), category_ids)}}
+
+
+def _mean(values: np.ndarray) -> float:
+    v = np.asarray(values, dtype=np.float64).ravel()
+    return math.fsum(v.tolist()) / len(v)
+
+
+@dataclass(frozen=True)
+class APMatches:
+    """Steps 1-2 of the definition for some frames (whole frames: matching never crosses one): per
+    kept detection ``(D,)`` its ``frame`` (int32), class ``cls`` (int16), ``score`` (float64), and
+    ``tp``, ``ignored`` (uint16): bit ``i`` set when it is a match, or ignored, at IoU threshold
+    ``i``. 16 bytes per detection, no boxes. Each image's detections of a class come in their
+    visit order (score descending, ties in input order), which the stable sort of :func:`accumulate`
+    keeps for ties within an image."""
+
+    frame: np.ndarray
+    cls: np.ndarray
+    score: np.ndarray
+    tp: np.ndarray
+    ignored: np.ndarray
+
+    @staticmethod
+    def concat(parts: list[APMatches]) -> APMatches:
+        """The matches of several disjoint sets of frames as one, in the order given. ``parts`` is
+        emptied field by field as it is read, so the peak is the whole plus one field, not twice it."""
+        fields = {"frame": np.int32, "cls": np.int16, "score": np.float64, "tp": np.uint16, "ignored": np.uint16}
+        columns = {f: [getattr(p, f) for p in parts] for f in fields}
+        parts.clear()
+        out = {}
+        for f, dtype in fields.items():
+            out[f] = np.concatenate(columns[f]) if columns[f] else np.zeros(0, dtype)
+            columns[f].clear()
+        return APMatches(**out)
+
+    def of_frames(self, mask: np.ndarray) -> APMatches:
+        """The matches of the frames where ``mask`` ``(F,)`` is true, in the same order."""
+        keep = np.asarray(mask, bool)[self.frame]
+        return APMatches(self.frame[keep], self.cls[keep], self.score[keep], self.tp[keep], self.ignored[keep])
+
+
+def match_for_ap(*, n_classes: int, label_frame: np.ndarray, label_class: np.ndarray, label_boxes: np.ndarray,
+                 label_crowd: np.ndarray, det_frame: np.ndarray, det_class: np.ndarray, det_boxes: np.ndarray,
+                 det_score: np.ndarray, max_dets: int = MAX_DETS) -> APMatches:
+    """Steps 1-2 of the definition: each image's and class's first ``max_dets`` detections by score
+    (ties in input order), matched at every IoU threshold (arguments: :func:`average_precision`;
+    ``n_classes`` at most 32,767, the compact field's range)."""
+    if n_classes > 32_767:
+        raise ValueError(f"n_classes must be at most 32767, got {n_classes}")
+    n_c = max(n_classes, 1)
+    det_frame = np.asarray(det_frame, np.int64)
+    det_class = np.asarray(det_class, np.int64)
+    det_score = np.asarray(det_score, np.float64)
+    det_boxes = np.asarray(det_boxes, np.float64).reshape(-1, 4)
+    groups = det_frame * n_c + det_class
+    order = rank_order(groups, det_score)
+    rank = within_group_ranks(groups[order])[0]
+    keep = order[rank < max_dets]          # in visit order: the matcher's sort is then linear
+    label_frame = np.asarray(label_frame, np.int64)
+    label_groups = label_frame * n_c + np.asarray(label_class, np.int64)
+    label_boxes, crowd = np.asarray(label_boxes, np.float64).reshape(-1, 4), np.asarray(label_crowd, bool)
+    tp = np.zeros(len(keep), np.uint16)
+    ignored = np.zeros(len(keep), np.uint16)
+    ious = [min(float(t), 1 - 1e-10) for t in IOU_THRESHOLDS]
+    n_frames = int(max(det_frame.max(initial=-1), label_frame.max(initial=-1))) + 1
+    # chunks of whole frames (matching never crosses one): the pair temporaries stay cache-sized
+    for d, lab in key_chunks(det_frame[keep], label_frame, n_keys=n_frames, max_dets=CHUNK_DETS):
+        if len(d) == 0:
+            continue
+        d = np.sort(d)                                   # keep (group, score) order within the chunk
+        matches = match_at_ious(label_groups[lab], label_boxes[lab], groups[keep[d]], det_boxes[keep[d]],
+                                det_score[keep[d]], ious=ious, label_crowd=crowd[lab], label_ties="higher")
+        for i, m in enumerate(matches):
+            tp[d] |= m.det_tp.astype(np.uint16) << i
+            ignored[d] |= m.det_ignored.astype(np.uint16) << i
+    return APMatches(det_frame[keep].astype(np.int32), det_class[keep].astype(np.int16), det_score[keep], tp, ignored)
+
+
+def accumulate(m: APMatches, *, classes: tuple[str, ...], n_labels: np.ndarray,
+               image_order: np.ndarray | None = None) -> AveragePrecision:
+    """Steps 3-4 of the definition: ``n_labels`` ``(C,)`` non-crowd labels per class on the frames
+    of ``m``, whose images may come in any order but each image's boxes of a class in visit order
+    (as :func:`match_for_ap` gives them); ``image_order``: :func:`average_precision`."""
+    T, R = len(IOU_THRESHOLDS), len(RECALL_THRESHOLDS)
+    image_key = m.frame if image_order is None else np.asarray(image_order, np.int32)[m.frame]
+    sequence = np.lexsort((image_key, -m.score, m.cls))      # stable: ties within an image keep visit order
+    starts = np.searchsorted(m.cls[sequence], np.arange(len(classes) + 1))
+    precision = -np.ones((T, R, len(classes)))
+    for k in range(len(classes)):
+        if n_labels[k] == 0:
+            continue
+        seq = sequence[starts[k]:starts[k + 1]]
+        tp_bits, ig_bits = m.tp[seq], m.ignored[seq]
+        for i in range(T):
+            tp, ig = (tp_bits >> i) & 1, (ig_bits >> i) & 1
+            tps = np.cumsum(tp, dtype=np.int64).astype(np.float64)
+            fps = np.cumsum((1 - tp) & (1 - ig), dtype=np.int64).astype(np.float64)
+            rc = tps / n_labels[k]
+            pr = np.maximum.accumulate((tps / (fps + tps + np.spacing(1)))[::-1])[::-1]
+            at = np.searchsorted(rc, RECALL_THRESHOLDS, side="left")
+            q = np.zeros(R)
+            inside = at < len(pr)
+            q[inside] = pr[at[inside]]
+            precision[i, :, k] = q
+    return AveragePrecision(classes=tuple(classes), precision=precision)
+
+
+def average_precision(*, classes: tuple[str, ...], label_frame: np.ndarray, label_class: np.ndarray,
+                      label_boxes: np.ndarray, label_crowd: np.ndarray, det_frame: np.ndarray, det_class: np.ndarray,
+                      det_boxes: np.ndarray, det_score: np.ndarray, image_order: np.ndarray | None = None,
+                      max_dets: int = MAX_DETS) -> AveragePrecision:
+    """COCO AP of the detections against the labels (see the module docstring).
+
+    Truth first: per label ``(L,)`` its frame index, class index into ``classes``, ``(L, 4)`` xyxy
+    box and crowd flag; then per detection ``(D,)`` frame, class, xyxy box and score, in input
+    order (the tie order within an image). ``image_order`` ``(F,)``: each frame's rank in the
+    image order that breaks score ties across images (pycocotools: ascending image id; default:
+    frame index). Empty detections give AP 0 for every class with labels.
+    """
+    m = match_for_ap(n_classes=len(classes), label_frame=label_frame, label_class=label_class,
+                     label_boxes=label_boxes, label_crowd=label_crowd, det_frame=det_frame, det_class=det_class,
+                     det_boxes=det_boxes, det_score=det_score, max_dets=max_dets)
+    crowd = np.asarray(label_crowd, bool)
+    n_labels = np.bincount(np.asarray(label_class, np.int64)[~crowd], minlength=len(classes))
+    return accumulate(m, classes=classes, n_labels=n_labels, image_order=image_order)

@@ -1,0 +1,107 @@
+"""NMS, then the matcher: the matched arrays of one model on one scene, before any threshold.
+
+:func:`score_detections` runs the served post-processing on every raw box above
+``detector.floor`` and matches what it keeps (definitions: :mod:`candor_eval.detection.scoring.metrics`):
+
+1. same-class greedy NMS at ``nms_iou`` (:func:`candor_eval.detection.scoring.boxes.nms`, per frame and
+   class; across the classes of a frame with ``agnostic``), then at most ``max_det`` boxes per frame;
+2. greedy one-to-one matching per frame and class at IoU >= ``match_iou``
+   (:func:`candor_eval.detection.scoring.matching.match_detections`).
+
+Both are greedy in score order, so dropping the detections below a threshold (a suffix of each
+group's order) gives exactly the result of thresholding first, as the served path does: every
+threshold is read off the same :class:`Scored` arrays
+(:func:`candor_eval.detection.scoring.metrics.operating_point`). A class-agnostic or capped NMS breaks
+that; its operating point is scored on the thresholded boxes (:mod:`candor_eval.detection.scoring.stream`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from candor_eval.detection.scoring.boxes import key_chunks, nms, rank_order, within_group_ranks
+from candor_eval.detection.scoring.matching import match_detections
+from candor_eval.detection.scoring.scene import Scene
+
+# detections scored at once: whole frames, arrays that fit the CPU caches (score_detections)
+CHUNK_DETS = 32_768
+
+
+@dataclass(frozen=True)
+class Scored:
+    """The matched arrays of one model on one scene (before any threshold).
+
+    Per detection after NMS ``(D,)``, ordered by frame, class, score descending
+    (ties in input order): ``frame``, ``cls``, ``boxes``, ``score``,
+    ``label`` (matched label index or -1), ``ignored`` (inside a crowd region).
+    Per label: ``label_score`` = score of the detection that matched it
+    (``-inf`` when none): the label is found at threshold ``t`` iff
+    ``label_score >= t``.
+    """
+
+    scene: Scene
+    frame: np.ndarray
+    cls: np.ndarray
+    boxes: np.ndarray
+    score: np.ndarray
+    label: np.ndarray
+    ignored: np.ndarray
+    label_score: np.ndarray
+    match_iou: float
+
+
+def score_detections(scene: Scene, *, frame: np.ndarray, cls: np.ndarray, boxes: np.ndarray,
+                     score: np.ndarray, nms_iou: float | None, match_iou: float, agnostic: bool = False,
+                     max_det: int | None = None, chunk_dets: int = CHUNK_DETS) -> Scored:
+    """NMS (skipped when ``nms_iou`` is None; across the classes of a frame with ``agnostic``), then
+    at most ``max_det`` boxes per frame (the highest-scored; ties in the sorted order: class, then
+    input order), then match; see the module docstring.
+
+    Truth (``scene``) first, then the raw detections: ``frame`` ``(D,)`` frame
+    indices, ``cls`` ``(D,)`` class indices into ``scene.classes``, ``boxes``
+    ``(D, 4)`` xyxy original px, ``score`` ``(D,)``.
+
+    Frames never interact, so the work runs over chunks of whole frames of about
+    ``chunk_dets`` detections each (:func:`candor_eval.detection.scoring.boxes.key_chunks`): every sort
+    and gather then works on cache-sized arrays and the cost stays linear in the
+    number of boxes. The result does not depend on ``chunk_dets``.
+    """
+    n_cls = max(len(scene.classes), 1)
+    frame = np.asarray(frame, dtype=np.int64)
+    cls = np.asarray(cls, dtype=np.int64)
+    boxes = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+    score = np.asarray(score, dtype=np.float64)
+    label_groups = scene.label_frame * n_cls + scene.label_class
+    label_score = np.full(len(scene.label_frame), -np.inf)
+    kept, det_label, ignored = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0, bool)]
+    for d, lab in key_chunks(frame, scene.label_frame, n_keys=len(scene.frames), max_dets=chunk_dets):
+        if len(d) == 0:
+            continue
+        # one sort by (group, score desc, input order); NMS and matching then see sorted input
+        groups, sc = frame[d] * n_cls + cls[d], score[d]
+        order = rank_order(groups, sc)
+        d, groups, sc, b = d[order], groups[order], sc[order], boxes[d[order]]
+        if nms_iou is not None:
+            keep = np.flatnonzero(nms(frame[d] if agnostic else groups, b, sc, iou=nms_iou))
+            d, groups, sc, b = d[keep], groups[keep], sc[keep], b[keep]
+        if max_det is not None:
+            by_frame = rank_order(frame[d], sc)
+            rank = np.empty(len(d), np.int64)
+            rank[by_frame] = within_group_ranks(frame[d][by_frame])[0]
+            keep = np.flatnonzero(rank < max_det)
+            d, groups, sc, b = d[keep], groups[keep], sc[keep], b[keep]
+        m = match_detections(label_groups[lab], scene.label_boxes[lab], groups, b, sc, iou=match_iou,
+                             label_crowd=scene.label_crowd[lab])
+        found = m.label_det >= 0
+        label_score[lab[found]] = sc[m.label_det[found]]
+        matched = m.det_label >= 0
+        scene_label = np.full(len(d), -1, dtype=np.int64)     # the chunk's label index -> the scene's
+        scene_label[matched] = lab[m.det_label[matched]]
+        kept.append(d)
+        det_label.append(scene_label)
+        ignored.append(m.det_ignored)
+    d = np.concatenate(kept)
+    return Scored(scene=scene, frame=frame[d], cls=cls[d], boxes=boxes[d], score=score[d],
+                  label=np.concatenate(det_label), ignored=np.concatenate(ignored), label_score=label_score,
+                  match_iou=match_iou)

@@ -1,0 +1,117 @@
+"""The scene a model is scored on: its frames and labels as aligned arrays (:class:`Scene`), from
+either source.
+
+- :func:`build_scene`: a detector data set (``frames.csv``, its ground truth in YOLO txt or
+  COCO JSON, :mod:`candor_eval.detection.scoring.truth`) and one model's raw detections
+  (:mod:`candor_eval.detection.detections_file`). Classes are the data set's classes the
+  model covers, in the data set's order (:mod:`candor_eval.detection.scoring.scope`); the labels of
+  the others are set apart (:class:`~candor_eval.detection.scoring.scope.OutOfScope`). A frame's
+  ``scale`` is the letterbox scale of the model's input (``min(input_w / width, input_h /
+  height)``), so size bands are in model-input pixels.
+- :func:`coco_scene`: a COCO ground truth (standalone COCO mode): one split ``all``, no
+  sessions or zooms, ``scale`` 1 (size bands in original pixels: there is no model input).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from candor_eval.common.errors import fail
+from candor_eval.detection.detections_file import RawDetections
+from candor_eval.detection.frames import load_frames
+from candor_eval.detection.scoring.columns import GroundTruth
+from candor_eval.detection.scoring.scope import ClassScope, OutOfScope, class_scope
+from candor_eval.detection.scoring.truth import Truth, read_truth
+
+
+@dataclass(frozen=True)
+class Scene:
+    """Everything scoring needs about frames and labels (truth), aligned arrays.
+
+    ``classes``: names, index order (the data set's classes the model is scored on,
+    :mod:`candor_eval.detection.scoring.scope`).
+    Per frame ``(F,)``: ``frames`` ids, ``split``, ``session``, ``zoom`` (str arrays),
+    ``scale`` (letterbox scale of the frame at the model's input).
+    Per label ``(L,)``: ``label_frame``, ``label_index`` (within its frame),
+    ``label_class``, ``label_boxes`` ``(L, 4)`` xyxy original px, ``label_crowd``.
+    """
+
+    classes: tuple[str, ...]
+    frames: np.ndarray
+    split: np.ndarray
+    session: np.ndarray
+    zoom: np.ndarray
+    scale: np.ndarray
+    label_frame: np.ndarray
+    label_index: np.ndarray
+    label_class: np.ndarray
+    label_boxes: np.ndarray
+    label_crowd: np.ndarray
+
+
+class SceneInputs(NamedTuple):
+    """What :func:`build_scene` returns: the ``scene``; the raw detections' frame indices into it
+    (``det_frame``) and class indices into its classes (``det_class``); the class ``scope``; the
+    ``outside`` (out-of-scope) labels; the ground truth read (``truth``, with COCO ids when any)."""
+
+    scene: Scene
+    det_frame: np.ndarray
+    det_class: np.ndarray
+    scope: ClassScope
+    outside: OutOfScope
+    truth: Truth
+
+
+def build_scene(*, data: Path, raw: RawDetections, input_hw: tuple[int, int], class_map: dict[str, str] | None = None,
+                card: str = "model card", frames: tuple[str, ...] | None = None) -> SceneInputs:
+    """Scene of ``frames`` (default: all of frames.csv) for one model, plus the raw boxes remapped.
+
+    ``class_map`` is the card's (``card`` names it in errors). Without ``frames`` the detections
+    must cover exactly the data set's frames (else they are stale: an input error).
+    """
+    info = load_frames(data)
+    wanted = info.frames if frames is None else frames
+    missing = [f for f in wanted if f not in raw.sizes]
+    wanted_set = set(wanted)
+    extra = [f for f in raw.frames if f not in wanted_set]
+    if missing or (frames is None and extra):
+        raise fail(str(data / "frames.csv"), "the detections do not cover exactly the data set's frames",
+                   expected=f"{len(wanted)} frames", got=f"missing {missing[:5]}, extra {extra[:5]}",
+                   hint="the detections are stale: dvc repro detect")
+    truth = read_truth(data, frames=list(wanted), sizes=raw.sizes)
+    gt = truth.gt
+    scope = class_scope(gt.classes, raw.header["classes"], class_map=class_map, where=card)
+    cls = scope.data_to_class[gt.label_class] if len(gt.label_class) else gt.label_class
+    inside = cls >= 0
+    out = ~inside & ~gt.label_crowd
+    oos = {c: i for i, c in enumerate(scope.out_of_scope)}
+    outside = OutOfScope(classes=scope.out_of_scope, label_frame=gt.label_frame[out],
+                         label_class=np.array([oos[gt.classes[k]] for k in gt.label_class[out].tolist()],
+                                              dtype=np.int64))
+    pos = {f: i for i, f in enumerate(wanted)}
+    fmap = np.array([pos.get(f, -1) for f in raw.frames], dtype=np.int64)
+    meta = {f: i for i, f in enumerate(info.frames)}
+    idx = [meta[f] for f in wanted]
+    ih, iw = input_hw
+    scale = np.array([min(iw / gt.sizes[i, 0], ih / gt.sizes[i, 1]) for i in range(len(wanted))])
+    scene = Scene(classes=scope.classes, frames=np.array(wanted, dtype=str),
+                  split=np.array([info.split[i] for i in idx], dtype=str),
+                  session=np.array([info.session[i] for i in idx], dtype=str),
+                  zoom=np.array([info.zoom[i] for i in idx], dtype=str), scale=scale,
+                  label_frame=gt.label_frame[inside], label_index=gt.label_index[inside], label_class=cls[inside],
+                  label_boxes=gt.label_boxes[inside], label_crowd=gt.label_crowd[inside])
+    return SceneInputs(scene=scene, det_frame=fmap[raw.frame] if len(raw.frame) else raw.frame,
+                       det_class=scope.model_to_class[raw.cls] if len(raw.cls) else raw.cls,
+                       scope=scope, outside=outside, truth=truth)
+
+
+def coco_scene(gt: GroundTruth) -> Scene:
+    """The scene of a COCO ground truth: split ``all``, empty session and zoom, scale 1."""
+    n = len(gt.frames)
+    return Scene(classes=gt.classes, frames=np.array(gt.frames, dtype=str), split=np.full(n, "all"),
+                 session=np.full(n, ""), zoom=np.full(n, ""), scale=np.ones(n),
+                 label_frame=gt.label_frame, label_index=gt.label_index, label_class=gt.label_class,
+                 label_boxes=gt.label_boxes, label_crowd=gt.label_crowd)

@@ -1,0 +1,136 @@
+"""The normalised answer record: one line of ``build/answers/<candidate>.jsonl``.
+
+The identify stage writes it (:func:`normalise_line`, :func:`write_answers`); score-lots and
+value read it (:func:`read_answers`). One JSON object per (lot or case, run), sorted by
+(case, run), every key always present, in this order::
+
+    {"case", "run", "status": "ok" | "unparseable" | "error", "make", "model",
+     "count", "category", "fields", "error"}
+
+Normalising one recording line (:class:`candor_eval.lots.recording.RecordLine`):
+
+* item answers: make/model/category from ``itemManufacturer``/``itemModel``/
+  ``itemType`` (falling back to ``categorySpecific``), count from ``quantity``;
+* container answers: make/model/category from the first container item naming a
+  model (else the first item); count is the **sum** of the items' quantities,
+  which is exactly how accessories end up counted as units;
+* ``count`` is an integer or None (``"4"`` and ``4.0`` become 4; ``"several"`` None);
+* the model text is kept as given (trimmed): whether it hedges is a scoring rule
+  (:meth:`candor_eval.lots.tokens.TokenRules.is_hedged`, params ``lots``), decided downstream;
+* ``fields`` is the parsed object (for field scoring), None unless ok;
+* ``error`` is the provider error (status error) or the parse error (unparseable).
+
+Reading validates every line (pydantic, unknown keys are errors); problems name the
+file, the line (1-based) and the field; a (case, run) pair appears once.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from candor_eval.common.atomic import write_lines
+from candor_eval.common.errors import InputError
+from candor_eval.common.tables import ascii_int, read_text
+from candor_eval.lots.fields import RunAnswer
+from candor_eval.lots.recording import RecordLine, parse_case_runs
+
+Status = Literal["ok", "unparseable", "error"]
+REBUILD = "rebuild the answers: dvc repro identify"
+
+
+class Answer(BaseModel):
+    """One normalised answer (module docstring)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    case: str = Field(min_length=1)
+    run: int = Field(ge=1)
+    status: Status
+    make: str | None
+    model: str | None
+    count: int | None
+    category: str | None
+    fields: dict[str, Any] | None
+    error: str | None
+
+    def run_answer(self) -> RunAnswer:
+        """This answer as one run of field scoring (:mod:`candor_eval.lots.fields`)."""
+        return RunAnswer(run=self.run, status=self.status, data=self.fields, error=self.error)
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(), ensure_ascii=False)
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    s = str(value).strip()
+    return s or None
+
+
+def _count(value: Any) -> int | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        return ascii_int(value.strip())
+    return None
+
+
+def _primary(parsed: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
+    """The item that names the lot, and the answer's unit count."""
+    container = parsed.get("container")
+    if parsed.get("type") == "container" or (isinstance(container, dict) and not isinstance(parsed.get("item"), dict)):
+        items = [i for i in (container or {}).get("containerItems") or [] if isinstance(i, dict)]
+        if not items:
+            return {}, None
+        named = [i for i in items if _text(i.get("itemModel"))]
+        counts = [c for c in (_count(i.get("quantity")) for i in items) if c is not None]
+        return (named or items)[0], (sum(counts) if counts else None)
+    item = parsed.get("item")
+    if not isinstance(item, dict):
+        return {}, None
+    return item, _count(item.get("quantity"))
+
+
+def normalise_line(line: RecordLine) -> Answer:
+    """The normalised answer of one recording line (see the module docstring)."""
+    empty = dict(make=None, model=None, count=None, category=None, fields=None)
+    if line.error is not None:
+        return Answer(case=line.case, run=line.run, status="error", error=line.error, **empty)
+    if line.parsed is None:
+        return Answer(case=line.case, run=line.run, status="unparseable", error=line.parse_error, **empty)
+    item, count = _primary(line.parsed)
+    model = _text(item.get("itemModel"))
+    return Answer(case=line.case, run=line.run, status="ok", make=_text(item.get("itemManufacturer")), model=model,
+                  count=count,
+                  category=_text(item.get("itemType")) or _text(item.get("categorySpecific")),
+                  fields=line.parsed, error=None)
+
+
+def write_answers(path: str | os.PathLike[str], answers: Iterable[Answer]) -> None:
+    """Write ``answers`` sorted by (case, run), one JSON line each, atomically."""
+    write_lines(path, (a.to_json() for a in sorted(answers, key=lambda a: (a.case, a.run))))
+
+
+def parse_answers(text: str, *, file: str) -> list[Answer]:
+    """Validate answers JSONL ``text`` (module docstring); every problem at once."""
+    try:
+        return parse_case_runs(text.splitlines(), Answer, file=file)
+    except InputError as err:
+        raise InputError(err.problems, hint=REBUILD) from None
+
+
+def read_answers(path: str | os.PathLike[str]) -> list[Answer]:
+    """Read and validate an answers file (a missing file names the stage that writes it)."""
+    text = read_text(path, expected="the identify stage's answers (run the identify stage first: "
+                                    "dvc repro identify)")
+    return parse_answers(text, file=Path(path).as_posix())

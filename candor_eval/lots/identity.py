@@ -1,0 +1,126 @@
+"""The identity of a candidate: the SHA-256 its recording carries, and the prompt or code it names.
+
+A **prompt** candidate (:func:`prompt_identity`) records the SHA-256 of its prompt file's bytes;
+a local reader's (``local-ocr``) covers its makes list too
+(:func:`candor_eval.lots.ocr_reading.reader_sha256`), so an edited list makes its recording stale.
+
+A candidate whose answers come from production code (a ``python`` or ``http`` provider,
+:mod:`candor_eval.lots.production`, :mod:`candor_eval.lots.route`) records, in ``prompt_sha256``, the
+SHA-256 of its **source**: ``identify.sources.<candidate>``, a file or a folder of the
+repository (by default, for a ``python`` provider, the file of the entry point's module).
+
+* **A file**: the SHA-256 of its bytes (the same as ``sha256sum``).
+* **A folder**: the SHA-256 of its listing, one line ``<sha256 of the file>  <path>\\n`` per
+  file below it, sorted by path (posix, relative to the folder); ``__pycache__`` folders and
+  ``*.pyc`` files are left out (they are not code, and ``.dvcignore`` leaves them out of the
+  stage's deps too). An empty folder is an error: it identifies nothing.
+
+Replay compares this SHA with the recording's, so any change to the code, one byte of one
+file, makes the recording stale (:mod:`candor_eval.lots.replay`).
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from candor_eval.common.errors import fail
+from candor_eval.lots.ocr_reading import reader_sha256
+from candor_eval.lots.params import HttpProvider, IdentifyParams, PythonProvider
+from candor_eval.lots.production import on_import_path
+from candor_eval.lots.vocabulary import Makes, read_vocabulary
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What a candidate's answers come from: its prompt file (``None`` for production code), the production
+    code it is (``code``: the path, or ``None`` for a prompt), the local reader's makes list, and the SHA-256
+    its recording carries."""
+
+    sha: str
+    prompt_file: Path | None = None
+    code: str | None = None
+    makes: Makes | None = None
+
+
+def prompt_identity(prompt_file: Path, *, makes: Makes | None = None) -> Identity:
+    """A prompt candidate's identity: the SHA-256 of the prompt file; with ``makes`` (a local reader: what it
+    can name), the reader's SHA-256 over the prompt and the list. InputError when the file is missing."""
+    try:
+        template = prompt_file.read_bytes()
+    except (FileNotFoundError, IsADirectoryError):
+        raise fail(prompt_file.as_posix(), "prompt not found", expected="the candidate's prompt file") from None
+    if makes is not None:
+        return Identity(sha=reader_sha256(template, makes.model_dump()), prompt_file=prompt_file, makes=makes)
+    return Identity(sha=hashlib.sha256(template).hexdigest(), prompt_file=prompt_file)
+
+
+def code_identity(code: Path, *, where: str) -> Identity:
+    """A production-code candidate's identity: the SHA-256 of its source (:func:`source_sha256`)."""
+    return Identity(sha=source_sha256(code, where=where), code=code.as_posix())
+
+
+def source_files(root: Path) -> list[Path]:
+    """The files that make up ``root`` (itself when a file), sorted by relative posix path."""
+    if root.is_file():
+        return [root]
+    return sorted((p for p in root.rglob("*") if p.is_file() and p.suffix != ".pyc"
+                   and "__pycache__" not in p.relative_to(root).parts),
+                  key=lambda p: p.relative_to(root).as_posix())
+
+
+def source_sha256(root: Path, *, where: str) -> str:
+    """The SHA-256 of a source file or folder (module docstring); InputError naming ``where`` when it is
+    missing or an empty folder."""
+    if not root.exists():
+        raise fail(f"{where}: {root.as_posix()}", "production code not found",
+                   expected="a file or folder of the repository")
+    if root.is_file():
+        return hashlib.sha256(root.read_bytes()).hexdigest()
+    files = source_files(root)
+    if not files:
+        raise fail(f"{where}: {root.as_posix()}", "folder holds no file", expected="the production code's files")
+    listing = "".join(f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.relative_to(root).as_posix()}\n"
+                      for p in files)
+    return hashlib.sha256(listing.encode("utf-8")).hexdigest()
+
+
+def module_file(module: str, *, where: str) -> Path:
+    """The file of ``module`` (``pkg.mod``) on the import path, relative to the working directory when
+    inside it; found without importing (no code of the package runs). InputError naming ``where``."""
+    path: list[str] | None = None
+    spec = None
+    for i in range(len(parts := module.split("."))):
+        spec = importlib.machinery.PathFinder.find_spec(".".join(parts[:i + 1]), path or sys.path)
+        if spec is None:
+            raise fail(where, f"module {'.'.join(parts[:i + 1])} not found on the import path",
+                       expected="a module under the repository root or an installed package", got=module)
+        path = list(spec.submodule_search_locations or [])
+    if spec is None or not spec.origin or not Path(spec.origin).is_file():
+        raise fail(where, f"module {module} has no source file", expected="a .py module or package", got=module)
+    origin = Path(spec.origin).resolve()
+    cwd = Path.cwd().resolve()
+    return origin.relative_to(cwd) if origin.is_relative_to(cwd) else origin
+
+
+def candidate_identity(params: IdentifyParams, candidate: str, *, lots: Path, makes_file: str | Path,
+                       params_file: str) -> Identity:
+    """The :class:`Identity` of ``candidate``: its source ``identify.sources.<candidate>``, else the default
+    place (``<lots>/prompts/<candidate>.txt``; a python provider's module file, found on the import path
+    with the working directory on it); a local reader's makes list read from ``makes_file``.
+    ``params_file`` names the params in error messages."""
+    provider = params.provider(candidate)
+    source = params.sources.get(candidate)
+    if isinstance(provider, PythonProvider | HttpProvider):
+        if source is None:
+            assert isinstance(provider, PythonProvider)     # an http provider has a source: IdentifyParams
+            on_import_path()
+            code = module_file(provider.module, where=f"{params_file}:identify.providers.{candidate}.python")
+        else:
+            code = Path(source)
+        return code_identity(code, where=f"{params_file}:identify.sources.{candidate}")
+    prompt_file = Path(source) if source else lots / "prompts" / f"{candidate}.txt"
+    makes = read_vocabulary(Makes, makes_file) if provider == "local-ocr" else None
+    return prompt_identity(prompt_file, makes=makes)

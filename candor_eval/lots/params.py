@@ -1,0 +1,208 @@
+"""The lots track's sections of ``params.yaml``: ``identify``, ``lots`` and ``comps``.
+
+These pydantic models are the one home of every default of these sections (no rule
+object carries a default of its own); ``tests/lots/test_params.py`` fails when the
+committed ``params.yaml`` and these defaults disagree. Each model forbids unknown keys,
+so a misspelled key is an error naming ``params.yaml`` and the key
+(:func:`candor_eval.common.params.section`).
+"""
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
+
+from candor_eval.common.manifest import path_problem
+from candor_eval.common.unique import repeated
+from candor_eval.lots.ceiling import CeilingRules
+from candor_eval.lots.chat import endpoint_problem
+from candor_eval.lots.comps import KeyWords, Rules
+from candor_eval.lots.tokens import TokenRules
+
+ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+HEADER_NAME = r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$"
+
+
+class PythonProvider(BaseModel):
+    """``{python: "pkg.mod:fn"}``: the production entry point, a callable ``fn(images, context)`` in module
+    ``pkg.mod`` (:mod:`candor_eval.lots.production`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    python: str = Field(pattern=r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
+
+    @property
+    def module(self) -> str:
+        return self.python.partition(":")[0]
+
+    @property
+    def function(self) -> str:
+        return self.python.partition(":")[2]
+
+
+class HttpProvider(BaseModel):
+    """``{http: URL, version_header: NAME, headers: {Header: ENV_VAR}}``: the app's own route
+    (:mod:`candor_eval.lots.route`). ``headers`` maps a request header to the *name* of the environment
+    variable holding its value (a token, a cookie); the URL follows the rules of
+    :func:`candor_eval.lots.chat.endpoint_problem`, so no credential rides in it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    http: str = Field(repr=False)
+    version_header: str = Field(default="X-Analyzer-Version", pattern=HEADER_NAME)
+    headers: dict[Annotated[str, Field(pattern=HEADER_NAME)], Annotated[str, Field(pattern=ENV_NAME)]] = Field(
+        default_factory=dict)
+
+    @model_validator(mode="after")
+    def _callable_route(self) -> HttpProvider:
+        secrets_go = "headers (header name: the environment variable holding its value)"
+        if (why := endpoint_problem(self.http, secrets_go=secrets_go)) is not None:
+            raise ValueError(f"http URL {why} (the value is not shown: it may hold a secret)")
+        return self
+
+
+def _provider_kind(v: Any) -> str | None:
+    if isinstance(v, str):
+        return "name"
+    if isinstance(v, dict):
+        return "python" if "python" in v else "http" if "http" in v else None
+    return "python" if isinstance(v, PythonProvider) else "http" if isinstance(v, HttpProvider) else None
+
+
+Provider = Annotated[
+    Annotated[Literal["openai-compatible", "local-ocr"], Tag("name")]
+    | Annotated[PythonProvider, Tag("python")] | Annotated[HttpProvider, Tag("http")],
+    Discriminator(_provider_kind, custom_error_type="provider",
+                  custom_error_message="a provider is openai-compatible, local-ocr, {python: \"pkg.mod:fn\"} "
+                                       "or {http: URL}")]
+
+
+class IdentifyParams(BaseModel):
+    """``identify``: the model step (docs/lots.md). ``api_key_env`` names the variable holding the key;
+    ``providers`` maps a candidate to its live-mode provider (unlisted: ``openai-compatible``). What the local
+    OCR reader can name is data: ``data/lots/vocabulary/makes.yaml`` (:mod:`candor_eval.lots.vocabulary`).
+
+    Live-mode bounds: every duration is finite (``.nan``/``.inf`` or the strings ``nan``/``inf``
+    are refused, naming the key) and at most an hour; ``retries`` at most 20, so one call has a
+    bounded worst case. ``concurrency`` (threads, default 1) applies to every provider but
+    ``local-ocr``; ``max_calls_per_minute`` (default ``null``: unlimited; :mod:`candor_eval.lots.ratelimit`)
+    to the HTTP ones (``openai-compatible``, ``http``; a ``python`` provider's calls are its own).
+    ``base_url`` must be ``http(s)://host[:port][/path][?query]`` (:func:`candor_eval.lots.chat.endpoint_problem`);
+    the error names the key but never quotes the value, which may hold a secret.
+
+    ``sources`` maps each candidate to the file or folder its answers come from (its prompt
+    file, or its production code: :mod:`candor_eval.lots.identity`); dvc.yaml's identify stage
+    iterates over it, so when it is set it names every candidate. Empty (the default outside the
+    committed pipeline): ``<lots>/prompts/<candidate>.txt``, or a ``python`` provider's module file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["replay", "live"] = "replay"
+    candidates: list[str] = Field(default_factory=lambda: ["prompt-a", "prompt-b", "ocr-baseline"], min_length=1)
+    providers: dict[str, Provider] = Field(default_factory=lambda: dict[str, Provider]({"ocr-baseline": "local-ocr"}))
+    runs: int = Field(default=3, ge=1)
+    gallery: Literal["first", "all"] = "all"
+    pause_s: float = Field(default=1.0, ge=0, le=3600, allow_inf_nan=False)
+    timeout_s: float = Field(default=60.0, gt=0, le=3600, allow_inf_nan=False)
+    retries: int = Field(default=3, ge=0, le=20)
+    backoff_s: float = Field(default=2.0, ge=0, le=3600, allow_inf_nan=False)
+    concurrency: int = Field(default=1, ge=1, le=64)
+    max_calls_per_minute: float | None = Field(default=None, gt=0, le=1_000_000, allow_inf_nan=False)
+    base_url: str = "https://api.openai.com/v1"
+    model: str = "gpt-4o-mini"
+    api_key_env: str = Field(default="OPENAI_API_KEY", pattern=ENV_NAME)
+    sources: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("candidates")
+    @classmethod
+    def _not_reserved(cls, v: list[str]) -> list[str]:
+        if "counts" in v:
+            raise ValueError("'counts' is reserved (the counts block of metrics/valuation.json); rename the candidate")
+        if twice := repeated(v):
+            raise ValueError(f"candidate(s) listed more than once: {', '.join(twice)}")
+        return v
+
+    @model_validator(mode="after")
+    def _callable_endpoint(self) -> IdentifyParams:
+        # a model-level error: pydantic reports the section, not the value (which may hold a secret)
+        if (why := endpoint_problem(self.base_url)) is not None:
+            raise ValueError(f"base_url {why} (the value is not shown: it may hold a secret)")
+        if self.sources and set(self.sources) != set(self.candidates):
+            missing = sorted(set(self.candidates) - set(self.sources))
+            extra = sorted(set(self.sources) - set(self.candidates))
+            raise ValueError("sources must name every candidate and nothing else (dvc.yaml's identify stage "
+                             f"iterates over it): missing {missing or 'none'}, not a candidate {extra or 'none'}")
+        if routes := [c for c in self.candidates
+                      if isinstance(self.provider(c), HttpProvider) and c not in self.sources]:
+            raise ValueError(f"sources: the http candidate(s) {', '.join(routes)} need a source (the route's code in "
+                             "this repository, or a file that pins the version benchmarked): nothing else "
+                             "identifies their answers offline")
+        for name, path in self.sources.items():
+            if (why := path_problem(path)) is not None:
+                raise ValueError(f"sources.{name}: {why}; a path relative to the repository root")
+        return self
+
+    def provider(self, candidate: str) -> str | PythonProvider | HttpProvider:
+        """The live-mode provider of ``candidate``."""
+        return self.providers.get(candidate, "openai-compatible")
+
+
+class LotsParams(BaseModel):
+    """``lots``: how long a bare number must be to be a model token (:mod:`candor_eval.lots.tokens`); the
+    word lists of the token rules are data (``data/lots/vocabulary/tokens.yaml``,
+    :mod:`candor_eval.lots.vocabulary`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    min_number_digits: int = Field(default=3, ge=1)
+
+
+class CompsParams(BaseModel):
+    """``comps``: matching switches, abstention, band and ceiling arithmetic (docs/valuation.md).
+
+    Amounts in USD, percentages in %; decimals are kept exact (``0.1`` stays ``0.1``). The accessory
+    words and the words keys leave out are data (``data/lots/vocabulary/accessory-words.yaml``,
+    ``comps-words.yaml``, :mod:`candor_eval.lots.vocabulary`).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    require_brand: bool = True
+    require_model_token: bool = True
+    hedged_fallback: bool = True
+    exclude_accessories: bool = True
+    per_unit_price: bool = True
+    min_comps: int = Field(default=3, ge=1)
+    band: tuple[float, float] = (0.5, 1.5)
+    buyer_premium_pct: Decimal = Field(default=Decimal("15"), ge=0)
+    sell_fee_pct: Decimal = Field(default=Decimal("13"), ge=0)
+    margin_pct: Decimal = Field(default=Decimal("25"), ge=0)
+    shipping: Decimal = Field(default=Decimal("25.00"), ge=0)
+    buy_headroom_pct: Decimal = Field(default=Decimal("20"), ge=0, le=100)
+
+    @field_validator("buyer_premium_pct", "sell_fee_pct", "margin_pct", "shipping", "buy_headroom_pct",
+                     mode="before")
+    @classmethod
+    def _exact(cls, v: object) -> object:
+        return Decimal(repr(v)) if isinstance(v, float) else v  # 0.1 stays 0.1, not 0.1000000000000000055
+
+    @model_validator(mode="after")
+    def _check(self) -> CompsParams:
+        lo, hi = self.band
+        if not 0 < lo <= 1 <= hi:
+            raise ValueError(f"band must satisfy 0 < low <= 1 <= high, got {list(self.band)}")
+        if self.sell_fee_pct + self.margin_pct >= 100:
+            raise ValueError("sell_fee_pct + margin_pct must be below 100")
+        return self
+
+    def rules(self, *, tokens: TokenRules, accessory_words: tuple[str, ...], words: KeyWords) -> Rules:
+        return Rules(require_brand=self.require_brand, require_model_token=self.require_model_token,
+                     hedged_fallback=self.hedged_fallback, exclude_accessories=self.exclude_accessories,
+                     per_unit_price=self.per_unit_price, min_comps=self.min_comps,
+                     accessory_words=accessory_words, tokens=tokens, words=words)
+
+    def ceiling_rules(self) -> CeilingRules:
+        return CeilingRules(buyer_premium_pct=self.buyer_premium_pct, sell_fee_pct=self.sell_fee_pct,
+                            margin_pct=self.margin_pct, shipping=self.shipping,
+                            buy_headroom_pct=self.buy_headroom_pct)

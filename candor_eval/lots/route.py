@@ -1,0 +1,130 @@
+"""The ``http`` provider: the app's own analysis route answers (production code in any language).
+
+``identify.providers: {webapp: {http: "http://127.0.0.1:3000/api/analyze-image",
+version_header: X-Analyzer-Version, headers: {Authorization: WEBAPP_AUTH}}}``.
+
+**Request**: one ``POST`` per (lot or case, run) to the URL (its query kept), ``Content-Type:
+application/json``, the declared ``headers`` (each value read from the environment variable
+it names; a missing one is exit 2 naming the variable), and the body::
+
+    {"id": "L001", "kind": "lot" | "case", "run": 1,
+     "category_library": {"functional": [...] | null, "specific": [...] | null, "itemType": [...] | null},
+     "default_library": true | false, "images": ["data:image/jpeg;base64,...", ...]}
+
+(the images in the lot's photo order as data URLs, checked like every live image; the
+library and ``default_library`` as for the ``python`` provider, :mod:`candor_eval.lots.production`).
+
+**Response**: a 2xx whose body, UTF-8, is the model-facing result, recorded as is (a JSON
+object is parsed as an answer; anything else is kept as an unparseable answer), and whose
+``version_header`` (default ``X-Analyzer-Version``) is recorded as ``version`` with the
+answer. A body that is not UTF-8 or a response without the header is a malformed-response
+failure (not retried). The client is :mod:`candor_eval.lots.client`: the whole attempt under
+``timeout_s``, no redirect followed, 429/5xx/timeouts/dropped connections retried, the
+provider's error recorded verbatim.
+
+**Secrets**: the header values (whole, and each word: :func:`header_secrets`) and the URL's
+query values are redacted (:mod:`candor_eval.lots.redact`)
+from the answer, the version and every error before they leave this module; the URL refuses
+user-info and credential-named query parameters (:func:`candor_eval.lots.chat.endpoint_problem`).
+"""
+from __future__ import annotations
+
+import json
+import time
+import urllib.parse
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from candor_eval.common.errors import fail
+from candor_eval.common.images import data_url
+from candor_eval.lots.client import CallError, Policy, checked, exchange, recorded_url, target, with_retries
+from candor_eval.lots.live import Reply, ReplyError
+from candor_eval.lots.params import HttpProvider
+from candor_eval.lots.redact import MIN_SECRET, Redactor, url_secrets
+
+
+def read_headers(spec: HttpProvider, environ: Mapping[str, str], *, where: str) -> dict[str, str]:
+    """The declared request headers with their values from ``environ``; InputError naming the variable (never
+    the value) when one is unset, holds a control character or is too short to redact."""
+    out = {}
+    for name, variable in spec.headers.items():
+        value = environ.get(variable, "")
+        if not value:
+            raise fail("environment", f"variable {variable} ({where}.headers.{name}) is not set",
+                       expected=f"export {variable}=<the header's value>")
+        if not all(0x20 <= ord(c) <= 0x7E for c in value) or len(value.strip()) < MIN_SECRET:
+            raise fail("environment", f"variable {variable} ({where}.headers.{name}) holds a control or "
+                       f"non-ASCII character or is shorter than {MIN_SECRET} characters",
+                       expected="visible ASCII (the value is not shown)")
+        out[name] = value
+    return out
+
+
+def header_secrets(values: Iterable[str]) -> list[str]:
+    """The secrets of header values: each value whole and each of its space-separated words (the token of
+    ``Bearer <token>``, which a route may echo alone; a word shorter than :data:`MIN_SECRET`, such as
+    ``Bearer``, is not redacted: :mod:`candor_eval.lots.redact`)."""
+    return [part for v in values for part in (v, *v.split())]
+
+
+def request_body(context: Mapping[str, Any], images: Sequence[str]) -> dict[str, Any]:
+    """The route's request body (module docstring)."""
+    keys = ("id", "kind", "run", "category_library", "default_library")
+    return {k: context[k] for k in keys} | {"images": list(images)}
+
+
+@dataclass(frozen=True)
+class RouteResponder:
+    """The app's route as a live responder (module docstring)."""
+
+    spec: HttpProvider = field(repr=False)
+    headers: Mapping[str, str] = field(repr=False)
+    policy: Policy = Policy()
+    throttle: Callable[[], None] = lambda: None
+    sleep: Callable[[float], None] = time.sleep
+
+    provider = "http"
+
+    @property
+    def model(self) -> str:
+        """The route's path (never its host's credentials or query)."""
+        return urllib.parse.urlsplit(self.spec.http).path or "/"
+
+    @property
+    def redact(self) -> Redactor:
+        return Redactor.of([*header_secrets(self.headers.values()), *url_secrets(self.spec.http)])
+
+    @property
+    def endpoint(self) -> str:
+        """The URL as recorded (:func:`candor_eval.lots.client.recorded_url`)."""
+        return recorded_url(self.spec.http)
+
+    def load(self, images: Sequence[Path]) -> list[str]:
+        return [data_url(p) for p in images]
+
+    def _attempt(self, payload: bytes) -> tuple[str, str]:
+        resp = checked(exchange(self.spec.http, path=target(self.spec.http), payload=payload,
+                                timeout_s=self.policy.timeout_s, headers={"Content-Type": "application/json",
+                                                                   "Accept": "application/json", **self.headers}),
+                       hint="the provider's http URL must name the route itself")
+        version = resp.headers.get(self.spec.version_header.lower())
+        if version is None:
+            raise CallError(f"malformed response: no {self.spec.version_header} header (the provider's "
+                            "version_header)")
+        try:
+            return resp.body.decode("utf-8"), version
+        except UnicodeDecodeError as err:
+            raise CallError(f"malformed response: body is not UTF-8 (byte {err.start})") from None
+
+    def reply(self, *, prompt: str, images: list[str], context: Mapping[str, Any]) -> Reply:
+        del prompt                         # the route builds its own
+        payload = json.dumps(request_body(context, images)).encode("utf-8")
+        redact = self.redact
+        try:
+            (text, version), attempts = with_retries(lambda: self._attempt(payload), policy=self.policy,
+                                                     redact=redact, sleep=self.sleep, throttle=self.throttle)
+        except CallError as err:
+            raise ReplyError(str(err)) from None
+        return Reply(text=redact(text), attempts=attempts, version=redact(version))

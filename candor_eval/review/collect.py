@@ -1,0 +1,214 @@
+"""The stats stage's collection: outcome tables and metrics files in, :class:`StatsFile` out.
+
+*Rates* come only from the ``counts`` block of each metrics file
+(:func:`candor_eval.common.counts.read_counts`): each entry gives ``k``, ``n``, the ``unit`` and, for
+clustered units, the cluster sums, and gets its interval over independent clusters
+(:func:`candor_eval.stats.rates.interval`). Nothing is inferred from key names; a rate a scorer did not count is
+not in ``stats.json``. A rate's key is ``<file>.<key in its counts block>``, where ``<file>`` is
+the metrics path relative to the metrics root without ``.json``, ``/`` as ``.``
+(``metrics/detection/demo-v1.json`` + ``test.micro.recall`` ->
+``detection.demo-v1.test.micro.recall``); a counts key that begins with the file's own name
+does not repeat it (``metrics/identification.json`` + ``identification.prompt-a.all.hit_rate``
+-> ``identification.prompt-a.all.hit_rate``).
+
+*Paired comparisons* come from the outcome tables (:mod:`candor_eval.stats.units`, clustered as
+``stats.cluster`` declares): for each paired metric and each candidate other than its track's reference
+(:func:`references`: ``stats.reference.lots``
+for the lots tracks, the first model of each detection set for ``detection.<set>``), the reference
+(A) against the candidate (B). A present table that lacks its reference is an input error.
+
+*Inputs* absent on disk are not errors (a track may not be built yet): they are recorded as
+``absent`` and reported as not measured.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from candor_eval.common.counts import read_counts
+from candor_eval.common.errors import InputError, Problem, fail
+from candor_eval.common.rounding import rounded
+from candor_eval.common.tables import read_json, read_text
+from candor_eval.review.params import MIN_SESSIONS, StatsParams
+from candor_eval.review.stats_file import Comparisons, Presence, StatsFile
+from candor_eval.stats.multiple import family
+from candor_eval.stats.outcomes import int_cell, parse_tables, table_paths
+from candor_eval.stats.paired import compare_paired, holm_adjusted
+from candor_eval.stats.rates import Rate, interval, min_k0
+from candor_eval.stats.units import DETECTION_TABLES, ClusterBy, Units, units_from_tables
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What the stats stage read: parsed tables (present ones), metrics documents by file key
+    (with the path each came from), and every given path's presence."""
+
+    tables: dict[str, list[dict[str, object]]]
+    metrics: dict[str, tuple[str, Any]]
+    presence: dict[str, Presence]
+
+
+def metrics_prefix(path: Path, root: Path) -> str:
+    """``metrics/detection/demo-v1.json`` -> ``detection.demo-v1`` (relative to ``root``)."""
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        rel = Path(path.name)
+    return ".".join(rel.with_suffix("").parts)
+
+
+def references(lots: str, detection_sets: Mapping[str, Sequence[str]]) -> dict[str, str]:
+    """Track -> its reference: ``lots`` (``stats.reference.lots``) for identification, fields and
+    valuation; for ``detection.<set>`` the set's first model (``detector.sets``)."""
+    return ({t: lots for t in ("identification", "fields", "valuation")}
+            | {f"detection.{name}": models[0] for name, models in detection_sets.items()})
+
+
+def read_inputs(*, outcomes: Path, metrics: Sequence[Path], root: Path, detection_sets: Sequence[str]) -> Inputs:
+    """Read every contract table under ``outcomes`` (the detection tables of each of
+    ``detection_sets``) and every metrics JSON file in ``metrics`` (a folder means every ``*.json``
+    under it, sorted); absent ones are recorded, not errors."""
+    presence: dict[str, Presence] = {}
+    texts: dict[str, str | None] = {}
+    for name in table_paths(detection_sets):
+        path = outcomes / name
+        texts[name] = read_text(path, expected="an outcome table") if path.is_file() else None
+        presence[path.as_posix()] = "absent" if texts[name] is None else "present"
+    tables = parse_tables(texts, where=lambda name: (outcomes / name).as_posix())
+    docs, found = read_metrics(metrics, root=root)
+    return Inputs(tables=tables, metrics=docs, presence=presence | found)
+
+
+def read_metrics(metrics: Sequence[Path], *, root: Path) -> tuple[dict[str, tuple[str, Any]], dict[str, Presence]]:
+    """Every metrics JSON file in ``metrics`` (a folder means every ``*.json`` under it, sorted),
+    by file key (:func:`metrics_prefix`) with the path it came from; and each given path's presence."""
+    docs: dict[str, tuple[str, Any]] = {}
+    presence: dict[str, Presence] = {}
+    for p in metrics:
+        files = sorted(p.rglob("*.json")) if p.is_dir() else [p] if p.is_file() else []
+        presence[p.as_posix()] = "present" if files else "absent"
+        for f in files:
+            docs[metrics_prefix(f, root)] = (f.as_posix(), read_json(f, expected="a metrics file"))
+    return docs, presence
+
+
+def rate_key(prefix: str, key: str) -> str:
+    """A rate's key in ``stats.json`` from its file key and its counts key (module docstring)."""
+    own = prefix.rsplit(".", 1)[-1] + "."
+    return f"{prefix}.{key[len(own):] if key.startswith(own) else key}"
+
+
+def rates_from_counts(metrics: Mapping[str, tuple[str, Any]], *, confidence: float) -> dict[str, Rate]:
+    """Every counted rate of every metrics document with its Wilson interval, sorted by key."""
+    rates = {}
+    for prefix, (where, doc) in metrics.items():
+        for key, c in read_counts(doc, where=where).items():
+            name = rate_key(prefix, key)
+            if name in rates:
+                raise fail(f"{where}:counts.{key}", "two rates share one stats key", got=name,
+                           hint="rename the metrics file or the counts key so every rate has its own key")
+            rates[name] = interval(c, confidence=confidence)
+    return dict(sorted(rates.items()))
+
+
+def paired_stats(units: Mapping[str, Units], refs: Mapping[str, str], *, alpha: float,
+                 confidence: float) -> dict[str, Comparisons]:
+    """Metric -> the track's reference (``refs``, :func:`references`) against each other candidate;
+    the reference must exist."""
+    out: dict[str, Comparisons] = {}
+    problems = []
+    for track, by_metric in sorted(units.items()):
+        reference = refs.get(track)
+        candidates = sorted({c for m in by_metric.values() for c in m.values})
+        if candidates and reference not in candidates:
+            key = "detector.sets (first model)" if track.startswith("detection.") else "stats.reference.lots"
+            problems.append(Problem(f"params.yaml:{key} ({track})", "reference not in the outcome table",
+                                    expected=" or ".join(candidates), got=reference))
+            continue
+        if reference is None:           # no candidate has outcomes (else the check above): nothing to compare
+            continue
+        for metric, m in by_metric.items():
+            compared = {cand: compare_paired(m.values.get(reference, {}), cases, unit=m.unit, alpha=alpha,
+                                             confidence=confidence, kind=m.kind, cluster=m.cluster,
+                                             cluster_of=m.cluster_of)
+                        for cand, cases in sorted(m.values.items()) if cand != reference}
+            if compared:
+                out[metric] = Comparisons(reference, compared)
+    if problems:
+        raise InputError(problems, hint="set stats.reference.lots, or list each set's reference first in "
+                                        "detector.sets, in params.yaml")
+    return out
+
+
+def adjusted_comparisons(paired: Mapping[str, Comparisons]) -> dict[str, Comparisons]:
+    """Each comparison with its family and, per candidate, its Holm-adjusted p within the family
+    (the family's metrics for that candidate; :func:`candor_eval.stats.paired.holm_adjusted`), which its
+    verdict then reads."""
+    adjusted = holm_adjusted({(m, cand): c for m, comp in paired.items() for cand, c in comp.candidates.items()})
+    return {m: Comparisons(c.reference, {cand: adjusted[(m, cand)] for cand in c.candidates}, family=family(m))
+            for m, c in paired.items()}
+
+
+def check_sessions(tables: Mapping[str, list[dict[str, object]]], clusters: Mapping[str, ClusterBy]) -> None:
+    """A set clustered by session needs at least :data:`MIN_SESSIONS` sessions in each split: with
+    fewer, Student's t with ``G - 1`` degrees of freedom makes every interval nearly [0, 1] and
+    no paired test can reach alpha."""
+    problems = []
+    for name, by in sorted(clusters.items()):
+        if by != "session":
+            continue
+        sessions: dict[str, set[str]] = {}
+        for r in tables.get(f"{name}/{DETECTION_TABLES[0]}", []):
+            sessions.setdefault(str(r["split"]), set()).add(str(r["session"]))
+        problems += [Problem(f"params.yaml:stats.cluster (set {name}, split {split})",
+                             "too few capture sessions to cluster by session",
+                             expected=f">= {MIN_SESSIONS} sessions", got=f"{len(s)}: {', '.join(sorted(s))}")
+                     for split, s in sorted(sessions.items()) if len(s) < MIN_SESSIONS]
+    if problems:
+        raise InputError(problems, hint="cluster by frame (stats.cluster.detection: frame), or add sessions")
+
+
+def benches(tables: Mapping[str, list[dict[str, object]]], clusters: Mapping[str, ClusterBy]) -> dict[str, dict]:
+    """Per detection set and split, what its statistics rest on: its frames, what they cluster in,
+    and each capture session's micro TP/FP/FN, precision and recall per model (intervals over
+    frames do not cover session-to-session variation; these show it)."""
+    out: dict[str, dict] = {}
+    for name, by in sorted(clusters.items()):
+        rows = tables.get(f"{name}/{DETECTION_TABLES[0]}")
+        if rows is None:
+            continue
+        splits: dict[str, dict] = {}
+        for r in rows:
+            split = splits.setdefault(str(r["split"]), {"frames": set(), "sessions": {}})
+            split["frames"].add(str(r["frame"]))
+            acc = split["sessions"].setdefault(str(r["session"]), {}).setdefault(
+                str(r["model"]), {"frames": 0, "tp": 0, "fp": 0, "fn": 0})
+            acc["frames"] += 1
+            for col in ("tp", "fp", "fn"):
+                acc[col] += int_cell(r, col)
+        for split in splits.values():
+            split["frames"] = len(split["frames"])
+            for models in split["sessions"].values():
+                for acc in models.values():
+                    acc["precision"] = rounded(acc["tp"] / (acc["tp"] + acc["fp"])) if acc["tp"] + acc["fp"] else None
+                    acc["recall"] = rounded(acc["tp"] / (acc["tp"] + acc["fn"])) if acc["tp"] + acc["fn"] else None
+        out[f"detection.{name}"] = {"cluster": by, "splits": {k: splits[k] for k in sorted(splits)}}
+    return out
+
+
+def build_stats(inputs: Inputs, *, params: StatsParams, refs: Mapping[str, str]) -> StatsFile:
+    """The whole of ``stats.json`` from what was read (pure); ``refs`` as :func:`references`."""
+    sets = sorted(t.split(".", 1)[1] for t in refs if t.startswith("detection."))
+    clusters = {name: params.cluster.detection_of(name) for name in sets}
+    check_sessions(inputs.tables, clusters)
+    return StatsFile(
+        confidence=params.confidence, alpha=params.alpha, min_k0=min_k0(params.alpha),
+        reference=dict(refs), inputs=dict(sorted(inputs.presence.items())),
+        rates=rates_from_counts(inputs.metrics, confidence=params.confidence),
+        paired=adjusted_comparisons(paired_stats(units_from_tables(inputs.tables, clusters=clusters), refs,
+                                                 alpha=params.alpha, confidence=params.confidence)),
+        cluster={f"detection.{n}": c for n, c in clusters.items()} | {"fields": params.cluster.fields},
+        benches=benches(inputs.tables, clusters),
+    )

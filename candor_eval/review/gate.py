@@ -1,0 +1,475 @@
+"""The predeclared release gate for detectors: criteria, and ``metrics/gate.json`` (its one writer and reader).
+
+Pure: no I/O. The criteria and their parameters are declared in ``params.yaml: gate``
+(:class:`candor_eval.review.params.GateParams`) *before* a candidate is scored; changing them is a
+visible diff in review (docs/stats.md, "The predeclared release gate").
+
+Reference and candidate are compared on the frames of one split (``gate.split``, ``test`` by
+default: never tune on it), every unit clustered as the stats stage clusters it
+(``stats.cluster``: frames, or capture sessions). Each criterion is ``pass``, ``fail``, ``not
+evaluated`` (its input is missing) or ``waived`` (listed in ``gate.waive``); the candidate passes
+only when every criterion passes or is waived: a criterion that was not evaluated never reads
+as a pass.
+
+1. ``same_frames_and_labels``: both were scored on the same frames with the same labels.
+   Otherwise nothing else is comparable (not waivable).
+2. ``micro_precision_higher``, ``micro_recall_higher``, ``micro_f1_higher``: the candidate's
+   micro P, R and F1 are higher than the reference's. Each carries B - A with its cluster
+   interval and p: recall by the sign-flip test of labels found per cluster, precision by the
+   sign-flip test of false positives per cluster (the totals precision and FP/frame report),
+   F1 by its linearised cluster-robust t interval (:func:`f1_difference`). With
+   ``gate.improvement: shown`` (the default) a criterion passes only when the difference also
+   reaches alpha: requiring every test at alpha is an intersection-union test, so two equally
+   good models pass with probability at most alpha. With ``higher`` the point estimate suffices
+   and the gate has no noise control (said so in the check).
+3. ``critical_recall_non_inferior``: each class of ``match.critical`` on its own (never pooled,
+   so a drop is never masked by gains elsewhere) must *show* that its recall drop is within
+   ``gate.max_recall_drop``: the upper bound of the cluster interval of A's recall minus B's is
+   below the margin. Otherwise it is ``not shown`` and the gate fails, naming the class and the
+   largest drop its data allow. A class too small to show anything (support below
+   ``match.min_support``, or held by fewer clusters than the smallest split that can reach
+   alpha) is *unqualified*; ``gate.unqualified`` declares whether that fails the gate
+   (``fail``) or not (``waive``).
+4. ``wrong_targets_no_increase``: the candidate's total wrong action targets (critical-class
+   detections on a label of another class: ``<split>.critical.total.wrong`` of the detection
+   metrics) are not more than the reference's.
+5. ``latency_p95``: the candidate's end-to-end p95 latency, measured on its current ONNX file
+   (``make gate``), is at most ``gate.latency_p95_ms``. Unmeasured: ``not evaluated``.
+
+Per-class status (every class with labels on the split): ``regressed`` / ``improved`` (the
+paired test reaches alpha after Holm's adjustment over the split's classes, the family the stats
+file adjusts too), ``no detectable change``, or ``unqualified`` (as in 3: never
+called improved; a significant drop is still ``regressed``). A critical class without labels on
+the split has status ``no labels`` and is unqualified.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from scipy.special import stdtr, stdtrit
+
+from candor_eval.common.counts import Count, clusters_of
+from candor_eval.common.errors import fail
+from candor_eval.common.rounding import rounded
+from candor_eval.review.params import GateParams
+from candor_eval.stats.multiple import holm
+from candor_eval.stats.outcomes import int_cell
+from candor_eval.stats.paired import Case, Paired, compare_paired
+from candor_eval.stats.rates import Rate, interval
+from candor_eval.stats.records import decoded, p6
+
+PREDECLARED = "params.yaml:gate"
+Row = Mapping[str, object]
+Status = Literal["pass", "fail", "not evaluated", "waived"]
+STATUSES: tuple[Status, ...] = ("pass", "fail", "not evaluated", "waived")
+
+
+@dataclass(frozen=True)
+class ClassResult:
+    """One class on its own labels: ``status`` (module docstring), ``support`` (the reference's
+    labels of the class on the split), the paired per-label comparison (``None``: no labels) and
+    ``max_drop``, the largest recall drop (A minus B) its data allow: the upper bound of the
+    cluster interval (``None``: no interval)."""
+
+    status: str
+    support: int
+    paired: Paired | None
+
+    @property
+    def max_drop(self) -> float | None:
+        """The upper confidence bound of A's recall minus B's (``None`` without an interval)."""
+        p = self.paired
+        return None if p is None or p.diff_lo is None else -p.diff_lo
+
+    def as_json(self) -> dict[str, Any]:
+        return {"status": self.status, "support": self.support, "max_drop": rounded(self.max_drop),
+                "paired": None if self.paired is None else self.paired.as_json()}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], *, where: str) -> ClassResult:
+        return cls(status=str(doc["status"]), support=int(doc["support"]),
+                   paired=None if doc["paired"] is None else Paired.from_json(doc["paired"], where=where))
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One criterion's result; the fields a criterion does not use stay empty.
+
+    ``status`` (module docstring); ``note``: why it was not evaluated or failed, or a remark.
+    ``reference``/``candidate``: the two compared values (P, R, F1, wrong targets; latency: the
+    candidate's p95 in ms). ``reference_rate``/``candidate_rate``: P and R with their counts and
+    cluster intervals. ``diff``/``diff_lo``/``diff_hi``/``p``: B - A with its cluster interval and
+    p (micro criteria). ``limit``: the latency limit in ms or the recall-drop margin.
+    ``tally``: what ``same_frames_and_labels`` counted. ``classes``: the critical classes.
+    """
+
+    status: Status
+    note: str | None = None
+    reference: float | None = None
+    candidate: float | None = None
+    reference_rate: Rate | None = None
+    candidate_rate: Rate | None = None
+    diff: float | None = None
+    diff_lo: float | None = None
+    diff_hi: float | None = None
+    p: float | None = None
+    limit: float | None = None
+    tally: dict[str, int] = field(default_factory=dict)
+    classes: dict[str, ClassResult] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        """Passed, or waived by the predeclared gate."""
+        return self.status in ("pass", "waived")
+
+    def as_json(self) -> dict[str, Any]:
+        def rate(r: Rate | None) -> dict[str, Any] | None:
+            return None if r is None else r.as_json()
+        return {"status": self.status, "passed": self.passed, "note": self.note, "reference": self.reference,
+                "candidate": self.candidate, "reference_rate": rate(self.reference_rate),
+                "candidate_rate": rate(self.candidate_rate), "diff": rounded(self.diff),
+                "diff_lo": rounded(self.diff_lo), "diff_hi": rounded(self.diff_hi),
+                "p": None if self.p is None else p6(self.p), "limit": self.limit,
+                "tally": dict(self.tally), "classes": {n: c.as_json() for n, c in self.classes.items()}}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], *, where: str) -> Criterion:
+        def rate(key: str) -> Rate | None:
+            return None if doc[key] is None else Rate.from_json(doc[key], where=f"{where}.{key}")
+        if doc["status"] not in STATUSES:
+            raise ValueError(f"status {doc['status']!r}")
+        return cls(status=doc["status"], note=doc["note"], reference=doc["reference"], candidate=doc["candidate"],
+                   reference_rate=rate("reference_rate"), candidate_rate=rate("candidate_rate"),
+                   diff=doc["diff"], diff_lo=doc["diff_lo"], diff_hi=doc["diff_hi"], p=doc["p"],
+                   limit=doc["limit"], tally={str(k): int(v) for k, v in doc["tally"].items()},
+                   classes={n: ClassResult.from_json(c, where=f"{where}.classes.{n}")
+                            for n, c in doc["classes"].items()})
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """The content of ``metrics/gate.json``: the declared comparison, every criterion, every class.
+
+    Stored as ``{"predeclared", "set", "reference", "candidate", "split", "alpha", "cluster",
+    "improvement", "max_recall_drop", "unqualified", "waive", "critical", "min_support", "passed",
+    "failed", "criteria": {name: Criterion}, "per_class": {name: ClassResult}}``; ``passed`` and
+    ``failed`` follow from the criteria.
+    """
+
+    set: str
+    reference: str
+    candidate: str
+    split: str
+    alpha: float
+    critical: tuple[str, ...]
+    min_support: int
+    criteria: dict[str, Criterion]
+    per_class: dict[str, ClassResult]
+    cluster: str = "frame"
+    improvement: str = "shown"
+    max_recall_drop: float = 0.05
+    unqualified: str = "fail"
+    waive: tuple[str, ...] = ()
+
+    @property
+    def failed(self) -> list[str]:
+        """Names of the failed criteria, in criterion order."""
+        return [n for n, c in self.criteria.items() if not c.passed]
+
+    @property
+    def passed(self) -> bool:
+        """Every criterion passed."""
+        return not self.failed
+
+    def as_json(self) -> dict[str, Any]:
+        return {"predeclared": PREDECLARED, "set": self.set, "reference": self.reference,
+                "candidate": self.candidate, "split": self.split, "alpha": self.alpha, "cluster": self.cluster,
+                "improvement": self.improvement, "max_recall_drop": self.max_recall_drop,
+                "unqualified": self.unqualified, "waive": list(self.waive), "critical": list(self.critical),
+                "min_support": self.min_support, "passed": self.passed, "failed": self.failed,
+                "criteria": {n: c.as_json() for n, c in self.criteria.items()},
+                "per_class": {n: c.as_json() for n, c in self.per_class.items()}}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], *, where: str) -> GateResult:
+        """Read :meth:`as_json`'s form back; another shape is an InputError naming ``where``."""
+        def build() -> GateResult:
+            return cls(set=str(doc["set"]), reference=str(doc["reference"]), candidate=str(doc["candidate"]),
+                       split=str(doc["split"]),
+                       alpha=float(doc["alpha"]), critical=tuple(map(str, doc["critical"])),
+                       cluster=str(doc["cluster"]), improvement=str(doc["improvement"]),
+                       max_recall_drop=float(doc["max_recall_drop"]), unqualified=str(doc["unqualified"]),
+                       waive=tuple(map(str, doc["waive"])),
+                       min_support=int(doc["min_support"]),
+                       criteria={n: Criterion.from_json(c, where=f"{where}:criteria.{n}")
+                                 for n, c in doc["criteria"].items()},
+                       per_class={n: ClassResult.from_json(c, where=f"{where}:per_class.{n}")
+                                  for n, c in doc["per_class"].items()})
+        return decoded(where, "a gate result (written by the stats stage)", build)
+
+
+def _rows(rows: Sequence[Row], *, model: str, split: str) -> list[Row]:
+    return [r for r in rows if r["model"] == model and r["split"] == split]
+
+
+def ratio_difference(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]], *,
+                     confidence: float) -> tuple[float | None, float | None, float | None, float | None]:
+    """``(diff, lo, hi, p)`` of the ratio ``R = sum x_g / sum y_g`` of B minus A, from per-cluster
+    ``(x_g, y_g)`` of each side (same clusters, same order): micro precision (``x = tp``, ``y = tp +
+    fp``) and micro F1 (``x = 2 tp``, ``y = 2 tp + fp + fn``) are such ratios.
+
+    The difference is linearised per cluster, ``u_g = (x_g^B - R_B y_g^B) / Y_B - (x_g^A - R_A
+    y_g^A) / Y_A``, ``var = G / (G - 1) sum u_g**2``; the interval is Student's t with ``G - 1``
+    degrees of freedom and ``p`` its two-sided t p-value (an approximation, used where no exact
+    paired test exists: F1), never below ``2 ** (1 - G)``: the smallest p an exact paired test
+    over ``G`` clusters can give (all ``G`` favouring one side), so that a few clusters that
+    moved alike (no spread, ``se = 0``) are not read as certainty; there the interval is
+    ``None``. ``None`` where undefined (no units; no interval under 2 clusters).
+
+    >>> d, lo, hi, p = ratio_difference([(1, 2), (1, 2)], [(2, 2), (1, 2)], confidence=0.95)
+    >>> (d, round(lo, 3), round(hi, 3), round(p, 3))
+    (0.25, -2.927, 3.427, 0.5)
+    >>> ratio_difference([(1, 2)] * 3, [(2, 2)] * 3, confidence=0.95)     # three frames alike
+    (0.5, None, None, 0.25)
+    """
+    ya, yb = sum(y for _, y in a), sum(y for _, y in b)
+    if not ya or not yb:
+        return None, None, None, None
+    ra, rb = sum(x for x, _ in a) / ya, sum(x for x, _ in b) / yb
+    g, diff = len(a), rb - ra
+    if g < 2:
+        return diff, None, None, None
+    u = [(xb - rb * yb_g) / yb - (xa - ra * ya_g) / ya for (xa, ya_g), (xb, yb_g) in zip(a, b)]
+    se = math.sqrt(g / (g - 1) * math.fsum(x * x for x in u))
+    floor = 2.0 ** (1 - g)
+    if se == 0:                         # every cluster moved alike: no spread to weigh the difference against
+        return diff, None, None, 1.0 if diff == 0 else floor
+    half = float(stdtrit(g - 1, 0.5 + 0.5 * confidence)) * se
+    p = 1.0 if diff == 0 else min(1.0, max(floor, 2.0 * float(stdtr(g - 1, -abs(diff) / se))))
+    return diff, diff - half, diff + half, p
+
+
+def _higher(name: str, a: float | None, b: float | None, *, shown: bool | None, declared: str,
+            **numbers: Any) -> Criterion:
+    """Higher for the candidate (and, with ``improvement: shown``, distinguishable from noise)."""
+    if a is None or b is None:
+        return Criterion(status="not evaluated", note=f"{name} undefined (no detections or no labels)", **numbers)
+    higher = b > a
+    if declared == "higher":
+        note = None if not higher or shown else "higher, but not distinguishable from noise"
+        return Criterion(status="pass" if higher else "fail", reference=rounded(a), candidate=rounded(b), note=note,
+                         **numbers)
+    ok = higher and bool(shown)
+    note = None if ok else ("not higher" if not higher else "higher, but not distinguishable from noise")
+    return Criterion(status="pass" if ok else "fail", reference=rounded(a), candidate=rounded(b), note=note, **numbers)
+
+
+def qualified(res: Paired, *, support: int, min_support: int) -> bool:
+    """Enough labels (``min_support``) in enough clusters (the smallest split that can reach alpha)."""
+    return support >= min_support and res.min_k0 is not None and res.clusters >= res.min_k0
+
+
+def class_status(res: Paired, *, support: int, min_support: int) -> str:
+    """``regressed``, ``improved``, ``no detectable change`` or ``unqualified``."""
+    if res.verdict == "B worse":
+        return "regressed"
+    if not qualified(res, support=support, min_support=min_support):
+        return "unqualified"
+    if res.verdict == "B better":
+        return "improved"
+    return "no detectable change"
+
+
+def _same_frames_and_labels(frames: Sequence[Row], labels: Sequence[Row], *, ref: str, cand: str,
+                            split: str) -> Criterion:
+    fa, fb = ({str(r["frame"]) for r in _rows(frames, model=m, split=split)} for m in (ref, cand))
+    la, lb = ({(str(r["frame"]), str(r["label"]), str(r["class"])) for r in _rows(labels, model=m, split=split)}
+              for m in (ref, cand))
+    same = bool(fa) and fa == fb and la == lb
+    return Criterion(
+        status="pass" if same else "fail" if fa else "not evaluated",
+        note=None if fa else f"no {split} frames for the reference {ref}",
+        tally={"frames": len(fa | fb), "labels": len(la | lb),
+               "frames_only_in_reference": len(fa - fb), "frames_only_in_candidate": len(fb - fa),
+               "labels_only_in_reference": len(la - lb), "labels_only_in_candidate": len(lb - la)})
+
+
+def per_class_results(labels: Sequence[Row], *, ref: str, cand: str, split: str, alpha: float,
+                      min_support: int, confidence: float, cluster: str = "frame",
+                      cluster_of: Mapping[str, str] | None = None) -> dict[str, ClassResult]:
+    """Every class with labels on ``split``: reference vs candidate on its own labels, clustered by
+    ``cluster_of`` (frame -> cluster id; ``None``: by frame), sorted."""
+    by_class: dict[str, dict[str, dict[Case, bool]]] = {}
+    for r in labels:
+        if r["split"] == split and r["model"] in (ref, cand):
+            by_class.setdefault(str(r["class"]), {}).setdefault(str(r["model"]), {})[
+                (str(r["frame"]), str(r["label"]))] = r["found"] is True
+    compared = {}
+    for name in sorted(by_class):
+        sides = by_class[name]
+        of = {c: (cluster_of or {}).get(c[0], c[0]) for side in sides.values() for c in side}
+        compared[name] = compare_paired(sides.get(ref, {}), sides.get(cand, {}), unit="label", alpha=alpha,
+                                        confidence=confidence, cluster=cluster, cluster_of=of)
+    adjusted = holm({name: res.p for name, res in compared.items()})       # one family, as in stats.json
+    out = {}
+    for name, res in compared.items():
+        res = res.adjusted(adjusted[name])
+        support = len(by_class[name].get(ref, {}))
+        out[name] = ClassResult(class_status(res, support=support, min_support=min_support), support, res)
+    return out
+
+
+def _micro(frames: Sequence[Row], labels: Sequence[Row], *, ref: str, cand: str, split: str, alpha: float,
+           confidence: float, cluster: str, of: Mapping[str, str], declared: str) -> dict[str, Criterion]:
+    """The three micro criteria from the per-frame and per-label tables of the split."""
+    fr = {m: {str(r["frame"]): r for r in _rows(frames, model=m, split=split)} for m in (ref, cand)}
+    common = sorted(set(fr[ref]) & set(fr[cand]))
+    def cases(m: str, col: str) -> dict[Case, int]:
+        return {(f,): int_cell(fr[m][f], col) for f in common}
+    frame_of: dict[Case, str] = {(f,): of.get(f, f) for f in common}
+    fp = compare_paired(cases(ref, "fp"), cases(cand, "fp"), unit="frame", alpha=alpha, confidence=confidence,
+                        kind="count", cluster=cluster, cluster_of=frame_of)
+    found: dict[str, dict[Case, int]] = {
+        m: {(str(r["frame"]), str(r["label"])): r["found"] is True for r in _rows(labels, model=m, split=split)}
+        for m in (ref, cand)}
+    rec = compare_paired(found[ref], found[cand], unit="label", alpha=alpha, confidence=confidence, cluster=cluster,
+                         cluster_of={c: of.get(c[0], c[0]) for side in found.values() for c in side})
+    groups: dict[str, dict[str, list[int]]] = {m: {} for m in (ref, cand)}
+    for m in (ref, cand):
+        for f in common:
+            acc = groups[m].setdefault(of.get(f, f), [0, 0, 0])
+            for i, col in enumerate(("tp", "fp", "fn")):
+                acc[i] += int_cell(fr[m][f], col)
+    keys = sorted(groups[ref])
+    t = {m: [groups[m][k] for k in keys] for m in (ref, cand)}
+    pd, plo, phi, _ = ratio_difference(*([(x[0], x[0] + x[1]) for x in t[m]] for m in (ref, cand)),
+                                       confidence=confidence)
+    fd, flo, fhi, fp1 = ratio_difference(*([(2 * x[0], 2 * x[0] + x[1] + x[2]) for x in t[m]] for m in (ref, cand)),
+                                         confidence=confidence)
+    totals = {m: [sum(x[i] for x in t[m]) for i in range(3)] for m in (ref, cand)}
+    prec = {m: (x[0] / (x[0] + x[1]) if x[0] + x[1] else None) for m, x in totals.items()}
+    f1 = {m: (2 * x[0] / (2 * x[0] + x[1] + x[2]) if 2 * x[0] + x[1] + x[2] else None) for m, x in totals.items()}
+    def reached(p: float | None, favour: bool) -> bool:
+        return p is not None and p <= alpha and favour
+    rate = {m: interval(Count(totals[m][0], totals[m][0] + totals[m][1], "detection",
+                              clusters_of(((x[0], x[0] + x[1]) for x in t[m]), name=cluster)), confidence=confidence)
+            for m in (ref, cand)}
+    return {
+        "micro_precision_higher": _higher(
+            "precision", prec[ref], prec[cand], shown=reached(fp.p, fp.favour_b > 0), declared=declared,
+            reference_rate=rate[ref], candidate_rate=rate[cand], diff=rounded(pd), diff_lo=rounded(plo),
+            diff_hi=rounded(phi), p=fp.p),
+        "micro_recall_higher": _higher(
+            "recall", rec.a.rate, rec.b.rate, shown=reached(rec.p, rec.favour_b > 0), declared=declared,
+            reference_rate=rec.a, candidate_rate=rec.b, diff=rounded(rec.diff), diff_lo=rounded(rec.diff_lo),
+            diff_hi=rounded(rec.diff_hi), p=rec.p),
+        "micro_f1_higher": _higher(
+            "F1", f1[ref], f1[cand], shown=reached(fp1, (fd or 0) > 0), declared=declared, diff=rounded(fd),
+            diff_lo=rounded(flo), diff_hi=rounded(fhi), p=fp1),
+    }
+
+
+def _critical(per_class: Mapping[str, ClassResult], critical: Sequence[str], *, margin: float, unqualified: str,
+              min_support: int) -> Criterion:
+    """Criterion 3 of the module docstring."""
+    checked = {n: per_class.get(n, ClassResult("no labels", 0, None)) for n in critical}
+    if not critical:
+        return Criterion(status="not evaluated", note="no critical classes declared (match.critical)")
+    small, not_shown = [], []
+    for name, c in checked.items():
+        if c.paired is None or not qualified(c.paired, support=c.support, min_support=min_support):
+            small.append(name)
+        elif c.max_drop is None or c.max_drop >= margin:
+            drop = "unbounded" if c.max_drop is None else f"up to {c.max_drop:.3f}"
+            not_shown.append(f"{name} (recall drop {drop})")
+    notes = []
+    if not_shown:
+        notes.append(f"not shown within {margin:g}: " + ", ".join(not_shown))
+    if small:
+        notes.append(f"unqualified ({unqualified}): " + ", ".join(small))
+    ok = not not_shown and (not small or unqualified == "waive")
+    return Criterion(status="pass" if ok else "fail", note="; ".join(notes) or None, limit=margin, classes=checked)
+
+
+def evaluate_gate(*, frames: Sequence[Row] | None, labels: Sequence[Row] | None,
+                  wrong_targets: Mapping[str, int | None], latency_p95_ms: float | None, params: GateParams,
+                  critical: Sequence[str], min_support: int, confidence: float, cluster: str = "frame",
+                  cluster_of: Mapping[str, str] | None = None) -> GateResult:
+    """Evaluate every criterion (module docstring).
+
+    ``frames``/``labels``: parsed per-frame and per-label outcome rows (``None`` when the table
+    is absent); ``wrong_targets``: model -> total wrong targets on the split (``None`` when
+    unknown); ``latency_p95_ms``: the candidate's end-to-end p95, ``None`` when not measured;
+    ``cluster_of``: frame -> its cluster id, named ``cluster`` (``None``: each frame is its own).
+    """
+    ref, cand, split = params.reference, params.candidate, params.split
+    of = dict(cluster_of or {})
+    crit: dict[str, Criterion] = {}
+    per_class: dict[str, ClassResult] = {}
+    absent = "per-frame or per-label outcome table absent"
+
+    if frames is None or labels is None:
+        crit["same_frames_and_labels"] = Criterion(status="not evaluated", note=absent)
+        for name in ("micro_precision_higher", "micro_recall_higher", "micro_f1_higher"):
+            crit[name] = Criterion(status="not evaluated", note=absent)
+        crit["critical_recall_non_inferior"] = Criterion(status="not evaluated", note=absent)
+    else:
+        crit["same_frames_and_labels"] = _same_frames_and_labels(frames, labels, ref=ref, cand=cand, split=split)
+        crit |= _micro(frames, labels, ref=ref, cand=cand, split=split, alpha=params.alpha, confidence=confidence,
+                       cluster=cluster, of=of, declared=params.improvement)
+        per_class = per_class_results(labels, ref=ref, cand=cand, split=split, alpha=params.alpha,
+                                      min_support=min_support, confidence=confidence, cluster=cluster,
+                                      cluster_of=of)
+        crit["critical_recall_non_inferior"] = _critical(per_class, critical, margin=params.max_recall_drop,
+                                                         unqualified=params.unqualified, min_support=min_support)
+
+    wa, wb = wrong_targets.get(ref), wrong_targets.get(cand)
+    known = wa is not None and wb is not None
+    crit["wrong_targets_no_increase"] = Criterion(
+        status="not evaluated" if wa is None or wb is None else "pass" if wb <= wa else "fail",
+        reference=wa, candidate=wb, note=None if known else "wrong targets not found in the detection metrics")
+
+    measured = latency_p95_ms is not None
+    crit["latency_p95"] = Criterion(
+        status=("not evaluated" if latency_p95_ms is None
+                else "pass" if latency_p95_ms <= params.latency_p95_ms else "fail"),
+        note=None if measured else "not measured (make latency measures it on this machine; make gate then reads it)",
+        limit=params.latency_p95_ms, candidate=None if latency_p95_ms is None else round(latency_p95_ms, 3))
+
+    waived = set(params.waive)                  # GateParams.waive never names same_frames_and_labels
+    crit = {n: Criterion(**{**c.__dict__, "status": "waived",
+                            "note": f"waived by {PREDECLARED}.waive" + (f" ({c.status}: {c.note})" if c.note else
+                                                                         f" ({c.status})")})
+            if n in waived else c for n, c in crit.items()}
+    return GateResult(set=params.set, reference=ref, candidate=cand, split=split, alpha=params.alpha,
+                      critical=tuple(critical), min_support=min_support, criteria=crit, per_class=per_class,
+                      cluster=cluster, improvement=params.improvement, max_recall_drop=params.max_recall_drop,
+                      unqualified=params.unqualified, waive=tuple(params.waive))
+
+
+def latency_p95(doc: Any, *, where: str, onnx_sha256: str | None) -> float | None:
+    """The end-to-end ``p95_ms`` of a latency diagnostic (written by ``make latency``).
+
+    ``None`` (the criterion is then "not measured") when the diagnostic was taken on another
+    model file than ``onnx_sha256`` (or that is unknown): a stale figure must never pass the
+    gate. A document without a numeric ``end_to_end.p95_ms`` is an InputError naming ``where``.
+    """
+    p95 = doc.get("end_to_end", {}).get("p95_ms") if isinstance(doc, Mapping) else None
+    if not isinstance(p95, (int, float)) or isinstance(p95, bool):
+        raise fail(where, "not a latency diagnostic", expected="end_to_end.p95_ms (written by make latency)",
+                   got=p95)
+    if onnx_sha256 is None or doc.get("onnx_sha256") != onnx_sha256:
+        return None
+    return float(p95)
+
+
+def find_wrong_targets(doc: Any, *, split: str) -> int | None:
+    """Total wrong targets on ``split`` of a detection metrics document (``<split>.critical.total.wrong``,
+    as the detection scorer writes it); ``None`` when absent."""
+    node = doc
+    for key in (split, "critical", "total", "wrong"):
+        node = node.get(key) if isinstance(node, Mapping) else None
+    return node if isinstance(node, int) and not isinstance(node, bool) else None

@@ -1,0 +1,45 @@
+"""The keys of sections owned by other stages that the gate reads (``params.yaml``), and
+:class:`GateSettings`, everything the gate reads from params in one value (read by the stages).
+
+Read-only views: ``extra="ignore"`` (the rest of the section is its owner's), defaults are the
+owners' (:data:`candor_eval.stats.rates.CONFIDENCE`, :data:`candor_eval.detection.match_defaults.MIN_SUPPORT`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from candor_eval.common.params import Probability
+from candor_eval.detection.config import DetectorParams
+from candor_eval.detection.match_defaults import MIN_SUPPORT
+from candor_eval.review.params import Cluster, GateParams
+from candor_eval.stats.rates import CONFIDENCE
+
+
+class StatsView(BaseModel):
+    """The keys of ``params.yaml: stats`` the gate reads."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    confidence: Probability = CONFIDENCE
+    cluster: Cluster = Cluster()
+
+
+class MatchView(BaseModel):
+    """The two keys of ``params.yaml: match`` (owned by the score stage) the gate reads."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    critical: list[str] = []
+    min_support: int = Field(default=MIN_SUPPORT, ge=0)
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    """The params the gate reads: its own section ``gate``, the views of ``stats`` and ``match``,
+    and ``detector`` (whose sets name the gate's models); ``where`` names the params file in errors."""
+
+    gate: GateParams
+    stats: StatsView
+    match: MatchView
+    detector: DetectorParams
+    where: str

@@ -1,0 +1,70 @@
+"""The params sections the statistics stages own (``params.yaml: stats`` and ``gate``), with their one set of defaults.
+
+The gate's read-only views of keys owned by other stages are in :mod:`candor_eval.review.gate_views`.
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from candor_eval.common.params import Probability
+from candor_eval.detection.config import ClusterView
+from candor_eval.stats.rates import CONFIDENCE
+
+
+class Reference(BaseModel):
+    """``stats.reference``: the lots tracks' reference candidate. Each detection set's reference is
+    its first model (``detector.sets``; :func:`candor_eval.review.collect.references`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    lots: str = "prompt-a"
+
+
+MIN_SESSIONS = 6            # clustering by session needs at least this many sessions per split (docs/stats.md)
+
+
+class Cluster(ClusterView):
+    """``stats.cluster``: what the units of a track cluster in (docs/stats.md, "Units and clusters").
+
+    ``detection``: ``frame`` (the labels and detections of one frame) or ``session`` (the frame's
+    capture session, its ``session`` column; a split then needs at least :data:`MIN_SESSIONS`
+    sessions), for every detection set unless ``by_set`` names another for a set (detection
+    scoring reads these keys through :class:`~candor_eval.detection.config.ClusterView`); ``fields``:
+    ``case`` (the fields of one case). Lots are their own clusters.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    fields: Literal["case"] = "case"
+
+
+class StatsParams(BaseModel):
+    """``params.yaml: stats``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    confidence: Probability = CONFIDENCE
+    alpha: Probability = 0.05
+    reference: Reference = Reference()
+    cluster: Cluster = Cluster()
+
+
+class GateParams(BaseModel):
+    """``params.yaml: gate``: the release gate, declared before a candidate is scored
+    (:mod:`candor_eval.review.gate`): ``improvement`` (``shown``: each micro difference must also reach
+    alpha; ``higher``: the point estimate alone, not noise-controlled), ``max_recall_drop`` (the
+    non-inferiority margin of each critical class), ``unqualified`` (what a critical class too
+    small to show anything does to the gate) and ``waive`` (criteria that do not count, each a
+    visible line in review)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    set: str = "detector"
+    reference: str = "demo-v1"
+    candidate: str = "demo-v2"
+    split: str = "test"
+    alpha: Probability = 0.05
+    latency_p95_ms: float = Field(default=2000.0, gt=0.0, allow_inf_nan=False)
+    improvement: Literal["shown", "higher"] = "shown"
+    max_recall_drop: Probability = 0.05
+    unqualified: Literal["fail", "waive"] = "fail"
+    waive: list[Literal["micro_precision_higher", "micro_recall_higher", "micro_f1_higher",
+                        "critical_recall_non_inferior", "wrong_targets_no_increase", "latency_p95"]] = []

@@ -1,0 +1,172 @@
+"""identify stage: the model step of the lots track, per candidate, replayed or live.
+
+    candor identify --candidate prompt-b [--lots data/lots] [--answers build/answers/prompt-b.jsonl]
+    candor identify --candidate prompt-b --mode live --case 'drill*' --runs 5 \\
+        --label gpt-x-newprompt --out /tmp/bm.json          # by hand: a throwaway report
+
+Inputs: the golden set (``--lots``: ``lots.csv``, ``cases/*.json``, photos),
+the candidate's source ``identify.sources.<candidate>`` (default: its prompt
+``<lots>/prompts/<candidate>.txt``; for production code, the file or folder of
+it; its SHA-256 goes with every answer, :mod:`candor_eval.lots.identity`) and, in
+replay mode, its recording ``<lots>/recordings/<candidate>.jsonl``
+(:mod:`candor_eval.lots.recording`).
+
+Params (``identify`` in params.yaml, :class:`candor_eval.lots.params.IdentifyParams`): ``mode``
+replay|live, ``runs`` per lot or case, ``gallery`` first|all (one photo or the whole
+gallery per lot), ``providers`` (candidate -> ``local-ocr``, ``{python: "pkg.mod:fn"}``
+(:mod:`candor_eval.lots.production`) or ``{http: URL, ...}`` (:mod:`candor_eval.lots.route`): the
+production code itself; unlisted candidates are ``openai-compatible``), ``sources``, ``pause_s``
+between remote calls (per thread), ``timeout_s`` (whole-call deadline per attempt),
+``retries``, ``backoff_s``, ``concurrency`` (threads) and ``max_calls_per_minute``
+(null: unlimited), ``base_url`` (OpenAI-compatible, e.g. https://api.openai.com/v1), ``model``
+and ``api_key_env`` (the *name* of the environment variable holding the key; the key is never
+read from a file, printed or recorded: it and the base URL's query values are redacted from
+everything the run writes or prints, :mod:`candor_eval.lots.redact`). A ``local-ocr`` candidate reads what it can
+name from
+``--makes`` (``data/lots/vocabulary/makes.yaml``, :mod:`candor_eval.lots.vocabulary`); its recorded
+SHA-256 covers its prompt file and that list (:func:`candor_eval.lots.ocr_reading.reader_sha256`); in
+live mode it also reads ``--tokens`` and ``lots.min_number_digits`` (the token rules that say
+what a model code is); every live run reads ``--categories``
+(``data/lots/vocabulary/category-library.yaml``: the categories suggested where a case brings none).
+
+* **replay** (default, offline, what CI runs): the recording must hold runs
+  1..runs of every lot and case, made with this prompt or code (same SHA-256) and this
+  gallery setting; otherwise exit 2 naming what is missing or stale and the command that
+  records it again (:mod:`candor_eval.lots.replay`). Production code is never imported in replay.
+* **live**: asks the candidate's provider for every (lot/case, run) in order (:mod:`candor_eval.lots.live`:
+  pauses, retries, resume after an interruption), appending each finished run to the
+  live recording (``--record``, default ``build/live/<label>.jsonl``). ``openai-compatible``
+  calls the endpoint (a missing, short or CR/LF-tainted key exits 2 naming the variable,
+  never showing the value); ``local-ocr`` runs
+  RapidOCR on this machine (:mod:`candor_eval.lots.ocr`; no key, no network, no pause); ``python``
+  calls the production callable, ``http`` the app's route. One live run per recording at a
+  time (a second exits 2 naming the holder). A failed
+  run is recorded with the provider's error verbatim and the other runs are kept; the
+  stage exits 1 at the end when any run failed. Copy the live recording to
+  ``<lots>/recordings/<candidate>.jsonl`` (and rewrite the manifest) to make replay use it.
+
+Output (``--answers``, DVC-cached): one normalised answer per (lot/case, run),
+sorted by (id, run), as JSON lines (:mod:`candor_eval.lots.answers`).
+
+By hand: ``--case GLOB`` (repeatable) keeps matching lot ids
+and case names, ``--runs N`` overrides ``runs``, ``--label NAME`` names the
+report only, ``--out PATH`` writes a throwaway report (answers with the raw
+model text, field scores) to a path outside the repository instead of the
+pipeline output. These flags require ``--out``. The console table per case is
+printed either way; in live mode each raw answer is logged as it arrives.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from candor_eval.common.atomic import write_json
+from candor_eval.common.errors import EXIT_CALLS_FAILED, EXIT_OK, run_main
+from candor_eval.common.params import section
+from candor_eval.common.tables import read_text
+from candor_eval.lots.answers import Answer, normalise_line, write_answers
+from candor_eval.lots.by_hand import check_by_hand, throwaway_report
+from candor_eval.lots.field_scoring import field_scores
+from candor_eval.lots.fields import format_case_table
+from candor_eval.lots.golden import Golden, load_golden
+from candor_eval.lots.identity import Identity, candidate_identity
+from candor_eval.lots.live import redacted_logs, run_live
+from candor_eval.lots.params import IdentifyParams
+from candor_eval.lots.recording import RecordLine, load_recording
+from candor_eval.lots.replay import check_replay, select_ids
+from candor_eval.lots.responders import live_responder, run_secrets
+from candor_eval.lots.vocabulary import FOLDER, read_category_library
+from candor_eval.stages.cli_lots import add_tokens, stage_parser, token_rules
+
+log = logging.getLogger("candor.identify")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = stage_parser("candor identify", __doc__)
+    p.add_argument("--candidate", required=True, help="prompt name: <lots>/prompts/<candidate>.txt")
+    p.add_argument("--lots", default="data/lots", help="golden-set folder (default: data/lots)")
+    p.add_argument("--answers", help="normalised answers out (default: build/answers/<candidate>.jsonl)")
+    p.add_argument("--makes", default=str(FOLDER / "makes.yaml"), help="local-ocr: what the reader can name")
+    add_tokens(p, purpose="local-ocr, live: the token word lists")
+    p.add_argument("--categories", default=str(FOLDER / "category-library.yaml"),
+                   help="live: the categories the prompt suggests when a case brings none")
+    p.add_argument("--mode", choices=["replay", "live"], help="override identify.mode")
+    p.add_argument("--record", help="live recording to append to (default: build/live/<label>.jsonl)")
+    p.add_argument("--case", action="append", default=[], metavar="GLOB", help="only these lot ids / case names")
+    p.add_argument("--runs", type=int, help="override identify.runs")
+    p.add_argument("--label", help="name of the report (and of the default live recording)")
+    p.add_argument("--out", help="throwaway report (JSON, with raw model text) outside the repository")
+    return p
+
+
+def replay_lines(params: IdentifyParams, args: argparse.Namespace, cand: Identity, *, ids: Sequence[str],
+                 runs: int) -> list[RecordLine]:
+    """The recorded lines of every wanted (id, run) from ``<lots>/recordings/<candidate>.jsonl``
+    (exit 2 naming what is missing or stale, with the command that records it again)."""
+    rec_file = Path(args.lots) / "recordings" / f"{args.candidate}.jsonl"
+    rerecord = (f"candor identify --candidate {args.candidate} --mode live "
+                f"--record build/live/{args.candidate}-{cand.sha[:8]}.jsonl")
+    return check_replay(load_recording(rec_file), ids=ids, runs=runs, sha=cand.sha, gallery=params.gallery,
+                        file=rec_file.as_posix(), code=cand.code, rerecord=rerecord)
+
+
+def live_lines(params: IdentifyParams, args: argparse.Namespace, cand: Identity, golden: Golden, *,
+               ids: Sequence[str], runs: int, label: str) -> list[RecordLine]:
+    """Ask the candidate's provider for every missing (id, run), appending to the live recording
+    (``--record``, default ``build/live/<label>.jsonl``), with every secret redacted from the logs."""
+    template = None if cand.prompt_file is None else read_text(cand.prompt_file,
+                                                               expected="the candidate's prompt, UTF-8 text")
+    record = Path(args.record) if args.record else Path("build/live") / f"{label}.jsonl"
+    local = cand.makes is not None
+    reading = cand.makes.rules(tokens=token_rules(args.tokens, params=args.params)) if cand.makes else None
+    responder = live_responder(params, args.candidate, env=os.environ, reading=reading, params_file=args.params)
+    with redacted_logs(run_secrets(params, args.candidate, os.environ)):
+        return run_live(golden, ids=ids, runs=runs, gallery=params.gallery, pause_s=0.0 if local else params.pause_s,
+                        template=template, sha=cand.sha, record=record, responder=responder,
+                        default_library=read_category_library(args.categories),
+                        concurrency=1 if local else params.concurrency)
+
+
+def exit_code(answers: Sequence[Answer], *, live: bool) -> int:
+    """1 when a live run failed (it is recorded with its error), else 0; a replayed failure is an answer."""
+    failed = sum(a.status == "error" for a in answers) if live else 0
+    if failed:
+        log.error("%d run(s) failed; they are recorded with their errors", failed)
+        return EXIT_CALLS_FAILED
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    params = section(IdentifyParams, "identify", path=args.params)
+    check_by_hand(cases=args.case, runs=args.runs, label=args.label, out=args.out, root=Path.cwd())
+    mode, runs, label = args.mode or params.mode, args.runs or params.runs, args.label or args.candidate
+    golden = load_golden(args.lots)
+    cand = candidate_identity(params, args.candidate, lots=Path(args.lots), makes_file=args.makes,
+                              params_file=args.params)
+    ids = select_ids(golden, args.case)
+    if mode == "replay":
+        lines = replay_lines(params, args, cand, ids=ids, runs=runs)
+    else:
+        lines = live_lines(params, args, cand, golden, ids=ids, runs=runs, label=label)
+    lines = sorted(lines, key=lambda x: (x.case, x.run))
+    answers = [normalise_line(ln) for ln in lines]
+    scores = field_scores(golden, answers, answered_only=True)
+    if args.out:
+        write_json(args.out, throwaway_report(label=label, candidate=args.candidate, mode=mode, runs=runs,
+                                              sha=cand.sha, lines=lines, answers=answers, scores=scores))
+        log.info("wrote throwaway report %s", args.out)
+    else:
+        out = Path(args.answers) if args.answers else Path("build/answers") / f"{args.candidate}.jsonl"
+        write_answers(out, answers)
+        log.info("wrote %s: %d answers (%s, %d run(s) each)", out, len(answers), mode, runs)
+    for c in scores:
+        print(format_case_table(c))
+    return exit_code(answers, live=mode == "live")
+
+
+if __name__ == "__main__":
+    raise SystemExit(run_main(main))

@@ -1,0 +1,73 @@
+"""value stage (per candidate): comps -> unit value -> lot value -> bid ceiling -> verdict.
+
+    candor value --candidate prompt-a --answers build/answers/prompt-a.jsonl \\
+        --lots data/lots/lots.csv --comps data/comps --out build/values/prompt-a.csv \\
+        [--tokens data/lots/vocabulary/tokens.yaml] [--accessory-words data/lots/vocabulary/accessory-words.yaml] \\
+        [--comps-words data/lots/vocabulary/comps-words.yaml]
+
+Inputs
+    ``--answers``  the identify stage's normalised answers (:mod:`candor_eval.lots.answers`).
+                   Replayed answers are frozen, so this stage is deterministic end to end.
+    ``--lots``     the golden set's ``lots.csv`` (:mod:`candor_eval.lots.golden`); only valuation
+                   lots (``valuation=1``) are valued, against their ``current_price``.
+    ``--comps``    a folder with ``listings.csv`` (:mod:`candor_eval.lots.listings`).
+    ``--tokens``, ``--accessory-words``, ``--comps-words``  word lists (:mod:`candor_eval.lots.vocabulary`):
+                   the token rules' words, shared with identification scoring so "distinctive" means
+                   the same thing in both; the titles that are not comps; the category, generic
+                   and hedge words a model's phrase and family keys leave out.
+    params         section ``comps`` (:class:`candor_eval.lots.params.CompsParams`): the matching
+                   switches, ``min_comps`` and the ceiling arithmetic (``band`` is read by
+                   scoring); section ``lots``: ``min_number_digits`` of the token rules.
+
+Output ``--out``: the values file, one row per valuation lot (:mod:`candor_eval.lots.values`:
+the representative run of each lot, its estimate, ceiling and verdict). Bad input exits 2
+and writes nothing.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+from candor_eval.common.atomic import write_text
+from candor_eval.common.errors import EXIT_OK, run_main
+from candor_eval.common.params import section
+from candor_eval.lots.answers import read_answers
+from candor_eval.lots.golden import read_lots
+from candor_eval.lots.listings import read_listings
+from candor_eval.lots.params import CompsParams
+from candor_eval.lots.values import value_lots, values_text
+from candor_eval.lots.vocabulary import FOLDER, AccessoryWords, read_key_words, read_vocabulary
+from candor_eval.stages.cli_lots import add_tokens, stage_parser, token_rules
+
+log = logging.getLogger("candor.value")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = stage_parser("candor value", __doc__)
+    ap.add_argument("--candidate", required=True, help="candidate name (for the log)")
+    ap.add_argument("--answers", required=True, help="normalised answers JSONL of the candidate")
+    ap.add_argument("--lots", required=True, help="the golden set's lots.csv")
+    ap.add_argument("--comps", required=True, help="folder with listings.csv")
+    add_tokens(ap)
+    ap.add_argument("--accessory-words", default=str(FOLDER / "accessory-words.yaml"), help="titles that are not comps")
+    ap.add_argument("--comps-words", default=str(FOLDER / "comps-words.yaml"), help="words comps keys leave out")
+    ap.add_argument("--out", required=True, help="output CSV (one row per valuation lot)")
+    args = ap.parse_args(argv)
+    params = section(CompsParams, "comps", path=args.params)
+    tokens = token_rules(args.tokens, params=args.params)
+    accessory_words = read_vocabulary(AccessoryWords, args.accessory_words).accessory_words
+    listings = read_listings(Path(args.comps) / "listings.csv")
+    answers = read_answers(args.answers)
+    rules = params.rules(tokens=tokens, accessory_words=accessory_words, words=read_key_words(args.comps_words))
+    values = value_lots(read_lots(args.lots), answers, listings, rules=rules, ceiling=params.ceiling_rules(),
+                        answers_file=args.answers)
+    write_text(args.out, values_text(values))
+    n_est = sum(v.estimate.lot_value is not None for v in values)
+    log.info("%s: %d valuation lots, %d with an estimate, %d no estimate", args.candidate, len(values), n_est,
+             len(values) - n_est)
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    raise SystemExit(run_main(main))

@@ -1,5 +1,0 @@
-"""candor: a DVC-driven, reproducible evaluation pipeline for vision systems.
-
-One module per DVC stage (``python -m stages.<name>``); the rules live in small
-pure modules named after their concept.
-"""
