@@ -28,6 +28,7 @@ def _stage(name: str, summary: str, *prefix: str) -> Command:
 
 COMMANDS: dict[str, Command] = {
     # the project
+    "init": _stage("init", "write candor's dvc.yaml, params and candor.lock into a repository"),
     "lock": _stage("lock", "rewrite candor.lock for the installed candor", "lock"),
     "check": _stage("lock", "exit 2 when candor.lock is not the installed candor's", "check"),
     # the pipeline's stages

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,7 +50,6 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 def user_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """``tmp_path`` as the folder of a user's production code: imports from it (the python provider puts the
     working directory on ``sys.path``) are forgotten after the test, and ``sys.path`` is restored."""
-    import sys
 
     monkeypatch.setattr(sys, "path", list(sys.path))
     yield tmp_path

@@ -1,10 +1,10 @@
 """A copy of this repository's pipeline in a temporary folder, for tests that run real DVC (no test here).
 
 :func:`repo_copy` copies what the lots track's identify stage needs (``dvc.yaml``,
-``params.yaml``, ``.dvcignore``, ``candor/``, ``stages/``, ``examples/``, ``data/lots/``) as the
-working tree stands, and makes it a DVC repository (``dvc init --no-scm``), so a test sees the
-code under test rather than the last commit. :func:`sh` runs a command there the way DVC runs
-stages: this interpreter's folder first on ``PATH``, the checkout importable.
+``params.yaml``, ``candor.lock``, ``.dvcignore``, ``examples/``, ``data/lots/``) and makes it a DVC
+repository (``dvc init --no-scm``); the code is this interpreter's installed ``candor``, the working
+tree's as it stands, so a test sees the code under test rather than the last commit. :func:`sh` runs a
+command there the way DVC runs stages: this interpreter's folder first on ``PATH`` (its ``candor`` command).
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import yaml
 
 from tests.conftest import ROOT
 
-COPIED = ("dvc.yaml", "params.yaml", ".dvcignore", "candor", "stages", "examples", "data/lots")
+COPIED = ("dvc.yaml", "params.yaml", "candor.lock", ".dvcignore", "examples", "data/lots")
 
 
 def repo_copy(dest: Path) -> Path:

@@ -14,6 +14,7 @@ import pytest
 
 from candor_eval.lots.golden import load_golden
 from tests.chat_server import chat_server
+from tests.conftest import CANDOR
 from tests.support_repo import add_candidates, repo_copy, sh
 
 pytestmark = pytest.mark.slow
@@ -43,7 +44,7 @@ def worked(tmp_path_factory):
             add_candidates(repo, {"example-analyzer": {"python": "examples.lots_analyzer:analyze"},
                                   "webapp": {"http": url, "headers": {"Authorization": "WEBAPP_AUTH"}}},
                            {"example-analyzer": "examples/lots_analyzer.py", "webapp": "examples"}, pause_s=0)
-            runs = {c: sh(["python", "-m", "stages.identify", "--candidate", c, "--mode", "live", "--record",
+            runs = {c: sh([*CANDOR, "identify", "--candidate", c, "--mode", "live", "--record",
                            f"build/live/{c}.jsonl"], cwd=repo, env=env) for c in ("example-analyzer", "webapp")}
         finally:
             route.shutdown()
@@ -75,7 +76,7 @@ def test_replay_is_byte_identical_and_a_changed_line_is_stale_for_dvc_and_for_re
     out = sh(["dvc", "repro", "-s", "identify@example-analyzer", "identify@webapp"], cwd=repo)
     first = {c: (repo / f"build/answers/{c}.jsonl").read_bytes() for c in ("example-analyzer", "webapp")}
     for c in first:
-        sh(["python", "-m", "stages.identify", "--candidate", c, "--answers", f"build/answers/{c}.again.jsonl"],
+        sh([*CANDOR, "identify", "--candidate", c, "--answers", f"build/answers/{c}.again.jsonl"],
            cwd=repo)
         assert (repo / f"build/answers/{c}.again.jsonl").read_bytes() == first[c]
     assert "didn't change" in sh(["dvc", "repro", "-s", "identify@example-analyzer"], cwd=repo).stdout, out.stdout
@@ -85,12 +86,12 @@ def test_replay_is_byte_identical_and_a_changed_line_is_stale_for_dvc_and_for_re
     status = sh(["dvc", "status", "identify@example-analyzer", "identify@webapp"], cwd=repo).stdout
     assert "identify@example-analyzer" in status and "identify@webapp" in status
     assert "modified:           examples/lots_analyzer.py" in status and "modified:           examples" in status
-    replay = sh(["python", "-m", "stages.identify", "--candidate", "example-analyzer"], cwd=repo, check=False)
+    replay = sh([*CANDOR, "identify", "--candidate", "example-analyzer"], cwd=repo, check=False)
     assert replay.returncode == 2 and "Traceback" not in replay.stderr
     assert ("data/lots/recordings/example-analyzer.jsonl: recorded with other production code: "
             "examples/lots_analyzer.py changed") in replay.stderr
     new_sha = hashlib.sha256(module.read_bytes()).hexdigest()
     assert ("candor identify --candidate example-analyzer --mode live --record "
             f"build/live/example-analyzer-{new_sha[:8]}.jsonl") in replay.stderr
-    web = sh(["python", "-m", "stages.identify", "--candidate", "webapp"], cwd=repo, check=False)
+    web = sh([*CANDOR, "identify", "--candidate", "webapp"], cwd=repo, check=False)
     assert web.returncode == 2 and "recorded with other production code: examples changed" in web.stderr

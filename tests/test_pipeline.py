@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import CANDOR, ROOT
 
 pytestmark = pytest.mark.slow
 
@@ -54,7 +54,7 @@ def test_fresh_clone_never_reruns_inference(first_repro):
 
 
 def test_reinference_agrees_with_the_canonical_outputs(reproduced):
-    out = sh([sys.executable, "-m", "stages.verify_inference"], cwd=reproduced)
+    out = sh([*CANDOR, "verify-inference"], cwd=reproduced)
     assert "re-inference agrees with the canonical detections" in out, out
 
 

@@ -26,6 +26,7 @@ from candor_eval.common.errors import run_main
 from candor_eval.lots.chat import ChatConfig, ChatError, complete
 from tests.bad_inputs import workspace as W
 from tests.chat_server import chat_server
+from tests.conftest import CANDOR
 
 KEY = "sk-SECRETS-SENTINEL-3f9a61c2e8"
 ROOT = Path(__file__).resolve().parent.parent
@@ -326,7 +327,7 @@ def test_no_sentinel_reaches_dvc_lock_the_run_cache_outputs_or_the_console(tmp_p
                                          "headers": {"Authorization": "WEBAPP_AUTH"}}},
                        {"webapp": "examples"}, pause_s=0, api_key_env=W.KEY_ENV,
                        base_url=f"http://127.0.0.1:9/v1?api-version=2024-06-01&deployment={QUERY_SECRET}")
-        live = sh(["python", "-m", "stages.identify", "--candidate", "webapp", "--mode", "live"], cwd=repo, env=env)
+        live = sh([*CANDOR, "identify", "--candidate", "webapp", "--mode", "live"], cwd=repo, env=env)
         texts += [live.stdout, live.stderr]
     assert {r["headers"]["Authorization"] for r in srv.requests} == {f"Bearer {ROUTE_SECRET}"}   # it was sent
     (repo / "data/lots/recordings/webapp.jsonl").write_bytes((repo / "build/live/webapp.jsonl").read_bytes())

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import CANDOR
 from tests.test_pipeline import fresh_clone, sh
 
 pytestmark = pytest.mark.slow
@@ -63,7 +64,7 @@ def test_a_higher_deer_threshold_keeps_fewer_detections(swept):
 def test_the_sweep_reads_in_120_columns(swept):
     """``make sweep`` ends with the ranking (stages/sweep_table.py): every value, the swept param and the
     sort key visible, no line wider than 120 characters."""
-    out = sh([sys.executable, "-m", "stages.sweep_table", "--param", "thresholds.deer",
+    out = sh([*CANDOR, "sweep-table", "--param", "thresholds.deer",
               "--sort", "metrics/headline.json:detection.detector.demo-v2.f1"], cwd=swept)
     lines = out.splitlines()
     assert max(map(len, lines)) <= 120, out

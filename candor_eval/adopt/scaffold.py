@@ -223,3 +223,130 @@ def dvc_yaml(track: str) -> str:
     """The ``dvc.yaml`` of a project of ``track`` (``detector``, ``lots`` or ``both``)."""
     blocks = [stats_stage(track) if s == "stats" else STAGE_TEXT[s]() for s in stages_of(track) if s != "latency"]
     return HEADER.format(track=track) + "".join(blocks) + (PLOTS if track != "lots" else "")
+
+
+PARAMS_HEAD = """\
+# candor parameters, written by `candor init` (track: {track}): every key at its documented default.
+# Each stage reads only its own sections (listed under `params:` in dvc.yaml), so changing one reruns
+# exactly the stages that use it. Sections that are not candor's are yours: candor ignores them.
+"""
+
+PARAMS_LOTS = """\
+identify:                      # lots track, model step (candor identify --help; docs/lots.md)
+  mode: replay                 # replay (recorded answers, offline) | live (call the candidate)
+  candidates: []               # the candidates scored and valued: data/lots/recordings/<c>.jsonl
+  providers: {}                # live: who answers a candidate; unlisted: openai-compatible (base_url);
+                               # {python: "pkg.mod:fn"} or {http: URL} for your production code (docs/lots.md)
+  sources: {}                  # candidate -> its prompt file or its production code (a file or folder):
+                               # the identify stage iterates over it, so a change to it reruns that candidate
+  runs: 3                      # runs per lot / case
+  gallery: all                 # all photos of a lot, or only the first
+  pause_s: 1.0                 # live: pause between one thread's calls
+  timeout_s: 60.0              # live: whole-call deadline of each attempt
+  retries: 3                   # live: retries on 429 / 5xx / timeouts
+  backoff_s: 2.0               # live: first retry wait, doubled each time
+  concurrency: 1               # live: calls in flight at once (threads)
+  max_calls_per_minute:        # live: call-rate limit, every attempt counted (empty: unlimited)
+  base_url: https://api.openai.com/v1
+  model: gpt-4o-mini
+  api_key_env: OPENAI_API_KEY  # the NAME of the variable holding the key
+lots:                          # lots track, scoring (docs/lots.md, "Token rules")
+  min_number_digits: 3         # a bare number shorter than this is never a model token
+comps:                         # lots track, valuation (docs/valuation.md)
+  require_brand: true
+  require_model_token: true
+  hedged_fallback: true
+  exclude_accessories: true
+  per_unit_price: true
+  min_comps: 3
+  band:                        # in band when low <= estimate / verified value <= high
+  - 0.5
+  - 1.5
+  buyer_premium_pct: 15
+  sell_fee_pct: 13
+  margin_pct: 25
+  shipping: 25.00
+  buy_headroom_pct: 20
+"""
+
+PARAMS_STATS = """\
+stats:                         # intervals over clusters and exact paired tests (docs/stats.md)
+  confidence: 0.95
+  alpha: 0.05
+  reference:
+    lots:                      # the lots reference candidate (empty: the only candidate)
+  cluster:
+    detection: frame           # frame | session (the frames.csv session; needs >= 6 per split)
+    fields: case
+    by_set: {}
+"""
+
+PARAMS_DETECTOR = """\
+gate:                          # the PREDECLARED release gate (docs/stats.md): fix it before scoring a candidate
+  set:                         # a set of detector.sets (empty: the only set)
+  reference:                   # empty: the set's first model
+  candidate:                   # empty: the set's second model (when it has exactly two)
+  split: test
+  alpha: 0.05
+  latency_p95_ms: 2000
+  improvement: shown           # shown: each micro P/R/F1 difference must reach alpha | higher: point estimate
+  max_recall_drop: 0.05        # a critical class passes when its recall drop is shown to be below this
+  unqualified: fail            # a critical class too small to show anything: fail | waive
+  waive: []
+detector:                      # detector track (docs/detector.md)
+  sets: {}                     # set -> its models, reference first: `candor add set` / `candor add model`
+  providers:
+  - CPUExecutionProvider
+  floor: 0.05                  # raw boxes below this score are never stored
+  nms_iou: 0.5                 # served same-class NMS (suppress when IoU > nms_iou)
+  max_det:                     # at most this many boxes per frame after NMS (empty: no cap)
+  nms_agnostic: false
+  nms_by_model: {}             # model -> the NMS keys it serves differently
+  executor: local              # local | ray (docs/scale.md)
+reinference:                   # `candor verify-inference`: how far a rerun's raw boxes may be from the committed
+  box_px: 0.01
+  score: 0.0001
+thresholds:                    # served per-class confidence thresholds; `default` serves every class not named
+  default: 0.25
+thresholds_by_model: {}        # model -> the classes it serves at other thresholds
+match:
+  iou: 0.5                     # a detection matches a label of its class when IoU >= iou
+  min_support: 10              # classes with fewer labels are reported as unqualified
+  critical: []                 # action targets: wrong and missed are reported, and gated
+  bands:                       # object size bands, sqrt(w*h) in px at model input
+  - 16
+  - 48
+latency:
+  warmup: 3                    # warm-up calls before one timed call per image
+"""
+
+
+def params_yaml(track: str) -> str:
+    """The ``params.yaml`` ``candor init`` writes for ``track``: candor's sections at their defaults."""
+    lots, detector = track in ("lots", "both"), track in ("detector", "both")
+    return (PARAMS_HEAD.format(track=track) + (PARAMS_LOTS if lots else "") + PARAMS_STATS
+            + (PARAMS_DETECTOR if detector else ""))
+
+
+GITIGNORE_BEGIN = "# >>> candor (written by `candor init`; it rewrites this block)"
+GITIGNORE_END = "# <<< candor"
+GITIGNORE_BODY = """\
+# derived files (DVC-cached); build/detections/ holds the canonical inference outputs, committed
+/build/*
+!/build/detections/
+# machine-specific: the latency diagnostic and the PNG figures (their bytes depend on the build)
+/metrics/latency/
+/plots/figures/
+# `dvc plots show` writes its page here
+/dvc_plots/
+"""
+
+
+def gitignore(existing: str) -> str:
+    """``existing`` (a ``.gitignore``'s text, maybe empty) with candor's marked block added or replaced."""
+    block = f"{GITIGNORE_BEGIN}\n{GITIGNORE_BODY}{GITIGNORE_END}\n"
+    if GITIGNORE_BEGIN in existing and GITIGNORE_END in existing:
+        head, rest = existing.split(GITIGNORE_BEGIN, 1)
+        tail = rest.split(GITIGNORE_END, 1)[1].lstrip("\n")
+        return head + block + tail
+    return existing + ("\n" if existing and not existing.endswith("\n") else "") + block

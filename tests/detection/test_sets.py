@@ -16,7 +16,7 @@ from candor_eval.common.errors import InputError
 from candor_eval.common.manifest import sha256_file
 from candor_eval.detection.config import DetectorParams
 from candor_eval.detection.sets import DetectionSet, detection_sets, find_set, set_folders, set_records
-from tests.conftest import ROOT
+from tests.conftest import CANDOR, ROOT
 from tests.test_pipeline import fresh_clone, sh
 
 EXPORT = ROOT / "tests" / "data" / "ultralytics"
@@ -76,7 +76,7 @@ def walked(tmp_path_factory) -> tuple[Path, str]:
     card = yaml.safe_load((EXPORT / "tiny-yolov8.yaml").read_text())
     (repo / "models" / "yolov8-tiny.yaml").write_text(yaml.safe_dump({**card, "onnx": "yolov8-tiny.onnx"},
                                                                      sort_keys=False))
-    assert "wrote data/birds/manifest.csv: 7 files" in sh([sys.executable, "-m", "stages.fetch", "manifest",
+    assert "wrote data/birds/manifest.csv: 7 files" in sh([*CANDOR, "fetch", "manifest",
                                                            "data/birds"], cwd=repo)
     params = (repo / "params.yaml").read_text().splitlines(keepends=True)
     at = next(i for i, line in enumerate(params) if line.startswith("    detector:")) + 1
@@ -123,7 +123,7 @@ def test_the_pipeline_scores_the_coco_set_as_the_standalone_coco_mode_does(walke
     by `stages.coco_eval` (thresholds and NMS are idempotent on them), give the same micro counts."""
     repo, _ = walked
     out = repo / "build" / "coco-eval.json"
-    sh([sys.executable, "-m", "stages.coco_eval", "--coco-gt", "data/birds/coco.json", "--coco-results",
+    sh([*CANDOR, "coco-eval", "--coco-gt", "data/birds/coco.json", "--coco-results",
         "build/coco-results/birds/demo-v2.json", "--params", "params.yaml", "--out", str(out)], cwd=repo)
     standalone = json.loads(out.read_text())["all"]["micro"]
     piped = json.loads((repo / "metrics/detection/birds/demo-v2.json").read_text())["all"]["micro"]

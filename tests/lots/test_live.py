@@ -9,7 +9,6 @@ import logging
 import os
 import shutil
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -24,7 +23,7 @@ from candor_eval.lots.recording import load_recording
 from candor_eval.lots.redact import Redactor
 from candor_eval.lots.vocabulary import read_category_library
 from tests.chat_server import chat_server
-from tests.conftest import ROOT, TESTS, VOCABULARY
+from tests.conftest import CANDOR, ROOT, TESTS, VOCABULARY
 from tests.stages import test_identify as identify_test
 
 FIXTURE = TESTS / "data" / "lots"
@@ -43,7 +42,7 @@ def workspace(root: Path, url: str) -> Path:
 
 
 def stage() -> list[str]:
-    return [sys.executable, "-m", "stages.identify", "--candidate", "p", "--lots", "data/lots"]
+    return [*CANDOR, "identify", "--candidate", "p", "--lots", "data/lots"]
 
 
 def test_a_second_run_on_the_same_recording_exits_2_naming_the_holder_and_nothing_is_paid_twice(tmp_path):

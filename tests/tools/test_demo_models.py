@@ -54,7 +54,7 @@ def test_the_two_models_differ():
 def test_no_torch_in_the_library_stages_or_tests():
     """torch is a tools-only dependency: nothing CI imports may import it."""
     pattern = re.compile(r"^\s*(import torch|from torch)", re.M)
-    for path in [*(ROOT / "candor").rglob("*.py"), *(ROOT / "stages").rglob("*.py"), *(ROOT / "tests").rglob("*.py"),
+    for path in [*(ROOT / "candor_eval").rglob("*.py"), *(ROOT / "tests").rglob("*.py"),
                  *(ROOT / "tools" / "demo").glob("*.py")]:
         if path.name in ("train.py", "model.py") and path.parent.name == "demo":
             continue

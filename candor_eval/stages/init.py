@@ -1,0 +1,127 @@
+"""candor init: make a folder of a Git + DVC repository a candor project.
+
+    candor init [DIR] [--track detector|lots|both] [--demo] [--force]
+
+Writes into ``DIR`` (default: the current folder, or ``eval/`` when the current folder already has
+a ``dvc.yaml`` or ``params.yaml`` of its own: DVC joins every ``dvc.yaml`` of a repository into one
+graph, so the user's own stages can feed candor's) a ``dvc.yaml`` of candor's stages for the track,
+a ``params.yaml`` of candor's sections with every key at its documented default, the detector
+plots' templates, ``candor.lock`` (the installed candor and each stage's code fingerprint:
+``candor lock --help``) and a marked block in ``.gitignore``. ``--demo`` adds the embedded demo (its
+params, data, models, committed raw detections, metrics and ``dvc.lock``): the first ``dvc repro``
+then reruns nothing. Then it prints the next three commands.
+
+It never overwrites a file it does not own: when a file it would write exists with other content,
+it lists them all and writes nothing; ``--force`` overwrites the ones candor wrote (a folder with a
+``candor.lock``), never the others (:mod:`candor_eval.adopt.project`).
+
+Exit codes: 0 written; 2 not inside a Git repository with a DVC project (the ``git init`` /
+``dvc init`` to run is printed), or files in the way (listed), or a bad flag.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+from candor_eval.adopt.fingerprint import stage_fingerprint
+from candor_eval.adopt.lockfile import LOCK_NAME, read_lock, stages_of
+from candor_eval.adopt.project import conflicts, plan
+from candor_eval.cli import version
+from candor_eval.common.atomic import replace_dir_files
+from candor_eval.common.errors import InputError, Problem, fail
+
+log = logging.getLogger("candor.init")
+
+
+def git_root(folder: Path) -> Path | None:
+    """The top folder of the Git work tree holding ``folder``, or None."""
+    try:
+        out = subprocess.run(["git", "-C", str(folder), "rev-parse", "--show-toplevel"], capture_output=True,
+                             text=True, check=False)
+    except FileNotFoundError:
+        return None
+    return Path(out.stdout.strip()) if out.returncode == 0 else None
+
+
+def dvc_root(folder: Path, top: Path) -> Path | None:
+    """The nearest folder from ``folder`` up to ``top`` that holds a ``.dvc`` folder, or None."""
+    for candidate in [folder, *folder.parents]:
+        if (candidate / ".dvc").is_dir():
+            return candidate
+        if candidate == top:
+            break
+    return None
+
+
+def target_folder(given: str | None, cwd: Path) -> Path:
+    """``DIR`` as given; without it the current folder, or ``eval/`` beside a dvc.yaml / params.yaml not candor's."""
+    if given is not None:
+        return cwd / given
+    theirs = [n for n in ("dvc.yaml", "params.yaml") if (cwd / n).exists()]
+    if theirs and not (cwd / LOCK_NAME).exists():
+        log.info("this folder has its own %s: candor's project goes into eval/", " and ".join(theirs))
+        return cwd / "eval"
+    return cwd
+
+
+def check_repository(folder: Path) -> None:
+    """An InputError unless ``folder`` is inside a Git work tree with a DVC project (the commands to run named)."""
+    top = git_root(folder if folder.exists() else folder.parent)
+    if top is None:
+        raise fail(str(folder), "not inside a Git repository", expected="a Git repository with a DVC project",
+                   hint="git init && dvc init   (in the repository's top folder), then candor init again")
+    if dvc_root(folder.resolve(), top.resolve()) is None:
+        raise fail(str(folder), "no DVC project here or above it", expected="a DVC project (a .dvc folder)",
+                   hint=f"dvc init   (in {top}), or dvc init --subdir   (in {folder}) to keep DVC to that folder")
+
+
+def next_commands(folder: Path, *, track: str, demo: bool, cwd: Path) -> list[str]:
+    """The three commands to run next (paths as the user types them from ``cwd``)."""
+    rel = folder.relative_to(cwd).as_posix() if folder.is_relative_to(cwd) else str(folder)
+    d = "" if rel == "." else f" --dir {rel}"
+    if demo:
+        return ["dvc repro            # reruns nothing: the demo's outputs are committed",
+                "dvc exp run -S " + ("" if rel == "." else f"{rel}/params.yaml:") + "thresholds.deer=0.3",
+                "dvc metrics diff"]
+    if track == "lots":
+        where = "params.yaml" if rel == "." else f"{rel}/params.yaml"
+        return [f"edit {where}: identify.candidates, providers and sources (docs/lots.md)",
+                "dvc repro", "dvc metrics show"]
+    return [f"candor add set val --from data.yaml{d}", f"candor add model best --onnx best.onnx{d}", "dvc repro"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="candor init", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", nargs="?", help="the project folder (default: . or eval/, see above)")
+    p.add_argument("--track", choices=["detector", "lots", "both"], default="both", help="default: %(default)s")
+    p.add_argument("--demo", action="store_true", help="add the embedded demo (track both)")
+    p.add_argument("--force", action="store_true", help="overwrite files candor wrote before")
+    args = p.parse_args(argv)
+    if args.demo and args.track != "both":
+        raise fail("--demo", "the demo has both tracks", expected="--track both (the default) with --demo")
+    cwd = Path.cwd()
+    folder = target_folder(args.dir, cwd)
+    check_repository(folder)
+    lock_path = folder / LOCK_NAME
+    lock = read_lock(lock_path) if lock_path.is_file() else None
+    gitignore = folder / ".gitignore"
+    todo = plan(track=args.track, demo=args.demo, version=version(),
+                code={s: stage_fingerprint(s) for s in stages_of(args.track)},
+                existing_gitignore=gitignore.read_text(encoding="utf-8") if gitignore.is_file() else "")
+    refused, forced = conflicts(todo, folder, lock=lock, force=args.force)
+    if refused:
+        raise InputError([Problem(str(folder / r), "exists and is not candor's to overwrite" if args.force
+                                  else "exists with other content") for r in refused],
+                         hint=None if args.force else "nothing was written; --force overwrites the files "
+                                                       "candor wrote before (never others)")
+    changed = {path: data for path, data in todo.files.items()
+               if not ((folder / path).is_file() and (folder / path).read_bytes() == data)}
+    replace_dir_files(folder, changed, clean=False)
+    written = len(changed)
+    print(f"candor init: {written} file(s) written in {folder}" + (f" ({len(forced)} overwritten)" if forced else ""))
+    print("next:\n" + "\n".join(f"  {c}" for c in next_commands(folder, track=args.track, demo=args.demo, cwd=cwd)))
+    return 0
