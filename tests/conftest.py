@@ -13,6 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"                                 # the shared fixtures live in TESTS / "data"
 VOCABULARY = ROOT / "data" / "lots" / "vocabulary"    # the committed word lists (candor_eval/lots/vocabulary.py)
+CANDOR = [sys.executable, "-m", "candor_eval"]        # the candor command of this interpreter, for subprocesses
 
 
 def committed_token_rules():
