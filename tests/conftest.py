@@ -57,3 +57,6 @@ def user_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     for name, module in list(sys.modules.items()):
         if str(getattr(module, "__file__", None) or "").startswith(str(tmp_path)):
             del sys.modules[name]
+
+
+from tests.adoption import installed  # noqa: E402,F401 - the session fixture of the adoption tests
