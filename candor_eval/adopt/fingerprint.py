@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 PACKAGE = "candor_eval"
@@ -69,13 +69,7 @@ def imported_names(source: str, *, module: str, is_package: bool) -> set[str]:
     """
     package = module if is_package else module.rpartition(".")[0]
     out: set[str] = set()
-    tree = ast.parse(source)
-    typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
-                   and getattr(block.test, "id", getattr(block.test, "attr", "")) == "TYPE_CHECKING"
-                   for stmt in block.body for n in ast.walk(stmt)}
-    for node in ast.walk(tree):
-        if id(node) in typing_only:
-            continue
+    for node in statements(ast.parse(source).body):
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -86,6 +80,22 @@ def imported_names(source: str, *, module: str, is_package: bool) -> set[str]:
             out.add(base)
             out.update(f"{base}.{a.name}" for a in node.names if a.name != "*")
     return out
+
+
+def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement of ``body`` and of the blocks nested in it (functions, classes, if/try/with/loops),
+    but not the body of ``if TYPE_CHECKING:``; expressions are not visited (an import is a statement)."""
+    for node in body:
+        yield node
+        if isinstance(node, ast.If) and getattr(node.test, "id", getattr(node.test, "attr", "")) == "TYPE_CHECKING":
+            yield from statements(node.orelse)
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            yield from statements(getattr(node, field, None) or [])
+        for handler in getattr(node, "handlers", None) or []:
+            yield from statements(handler.body)
+        for case in getattr(node, "cases", None) or []:
+            yield from statements(case.body)
 
 
 def closure(module: str, root: Path) -> list[Path]:
