@@ -44,6 +44,7 @@ COMMANDS: dict[str, Command] = {
     "gate": _stage("gate", "evaluate or check the predeclared release gate"),
     "compare": _stage("compare", "two revisions, paired: what changed"),
     "figures": _stage("figures", "draw the PNG figures"),
+    "plots": _stage("plots", "the DVC plots as one offline page (dvc plots show, Vega vendored)"),
     "coco-eval": _stage("coco_eval", "COCO AP of a results file"),
     "suggest-thresholds": _stage("suggest_thresholds", "per-class thresholds from dev frames"),
     "verify-inference": _stage("verify_inference", "rerun every model, check the committed raw boxes"),

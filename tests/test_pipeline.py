@@ -24,8 +24,12 @@ def sh(args: list[str], cwd: Path) -> str:
 
 
 def fresh_clone(parent: Path) -> Path:
+    """A clone of HEAD whose install inputs are older than any venv stamp: ``make`` there with this checkout's
+    venv installs nothing (an editable install from the clone would point the shared venv at a temporary folder)."""
     clone = parent / "candor"
     sh(["git", "clone", "-q", str(ROOT), str(clone)], cwd=ROOT)
+    for req in [*clone.glob("requirements*.txt"), clone / "pyproject.toml"]:
+        os.utime(req, (0, 0))
     return clone
 
 

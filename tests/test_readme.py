@@ -98,8 +98,9 @@ def clone(parent: Path, source: Path = ROOT) -> Path:
     (repo / ".venv").symlink_to(VENV)            # `make` finds its venv installed
     with open(repo / ".git" / "info" / "exclude", "a") as fh:      # .gitignore's `.venv/` is for a folder
         fh.write(".venv\n")
-    for req in [*repo.glob("requirements*.txt"), repo / "pyproject.toml"]:   # older than the venv stamp: no install
-        os.utime(req, (0, 0))
+    if source != ROOT:                           # (fresh_clone does it for a clone of ROOT)
+        for req in [*repo.glob("requirements*.txt"), repo / "pyproject.toml"]:   # older than the venv stamp
+            os.utime(req, (0, 0))
     return repo
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from candor_eval.adopt.fingerprint import stage_fingerprint
 from candor_eval.adopt.lockfile import LOCK_NAME, read_lock, stages_of
-from candor_eval.adopt.project import conflicts, plan
+from candor_eval.adopt.project import conflicts, dvc_root, plan
 from candor_eval.cli import version
 from candor_eval.common.atomic import replace_dir_files
 from candor_eval.common.errors import InputError, Problem, fail
@@ -44,16 +44,6 @@ def git_root(folder: Path) -> Path | None:
     except FileNotFoundError:
         return None
     return Path(out.stdout.strip()) if out.returncode == 0 else None
-
-
-def dvc_root(folder: Path, top: Path) -> Path | None:
-    """The nearest folder from ``folder`` up to ``top`` that holds a ``.dvc`` folder, or None."""
-    for candidate in [folder, *folder.parents]:
-        if (candidate / ".dvc").is_dir():
-            return candidate
-        if candidate == top:
-            break
-    return None
 
 
 def target_folder(given: str | None, cwd: Path) -> Path:
