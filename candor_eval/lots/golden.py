@@ -39,6 +39,7 @@ was expected and what was got; all problems are reported at once.
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -282,7 +283,7 @@ def load_golden(root: str | Path) -> Golden:
         cases.append(case)
     if problems:
         raise InputError(problems, hint="fix the golden set, then rewrite its manifest: "
-                                        f"candor fetch manifest {root.as_posix()}")
+                                        f"`candor fetch manifest {shlex.quote(root.as_posix())}`")
     return Golden(root=root, lots=tuple(sorted(lots, key=lambda x: x.id)),
                   cases=tuple(sorted(cases, key=lambda c: c.name)))
 
