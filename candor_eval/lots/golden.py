@@ -296,7 +296,7 @@ def render_library(library: CategoryLibrary | None, *, default: CategoryLibrary)
 
     With a case's ``categoryLibrary``: the tiers it gives, to be reused before
     inventing new names. Without one (a fresh install, and every lot): the
-    suggestions ``default`` (data: ``data/lots/vocabulary/category-library.yaml``,
+    suggestions ``default`` (data: ``<lots>/vocabulary/category-library.yaml``,
     :func:`candor_eval.lots.vocabulary.read_category_library`). Tiers that are missing are left out.
     """
     if library is None:
