@@ -47,7 +47,6 @@ from candor_eval.lots.golden import CategoryLibrary
 from candor_eval.lots.ocr_reading import ReadingRules
 from candor_eval.lots.tokens import TokenRules
 
-FOLDER = Path("data/lots/vocabulary")
 PACKAGE = "candor_eval"
 FILES = ("makes.yaml", "tokens.yaml", "accessory-words.yaml", "comps-words.yaml", "category-library.yaml")
 
