@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import functools
 import http.server
+import re
+import shlex
 import sys
 import threading
 from collections.abc import Iterator
@@ -24,6 +26,15 @@ def committed_token_rules():
 
     lots = section(LotsParams, "lots", path=ROOT / "params.yaml")
     return read_token_rules(VOCABULARY / "tokens.yaml", min_number_digits=lots.min_number_digits)
+
+
+def hint_argv(message: str, *, stage: str) -> list[str]:
+    """The arguments of the one command in backticks in the hint of the error ``message`` (what a stage prints
+    after ``hint: ``), split as a POSIX shell would; it must be ``candor <stage> ...``."""
+    [command] = re.findall(r"`([^`]+)`", message.split("\nhint: ", 1)[1])
+    argv = shlex.split(command)
+    assert argv[:2] == ["candor", stage], command
+    return argv[2:]
 
 
 @pytest.fixture

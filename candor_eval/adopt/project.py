@@ -2,8 +2,9 @@
 
 A *plan* maps each path (relative to the project folder) to its bytes. The scaffold files are
 ``dvc.yaml`` and ``params.yaml`` (:mod:`candor_eval.adopt.scaffold`), the detector plots'
-Vega-Lite templates under ``plots/templates/`` (``dvc.yaml`` names them), ``candor.lock`` and the
-marked block of ``.gitignore``; ``--demo`` adds the embedded demo (its params, data, models,
+Vega-Lite templates under ``plots/templates/`` (``dvc.yaml`` names them), for the lots track
+candor's default word lists as the bench's own starting ones (``data/lots/vocabulary/``: data the
+team edits, a dep of the lots stages), ``candor.lock`` and the marked block of ``.gitignore``; ``--demo`` adds the embedded demo (its params, data, models,
 committed raw boxes, metrics, plot data and ``dvc.lock``), so the first ``dvc repro`` reruns nothing.
 
 Ownership: candor owns a file it wrote. A folder with a ``candor.lock`` is a candor project, whose
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import Any
 
 from candor_eval.adopt.lockfile import LOCK_NAME, InitRecord, Lock, Track, render
 from candor_eval.adopt.scaffold import dvc_yaml, gitignore, params_yaml
@@ -54,13 +56,14 @@ class Plan:
     demo: frozenset[str]
 
 
-def walk(node: Traversable, prefix: str) -> Iterable[tuple[str, Traversable]]:
-    """Every file under ``node`` (a package resource), as (project path, resource), sorted."""
+def walk(node: Traversable, prefix: str, *, read: bool = False) -> Iterable[tuple[str, Any]]:
+    """Every file under ``node`` (a package resource), as (project path, resource), sorted; with ``read``
+    its bytes instead of the resource."""
     if node.is_file():
-        yield prefix, node
+        yield prefix, node.read_bytes() if read else node
         return
     for child in sorted(node.iterdir(), key=lambda c: c.name):
-        yield from walk(child, f"{prefix}/{child.name}")
+        yield from walk(child, f"{prefix}/{child.name}", read=read)
 
 
 def demo_files(root: Traversable | None = None) -> dict[str, bytes]:
@@ -71,7 +74,7 @@ def demo_files(root: Traversable | None = None) -> dict[str, bytes]:
         node = root
         for name in part.split("/"):
             node = node / name
-        out.update((p, r.read_bytes()) for p, r in walk(node, path))
+        out.update(walk(node, path, read=True))
     return out
 
 
@@ -82,6 +85,8 @@ def plan(*, track: Track, demo: bool, version: str, code: dict[str, str], existi
     out = {"dvc.yaml": dvc_yaml(track).encode(), "params.yaml": params_yaml(track).encode()}
     if track != "lots":
         out |= {f"plots/templates/{t}": (templates / t).read_bytes() for t in TEMPLATES}
+    if track != "detector":
+        out |= dict(walk(files("candor_eval") / "vocabulary", "data/lots/vocabulary", read=True))
     extra = demo_source() if demo else {}
     out |= extra
     out[LOCK_NAME] = render(Lock(candor=version, init=InitRecord(track=track, demo=demo), code=code)).encode()

@@ -40,7 +40,6 @@ from candor_eval.lots.fields import RunAnswer
 from candor_eval.lots.recording import RecordLine, parse_case_runs
 
 Status = Literal["ok", "unparseable", "error"]
-REBUILD = "rebuild the answers: dvc repro identify"
 
 
 class Answer(BaseModel):
@@ -121,16 +120,25 @@ def write_answers(path: str | os.PathLike[str], answers: Iterable[Answer]) -> No
     write_lines(path, (a.to_json() for a in sorted(answers, key=lambda a: (a.case, a.run))))
 
 
-def parse_answers(text: str, *, file: str) -> list[Answer]:
-    """Validate answers JSONL ``text`` (module docstring); every problem at once."""
+def rebuild_hint(rebuild: str | None) -> str:
+    """The fix for a missing or bad answers file: ``rebuild``, the command that writes it again (a stage knows
+    its flags), else the stage's name."""
+    return f"rebuild the answers: `{rebuild}`" if rebuild else "rebuild the answers with the identify stage"
+
+
+def parse_answers(text: str, *, file: str, rebuild: str | None = None) -> list[Answer]:
+    """Validate answers JSONL ``text`` (module docstring); every problem at once, with :func:`rebuild_hint`."""
     try:
         return parse_case_runs(text.splitlines(), Answer, file=file)
     except InputError as err:
-        raise InputError(err.problems, hint=REBUILD) from None
+        raise InputError(err.problems, hint=rebuild_hint(rebuild)) from None
 
 
-def read_answers(path: str | os.PathLike[str]) -> list[Answer]:
-    """Read and validate an answers file (a missing file names the stage that writes it)."""
-    text = read_text(path, expected="the identify stage's answers (run the identify stage first: "
-                                    "dvc repro identify)")
-    return parse_answers(text, file=Path(path).as_posix())
+def read_answers(path: str | os.PathLike[str], *, rebuild: str | None = None) -> list[Answer]:
+    """Read and validate an answers file; a missing or unreadable one too is an InputError with
+    :func:`rebuild_hint` (``rebuild``: the command that writes it)."""
+    try:
+        text = read_text(path, expected="the identify stage's answers")
+    except InputError as err:
+        raise InputError(err.problems, hint=rebuild_hint(rebuild)) from None
+    return parse_answers(text, file=Path(path).as_posix(), rebuild=rebuild)

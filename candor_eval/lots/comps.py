@@ -22,7 +22,7 @@ Tokens
     model's letter-only words of 3+ letters that are not hedge, category or generic words
     ("optiplex", "heratherm") plus the letter prefix (2+ letters) of each distinctive token ("tds"
     from "tds2024c"). The hedge, category and generic words are data (:class:`KeyWords`,
-    ``data/lots/vocabulary/comps-words.yaml``).
+    ``<lots>/vocabulary/comps-words.yaml``).
 
 Matching rules (each a switch in :class:`Rules`, params section ``comps``)
     ``require_brand``: the title must contain the make (its key, or its first word
@@ -65,7 +65,7 @@ CENT = Decimal("0.01")
 @dataclass(frozen=True)
 class KeyWords:
     """The words a model's phrase and family keys leave out (module docstring, "Tokens"); data,
-    ``data/lots/vocabulary/comps-words.yaml`` (:class:`candor_eval.lots.vocabulary.CompsWords`).
+    ``<lots>/vocabulary/comps-words.yaml`` (:class:`candor_eval.lots.vocabulary.CompsWords`).
 
     ``category``: words that say what a thing is, not which model it is ("drill", "monitor"):
     never part of a phrase or family key. ``generic``: words that, besides the category words,

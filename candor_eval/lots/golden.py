@@ -39,6 +39,7 @@ was expected and what was got; all problems are reported at once.
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -282,7 +283,7 @@ def load_golden(root: str | Path) -> Golden:
         cases.append(case)
     if problems:
         raise InputError(problems, hint="fix the golden set, then rewrite its manifest: "
-                                        f"candor fetch manifest {root.as_posix()}")
+                                        f"`candor fetch manifest {shlex.quote(root.as_posix())}`")
     return Golden(root=root, lots=tuple(sorted(lots, key=lambda x: x.id)),
                   cases=tuple(sorted(cases, key=lambda c: c.name)))
 
@@ -295,7 +296,7 @@ def render_library(library: CategoryLibrary | None, *, default: CategoryLibrary)
 
     With a case's ``categoryLibrary``: the tiers it gives, to be reused before
     inventing new names. Without one (a fresh install, and every lot): the
-    suggestions ``default`` (data: ``data/lots/vocabulary/category-library.yaml``,
+    suggestions ``default`` (data: ``<lots>/vocabulary/category-library.yaml``,
     :func:`candor_eval.lots.vocabulary.read_category_library`). Tiers that are missing are left out.
     """
     if library is None:

@@ -30,7 +30,7 @@ from candor_eval.common.errors import fail
 from candor_eval.lots.ocr_reading import reader_sha256
 from candor_eval.lots.params import HttpProvider, IdentifyParams, PythonProvider
 from candor_eval.lots.production import on_import_path
-from candor_eval.lots.vocabulary import Makes, read_vocabulary
+from candor_eval.lots.vocabulary import Makes, Source, read_vocabulary
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ def module_file(module: str, *, where: str) -> Path:
     return origin.relative_to(cwd) if origin.is_relative_to(cwd) else origin
 
 
-def candidate_identity(params: IdentifyParams, candidate: str, *, lots: Path, makes_file: str | Path,
+def candidate_identity(params: IdentifyParams, candidate: str, *, lots: Path, makes_file: Source,
                        params_file: str) -> Identity:
     """The :class:`Identity` of ``candidate``: its source ``identify.sources.<candidate>``, else the default
     place (``<lots>/prompts/<candidate>.txt``; a python provider's module file, found on the import path

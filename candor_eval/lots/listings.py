@@ -15,9 +15,11 @@ file's problems are reported at once.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Iterable
 from datetime import date
 from decimal import Decimal
+from pathlib import PurePath
 
 from candor_eval.common.errors import InputError, Problem
 from candor_eval.common.tables import ascii_int, parse_rows, read_rows, read_text
@@ -30,7 +32,8 @@ RELEVANCE_COLUMNS = ("lot", "listing")
 
 
 def parse_listings(text: str, *, file: str) -> list[Listing]:
-    """Validate ``listings.csv`` text (module docstring)."""
+    """Validate ``listings.csv`` text (module docstring) read from ``file``; the hint of a problem rewrites the
+    manifest of ``file``'s folder."""
     out: list[Listing] = []
     problems: list[Problem] = []
     seen: dict[str, int] = {}
@@ -63,8 +66,8 @@ def parse_listings(text: str, *, file: str) -> list[Listing]:
         out.append(Listing(id=lid, title=title, price=price, quantity=int(qty),
                            sold_date=row["sold_date"].strip(), category=row["category"].strip()))
     if problems:
-        raise InputError(problems, hint="fix the rows, then rewrite the manifest: "
-                                        "candor fetch manifest data/comps")
+        folder = shlex.quote(PurePath(file).parent.as_posix())
+        raise InputError(problems, hint=f"fix the rows, then rewrite the manifest: `candor fetch manifest {folder}`")
     return out
 
 

@@ -182,7 +182,7 @@ def gallery_paths(golden: Golden, ident: str, gallery: str) -> list[Path]:
 def call_context(golden: Golden, ident: str, run: int, *, default_library: CategoryLibrary) -> dict[str, Any]:
     """What a production responder is told about one call: ``id``, ``kind`` (``lot`` or ``case``), ``run``,
     ``category_library`` (the case's, else ``default_library``, the suggestions of
-    ``data/lots/vocabulary/category-library.yaml``, as lists or None) and ``default_library`` (True for the
+    ``<lots>/vocabulary/category-library.yaml``, as lists or None) and ``default_library`` (True for the
     suggestions)."""
     case = next((c for c in golden.cases if c.name == ident), None)
     library = case.categoryLibrary if case is not None else None

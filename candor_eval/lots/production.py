@@ -14,7 +14,7 @@ repository is found, and so is an installed package. Import errors are bad confi
   JPEG/PNG/WebP/GIF by their bytes, at most 5 MB, decodable).
 * ``context``: a dict with ``id``, ``kind`` (``"lot"`` or ``"case"``), ``run`` (1-based),
   ``category_library`` (the case's ``categoryLibrary``, or the curated default of
-  ``data/lots/vocabulary/category-library.yaml``: a dict of
+  ``<lots>/vocabulary/category-library.yaml``: a dict of
   ``functional``, ``specific``, ``itemType``, each a list or None), ``default_library`` (True
   when it is the default) and ``timeout_s`` (the deadline, to pass on to the code's own client).
 

@@ -183,12 +183,16 @@ def parse_recording(text: str, *, file: str, allow_partial_tail: bool = False) -
     return parse_case_runs(lines, RecordLine, file=file)
 
 
-def load_recording(path: str | Path, *, allow_partial_tail: bool = False) -> list[RecordLine]:
-    """Read and validate a recording file."""
+def load_recording(path: str | Path, *, allow_partial_tail: bool = False,
+                   rerecord: str | None = None) -> list[RecordLine]:
+    """Read and validate a recording file; a missing one is an InputError whose hint gives ``rerecord``, the
+    command that records it (else ``identify.mode: live``)."""
     p = Path(path)
     if not p.exists():
+        how = (f"with `{rerecord}`, then copy the recording to {p.as_posix()}" if rerecord
+               else "(identify.mode: live)")
         raise InputError(Problem(p.as_posix(), "recording not found"),
-                         hint="record it live (identify.mode: live) or pick a candidate that has one")
+                         hint=f"record it live {how}, or pick a candidate that has one")
     text = read_text(p, expected="a JSONL recording")
     return parse_recording(text, file=p.as_posix(), allow_partial_tail=allow_partial_tail)
 

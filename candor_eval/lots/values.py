@@ -60,16 +60,19 @@ class ValueRow:
 
 
 def value_lots(lots: Sequence[Lot], answers: Iterable[Answer], listings: Sequence[Listing], *,
-               rules: Rules, ceiling: CeilingRules, answers_file: str = "answers") -> list[LotValue]:
+               rules: Rules, ceiling: CeilingRules, answers_file: str = "answers",
+               rebuild: str | None = None) -> list[LotValue]:
     """Value every valuation lot from its answers (module docstring); sorted by lot id.
-    A valuation lot without any answer is an InputError naming ``answers_file``."""
+    A valuation lot without any answer is an InputError naming ``answers_file``, with ``rebuild`` (the
+    command that writes the answers again) as the fix."""
     by_lot: dict[str, dict[int, Answer]] = {}
     for a in answers:
         by_lot.setdefault(a.case, {})[a.run] = a
     missing = [lot.id for lot in lots if lot.valuation and lot.id not in by_lot]
     if missing:
+        how = f": `{rebuild}`" if rebuild else " with the identify stage"
         raise fail(answers_file, f"no answer for valuation lot(s) {', '.join(missing)}",
-                   hint="the answers must come from the same golden set: dvc repro identify")
+                   hint=f"the answers must come from the same golden set; rebuild them{how}")
     out = []
     for lot in sorted((x for x in lots if x.valuation), key=lambda x: x.id):
         runs = by_lot[lot.id]
@@ -97,12 +100,18 @@ def values_text(values: Sequence[LotValue]) -> str:
          v.current_price, v.verdict, v.estimate.reason, ";".join(v.estimate.comps)) for v in values])
 
 
-def read_values(path: str | os.PathLike[str], *, lots: set[str]) -> dict[str, ValueRow]:
-    """lot -> its row, from one candidate's values file; every lot of ``lots`` exactly once."""
+def read_values(path: str | os.PathLike[str], *, lots: set[str], rebuild: str | None = None) -> dict[str, ValueRow]:
+    """lot -> its row, from one candidate's values file; every lot of ``lots`` exactly once. Any problem
+    (a missing file too) is an InputError with ``rebuild``, the command that writes the file again, as the fix."""
+    hint = f"rebuild it: `{rebuild}`" if rebuild else "rebuild it with the value stage"
     problems: list[Problem] = []
     out: dict[str, ValueRow] = {}
     seen: dict[str, int] = {}
-    for rowno, row in read_rows(path, columns=VALUE_COLUMNS, exact=True).rows:
+    try:
+        table = read_rows(path, columns=VALUE_COLUMNS, exact=True)
+    except InputError as err:
+        raise InputError(err.problems, hint=hint) from None
+    for rowno, row in table.rows:
         where = f"{path}:row {rowno}"
         lot = row["lot"].strip()
         if lot not in lots:
@@ -125,5 +134,5 @@ def read_values(path: str | os.PathLike[str], *, lots: set[str]) -> dict[str, Va
     if missing:
         problems.append(Problem(str(path), f"no row for valuation lot(s) {', '.join(missing)}"))
     if problems:
-        raise InputError(problems, hint="rebuild it: dvc repro value")
+        raise InputError(problems, hint=hint)
     return out

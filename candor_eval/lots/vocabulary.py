@@ -1,10 +1,17 @@
-"""The lots track's vocabularies: word lists kept as data files, ``data/lots/vocabulary/*.yaml``.
+"""The lots track's vocabularies: word lists kept as data files, ``<lots>/vocabulary/*.yaml``.
 
 Five files, each a YAML mapping of named lists, read by the one checked loader
 (:func:`candor_eval.common.params.load_yaml`: repeated keys, anchors and non-finite numbers refused)
 and validated by its model (``extra='forbid'``; every list required: the file is the lists' one
 home). A bad file is an InputError (exit 2) naming the file and the field, e.g.
 ``data/lots/vocabulary/tokens.yaml.spec_words.3: Input should be a valid string``.
+
+Where a stage finds each file (:func:`vocabulary_file`): ``<lots>/vocabulary/<file>`` when that file
+exists, ``<lots>`` being the bench folder the stage was given (``--lots``); else candor's packaged
+default, the same five files shipped in the package (:func:`packaged`, read with
+:mod:`importlib.resources`). A stage's flag naming the file always wins. What a file says is what
+counts, not where it lies: a local-ocr recording's digest covers the makes list read, so the
+packaged ``makes.yaml`` and a copy of it in a bench give the same digest.
 
 - ``makes.yaml`` (:class:`Makes`): what the local OCR reader can name (identify). A local-ocr
   recording's ``prompt_sha256`` covers ``{"makes": [...]}`` (:func:`candor_eval.lots.ocr_reading.reader_sha256`).
@@ -26,6 +33,8 @@ the whole lock after each stage it runs). To try another list, edit the file and
 """
 from __future__ import annotations
 
+from importlib.resources import as_file, files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import TypeVar
 
@@ -38,7 +47,11 @@ from candor_eval.lots.golden import CategoryLibrary
 from candor_eval.lots.ocr_reading import ReadingRules
 from candor_eval.lots.tokens import TokenRules
 
-FOLDER = Path("data/lots/vocabulary")
+PACKAGE = "candor_eval"
+FILES = ("makes.yaml", "tokens.yaml", "accessory-words.yaml", "comps-words.yaml", "category-library.yaml")
+
+# A word-list file: a path (a bench's file, a flag's) or one of candor's packaged defaults
+Source = str | Path | Traversable
 
 V = TypeVar("V", bound=BaseModel)
 
@@ -115,21 +128,42 @@ class CategorySuggestions(BaseModel):
         return CategoryLibrary(functional=self.functional, specific=self.specific, itemType=self.itemType)
 
 
-def read_vocabulary(model: type[V], path: str | Path) -> V:
-    """The vocabulary file ``path`` validated by ``model`` (a problem: InputError naming the file and field)."""
-    return validate(model, load_yaml(path), where=Path(path).as_posix())
+def packaged(name: str) -> Traversable:
+    """candor's default word list ``name`` (one of :data:`FILES`): ``importlib.resources.files("candor_eval")
+    / "vocabulary" / name`` (in a checkout, ``candor_eval/vocabulary`` links to ``data/lots/vocabulary``)."""
+    if name not in FILES:
+        raise ValueError(f"no packaged word list {name!r} (one of {', '.join(FILES)})")
+    return files(PACKAGE) / "vocabulary" / name
 
 
-def read_token_rules(path: str | Path, *, min_number_digits: int) -> TokenRules:
+def vocabulary_file(name: str, *, lots: str | Path) -> Source:
+    """The word list ``name`` of the bench folder ``lots``: ``<lots>/vocabulary/<name>`` when it exists,
+    else :func:`packaged` ``(name)`` (the demo's ``data/lots`` has its own: ``data/lots/vocabulary/makes.yaml``).
+    A ``<lots>/vocabulary/<name>`` that exists but is not a readable file is not skipped: reading it fails,
+    naming it."""
+    own = Path(lots) / "vocabulary" / name
+    return own if own.exists() else packaged(name)
+
+
+def read_vocabulary(model: type[V], path: Source) -> V:
+    """The vocabulary file ``path`` validated by ``model`` (a problem: InputError naming the file and field).
+    A packaged file inside an archive is read from a temporary copy (:func:`importlib.resources.as_file`)."""
+    if isinstance(path, str | Path):
+        return validate(model, load_yaml(path), where=Path(path).as_posix())
+    with as_file(path) as real:
+        return validate(model, load_yaml(real), where=f"candor's packaged {path.name}")
+
+
+def read_token_rules(path: Source, *, min_number_digits: int) -> TokenRules:
     """The token rules: the word lists of ``path`` (``tokens.yaml``) and params ``lots.min_number_digits``."""
     return read_vocabulary(TokenWords, path).rules(min_number_digits=min_number_digits)
 
 
-def read_key_words(path: str | Path) -> KeyWords:
+def read_key_words(path: Source) -> KeyWords:
     """The words comps keys leave out: ``path`` (``comps-words.yaml``)."""
     return read_vocabulary(CompsWords, path).key_words()
 
 
-def read_category_library(path: str | Path) -> CategoryLibrary:
+def read_category_library(path: Source) -> CategoryLibrary:
     """The suggested categories of a prompt without a case library: ``path`` (``category-library.yaml``)."""
     return read_vocabulary(CategorySuggestions, path).library()

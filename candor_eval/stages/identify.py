@@ -22,17 +22,18 @@ between remote calls (per thread), ``timeout_s`` (whole-call deadline per attemp
 and ``api_key_env`` (the *name* of the environment variable holding the key; the key is never
 read from a file, printed or recorded: it and the base URL's query values are redacted from
 everything the run writes or prints, :mod:`candor_eval.lots.redact`). A ``local-ocr`` candidate reads what it can
-name from
-``--makes`` (``data/lots/vocabulary/makes.yaml``, :mod:`candor_eval.lots.vocabulary`); its recorded
+name from ``--makes`` (``makes.yaml``, :mod:`candor_eval.lots.vocabulary`); its recorded
 SHA-256 covers its prompt file and that list (:func:`candor_eval.lots.ocr_reading.reader_sha256`); in
-live mode it also reads ``--tokens`` and ``lots.min_number_digits`` (the token rules that say
-what a model code is); every live run reads ``--categories``
-(``data/lots/vocabulary/category-library.yaml``: the categories suggested where a case brings none).
+live mode it also reads ``--tokens`` (``tokens.yaml``) and ``lots.min_number_digits`` (the token rules
+that say what a model code is); every live run reads ``--categories`` (``category-library.yaml``: the
+categories suggested where a case brings none). Each word list not given as a flag is
+``<lots>/vocabulary/<file>`` when that file exists, else candor's packaged default list.
 
 * **replay** (default, offline, what CI runs): the recording must hold runs
   1..runs of every lot and case, made with this prompt or code (same SHA-256) and this
   gallery setting; otherwise exit 2 naming what is missing or stale and the command that
-  records it again (:mod:`candor_eval.lots.replay`). Production code is never imported in replay.
+  records it again, with this run's flags (:mod:`candor_eval.lots.replay`). Production code is
+  never imported in replay.
 * **live**: asks the candidate's provider for every (lot/case, run) in order (:mod:`candor_eval.lots.live`:
   pauses, retries, resume after an interruption), appending each finished run to the
   live recording (``--record``, default ``build/live/<label>.jsonl``). ``openai-compatible``
@@ -78,8 +79,16 @@ from candor_eval.lots.params import IdentifyParams
 from candor_eval.lots.recording import RecordLine, load_recording
 from candor_eval.lots.replay import check_replay, select_ids
 from candor_eval.lots.responders import live_responder, run_secrets
-from candor_eval.lots.vocabulary import FOLDER, read_category_library
-from candor_eval.stages.cli_lots import add_tokens, stage_parser, token_rules
+from candor_eval.lots.vocabulary import read_category_library
+from candor_eval.stages.cli_lots import (
+    add_tokens,
+    add_vocabulary,
+    command,
+    given,
+    stage_parser,
+    token_rules,
+    vocabulary,
+)
 
 log = logging.getLogger("candor.identify")
 
@@ -89,10 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--candidate", required=True, help="prompt name: <lots>/prompts/<candidate>.txt")
     p.add_argument("--lots", default="data/lots", help="golden-set folder (default: data/lots)")
     p.add_argument("--answers", help="normalised answers out (default: build/answers/<candidate>.jsonl)")
-    p.add_argument("--makes", default=str(FOLDER / "makes.yaml"), help="local-ocr: what the reader can name")
+    add_vocabulary(p, "--makes", "makes.yaml", purpose="local-ocr: what the reader can name")
     add_tokens(p, purpose="local-ocr, live: the token word lists")
-    p.add_argument("--categories", default=str(FOLDER / "category-library.yaml"),
-                   help="live: the categories the prompt suggests when a case brings none")
+    add_vocabulary(p, "--categories", "category-library.yaml",
+                   purpose="live: the categories the prompt suggests when a case brings none")
     p.add_argument("--mode", choices=["replay", "live"], help="override identify.mode")
     p.add_argument("--record", help="live recording to append to (default: build/live/<label>.jsonl)")
     p.add_argument("--case", action="append", default=[], metavar="GLOB", help="only these lot ids / case names")
@@ -102,15 +111,25 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+# The flags a command that records the candidate again repeats when given: what is recorded, and where
+RERECORD_FLAGS = ("--params", "--lots", "--answers", "--makes", "--tokens", "--categories")
+
+
+def rerecord_command(args: argparse.Namespace, cand: Identity) -> str:
+    """The command that records the candidate again, live, into a new recording named after its SHA-256, with
+    the flags of this run (:data:`RERECORD_FLAGS`) that were given."""
+    return command("identify", ("--candidate", args.candidate), *given(build_parser(), args, RERECORD_FLAGS),
+                   ("--mode", "live"), ("--record", f"build/live/{args.candidate}-{cand.sha[:8]}.jsonl"))
+
+
 def replay_lines(params: IdentifyParams, args: argparse.Namespace, cand: Identity, *, ids: Sequence[str],
                  runs: int) -> list[RecordLine]:
     """The recorded lines of every wanted (id, run) from ``<lots>/recordings/<candidate>.jsonl``
     (exit 2 naming what is missing or stale, with the command that records it again)."""
     rec_file = Path(args.lots) / "recordings" / f"{args.candidate}.jsonl"
-    rerecord = (f"candor identify --candidate {args.candidate} --mode live "
-                f"--record build/live/{args.candidate}-{cand.sha[:8]}.jsonl")
-    return check_replay(load_recording(rec_file), ids=ids, runs=runs, sha=cand.sha, gallery=params.gallery,
-                        file=rec_file.as_posix(), code=cand.code, rerecord=rerecord)
+    rerecord = rerecord_command(args, cand)
+    return check_replay(load_recording(rec_file, rerecord=rerecord), ids=ids, runs=runs, sha=cand.sha,
+                        gallery=params.gallery, file=rec_file.as_posix(), code=cand.code, rerecord=rerecord)
 
 
 def live_lines(params: IdentifyParams, args: argparse.Namespace, cand: Identity, golden: Golden, *,
@@ -121,12 +140,14 @@ def live_lines(params: IdentifyParams, args: argparse.Namespace, cand: Identity,
                                                                expected="the candidate's prompt, UTF-8 text")
     record = Path(args.record) if args.record else Path("build/live") / f"{label}.jsonl"
     local = cand.makes is not None
-    reading = cand.makes.rules(tokens=token_rules(args.tokens, params=args.params)) if cand.makes else None
+    tokens = vocabulary(args.tokens, "tokens.yaml", lots=args.lots)
+    reading = cand.makes.rules(tokens=token_rules(tokens, params=args.params)) if cand.makes else None
     responder = live_responder(params, args.candidate, env=os.environ, reading=reading, params_file=args.params)
     with redacted_logs(run_secrets(params, args.candidate, os.environ)):
         return run_live(golden, ids=ids, runs=runs, gallery=params.gallery, pause_s=0.0 if local else params.pause_s,
                         template=template, sha=cand.sha, record=record, responder=responder,
-                        default_library=read_category_library(args.categories),
+                        default_library=read_category_library(vocabulary(args.categories, "category-library.yaml",
+                                                                         lots=args.lots)),
                         concurrency=1 if local else params.concurrency)
 
 
@@ -145,8 +166,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     check_by_hand(cases=args.case, runs=args.runs, label=args.label, out=args.out, root=Path.cwd())
     mode, runs, label = args.mode or params.mode, args.runs or params.runs, args.label or args.candidate
     golden = load_golden(args.lots)
-    cand = candidate_identity(params, args.candidate, lots=Path(args.lots), makes_file=args.makes,
-                              params_file=args.params)
+    cand = candidate_identity(params, args.candidate, lots=Path(args.lots),
+                              makes_file=vocabulary(args.makes, "makes.yaml", lots=args.lots), params_file=args.params)
     ids = select_ids(golden, args.case)
     if mode == "replay":
         lines = replay_lines(params, args, cand, ids=ids, runs=runs)

@@ -1,11 +1,12 @@
 """score-lots stage: identification, count and field expectations, kept apart (docs/lots.md).
 
-    candor score-lots [--lots data/lots] [--tokens data/lots/vocabulary/tokens.yaml] [--answers build/answers]
-        [--metrics metrics]
+    candor score-lots [--lots data/lots] [--tokens TOKENS.yaml] [--answers build/answers] [--metrics metrics]
 
 Reads the golden set and ``<answers>/<candidate>.jsonl`` for every candidate in
-``identify.candidates``; the token rules come from ``--tokens`` (the word lists,
-:mod:`candor_eval.lots.vocabulary`) and params ``lots`` (:class:`candor_eval.lots.params.LotsParams`, see
+``identify.candidates`` (a missing or bad one: exit 2 with the ``candor identify`` command that
+writes it, with this run's flags); the token rules come from ``--tokens`` (the word lists,
+:mod:`candor_eval.lots.vocabulary`; default ``<lots>/vocabulary/tokens.yaml`` when that file exists,
+else candor's packaged default list) and params ``lots`` (:class:`candor_eval.lots.params.LotsParams`, see
 :mod:`candor_eval.lots.tokens`). Writes:
 
 * ``<metrics>/identification.json``: per candidate and per tier (``all``,
@@ -50,7 +51,7 @@ from candor_eval.lots.identification_scoring import (
     score_runs,
     summarise_identification,
 )
-from candor_eval.stages.cli_lots import add_tokens, candidates, stage_parser, token_rules
+from candor_eval.stages.cli_lots import add_tokens, candidates, command, given, stage_parser, token_rules, vocabulary
 from candor_eval.stats.outcomes import outcome_text
 
 log = logging.getLogger("candor.score_lots")
@@ -65,9 +66,17 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def rebuild_command(args: argparse.Namespace, candidate: str) -> str:
+    """The command that writes ``candidate``'s answers where this run reads them, with the flags of this run
+    that identify shares (``--params``, ``--lots``, ``--tokens``) that were given."""
+    return command("identify", ("--candidate", candidate),
+                   *given(build_parser(), args, ("--params", "--lots", "--tokens")),
+                   ("--answers", Path(args.answers) / f"{candidate}.jsonl"))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    rules = token_rules(args.tokens, params=args.params)
+    rules = token_rules(vocabulary(args.tokens, "tokens.yaml", lots=args.lots), params=args.params)
     golden = load_golden(args.lots)
     check_labels(golden, rules)
     summaries = {}
@@ -76,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     reports: dict[str, dict[str, Any]] = {}
     console: list[str] = []
     for cand in candidates(args.params):
-        answers = read_answers(Path(args.answers) / f"{cand}.jsonl")
+        answers = read_answers(Path(args.answers) / f"{cand}.jsonl", rebuild=rebuild_command(args, cand))
         runs = score_runs(golden, answers, rules=rules)
         summaries[cand] = summarise_identification(runs, errors=provider_errors(golden, answers))
         id_rows.extend(r.row(cand) for r in runs)

@@ -6,7 +6,10 @@
 
 Inputs
     ``--values``   ``<candidate>.csv`` per candidate of ``identify.candidates`` (the value
-                   stage's output: one row per valuation lot, the representative run).
+                   stage's output: one row per valuation lot, the representative run). A missing
+                   or bad file exits 2 with the ``candor value`` command that writes it, with
+                   this run's flags (its answers where identify writes them by default,
+                   ``build/answers/<candidate>.jsonl``).
     ``--lots``     ``lots.csv``: the human-verified value of every valuation lot.
     ``--comps``    ``relevance.csv`` and ``listings.csv`` (:mod:`candor_eval.lots.listings`).
     ``--audit``    ``audit.csv`` and ``root_causes.csv`` (:mod:`candor_eval.lots.audit`).
@@ -27,6 +30,7 @@ Exit codes: 0 ok; 2 bad input or configuration (the file and row or field named;
 """
 from __future__ import annotations
 
+import argparse
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -47,13 +51,13 @@ from candor_eval.lots.valuation import (
     valuation_json,
 )
 from candor_eval.lots.values import read_values
-from candor_eval.stages.cli_lots import candidates, stage_parser
+from candor_eval.stages.cli_lots import candidates, command, given, stage_parser
 from candor_eval.stats.outcomes import outcome_text
 
 log = logging.getLogger("candor.score_valuation")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = stage_parser("candor score-valuation", __doc__)
     ap.add_argument("--values", required=True, help="folder with <candidate>.csv from the value stage")
     ap.add_argument("--lots", required=True, help="the golden set's lots.csv")
@@ -62,7 +66,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--metrics", required=True, help="output: metrics/valuation.json")
     ap.add_argument("--outcomes", required=True, help="output: metrics/outcomes/valuation.csv")
     ap.add_argument("--audit-metrics", required=True, help="output: metrics/audit.json")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def rebuild_command(args: argparse.Namespace, candidate: str) -> str:
+    """The command that writes ``candidate``'s values file where this run reads it: value with this run's
+    ``--lots`` and ``--comps`` (and ``--params`` when given), on the answers where identify writes them by
+    default."""
+    return command("value", ("--candidate", candidate), ("--answers", f"build/answers/{candidate}.jsonl"),
+                   ("--lots", args.lots), ("--comps", args.comps), *given(build_parser(), args, ("--params",)),
+                   ("--out", Path(args.values) / f"{candidate}.csv"))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     band = section(CompsParams, "comps", path=args.params).band
     # read_lots gives every valuation lot a verified value (an InputError otherwise)
     verified = {lot.id: lot.verified_value for lot in read_lots(args.lots)
@@ -74,7 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = []
     console = []
     for cand in candidates(args.params):
-        values = read_values(Path(args.values) / f"{cand}.csv", lots=set(verified))
+        values = read_values(Path(args.values) / f"{cand}.csv", lots=set(verified),
+                             rebuild=rebuild_command(args, cand))
         scores = score_values(verified, values, relevance=relevance, band=band)
         s = summarise_valuation(scores)
         summaries[cand] = summary_json(s, scores)

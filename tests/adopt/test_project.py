@@ -21,7 +21,9 @@ def test_a_detector_project_gets_the_scaffold_the_templates_the_lock_and_the_git
                                "plots/templates/anatomy.json", "plots/templates/overlay.json"]
     assert p.files["plots/templates/overlay.json"] == (ROOT / "plots/templates/overlay.json").read_bytes()
     assert b"gate:" in p.files["params.yaml"] and b"identify:" not in p.files["params.yaml"]
-    assert "plots/templates/overlay.json" not in make("lots").files
+    lots = make("lots").files
+    assert "plots/templates/overlay.json" not in lots
+    assert lots["data/lots/vocabulary/tokens.yaml"] == (ROOT / "data/lots/vocabulary/tokens.yaml").read_bytes()
 
 
 def test_the_demo_replaces_the_params_and_its_files_are_marked():

@@ -71,15 +71,21 @@ def test_written_answers_read_back_sorted(tmp_path):
 ])
 def test_bad_answers_name_file_line_and_field(line, where):
     with pytest.raises(InputError) as info:
-        parse_answers(line + "\n", file="a.jsonl")
+        parse_answers(line + "\n", file="a.jsonl", rebuild="candor identify --candidate p")
     assert [p.where for p in info.value.problems] == [where]
-    assert "dvc repro identify" in info.value.message
+    assert info.value.hint == "rebuild the answers: `candor identify --candidate p`"
 
 
 def test_duplicate_and_missing_answers(tmp_path):
     text = json.dumps(GOOD) + "\n"
     with pytest.raises(InputError, match=r"a.jsonl:line 2.run: duplicate \(case, run\) \(first on line 1\)"):
         parse_answers(text + text, file="a.jsonl")
-    with pytest.raises(InputError, match="file not found.*dvc repro identify"):
-        read_answers(tmp_path / "none.jsonl")
+    with pytest.raises(InputError, match="(?s)none.jsonl: file not found.*hint: rebuild the answers with the identify "
+                                         "stage"):
+        read_answers(tmp_path / "none.jsonl")                     # no command given: the stage named, no command
+    with pytest.raises(InputError, match="(?s)file not found.*hint: rebuild the answers: `candor identify -c x`"):
+        read_answers(tmp_path / "none.jsonl", rebuild="candor identify -c x")
+    (tmp_path / "bad.jsonl").write_bytes(b"\xff\n")
+    with pytest.raises(InputError, match="(?s)not UTF-8.*hint: rebuild the answers: `cmd`"):
+        read_answers(tmp_path / "bad.jsonl", rebuild="cmd")
     assert parse_answers(text, file="a.jsonl") == [Answer.model_validate(GOOD)]

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import shutil
 from pathlib import Path
 
@@ -9,6 +11,7 @@ import pytest
 
 from candor_eval.common.errors import InputError
 from candor_eval.lots.golden import LOT_COLUMNS, CategoryLibrary, load_golden, parse_lots, render_library, render_prompt
+from candor_eval.stages import fetch
 from tests.conftest import ROOT, TESTS
 
 FIXTURE = TESTS / "data" / "lots"
@@ -74,6 +77,20 @@ def test_all_problems_reported_at_once_and_missing_photo(golden_dir: Path):
         load_golden(golden_dir)
     msg = err.value.message
     assert "row 2.tier" in msg and "hint: fix the golden set" in msg
+
+
+def test_the_manifest_hint_names_the_golden_folder_quoted_and_parses(tmp_path: Path):
+    """The hint's command runs as printed: the folder given, quoted for a POSIX shell."""
+    root = tmp_path / "my bench's lots"
+    shutil.copytree(FIXTURE, root)
+    (root / "photos" / "t1.png").unlink()
+    with pytest.raises(InputError) as err:
+        load_golden(root)
+    assert err.value.hint is not None
+    [cmd] = re.findall(r"`([^`]+)`", err.value.hint)
+    argv = shlex.split(cmd)
+    assert argv[:3] == ["candor", "fetch", "manifest"]
+    assert fetch.build_parser().parse_args(argv[2:]).dir == root.as_posix()
 
 
 def test_missing_photo_named(golden_dir: Path):

@@ -39,7 +39,13 @@ def test_all_listing_problems_reported_at_once():
                        ",,1.00,2025-13-01,1,c\n", file="f.csv")
     assert [p.where for p in info.value.problems] == ["f.csv:row 2.price", "f.csv:row 3.quantity", "f.csv:row 4.id",
                                                       "f.csv:row 4.title", "f.csv:row 4.sold_date"]
-    assert "candor fetch manifest data/comps" in str(info.value)
+    assert info.value.hint == "fix the rows, then rewrite the manifest: `candor fetch manifest .`"   # f.csv's folder
+
+
+def test_the_manifest_hint_names_the_listings_folder_quoted():
+    with pytest.raises(InputError) as info:
+        parse_listings(HEADER + "X1,a,-1,2025-01-01,1,c\n", file="my comps/listings.csv")
+    assert info.value.hint == "fix the rows, then rewrite the manifest: `candor fetch manifest 'my comps'`"
 
 
 def test_relevance_maps_every_lot_and_refuses_unknown_lots_and_listings(tmp_path: Path):

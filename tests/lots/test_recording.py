@@ -67,8 +67,13 @@ def test_partial_tail_dropped_only_when_allowed(tmp_path):
     assert [ln.run for ln in load_recording(p, allow_partial_tail=True)] == [1, 2]
     with pytest.raises(InputError, match="line 3: not valid JSON"):
         load_recording(p)
-    with pytest.raises(InputError, match="recording not found"):
+    with pytest.raises(InputError, match="recording not found") as err:
         load_recording(tmp_path / "none.jsonl")
+    assert err.value.hint == "record it live (identify.mode: live), or pick a candidate that has one"
+    with pytest.raises(InputError) as err:
+        load_recording(tmp_path / "none.jsonl", rerecord="candor identify --candidate p --mode live")
+    assert err.value.hint == (f"record it live with `candor identify --candidate p --mode live`, then copy the "
+                              f"recording to {(tmp_path / 'none.jsonl').as_posix()}, or pick a candidate that has one")
 
 
 

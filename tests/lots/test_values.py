@@ -54,8 +54,12 @@ def test_a_hedged_answer_is_watched_and_no_estimate_passes():
 
 
 def test_a_valuation_lot_without_an_answer_names_the_answers_file():
-    with pytest.raises(InputError, match="a.jsonl: no answer for valuation lot"):
+    with pytest.raises(InputError, match="a.jsonl: no answer for valuation lot") as err:
         value_lots([V1], [], LISTINGS, rules=RULES, ceiling=CEILING, answers_file="a.jsonl")
+    assert err.value.hint == "the answers must come from the same golden set; rebuild them with the identify stage"
+    with pytest.raises(InputError) as err:
+        value_lots([V1], [], LISTINGS, rules=RULES, ceiling=CEILING, answers_file="a.jsonl", rebuild="cmd")
+    assert err.value.hint == "the answers must come from the same golden set; rebuild them: `cmd`"
 
 
 def test_the_values_file_round_trips(tmp_path: Path):
@@ -81,4 +85,13 @@ def test_a_bad_values_file_lists_every_problem(tmp_path: Path):
         ("row 2.hedged", "not a flag"), ("row 3.lot", "duplicate lot (first on row 2)"),
         ("row 4.lot", "not a valuation lot of lots.csv"),
         ("row 5.value", "not an amount"), (str(f).rpartition(":")[2], "no row for valuation lot(s) V3")]
-    assert "dvc repro value" in str(err.value)
+    assert err.value.hint == "rebuild it with the value stage"
+    with pytest.raises(InputError) as err:
+        read_values(f, lots={"V1", "V2", "V3"}, rebuild="candor value --candidate c")
+    assert err.value.hint == "rebuild it: `candor value --candidate c`"
+
+
+def test_a_missing_values_file_gives_the_command_that_writes_it(tmp_path: Path):
+    with pytest.raises(InputError) as err:
+        read_values(tmp_path / "none.csv", lots={"V1"}, rebuild="candor value --candidate c")
+    assert "none.csv: file not found" in str(err.value) and err.value.hint == "rebuild it: `candor value --candidate c`"

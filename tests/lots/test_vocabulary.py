@@ -1,7 +1,8 @@
 """candor_eval/lots/vocabulary.py: the word-list files, validated at the boundary (a bad file: exit 2 naming the file
-and the field)."""
+and the field), found in the bench's vocabulary/ folder or else among candor's packaged defaults."""
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -11,15 +12,18 @@ from candor_eval.lots.comps import KeyWords
 from candor_eval.lots.golden import CategoryLibrary
 from candor_eval.lots.tokens import TokenRules
 from candor_eval.lots.vocabulary import (
+    FILES,
     AccessoryWords,
     CategorySuggestions,
     CompsWords,
     Makes,
     TokenWords,
+    packaged,
     read_category_library,
     read_key_words,
     read_token_rules,
     read_vocabulary,
+    vocabulary_file,
 )
 from tests.conftest import VOCABULARY
 
@@ -111,3 +115,51 @@ def test_hedge_words_and_hedge_markers_are_two_lists():
     words = read_key_words(VOCABULARY / "comps-words.yaml").hedge
     markers = set(read_vocabulary(TokenWords, VOCABULARY / "tokens.yaml").hedge_markers)
     assert all(" " not in w for w in words) and any(" " in m for m in markers) and words != markers
+
+
+MODELS = {"makes.yaml": Makes, "tokens.yaml": TokenWords, "accessory-words.yaml": AccessoryWords,
+          "comps-words.yaml": CompsWords, "category-library.yaml": CategorySuggestions}
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_the_package_ships_each_committed_word_list(name):
+    """The packaged default is found (importlib.resources) and is the committed file, byte for byte."""
+    assert packaged(name).is_file() and packaged(name).read_bytes() == (VOCABULARY / name).read_bytes()
+    assert read_vocabulary(MODELS[name], packaged(name)) == read_vocabulary(MODELS[name], VOCABULARY / name)
+
+
+def test_packaged_refuses_a_name_it_does_not_ship():
+    with pytest.raises(ValueError, match="no packaged word list 'make.yaml'"):
+        packaged("make.yaml")
+
+
+def test_a_bench_file_is_used_when_it_exists_else_the_packaged_default(tmp_path: Path):
+    """File by file: a bench with only its own makes.yaml takes the packaged tokens.yaml."""
+    bench = tmp_path / "my bench"
+    (bench / "vocabulary").mkdir(parents=True)
+    (bench / "vocabulary" / "makes.yaml").write_text("makes: [Zeiss]\n")
+    assert vocabulary_file("makes.yaml", lots=bench) == bench / "vocabulary" / "makes.yaml"
+    assert read_vocabulary(Makes, vocabulary_file("makes.yaml", lots=bench)) == Makes(makes=["Zeiss"])
+    assert vocabulary_file("tokens.yaml", lots=bench) == packaged("tokens.yaml")
+    assert vocabulary_file("makes.yaml", lots=tmp_path / "no vocabulary here") == packaged("makes.yaml")
+    assert vocabulary_file("makes.yaml", lots=str(bench)) == bench / "vocabulary" / "makes.yaml"
+
+
+def test_a_bench_entry_that_is_not_a_file_is_not_skipped(tmp_path: Path):
+    """A vocabulary/makes.yaml folder is an error naming it, not a silent switch to the packaged list."""
+    (tmp_path / "vocabulary" / "makes.yaml").mkdir(parents=True)
+    with pytest.raises(InputError, match="vocabulary/makes.yaml: is a folder"):
+        read_vocabulary(Makes, vocabulary_file("makes.yaml", lots=tmp_path))
+
+
+def test_a_word_list_inside_an_archive_is_read(tmp_path: Path):
+    """A Traversable that is not a path (a package imported from a zip) is read through a temporary copy;
+    a problem in it names the packaged file."""
+    archive = tmp_path / "pkg.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("vocabulary/makes.yaml", "makes: [Dell]\n")
+        z.writestr("vocabulary/tokens.yaml", "spec_words: gb\n")
+    root = zipfile.Path(archive)
+    assert read_vocabulary(Makes, root / "vocabulary" / "makes.yaml") == Makes(makes=["Dell"])
+    with pytest.raises(InputError, match="candor's packaged tokens.yaml.spec_words"):
+        read_vocabulary(TokenWords, root / "vocabulary" / "tokens.yaml")

@@ -19,7 +19,7 @@ from candor_eval.lots.ocr_reading import read_answer, reader_sha256, reading_tex
 from candor_eval.lots.recording import RecordLine, load_recording, parse_answer
 from candor_eval.lots.vocabulary import Makes, read_vocabulary
 from tests.chat_server import chat_server
-from tests.conftest import TESTS, VOCABULARY
+from tests.conftest import TESTS, VOCABULARY, hint_argv
 
 FIXTURE = TESTS / "data" / "lots"
 KEY = "sk-SENTINEL-identify-9731"
@@ -467,3 +467,91 @@ def test_production_code_logging_its_key_reaches_the_console_redacted(work: Path
     assert KEY not in caplog.text + out.out + out.err
     assert not [f for h in logging.getLogger().handlers for f in h.filters
                 if isinstance(f, live.RedactingFilter)]          # removed after the run
+
+
+# ------------------------------------------------------------------ word lists and the commands hints print
+
+def test_a_bench_without_vocabulary_reads_the_packaged_makes_with_the_same_digest(work: Path, capsys):
+    """A local-ocr recording's digest is of the makes list, not of its place: a recording made with the committed
+    list replays on a bench without vocabulary/ (candor's packaged list, the same bytes). The bench's own list
+    wins over the packaged one; a --makes flag wins over both."""
+    shutil.rmtree(work / "data/lots/vocabulary")
+    write_params(work, providers={"p": "local-ocr"})
+    committed = reader_sha256((work / "data/lots/prompts/p.txt").read_bytes(),
+                              read_vocabulary(Makes, VOCABULARY / "makes.yaml").model_dump())
+    write_recording(work, prompt_sha=committed)
+    assert run() == 0
+    (work / "data/lots/vocabulary").mkdir()
+    (work / "data/lots/vocabulary/makes.yaml").write_text("makes: [Dell, HP]\n")
+    capsys.readouterr()
+    assert run() == 2 and "recorded with a different prompt" in capsys.readouterr().err
+    assert run("--makes", str(VOCABULARY / "makes.yaml")) == 0
+
+
+def test_live_suggests_the_bench_categories_else_the_packaged_ones_and_a_flag_wins(work: Path, monkeypatch):
+    """The bench of --lots, not the working directory's data/lots, holds the word lists."""
+    monkeypatch.setenv(ENV, KEY)
+    tiers = "specific: null\nitemType: null\n"
+    shutil.copytree(FIXTURE, work / "other")
+    (work / "other/vocabulary").mkdir()
+    (work / "other/vocabulary/category-library.yaml").write_text("functional: [Bench Tier]\n" + tiers)
+    (work / "mine.yaml").write_text("functional: [Flag Tier]\n" + tiers)
+
+    def prompts(record: str, *argv: str) -> list[str]:
+        with chat_server([("ok", ANSWER)]) as srv:
+            write_params(work, base_url=srv.url, mode="live", runs=1)
+            assert run("--record", f"build/live/{record}.jsonl", *argv) == 0
+        assert len(srv.requests) == 3
+        return [r["json"]["messages"][0]["content"][0]["text"] for r in srv.requests]
+
+    bench = prompts("bench", "--lots", "other")
+    assert sum("- categoryFunctional: Bench Tier" in p for p in bench) == 2                         # the two lots
+    flag = prompts("flag", "--lots", "other", "--categories", "mine.yaml")
+    assert sum("- categoryFunctional: Flag Tier" in p for p in flag) == 2
+    (work / "other/vocabulary/category-library.yaml").unlink()
+    shutil.rmtree(work / "data/lots/vocabulary")
+    packaged = "- categoryFunctional: Computers, Electronics"                                  # the committed list
+    assert sum(packaged in p for p in prompts("packaged", "--lots", "other")) == 2
+
+
+@pytest.mark.parametrize("stale", [True, False], ids=["stale", "missing"])
+def test_the_rerecord_hint_repeats_the_run_s_flags_and_runs_as_printed(work: Path, monkeypatch, capsys, stale):
+    """A bench elsewhere, a params file and word lists with spaces and quotes in their names: the hint's command
+    parses back to the same flags, records the candidate, and the recording copied where the hint says replays."""
+    monkeypatch.setenv(ENV, KEY)
+    bench = work / "my bench's lots"
+    shutil.copytree(FIXTURE, bench)                                         # no vocabulary/ of its own
+    words = work / "my words"
+    shutil.copytree(VOCABULARY, words)
+    (work / "params.yaml").rename(work / "my params.yaml")
+    flags = ["--lots", str(bench), "--params", "my params.yaml", "--makes", str(words / "makes.yaml"),
+             "--tokens", str(words / "tokens.yaml"), "--categories", str(words / "category-library.yaml"),
+             "--answers", "out/p answers.jsonl"]
+    if stale:
+        write_recording(work, prompt_sha="b" * 64)
+        (bench / "recordings").mkdir()
+        (work / "data/lots/recordings/p.jsonl").rename(bench / "recordings/p.jsonl")
+    assert run(*flags) == 2
+    err = capsys.readouterr().err
+    assert ("recorded with a different prompt" if stale else "recording not found") in err
+    argv = hint_argv(err, stage="identify")
+    args = identify.build_parser().parse_args(argv)
+    assert (args.candidate, args.lots, args.params, args.makes, args.tokens, args.categories, args.answers) == (
+        "p", str(bench), "my params.yaml", str(words / "makes.yaml"), str(words / "tokens.yaml"),
+        str(words / "category-library.yaml"), "out/p answers.jsonl")
+    assert (args.mode, args.record) == ("live", f"build/live/p-{sha(work)[:8]}.jsonl")
+    with chat_server([("ok", ANSWER)]) as srv:
+        (work / "my params.yaml").write_text((work / "my params.yaml").read_text().replace(
+            "http://127.0.0.1:9/v1", srv.url))
+        assert run_main(identify.main, argv) == 0                            # the printed command, as printed
+    assert len(srv.requests) == 6
+    (bench / "recordings").mkdir(exist_ok=True)
+    shutil.copy(work / args.record, bench / "recordings/p.jsonl")            # "then copy the recording to ..."
+    assert run(*flags) == 0
+
+
+def test_the_rerecord_hint_of_a_default_run_has_no_extra_flag(work: Path, capsys):
+    write_recording(work, prompt_sha="b" * 64)
+    assert run() == 2
+    assert hint_argv(capsys.readouterr().err, stage="identify") == [
+        "--candidate", "p", "--mode", "live", "--record", f"build/live/p-{sha(work)[:8]}.jsonl"]

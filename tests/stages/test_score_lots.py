@@ -15,7 +15,7 @@ import candor_eval.stages.score_lots as score_lots
 from candor_eval.common.errors import run_main
 from candor_eval.lots.golden import load_golden
 from candor_eval.stats.outcomes import TABLES, parse_table
-from tests.conftest import ROOT, TESTS, VOCABULARY
+from tests.conftest import ROOT, TESTS, VOCABULARY, hint_argv
 
 FIXTURE = TESTS / "data" / "lots"
 REPO = ROOT
@@ -184,3 +184,42 @@ def test_demo_outcomes_follow_the_script(tmp_path: Path, monkeypatch):
         assert r["count_exact"] == ("1" if right_count else "0"), r
     committed = (REPO / "metrics/identification.json").read_bytes()
     assert (tmp_path / "m/identification.json").read_bytes() == committed
+
+
+# ------------------------------------------------------------------ word lists and the commands hints print
+
+def score(*argv: str) -> tuple[int, str]:
+    """score-lots with ``argv``; its identification.json (empty when none was written)."""
+    out = Path("metrics/identification.json")
+    out.unlink(missing_ok=True)
+    code = run_main(score_lots.main, ["--answers", "build/answers", "--metrics", "metrics", *argv])
+    return code, out.read_text() if out.exists() else ""
+
+
+def test_tokens_come_from_the_bench_of_lots_else_the_package_and_a_flag_wins(work: Path):
+    code, committed = score("--lots", "data/lots")
+    assert code == 0
+    (work / "data/lots").rename(work / "my bench")                    # no data/lots left in the working directory
+    shutil.rmtree(work / "my bench/vocabulary")
+    assert score("--lots", "my bench") == (0, committed)             # candor's packaged tokens.yaml
+    (work / "my bench/vocabulary").mkdir()
+    (work / "my bench/vocabulary/tokens.yaml").write_text(
+        "spec_words: []\nform_factors: []\ngeneration_prefixes: []\nhedge_markers: []\n")
+    code, own = score("--lots", "my bench")                          # no hedge marker: "e.g. 7090" hedges no more
+    assert code == 0 and json.loads(own)["identification"]["b"]["all"]["hedged"] == 0
+    assert json.loads(committed)["identification"]["b"]["all"]["hedged"] == 1
+    assert score("--lots", "my bench", "--tokens", str(VOCABULARY / "tokens.yaml")) == (0, committed)
+
+
+def test_the_rebuild_hint_of_missing_answers_repeats_the_flags_and_parses_as_identify(work: Path, capsys):
+    (work / "data/lots").rename(work / "my bench's lots")
+    (work / "params.yaml").rename(work / "my params.yaml")
+    (work / "build/answers").rename(work / "my answers")
+    (work / "my answers/b.jsonl").unlink()
+    code = run_main(score_lots.main, ["--lots", "my bench's lots", "--params", "my params.yaml",
+                                      "--answers", "my answers", "--metrics", "metrics"])
+    err = capsys.readouterr().err
+    assert code == 2 and "my answers/b.jsonl: file not found" in err
+    args = identify.build_parser().parse_args(hint_argv(err, stage="identify"))
+    assert (args.candidate, args.lots, args.params, args.answers, args.tokens) == (
+        "b", "my bench's lots", "my params.yaml", "my answers/b.jsonl", None)

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from candor_eval.common.errors import run_main
+from candor_eval.stages import value
 from candor_eval.stages.score_valuation import main
-from tests.conftest import ROOT
+from tests.conftest import ROOT, hint_argv
 
 DATA = ROOT / "tests" / "data" / "comps"
 
@@ -115,3 +116,26 @@ def test_a_candidate_named_counts_is_refused(tmp_path, capsys):
     params.write_text((DATA / "params.yaml").read_text().replace("[tiny]", "[tiny, counts]"))
     assert go(args | {"--params": str(params)}) == 2
     assert "identify.candidates" in capsys.readouterr().err and not Path(args["--metrics"]).exists()
+
+
+def test_the_rebuild_hint_of_a_values_file_repeats_the_flags_and_parses_as_value(tmp_path, capsys):
+    """A missing or bad values file: the hint's ``candor value`` command writes it where this run reads it, from this
+    run's lots, comps and params (the answers where identify writes them by default)."""
+    args = setup(tmp_path)
+    bench = tmp_path / "my bench's lots"
+    bench.mkdir()
+    shutil.copy(DATA / "lots.csv", bench)
+    shutil.copy(DATA / "params.yaml", tmp_path / "my params.yaml")
+    args |= {"--lots": str(bench / "lots.csv"), "--params": str(tmp_path / "my params.yaml")}
+    values = Path(args["--values"]) / "tiny.csv"
+    for broken in ("lot,run\n", None):
+        if broken is None:
+            values.unlink()
+        else:
+            values.write_text(broken)
+        assert go(args) == 2
+        err = capsys.readouterr().err
+        back = value.build_parser().parse_args(hint_argv(err, stage="value"))
+        assert (back.candidate, back.answers, back.lots, back.comps, back.params, back.out) == (
+            "tiny", "build/answers/tiny.jsonl", (bench / "lots.csv").as_posix(), args["--comps"],
+            args["--params"], values.as_posix())

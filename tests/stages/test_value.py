@@ -22,8 +22,9 @@ from candor_eval.lots.recording import load_recording
 from candor_eval.lots.valuation import score_lot, summarise_valuation
 from candor_eval.lots.values import value_lots
 from candor_eval.lots.vocabulary import AccessoryWords, read_key_words, read_vocabulary
+from candor_eval.stages import identify
 from candor_eval.stages.value import main
-from tests.conftest import ROOT, VOCABULARY, committed_token_rules
+from tests.conftest import ROOT, VOCABULARY, committed_token_rules, hint_argv
 
 DATA = ROOT / "tests" / "data" / "comps"
 ACCESSORY_WORDS = read_vocabulary(AccessoryWords, VOCABULARY / "accessory-words.yaml").accessory_words
@@ -114,6 +115,56 @@ def test_configured_system_modules_are_not_comps():
     module = Listing("m", "Agilent 1260 Infinity G1311B quaternary pump module", Decimal("2000"))
     assert match_listing(system, q, rules=rules).excluded_by is None
     assert match_listing(module, q, rules=rules).excluded_by == "accessory"
+
+
+# ------------------------------------------------------------------ word lists and the commands hints print
+
+def bench_run(tmp_path: Path, bench: Path, *flags: str) -> tuple[int, str]:
+    """value on ``bench``/lots.csv (cwd ``tmp_path``: no data/lots there), no word-list flag but ``flags``."""
+    out = tmp_path / "out.csv"
+    out.unlink(missing_ok=True)
+    code = run_main(main, ["--candidate", "tiny", "--answers", str(DATA / "answers.jsonl"),
+                           "--lots", str(bench / "lots.csv"), "--comps", str(DATA), "--out", str(out),
+                           "--params", str(DATA / "params.yaml"), *flags])
+    return code, out.read_text() if out.exists() else ""
+
+
+def test_word_lists_come_from_the_folder_of_lots_else_the_package_and_a_flag_wins(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    bench = tmp_path / "my bench"
+    bench.mkdir()
+    shutil.copy(DATA / "lots.csv", bench)
+    committed = ["--tokens", str(VOCABULARY / "tokens.yaml"), "--accessory-words",
+                 str(VOCABULARY / "accessory-words.yaml"), "--comps-words", str(VOCABULARY / "comps-words.yaml")]
+    code, packaged = bench_run(tmp_path, bench)                      # no vocabulary/: candor's packaged lists
+    assert code == 0 and packaged == bench_run(tmp_path, bench, *committed)[1]
+    assert packaged.splitlines()[1].endswith("buy,ok,X1;X2;X5")
+    (bench / "vocabulary").mkdir()
+    (bench / "vocabulary" / "accessory-words.yaml").write_text("accessory_words: [micro]\n")
+    code, own = bench_run(tmp_path, bench)                           # the bench's one word: X5 (Micro) out
+    assert code == 0 and own.splitlines()[1].endswith("buy,ok,X1;X2;X3")     # and X3 (power supply) is one
+    assert bench_run(tmp_path, bench, *committed)[1] == packaged     # flags win over the bench's list
+
+
+def test_the_rebuild_hint_repeats_the_flags_and_parses_as_identify(tmp_path, capsys):
+    bench = tmp_path / "my bench's lots"
+    bench.mkdir()
+    shutil.copy(DATA / "lots.csv", bench)
+    params = tmp_path / "my params.yaml"
+    shutil.copy(DATA / "params.yaml", params)
+    answers = tmp_path / "a b.jsonl"
+    answers.write_text((DATA / "answers.jsonl").read_text().splitlines()[0] + "\n")     # T2 has no answer
+    over = {"--answers": str(answers), "--lots": str(bench / "lots.csv"), "--params": str(params)}
+    code, _ = run(tmp_path, **over)
+    err = capsys.readouterr().err
+    assert code == 2 and "no answer for valuation lot(s) T2" in err
+    args = identify.build_parser().parse_args(hint_argv(err, stage="identify"))
+    assert (args.candidate, args.lots, args.params, args.answers, args.tokens) == (
+        "tiny", bench.as_posix(), params.as_posix(), str(answers), str(VOCABULARY / "tokens.yaml"))
+    answers.unlink()                                                  # a missing answers file: the same command
+    assert run(tmp_path, **over)[0] == 2
+    err = capsys.readouterr().err
+    assert "file not found" in err and identify.build_parser().parse_args(hint_argv(err, stage="identify")) == args
 
 
 # ------------------------------------------------------------------ the comps fixes on the demo data
