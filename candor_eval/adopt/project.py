@@ -4,8 +4,9 @@ A *plan* maps each path (relative to the project folder) to its bytes. The scaff
 ``dvc.yaml`` and ``params.yaml`` (:mod:`candor_eval.adopt.scaffold`), the detector plots'
 Vega-Lite templates under ``plots/templates/`` (``dvc.yaml`` names them), for the lots track
 candor's default word lists as the bench's own starting ones (``data/lots/vocabulary/``: data the
-team edits, a dep of the lots stages), ``candor.lock`` and the marked block of ``.gitignore``; ``--demo`` adds the embedded demo (its params, data, models,
-committed raw boxes, metrics, plot data and ``dvc.lock``), so the first ``dvc repro`` reruns nothing.
+team edits, a dep of the lots stages), ``candor.lock`` and the marked block of ``.gitignore``;
+``--demo`` adds the embedded demo (its params, data, models, committed raw boxes, metrics, plot data
+and ``dvc.lock``), so the first ``dvc repro`` reruns no inference.
 
 Ownership: candor owns a file it wrote. A folder with a ``candor.lock`` is a candor project, whose
 scaffold files candor wrote; its demo files are candor's when the lock says ``demo: true``. The

@@ -171,6 +171,7 @@ def stats_stage(track: str) -> str:
             "      --report plots/report/report.md --headline metrics/headline.json --forest plots/figures\n"
             "    deps:\n      - metrics/outcomes\n" + "".join(f"      - {m}\n" for m in metrics)
             + "    params:\n      - stats\n"
+            + ("      - identify.candidates\n" if lots else "")
             + ("      - gate\n      - detector.sets\n      - match.critical\n      - match.min_support\n"
                if detector else "")
             + _code("stats", "      ")

@@ -2,7 +2,7 @@
 
 For one matplotlib build the bytes are deterministic (fixed size and DPI, the bundled DejaVu
 font, no ``Software`` or date metadata). Across builds they are not (font rasterisation and
-antialiasing change between releases), which is why PNGs are rendered by ``make figures``
+antialiasing change between releases), which is why PNGs are rendered by ``candor figures``
 into a git-ignored folder and never hashed into ``dvc.lock``.
 """
 from __future__ import annotations

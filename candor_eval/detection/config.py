@@ -1,4 +1,5 @@
-"""The detector track's sections of ``params.yaml``, validated once.
+"""The detector track's sections of the params file (``params.yaml``, or the one given with ``--params``),
+validated once.
 
 - ``detector``: ``sets`` (detection set name -> the model card names under ``models/`` scored on
   it, reference first; :mod:`candor_eval.detection.sets`), ``floor`` (raw boxes below it are never stored),
@@ -10,7 +11,10 @@
   runs the models: ``local``, in its own process, or ``ray``, in shards on the Ray cluster named by
   ``RAY_ADDRESS``, :mod:`candor_eval.detection.inference.cluster`; same output bytes).
 - ``thresholds``: the shared served thresholds, ``default`` plus per-class overrides by
-  class *name*; the default a sweep edits (``dvc exp run -S thresholds.deer=0.3``).
+  class *name*; the default a sweep edits (``dvc exp run -S thresholds.deer=0.3``). Absent (a new
+  project), every class is served at :data:`DEFAULT_THRESHOLD` = 0.25, the confidence threshold
+  Ultralytics' predictor serves by default (its ``conf``); given, the section must name its
+  ``default``.
 - ``thresholds_by_model``: per model name, the keys of ``thresholds`` that model serves
   differently (``{demo-v2: {deer: 0.25}}``; default empty: every model serves the shared
   values). A model's served thresholds are the shared mapping with its own keys replacing
@@ -21,10 +25,10 @@
   labels are unqualified), ``critical`` (action-target class names),
   ``bands`` (ascending object-size band edges, px at model input).
 - ``reinference``: the tolerance of the re-inference check (:mod:`candor_eval.detection.scoring.reinference`):
-  ``box_px`` per coordinate in original px, ``score``; no defaults, ``params.yaml`` is the
+  ``box_px`` per coordinate in original px, ``score``; no defaults, the params file is the
   one place they are declared.
 
-Nothing here opens ``params.yaml``: each stage reads its sections (``candor_eval.common.params.section``)
+Nothing here opens the params file: each stage reads its sections (``candor_eval.common.params.section``)
 and passes these models (:class:`ScoreParams`: what scoring reads; :meth:`ThresholdParams.from_sections`: the
 two threshold sections, which are free mappings checked against a data set's classes later).
 The detect stage reads only ``detector.floor``, ``detector.providers`` and ``detector.executor``; the
@@ -47,6 +51,7 @@ from candor_eval.common.unique import repeated
 from candor_eval.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")     # a set or model name: one path segment, never . or ..
+DEFAULT_THRESHOLD = 0.25     # every class's served threshold when ``thresholds`` is absent: Ultralytics' predict conf
 
 
 class NmsOverride(BaseModel):
@@ -202,15 +207,21 @@ class ThresholdParams:
 
     @classmethod
     def from_sections(cls, shared: object, by_model: dict[str, dict[str, Any]], *, where: str) -> ThresholdParams:
-        """The sections as read: ``shared`` (``thresholds``, which must be a mapping) and ``by_model``
+        """The sections as read: ``shared`` (``thresholds``: a mapping, or ``None`` when the params file
+        has none, which serves every class at :data:`DEFAULT_THRESHOLD`) and ``by_model``
         (``thresholds_by_model``, validated by :class:`ThresholdsByModel`); ``where`` names the params
         file. Values are validated later, against the data set's classes, by :meth:`class_thresholds`.
 
         >>> ThresholdParams.from_sections({"default": 0.3}, {"m": {"deer": 0.4}}, where="p.yaml").served("m")
         {'default': 0.3, 'deer': 0.4}
+        >>> ThresholdParams.from_sections(None, {}, where="p.yaml").served(None)
+        {'default': 0.25}
         """
+        if shared is None:
+            shared = {"default": DEFAULT_THRESHOLD}
         if not isinstance(shared, dict):
-            raise fail(f"{where}:thresholds", "missing or not a mapping", expected="{default: 0.35, <class>: ...}")
+            raise fail(f"{where}:thresholds", "not a mapping", expected="{default: 0.35, <class>: ...}",
+                       got=type(shared).__name__)
         return cls(shared=shared, by_model=by_model, where=where)
 
     def served(self, model: str | None) -> dict[str, Any]:
@@ -255,17 +266,18 @@ class ThresholdParams:
                                       expected="one of: " + ", ".join(models), got=repr(m)) for m in bad])
 
 
-def check_critical(critical: list[str], *, classes: tuple[str, ...] | list[str],
-                   where: str = "params.yaml:match.critical") -> None:
-    """Every critical class must be a known class name."""
+def check_critical(critical: list[str], *, classes: tuple[str, ...] | list[str], where: str) -> None:
+    """Every critical class must be a known class name (``where``: the params file, named in the error
+    with the key ``match.critical``)."""
     bad = [c for c in critical if c not in classes]
     if bad:
-        raise InputError([Problem(where, "unknown class name", expected="one of: " + ", ".join(classes), got=repr(b))
+        raise InputError([Problem(f"{where}:match.critical", "unknown class name",
+                                  expected="one of: " + ", ".join(classes), got=repr(b))
                           for b in bad])
 
 
 class ClusterView(BaseModel):
-    """The keys of ``params.yaml: stats.cluster`` (owned by the stats stage, docs/stats.md) that say
+    """The keys of ``stats.cluster`` (owned by the stats stage, docs/stats.md) that say
     what a detection set's rates cluster in: ``frame`` or ``session``, for every set unless
     ``by_set`` names another. Read-only: the rest of the section is its owner's."""
 
@@ -279,7 +291,7 @@ class ClusterView(BaseModel):
 
 
 class StatsClusterView(BaseModel):
-    """``params.yaml: stats``, read by detection scoring for its ``cluster`` keys only."""
+    """The ``stats`` section, read by detection scoring for its ``cluster`` keys only."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
     cluster: ClusterView = ClusterView()

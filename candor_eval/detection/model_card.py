@@ -94,7 +94,7 @@ class ModelCard(BaseModel):
     @classmethod
     def no_thresholds(cls, data: Any) -> Any:
         if isinstance(data, dict) and "thresholds" in data:
-            raise ValueError("a model card holds no thresholds: the served thresholds live in params.yaml "
+            raise ValueError("a model card holds no thresholds: the served thresholds live in the params file "
                              "(thresholds, thresholds_by_model.<model>); move them there")
         return data
 

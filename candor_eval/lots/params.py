@@ -3,7 +3,7 @@
 These pydantic models are the one home of every default of these sections (no rule
 object carries a default of its own); ``tests/lots/test_params.py`` fails when the
 committed ``params.yaml`` and these defaults disagree. Each model forbids unknown keys,
-so a misspelled key is an error naming ``params.yaml`` and the key
+so a misspelled key is an error naming the params file and the key
 (:func:`candor_eval.common.params.section`).
 """
 from __future__ import annotations
@@ -79,9 +79,11 @@ Provider = Annotated[
 
 
 class IdentifyParams(BaseModel):
-    """``identify``: the model step (docs/lots.md). ``api_key_env`` names the variable holding the key;
-    ``providers`` maps a candidate to its live-mode provider (unlisted: ``openai-compatible``). What the local
-    OCR reader can name is data: ``data/lots/vocabulary/makes.yaml`` (:mod:`candor_eval.lots.vocabulary`).
+    """``identify``: the model step (docs/lots.md). ``candidates``: the candidates benchmarked (default
+    none: a project without the lots track). ``api_key_env`` names the variable holding the key;
+    ``providers`` maps a candidate to its live-mode provider (unlisted, the default:
+    ``openai-compatible``). What the local OCR reader can name is data: ``data/lots/vocabulary/makes.yaml``
+    (:mod:`candor_eval.lots.vocabulary`).
 
     Live-mode bounds: every duration is finite (``.nan``/``.inf`` or the strings ``nan``/``inf``
     are refused, naming the key) and at most an hour; ``retries`` at most 20, so one call has a
@@ -99,8 +101,8 @@ class IdentifyParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     mode: Literal["replay", "live"] = "replay"
-    candidates: list[str] = Field(default_factory=lambda: ["prompt-a", "prompt-b", "ocr-baseline"], min_length=1)
-    providers: dict[str, Provider] = Field(default_factory=lambda: dict[str, Provider]({"ocr-baseline": "local-ocr"}))
+    candidates: list[str] = Field(default_factory=list)
+    providers: dict[str, Provider] = Field(default_factory=dict)
     runs: int = Field(default=3, ge=1)
     gallery: Literal["first", "all"] = "all"
     pause_s: float = Field(default=1.0, ge=0, le=3600, allow_inf_nan=False)

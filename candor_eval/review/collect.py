@@ -18,7 +18,9 @@ for the lots tracks, the first model of each detection set for ``detection.<set>
 (A) against the candidate (B). A present table that lacks its reference is an input error.
 
 *Inputs* absent on disk are not errors (a track may not be built yet): they are recorded as
-``absent`` and reported as not measured.
+``absent`` and reported as not measured. Only the project's tracks are read: the lots tracks'
+tables when it has a lots reference, each detection set's tables; a project of one track lists
+nothing of the other. Problems name the params file read (``where``).
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ from candor_eval.common.tables import read_json, read_text
 from candor_eval.review.params import MIN_SESSIONS, StatsParams
 from candor_eval.review.stats_file import Comparisons, Presence, StatsFile
 from candor_eval.stats.multiple import family
-from candor_eval.stats.outcomes import int_cell, parse_tables, table_paths
+from candor_eval.stats.outcomes import LOTS_TRACKS, int_cell, parse_tables, table_paths
 from candor_eval.stats.paired import compare_paired, holm_adjusted
 from candor_eval.stats.rates import Rate, interval, min_k0
 from candor_eval.stats.units import DETECTION_TABLES, ClusterBy, Units, units_from_tables
@@ -59,20 +61,22 @@ def metrics_prefix(path: Path, root: Path) -> str:
     return ".".join(rel.with_suffix("").parts)
 
 
-def references(lots: str, detection_sets: Mapping[str, Sequence[str]]) -> dict[str, str]:
-    """Track -> its reference: ``lots`` (``stats.reference.lots``) for identification, fields and
-    valuation; for ``detection.<set>`` the set's first model (``detector.sets``)."""
-    return ({t: lots for t in ("identification", "fields", "valuation")}
+def references(lots: str | None, detection_sets: Mapping[str, Sequence[str]]) -> dict[str, str]:
+    """Track -> its reference: ``lots`` (``stats.reference.lots``, resolved by the stage) for
+    identification, fields and valuation (``None``: the project has no lots track); for
+    ``detection.<set>`` the set's first model (``detector.sets``)."""
+    return ({t: lots for t in LOTS_TRACKS if lots is not None}
             | {f"detection.{name}": models[0] for name, models in detection_sets.items()})
 
 
-def read_inputs(*, outcomes: Path, metrics: Sequence[Path], root: Path, detection_sets: Sequence[str]) -> Inputs:
-    """Read every contract table under ``outcomes`` (the detection tables of each of
-    ``detection_sets``) and every metrics JSON file in ``metrics`` (a folder means every ``*.json``
-    under it, sorted); absent ones are recorded, not errors."""
+def read_inputs(*, outcomes: Path, metrics: Sequence[Path], root: Path, detection_sets: Sequence[str],
+                lots: bool = True) -> Inputs:
+    """Read the contract tables under ``outcomes`` (the lots tracks' tables when ``lots``, the
+    detection tables of each of ``detection_sets``) and every metrics JSON file in ``metrics`` (a
+    folder means every ``*.json`` under it, sorted); absent ones are recorded, not errors."""
     presence: dict[str, Presence] = {}
     texts: dict[str, str | None] = {}
-    for name in table_paths(detection_sets):
+    for name in table_paths(detection_sets, lots=lots):
         path = outcomes / name
         texts[name] = read_text(path, expected="an outcome table") if path.is_file() else None
         presence[path.as_posix()] = "absent" if texts[name] is None else "present"
@@ -114,9 +118,9 @@ def rates_from_counts(metrics: Mapping[str, tuple[str, Any]], *, confidence: flo
 
 
 def paired_stats(units: Mapping[str, Units], refs: Mapping[str, str], *, alpha: float,
-                 confidence: float) -> dict[str, Comparisons]:
+                 confidence: float, where: str) -> dict[str, Comparisons]:
     """Metric -> the track's reference (``refs``, :func:`references`) against each other candidate;
-    the reference must exist."""
+    the reference must exist (else an InputError naming the key of the params file ``where``)."""
     out: dict[str, Comparisons] = {}
     problems = []
     for track, by_metric in sorted(units.items()):
@@ -124,7 +128,7 @@ def paired_stats(units: Mapping[str, Units], refs: Mapping[str, str], *, alpha: 
         candidates = sorted({c for m in by_metric.values() for c in m.values})
         if candidates and reference not in candidates:
             key = "detector.sets (first model)" if track.startswith("detection.") else "stats.reference.lots"
-            problems.append(Problem(f"params.yaml:{key} ({track})", "reference not in the outcome table",
+            problems.append(Problem(f"{where}:{key} ({track})", "reference not in the outcome table",
                                     expected=" or ".join(candidates), got=reference))
             continue
         if reference is None:           # no candidate has outcomes (else the check above): nothing to compare
@@ -138,7 +142,7 @@ def paired_stats(units: Mapping[str, Units], refs: Mapping[str, str], *, alpha: 
                 out[metric] = Comparisons(reference, compared)
     if problems:
         raise InputError(problems, hint="set stats.reference.lots, or list each set's reference first in "
-                                        "detector.sets, in params.yaml")
+                                        f"detector.sets, in {where}")
     return out
 
 
@@ -151,10 +155,11 @@ def adjusted_comparisons(paired: Mapping[str, Comparisons]) -> dict[str, Compari
             for m, c in paired.items()}
 
 
-def check_sessions(tables: Mapping[str, list[dict[str, object]]], clusters: Mapping[str, ClusterBy]) -> None:
+def check_sessions(tables: Mapping[str, list[dict[str, object]]], clusters: Mapping[str, ClusterBy], *,
+                   where: str) -> None:
     """A set clustered by session needs at least :data:`MIN_SESSIONS` sessions in each split: with
     fewer, Student's t with ``G - 1`` degrees of freedom makes every interval nearly [0, 1] and
-    no paired test can reach alpha."""
+    no paired test can reach alpha (an InputError naming ``stats.cluster`` of the params file ``where``)."""
     problems = []
     for name, by in sorted(clusters.items()):
         if by != "session":
@@ -162,7 +167,7 @@ def check_sessions(tables: Mapping[str, list[dict[str, object]]], clusters: Mapp
         sessions: dict[str, set[str]] = {}
         for r in tables.get(f"{name}/{DETECTION_TABLES[0]}", []):
             sessions.setdefault(str(r["split"]), set()).add(str(r["session"]))
-        problems += [Problem(f"params.yaml:stats.cluster (set {name}, split {split})",
+        problems += [Problem(f"{where}:stats.cluster (set {name}, split {split})",
                              "too few capture sessions to cluster by session",
                              expected=f">= {MIN_SESSIONS} sessions", got=f"{len(s)}: {', '.join(sorted(s))}")
                      for split, s in sorted(sessions.items()) if len(s) < MIN_SESSIONS]
@@ -198,17 +203,20 @@ def benches(tables: Mapping[str, list[dict[str, object]]], clusters: Mapping[str
     return out
 
 
-def build_stats(inputs: Inputs, *, params: StatsParams, refs: Mapping[str, str]) -> StatsFile:
-    """The whole of ``stats.json`` from what was read (pure); ``refs`` as :func:`references`."""
+def build_stats(inputs: Inputs, *, params: StatsParams, refs: Mapping[str, str], where: str) -> StatsFile:
+    """The whole of ``stats.json`` from what was read (pure); ``refs`` as :func:`references`;
+    ``where``: the params file ``params`` came from (named in errors)."""
     sets = sorted(t.split(".", 1)[1] for t in refs if t.startswith("detection."))
     clusters = {name: params.cluster.detection_of(name) for name in sets}
-    check_sessions(inputs.tables, clusters)
+    check_sessions(inputs.tables, clusters, where=where)
     return StatsFile(
         confidence=params.confidence, alpha=params.alpha, min_k0=min_k0(params.alpha),
         reference=dict(refs), inputs=dict(sorted(inputs.presence.items())),
         rates=rates_from_counts(inputs.metrics, confidence=params.confidence),
         paired=adjusted_comparisons(paired_stats(units_from_tables(inputs.tables, clusters=clusters), refs,
-                                                 alpha=params.alpha, confidence=params.confidence)),
-        cluster={f"detection.{n}": c for n, c in clusters.items()} | {"fields": params.cluster.fields},
+                                                 alpha=params.alpha, confidence=params.confidence,
+                                                 where=where)),
+        cluster={f"detection.{n}": c for n, c in clusters.items()}
+        | ({"fields": params.cluster.fields} if "fields" in refs else {}),
         benches=benches(inputs.tables, clusters),
     )

@@ -1,8 +1,9 @@
 """The predeclared release gate for detectors: criteria, and ``metrics/gate.json`` (its one writer and reader).
 
-Pure: no I/O. The criteria and their parameters are declared in ``params.yaml: gate``
-(:class:`candor_eval.review.params.GateParams`) *before* a candidate is scored; changing them is a
-visible diff in review (docs/stats.md, "The predeclared release gate").
+Pure: no I/O. The criteria and their parameters are declared in the ``gate`` section of the params
+file (:class:`candor_eval.review.params.GateParams`) *before* a candidate is scored; changing them is a
+visible diff in review (docs/stats.md, "The predeclared release gate"). ``gate.json`` names the file
+(``predeclared``: ``<params file>:gate``).
 
 Reference and candidate are compared on the frames of one split (``gate.split``, ``test`` by
 default: never tune on it), every unit clustered as the stats stage clusters it
@@ -34,7 +35,8 @@ as a pass.
    detections on a label of another class: ``<split>.critical.total.wrong`` of the detection
    metrics) are not more than the reference's.
 5. ``latency_p95``: the candidate's end-to-end p95 latency, measured on its current ONNX file
-   (``make gate``), is at most ``gate.latency_p95_ms``. Unmeasured: ``not evaluated``.
+   (``candor latency``, then ``candor gate run --latency``), is at most ``gate.latency_p95_ms``.
+   Unmeasured: ``not evaluated``.
 
 Per-class status (every class with labels on the split): ``regressed`` / ``improved`` (the
 paired test reaches alpha after Holm's adjustment over the split's classes, the family the stats
@@ -54,14 +56,13 @@ from scipy.special import stdtr, stdtrit
 from candor_eval.common.counts import Count, clusters_of
 from candor_eval.common.errors import fail
 from candor_eval.common.rounding import rounded
-from candor_eval.review.params import GateParams
+from candor_eval.review.params import DeclaredGate
 from candor_eval.stats.multiple import holm
 from candor_eval.stats.outcomes import int_cell
 from candor_eval.stats.paired import Case, Paired, compare_paired
 from candor_eval.stats.rates import Rate, interval
 from candor_eval.stats.records import decoded, p6
 
-PREDECLARED = "params.yaml:gate"
 Row = Mapping[str, object]
 Status = Literal["pass", "fail", "not evaluated", "waived"]
 STATUSES: tuple[Status, ...] = ("pass", "fail", "not evaluated", "waived")
@@ -156,7 +157,8 @@ class GateResult:
     Stored as ``{"predeclared", "set", "reference", "candidate", "split", "alpha", "cluster",
     "improvement", "max_recall_drop", "unqualified", "waive", "critical", "min_support", "passed",
     "failed", "criteria": {name: Criterion}, "per_class": {name: ClassResult}}``; ``passed`` and
-    ``failed`` follow from the criteria.
+    ``failed`` follow from the criteria, ``predeclared`` (``<params file>:gate``) from ``params_file``,
+    the params file the gate was declared in.
     """
 
     set: str
@@ -168,6 +170,7 @@ class GateResult:
     min_support: int
     criteria: dict[str, Criterion]
     per_class: dict[str, ClassResult]
+    params_file: str
     cluster: str = "frame"
     improvement: str = "shown"
     max_recall_drop: float = 0.05
@@ -184,8 +187,13 @@ class GateResult:
         """Every criterion passed."""
         return not self.failed
 
+    @property
+    def predeclared(self) -> str:
+        """Where the gate was declared: ``<params file>:gate``."""
+        return f"{self.params_file}:gate"
+
     def as_json(self) -> dict[str, Any]:
-        return {"predeclared": PREDECLARED, "set": self.set, "reference": self.reference,
+        return {"predeclared": self.predeclared, "set": self.set, "reference": self.reference,
                 "candidate": self.candidate, "split": self.split, "alpha": self.alpha, "cluster": self.cluster,
                 "improvement": self.improvement, "max_recall_drop": self.max_recall_drop,
                 "unqualified": self.unqualified, "waive": list(self.waive), "critical": list(self.critical),
@@ -197,7 +205,11 @@ class GateResult:
     def from_json(cls, doc: Mapping[str, Any], *, where: str) -> GateResult:
         """Read :meth:`as_json`'s form back; another shape is an InputError naming ``where``."""
         def build() -> GateResult:
-            return cls(set=str(doc["set"]), reference=str(doc["reference"]), candidate=str(doc["candidate"]),
+            params_file, section = str(doc["predeclared"]).rsplit(":", 1)
+            if section != "gate":
+                raise ValueError(f"predeclared {doc['predeclared']!r} is not <params file>:gate")
+            return cls(params_file=params_file, set=str(doc["set"]), reference=str(doc["reference"]),
+                       candidate=str(doc["candidate"]),
                        split=str(doc["split"]),
                        alpha=float(doc["alpha"]), critical=tuple(map(str, doc["critical"])),
                        cluster=str(doc["cluster"]), improvement=str(doc["improvement"]),
@@ -395,14 +407,15 @@ def _critical(per_class: Mapping[str, ClassResult], critical: Sequence[str], *, 
 
 
 def evaluate_gate(*, frames: Sequence[Row] | None, labels: Sequence[Row] | None,
-                  wrong_targets: Mapping[str, int | None], latency_p95_ms: float | None, params: GateParams,
-                  critical: Sequence[str], min_support: int, confidence: float, cluster: str = "frame",
-                  cluster_of: Mapping[str, str] | None = None) -> GateResult:
+                  wrong_targets: Mapping[str, int | None], latency_p95_ms: float | None, params: DeclaredGate,
+                  params_file: str, critical: Sequence[str], min_support: int, confidence: float,
+                  cluster: str = "frame", cluster_of: Mapping[str, str] | None = None) -> GateResult:
     """Evaluate every criterion (module docstring).
 
     ``frames``/``labels``: parsed per-frame and per-label outcome rows (``None`` when the table
     is absent); ``wrong_targets``: model -> total wrong targets on the split (``None`` when
     unknown); ``latency_p95_ms``: the candidate's end-to-end p95, ``None`` when not measured;
+    ``params``: the declared gate, read from ``params_file`` (named in the result and its notes);
     ``cluster_of``: frame -> its cluster id, named ``cluster`` (``None``: each frame is its own).
     """
     ref, cand, split = params.reference, params.candidate, params.split
@@ -436,22 +449,25 @@ def evaluate_gate(*, frames: Sequence[Row] | None, labels: Sequence[Row] | None,
     crit["latency_p95"] = Criterion(
         status=("not evaluated" if latency_p95_ms is None
                 else "pass" if latency_p95_ms <= params.latency_p95_ms else "fail"),
-        note=None if measured else "not measured (make latency measures it on this machine; make gate then reads it)",
+        note=None if measured else (f"not measured (candor latency --set {params.set} --out "
+                                    f"metrics/latency/{params.set} measures it on this machine; candor gate run "
+                                    "--latency metrics/latency reads it)"),
         limit=params.latency_p95_ms, candidate=None if latency_p95_ms is None else round(latency_p95_ms, 3))
 
     waived = set(params.waive)                  # GateParams.waive never names same_frames_and_labels
     crit = {n: Criterion(**{**c.__dict__, "status": "waived",
-                            "note": f"waived by {PREDECLARED}.waive" + (f" ({c.status}: {c.note})" if c.note else
+                            "note": f"waived by {params_file}:gate.waive" + (f" ({c.status}: {c.note})" if c.note else
                                                                          f" ({c.status})")})
             if n in waived else c for n, c in crit.items()}
     return GateResult(set=params.set, reference=ref, candidate=cand, split=split, alpha=params.alpha,
                       critical=tuple(critical), min_support=min_support, criteria=crit, per_class=per_class,
+                      params_file=params_file,
                       cluster=cluster, improvement=params.improvement, max_recall_drop=params.max_recall_drop,
                       unqualified=params.unqualified, waive=tuple(params.waive))
 
 
 def latency_p95(doc: Any, *, where: str, onnx_sha256: str | None) -> float | None:
-    """The end-to-end ``p95_ms`` of a latency diagnostic (written by ``make latency``).
+    """The end-to-end ``p95_ms`` of a latency diagnostic (written by ``candor latency``).
 
     ``None`` (the criterion is then "not measured") when the diagnostic was taken on another
     model file than ``onnx_sha256`` (or that is unknown): a stale figure must never pass the
@@ -459,7 +475,7 @@ def latency_p95(doc: Any, *, where: str, onnx_sha256: str | None) -> float | Non
     """
     p95 = doc.get("end_to_end", {}).get("p95_ms") if isinstance(doc, Mapping) else None
     if not isinstance(p95, (int, float)) or isinstance(p95, bool):
-        raise fail(where, "not a latency diagnostic", expected="end_to_end.p95_ms (written by make latency)",
+        raise fail(where, "not a latency diagnostic", expected="end_to_end.p95_ms (written by candor latency)",
                    got=p95)
     if onnx_sha256 is None or doc.get("onnx_sha256") != onnx_sha256:
         return None

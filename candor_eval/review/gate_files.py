@@ -1,14 +1,14 @@
 """The release gate evaluated from files (criteria: :mod:`candor_eval.review.gate`; docs/stats.md).
 
 :func:`gate_from_files` takes the params the gate reads as a value
-(:class:`candor_eval.review.gate_views.GateSettings`, read by the stage: ``gate``, the criteria, declared
-before scoring: the detection set ``gate.set``, whose models ``gate.reference`` and
+(:class:`candor_eval.review.gate_views.GateSettings`, read and resolved by the stage: ``gate``, the
+criteria, declared before scoring: the detection set ``gate.set``, whose models ``gate.reference`` and
 ``gate.candidate`` must be in ``detector.sets``, and the ``gate.split``; ``stats.confidence``;
 ``match.critical`` / ``match.min_support``) and reads the set's per-frame and per-label detection outcome tables
 ``<outcomes>/<set>/`` (an absent table is logged, and the criteria that need it are not
 evaluated), clustered as ``stats.cluster`` declares for the set; each
 model's wrong action targets from ``<detection>/<set>/<model>.json``; and, only when ``latency``
-is given (``make gate``; the pipeline never passes it, latency being machine-specific), the
+is given (``candor gate run --latency``; the pipeline never passes it, latency being machine-specific), the
 candidate's latency diagnostic ``<latency>/<set>/<candidate>.json``, used only when it was
 measured on the candidate's current ONNX file (its card in ``models``).
 """
@@ -26,7 +26,7 @@ from candor_eval.detection.model_card import load_card
 from candor_eval.detection.sets import find_set
 from candor_eval.review.gate import GateResult, evaluate_gate, find_wrong_targets, latency_p95
 from candor_eval.review.gate_views import GateSettings
-from candor_eval.review.params import GateParams
+from candor_eval.review.params import DeclaredGate
 from candor_eval.stats.outcomes import parse_tables
 from candor_eval.stats.units import frame_clusters
 
@@ -35,7 +35,7 @@ log = logging.getLogger("candor.gate")
 TABLES = ("detection-frames.csv", "detection-labels.csv")
 
 
-def check_gate(gp: GateParams, det: DetectorParams, *, where: str) -> None:
+def check_gate(gp: DeclaredGate, det: DetectorParams, *, where: str) -> None:
     """The gate's set must be a detection set, its reference and candidate models of that set, and
     its split a split of the data (an unknown name is an input error, never a silently failed gate)."""
     dset = find_set(det, gp.set, where=where, key="gate.set")
@@ -68,16 +68,16 @@ def gate_from_files(settings: GateSettings, *, outcomes: Path, detection: Path, 
     if latency_file is not None and latency_file.is_file():
         card_file = Path(models) / f"{gp.candidate}.yaml"
         card_sha = load_card(card_file).sha256 if card_file.is_file() else None
-        p95 = latency_p95(read_json(latency_file, hint="rerun: make latency"), where=latency_file.as_posix(),
-                          onnx_sha256=card_sha)
+        rerun = f"rerun: candor latency --set {gp.set} --out {latency_file.parent.as_posix()}"
+        p95 = latency_p95(read_json(latency_file, hint=rerun), where=latency_file.as_posix(), onnx_sha256=card_sha)
         if p95 is None:
             why = "was measured on another model file than" if card_sha else "cannot be tied to a model card: no"
-            log.warning("%s %s %s: not used (rerun: make latency)", latency_file, why, card_file)
+            log.warning("%s %s %s: not used (%s)", latency_file, why, card_file, rerun)
     cluster = sp.cluster.detection_of(gp.set)
     frames = tables.get(TABLES[0])
     return evaluate_gate(frames=frames, labels=tables.get(TABLES[1]), wrong_targets=wrong,
-                         latency_p95_ms=p95, params=gp, critical=mp.critical, min_support=mp.min_support,
-                         confidence=sp.confidence, cluster=cluster,
+                         latency_p95_ms=p95, params=gp, params_file=settings.where, critical=mp.critical,
+                         min_support=mp.min_support, confidence=sp.confidence, cluster=cluster,
                          cluster_of=frame_clusters(frames or [], by=cluster))
 
 

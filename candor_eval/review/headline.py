@@ -14,10 +14,12 @@ Pure: no I/O. About ten numbers per candidate, each taken as it is from the file
   ``count_exact_rate``, the field expectations' ``fields_score`` and ``fields_met_rate``, the
   valuation's ``in_band_rate``, ``median_ratio`` and ``worst_error``; for a candidate other than
   the reference, ``p_hit``, ``p_not_wrong``, ``p_fields`` and ``p_in_band`` and ``verdict`` (of ``hit``);
-- ``gate``: the predeclared gate's ``set``, ``reference``, ``candidate``, ``split`` and ``passed``.
+- ``gate``: the predeclared gate's ``set``, ``reference``, ``candidate``, ``split`` and ``passed``
+  (``null`` when it was not evaluated).
 
-A number whose source is absent is ``null``. Headline p-values are single tests, not adjusted for
-multiplicity (docs/stats.md, "Multiple comparisons").
+A project has the blocks of its own tracks only: ``detection`` and ``gate`` when it has a detection
+set (or a gate), ``lots`` when it has a lots reference. A number whose source is absent is
+``null``. Headline p-values are single tests, not adjusted for multiplicity (docs/stats.md, "Multiple comparisons").
 """
 from __future__ import annotations
 
@@ -98,10 +100,16 @@ def lots_headline(stats: StatsFile, docs: Docs, candidates: list[str], reference
 
 
 def headline(stats: StatsFile, gate: GateResult | None, docs: Docs, *, sets: Mapping[str, list[str]],
-             candidates: list[str], reference: str) -> dict:
-    """The whole of ``metrics/headline.json`` (module docstring)."""
-    return {"detection": detection_headline(stats, docs, sets),
-            "lots": lots_headline(stats, docs, candidates, reference),
-            "gate": None if gate is None else {"set": gate.set, "reference": gate.reference,
-                                               "candidate": gate.candidate, "split": gate.split,
-                                               "passed": gate.passed}}
+             candidates: list[str], reference: str | None) -> dict:
+    """The whole of ``metrics/headline.json`` (module docstring): ``reference`` is the lots
+    reference (``None``: no lots track, no ``lots`` block)."""
+    out: dict[str, Any] = {}
+    if sets:
+        out["detection"] = detection_headline(stats, docs, sets)
+    if reference is not None:
+        out["lots"] = lots_headline(stats, docs, candidates, reference)
+    if sets or gate is not None:
+        out["gate"] = None if gate is None else {"set": gate.set, "reference": gate.reference,
+                                                 "candidate": gate.candidate, "split": gate.split,
+                                                 "passed": gate.passed}
+    return out

@@ -1,4 +1,4 @@
-"""The params sections the statistics stages own (``params.yaml: stats`` and ``gate``), with their one set of defaults.
+"""The params sections the statistics stages own (``stats`` and ``gate``), with their one set of defaults.
 
 The gate's read-only views of keys owned by other stages are in :mod:`candor_eval.review.gate_views`.
 """
@@ -14,11 +14,14 @@ from candor_eval.stats.rates import CONFIDENCE
 
 
 class Reference(BaseModel):
-    """``stats.reference``: the lots tracks' reference candidate. Each detection set's reference is
-    its first model (``detector.sets``; :func:`candor_eval.review.collect.references`)."""
+    """``stats.reference``: the lots tracks' reference candidate. ``None`` (the default): the one
+    candidate of ``identify.candidates`` when there is exactly one, no lots track when there is none;
+    with more, the stats stage asks for it (``candor_eval.stages.cli_review.lots_reference``). Each
+    detection set's reference is its first model (``detector.sets``;
+    :func:`candor_eval.review.collect.references`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    lots: str = "prompt-a"
+    lots: str | None = None
 
 
 MIN_SESSIONS = 6            # clustering by session needs at least this many sessions per split (docs/stats.md)
@@ -39,7 +42,7 @@ class Cluster(ClusterView):
 
 
 class StatsParams(BaseModel):
-    """``params.yaml: stats``."""
+    """The ``stats`` section of the params file."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     confidence: Probability = CONFIDENCE
@@ -49,17 +52,20 @@ class StatsParams(BaseModel):
 
 
 class GateParams(BaseModel):
-    """``params.yaml: gate``: the release gate, declared before a candidate is scored
-    (:mod:`candor_eval.review.gate`): ``improvement`` (``shown``: each micro difference must also reach
-    alpha; ``higher``: the point estimate alone, not noise-controlled), ``max_recall_drop`` (the
-    non-inferiority margin of each critical class), ``unqualified`` (what a critical class too
-    small to show anything does to the gate) and ``waive`` (criteria that do not count, each a
-    visible line in review)."""
+    """The ``gate`` section of the params file: the release gate, declared before a candidate is scored
+    (:mod:`candor_eval.review.gate`): ``set``, ``reference`` and ``candidate`` (the detection set and
+    its two models compared; ``None``, the default: the one set of ``detector.sets`` when there is
+    exactly one, and its first and second model when it has exactly two; resolved by the stages,
+    ``candor_eval.stages.cli_review.resolve_gate``, into a :class:`DeclaredGate`), ``improvement``
+    (``shown``: each micro difference must also reach alpha; ``higher``: the point estimate alone,
+    not noise-controlled), ``max_recall_drop`` (the non-inferiority margin of each critical class),
+    ``unqualified`` (what a critical class too small to show anything does to the gate) and
+    ``waive`` (criteria that do not count, each a visible line in review)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    set: str = "detector"
-    reference: str = "demo-v1"
-    candidate: str = "demo-v2"
+    set: str | None = None
+    reference: str | None = None
+    candidate: str | None = None
     split: str = "test"
     alpha: Probability = 0.05
     latency_p95_ms: float = Field(default=2000.0, gt=0.0, allow_inf_nan=False)
@@ -68,3 +74,12 @@ class GateParams(BaseModel):
     unqualified: Literal["fail", "waive"] = "fail"
     waive: list[Literal["micro_precision_higher", "micro_recall_higher", "micro_f1_higher",
                         "critical_recall_non_inferior", "wrong_targets_no_increase", "latency_p95"]] = []
+
+
+class DeclaredGate(GateParams):
+    """The ``gate`` section with its set, reference and candidate resolved (named, or their defaults
+    taken from ``detector.sets``): what the gate evaluates (:func:`candor_eval.review.gate.evaluate_gate`)."""
+
+    set: str
+    reference: str
+    candidate: str

@@ -1,10 +1,10 @@
 """A sweep a person can read: the experiments of ``dvc exp show --json`` ranked by one headline metric.
 
 Pure: no I/O. ``dvc exp show`` lists every param and metric column (dozens, hundreds of
-characters wide, cut when piped); after ``make sweep`` the question is narrower: for the param
+characters wide, cut when piped); after a sweep the question is narrower: for the param
 that was swept, which value gave the best value of one headline metric, and is that more than
 luck. :func:`ranking` takes DVC's JSON (a list of baseline revisions, each with its experiments;
-``data.params["params.yaml"].data`` and ``data.metrics["metrics/headline.json"].data`` nested as
+``data.params[<params file>].data`` and ``data.metrics["metrics/headline.json"].data`` nested as
 in the files) and gives one :class:`Entry` per revision or experiment that has the sort key;
 :func:`render` prints them in at most 120 columns: the name, the swept param, the sort key, then
 as many of the candidate's other headline numbers as fit. Higher is better for the sort key
@@ -53,10 +53,11 @@ def _entries(doc: Any) -> list[tuple[str, Mapping[str, Any]]]:
     return out
 
 
-def ranking(doc: Any, *, param: str, sort_key: str, ascending: bool = False) -> list[Entry]:
+def ranking(doc: Any, *, param: str, sort_key: str, ascending: bool = False,
+            params_file: str = "params.yaml") -> list[Entry]:
     """The entries of ``dvc exp show --json`` that have ``sort_key`` (a dotted key of the headline
-    metrics, e.g. ``detection.detector.demo-v2.f1``), best first; ``param`` a dotted key of
-    params.yaml (``thresholds.deer``)."""
+    metrics, e.g. ``detection.<set>.<model>.f1``), best first; ``param`` a dotted key of the params
+    file ``params_file`` (``thresholds.deer``), as DVC names the file."""
     key_path, block_path = sort_key.split("."), sort_key.split(".")[:-1]
     rows = []
     for name, node in _entries(doc):
@@ -66,7 +67,7 @@ def ranking(doc: Any, *, param: str, sort_key: str, ascending: bool = False) -> 
             continue
         block = dig(metrics, *block_path) or {}
         others = {k: v for k, v in block.items() if k != key_path[-1] and not isinstance(v, Mapping)}
-        rows.append(Entry(name=name, param=dig(_data(node, "params", "params.yaml"), *param.split(".")),
+        rows.append(Entry(name=name, param=dig(_data(node, "params", params_file), *param.split(".")),
                           key=value, others=others))
     return sorted(rows, key=lambda e: e.key if ascending else -e.key)
 

@@ -14,6 +14,7 @@ from candor_eval.review.error_kinds import report_lines
 from candor_eval.review.gate import Criterion, GateResult
 from candor_eval.review.headline import dig, headline
 from candor_eval.review.stats_file import StatsFile
+from candor_eval.stats.outcomes import LOTS_TRACKS
 from candor_eval.stats.paired import Paired, fmt_diff
 from candor_eval.stats.power import POWER, detectable, effective_pairs
 from candor_eval.stats.rates import Rate
@@ -96,7 +97,7 @@ STATUS = {"pass": "pass", "fail": "FAIL", "not evaluated": "NOT EVALUATED", "wai
 
 def render_check(gate: GateResult) -> str:
     """The gate for a terminal: what was declared, each criterion with its numbers, then PASSED or FAILED."""
-    lines = [f"release gate (predeclared in params.yaml:gate): {gate.candidate} vs {gate.reference} on set "
+    lines = [f"release gate (predeclared in {gate.predeclared}): {gate.candidate} vs {gate.reference} on set "
              f"{gate.set}, split {gate.split}, units clustered by {gate.cluster}",
              f"  declared: improvement {gate.improvement}"
              + (" (no noise control: a point estimate passes)" if gate.improvement == "higher" else
@@ -108,7 +109,6 @@ def render_check(gate: GateResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-LOTS_TRACKS = ("identification", "fields", "valuation")
 HEADLINE_METRICS = {"lots": ("identification.hit", "identification.not_wrong", "fields.majority", "valuation.in_band"),
                     "detection": ("test.label_found", "test.frame_error_free")}
 
@@ -236,13 +236,24 @@ def details(stats: StatsFile, group: str, cand: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def cluster_kinds(stats: StatsFile) -> str:
+    """What the units of the project's tracks cluster in, for the report's opening: ``lots`` and
+    ``cases`` (the lots tracks), ``frames, or capture sessions`` (the detection sets); every kind
+    when the stats file has no track."""
+    groups = track_groups(stats)
+    lots = "lots" in groups or not groups
+    detection = any(g.startswith("detection.") for g in groups) or not groups
+    return "; ".join((["lots"] if lots else []) + (["frames, or capture sessions"] if detection else [])
+                     + (["cases"] if lots else []))
+
+
 def render_report(stats: StatsFile, gate: GateResult | None, *, forest: str | None) -> tuple[str, dict[str, str]]:
     """The human report (Markdown) and its detail files (name -> text, under ``details/``): a
     one-screen summary, the gate, then a link per candidate. ``forest``: the folder of the forest
     plots (``forest-<group>.png``) relative to the report."""
-    out = ["# candor: rates, paired comparisons and the release gate", "",
-           f"Every rate carries its {stats.confidence:.0%} interval over independent clusters (lots; frames, or "
-           f"capture sessions; cases): the Wilson interval, at the effective sample size where units cluster. Every "
+    out = ["# candor: rates, paired comparisons" + (" and the release gate" if gate is not None else ""), "",
+           f"Every rate carries its {stats.confidence:.0%} interval over independent clusters ({cluster_kinds(stats)}"
+           f"): the Wilson interval, at the effective sample size where units cluster. Every "
            f"comparison is paired on the same units and tested with the exact sign-flip test over clusters "
            f"(alpha {stats.alpha:g}; with one unit per cluster, the exact McNemar test). A split of clusters all one "
            f"way needs at least {stats.min_k0} of them to reach alpha at all, so small benches detect "
@@ -252,11 +263,11 @@ def render_report(stats: StatsFile, gate: GateResult | None, *, forest: str | No
         out += ["**Not measured** (input absent): " + ", ".join(f"`{p}`" for p in stats.absent), ""]
     out += summary(stats, gate)
     if forest:
-        out += ["Forest plots of the headline rates (rendered locally by `make figures`; PNG bytes depend on the "
+        out += ["Forest plots of the headline rates (rendered locally by `candor figures`; PNG bytes depend on the "
                 "matplotlib build, so they are not committed): " +
                 ", ".join(f"[{g}]({forest}/forest-{g}.png)" for g in track_groups(stats)), ""]
     if gate is not None:
-        out += ["## Release gate (predeclared in `params.yaml: gate`)", "",
+        out += [f"## Release gate (predeclared in `{gate.params_file}: gate`)", "",
                 "| criterion | result | numbers |", "|---|---|---|"]
         out += [f"| {md_text(name)} | {STATUS[c.status]} | {md_text(_numbers(c, name))} |"
                 for name, c in gate.criteria.items()]
@@ -290,10 +301,12 @@ def review(stats: StatsFile, gate: GateResult | None, docs: dict, *, sets: dict[
     numbers ``dvc metrics diff`` lists), the report text and its detail files
     (:func:`render_report`), from the stats, the gate (None: not measured), the metrics files
     ``docs`` (:func:`candor_eval.review.collect.read_metrics`) and the detection ``sets``. The lots
-    candidates are those of the identification metrics, of the stats and the reference."""
-    reference = stats.reference.get("identification", "")
-    lots = sorted(set(dig(docs.get("identification", ("", None))[1], "identification") or {})
-                  | set(candidates_of(stats, "lots")) | ({reference} if reference else set()))
+    candidates are those of the identification metrics, of the stats and the reference; a stats
+    file without a lots reference has no lots track (no lots block in the headline)."""
+    reference = stats.reference.get("identification")
+    lots = [] if reference is None else sorted(
+        set(dig(docs.get("identification", ("", None))[1], "identification") or {})
+        | set(candidates_of(stats, "lots")) | {reference})
     head = headline(stats, gate, docs, sets=sets, candidates=lots, reference=reference)
     text, details = render_report(stats, gate, forest=forest)
     for name, lines in report_lines(docs, sets).items():       # what kind of error changed: descriptive

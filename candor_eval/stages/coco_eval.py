@@ -60,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         params = read_score_params(args.params)
         class_thresholds = params.threshold_params.class_thresholds(None, classes=gt.classes,
                                                                     floor=params.detector.floor)
-        check_critical(params.match.critical, classes=gt.classes)
+        check_critical(params.match.critical, classes=gt.classes, where=args.params)
         nms = params.detector.served_nms(None)
         result = score_coco_pair(gt, det, class_thresholds=class_thresholds, nms_iou=nms.iou, agnostic=nms.agnostic,
                                  max_det=nms.max_det,

@@ -4,8 +4,8 @@
                             [--verified build/verified] --out build/detections/detector
 
 Reads ``detector.sets`` (the set's models), ``detector.floor``, ``detector.providers`` and
-``detector.executor`` from ``params.yaml`` (and nothing else, so threshold and NMS changes never
-rerun inference). For each model of the set, every frame of ``<data>/frames.csv`` (sorted by frame
+``detector.executor`` from the params file (``--params``; and nothing else, so threshold and NMS
+changes never rerun inference). For each model of the set, every frame of ``<data>/frames.csv`` (sorted by frame
 id) is run (letterbox, run, decode, keep candidates with score >= floor, map back to
 original-image pixels; no per-class threshold and no NMS: those are scoring's):
 
@@ -55,10 +55,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with ExitStack() as files:            # every file moves into place only when all models ran
             if params.executor == "ray":
-                files.enter_context(cluster.connected())
+                files.enter_context(cluster.connected(params_file=args.params))
             for name in dset.models:
                 info, images, model = open_inputs(model=name, models=args.models, data=data,
-                                                  verified=args.verified, providers=params.providers)
+                                                  verified=args.verified, providers=params.providers,
+                                                  params_file=args.params)
                 log.info("%s on %s: %s layout, input %dx%d, %d classes, %d frames, floor %g, executor %s",
                          model.name, dset.name, model.layout, model.input_w, model.input_h, len(model.classes),
                          len(info.frames), params.floor, params.executor)
@@ -66,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 lines = (cluster.iter_cluster_lines(model, info.frames, images, floor=params.floor,
                                             card=Path(args.models) / f"{name}.yaml",
                                             verified=Path(args.verified) / f"model-{name}.json",
-                                            providers=params.providers)
+                                            providers=params.providers, params_file=args.params)
                          if params.executor == "ray" else iter_lines(model, info.frames, images, floor=params.floor))
                 for line in lines:
                     fh.write(line + "\n")

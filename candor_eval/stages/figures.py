@@ -1,4 +1,4 @@
-"""figures: render the PNG figures people look at, outside the pipeline (``make figures``).
+"""figures: render the PNG figures people look at, outside the pipeline (``candor figures``).
 
     candor figures [--params params.yaml] [--set SET [--data DIR] [--detections DIR]]
         [--models models] [--stats metrics/stats.json] [--out plots/figures]

@@ -1,14 +1,20 @@
 """gate command: the predeclared release gate, with latency, and its check (criteria: :mod:`candor_eval.review.gate`).
 
     candor gate run --outcomes metrics/outcomes --detection metrics/detection \\
-        --out build/gate-with-latency.json [--latency metrics/latency]
+        --out build/gate-with-latency.json [--latency metrics/latency] [--params params.yaml]
     candor gate check [--gate metrics/gate.json]    # print it; exit 1 when it failed
 
 The pipeline's ``stats`` stage evaluates the gate (``metrics/gate.json``) without latency, which is
 machine-specific. ``run`` evaluates the same gate from the same files
 (:func:`candor_eval.review.gate_files.gate_from_files`), plus the candidate's latency diagnostic when
-``--latency`` is given (``make gate``). It always exits 0 on valid input; ``check`` prints every
-criterion and exits 1 when the gate failed (the command CI calls).
+``--latency`` is given (measured on this machine by ``candor latency --set SET --out
+metrics/latency/SET``). It always exits 0 on valid input (a project without a detection set has
+no gate: it says so and writes nothing); ``check`` prints every criterion and exits 1 when the
+gate failed (the command CI calls). With latency, on this machine::
+
+    dvc repro stats
+    candor gate run --latency metrics/latency --out build/gate-with-latency.json
+    candor gate check --gate build/gate-with-latency.json
 
 Exit codes: 0 ok (``run``; ``check`` of a passed gate); 1 ``check`` of a failed gate; 2 bad input or
 configuration (the file or params key named; nothing written).
@@ -16,6 +22,7 @@ configuration (the file or params key named; nothing written).
 from __future__ import annotations
 
 import argparse
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,11 +33,17 @@ from candor_eval.review.gate_files import gate_from_files, write_gate
 from candor_eval.review.report import render_check
 from candor_eval.stages.cli_review import read_gate_settings
 
+log = logging.getLogger("candor.gate")
+
 
 def _run(args: argparse.Namespace) -> int:
-    result = gate_from_files(read_gate_settings(args.params), outcomes=Path(args.outcomes),
-                             detection=Path(args.detection), models=Path(args.models),
-                             latency=Path(args.latency) if args.latency else None)
+    settings = read_gate_settings(args.params)
+    if settings is None:
+        log.warning("no detection set in %s:detector.sets: no release gate to evaluate, %s not written",
+                    args.params, args.out)
+        return 0
+    result = gate_from_files(settings, outcomes=Path(args.outcomes), detection=Path(args.detection),
+                             models=Path(args.models), latency=Path(args.latency) if args.latency else None)
     write_gate(result, args.out)
     return 0
 
@@ -45,22 +58,22 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The CLI: ``run`` (the DVC stage) and ``check`` (make gate, CI)."""
+    """The CLI: ``run`` (with latency: the gate on this machine) and ``check`` (CI)."""
     ap = argparse.ArgumentParser(prog="candor gate", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
-    g = sub.add_parser("run", help="evaluate the predeclared release gate (with --latency: make gate)")
+    g = sub.add_parser("run", help="evaluate the predeclared release gate (with --latency: on this machine)")
     g.add_argument("--outcomes", default="metrics/outcomes")
     g.add_argument("--detection", default="metrics/detection", help="detection metrics: a folder of <model>.json")
     g.add_argument("--latency", default=None,
-                   help="folder of <model>.json latency diagnostics (make latency); machine-specific, so the "
-                        "pipeline's stats stage never reads it and `make gate` does")
+                   help="folder of <set>/<model>.json latency diagnostics (candor latency); machine-specific, so "
+                        "the pipeline's stats stage never reads it and this command does")
     g.add_argument("--models", default="models", help="model cards: a latency figure counts only for the "
                    "candidate's current ONNX file")
     g.add_argument("--params", default="params.yaml")
     g.add_argument("--out", default="metrics/gate.json")
     g.set_defaults(func=_run)
-    c = sub.add_parser("check", help="print the gate result; exit 1 when it failed (make gate)")
+    c = sub.add_parser("check", help="print the gate result; exit 1 when it failed")
     c.add_argument("--gate", default="metrics/gate.json")
     c.set_defaults(func=_check)
     return ap

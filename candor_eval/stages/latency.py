@@ -10,11 +10,11 @@ path: the model's served thresholds (``thresholds`` with its ``thresholds_by_mod
 the model's served NMS (``detector.nms_iou``, ``max_det``, ``nms_agnostic``, ``nms_by_model``). The method,
 the two timed spans and the summary fields are defined in :mod:`candor_eval.detection.latency`.
 
-These figures are machine-specific: this stage lives in its own pipeline file
-(``diagnostics/dvc.yaml``, run with ``make latency``), outside the byte-identical contract
-of ``make repro``, and nothing of it is committed or pushed. Compare them only with a
-candidate run on the same host, provider, inputs and scope. The release gate reads
-``end_to_end.p95_ms`` when present (``docs/stats.md``).
+These figures are machine-specific: this command runs outside the pipeline's byte-identical
+contract (by hand, or from a pipeline file of its own such as ``diagnostics/dvc.yaml``), and
+nothing of it is committed or pushed. Compare them only with a candidate run on the same host,
+provider, inputs and scope. The release gate reads ``end_to_end.p95_ms`` when given
+(``candor gate run --latency metrics/latency``; ``docs/stats.md``).
 
 Exit codes: 0 ok; 2 bad input or configuration (the card, model or frame named; nothing written).
 """
@@ -41,7 +41,7 @@ def time_one(name: str, *, data: Path, models: Path, verified: Path, det: Detect
     """The latency diagnostic of model ``name`` (card in ``models``, the fetch stage's records in
     ``verified``) on the set's frames in ``data`` (module docstring)."""
     info, paths, model = open_inputs(model=name, models=models, data=data, verified=verified,
-                                     providers=det.providers)
+                                     providers=det.providers, params_file=threshold_params.where)
     # the served thresholds per output class. Without a class_map the card's classes are the data's, so
     # every name is checked here; with one (renamed outputs, maybe a subset of the data's classes) names
     # are by data class and score-detection checks them against the data set

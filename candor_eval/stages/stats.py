@@ -13,24 +13,27 @@ they always rerun together).
 ``plan`` is the exact power of the paired test (:mod:`candor_eval.stats.power`): the independent units
 needed to detect an improvement at a discordance, or the least improvement ``--units`` detect.
 
-``run`` reads params ``stats`` (``confidence``, ``alpha``, ``reference.lots``, ``cluster``) and
-``detector.sets`` (each set's detection tables are in ``<outcomes>/<set>/``; its reference is its
-first model), the outcome tables under ``--outcomes`` and the ``counts`` block of
+``run`` reads params ``stats`` (``confidence``, ``alpha``, ``reference.lots``, ``cluster``),
+``identify.candidates`` (the lots reference when ``stats.reference.lots`` is unset and there is one
+candidate; none and no reference: the project has no lots track, and nothing of it is read or
+reported) and ``detector.sets`` (each set's detection tables are in ``<outcomes>/<set>/``; its
+reference is its first model), the outcome tables under ``--outcomes`` and the ``counts`` block of
 every metrics file given, and writes ``--out`` (shape: :mod:`candor_eval.review.stats_file`; what goes
 in it: :mod:`candor_eval.review.collect`; docs/stats.md). With ``--gate`` it also evaluates the
 predeclared release gate (:func:`candor_eval.review.gate_files.gate_from_files`, without latency,
-which is machine-specific: ``make gate`` adds it) and writes it there; it always exits 0 on
+which is machine-specific: ``candor gate run --latency`` adds it) and writes it there (a project
+without a detection set has no gate: nothing is written); it always exits 0 on
 valid input, so that ``dvc repro`` records a failed gate instead of stopping. With ``--report``
 it writes the report of :func:`candor_eval.review.report.review` (a one-screen summary, the gate,
 links; one file per candidate under ``details/`` beside it, stale ones removed) and, with
 ``--headline``, the headline metrics (:mod:`candor_eval.review.headline`: about ten numbers per
 candidate, the file ``dvc metrics diff`` and ``dvc exp show`` list). The forest plots the report
-links (``--forest``/``forest-<group>.png``) are drawn by ``make figures``. Nothing is written
+links (``--forest``/``forest-<group>.png``) are drawn by ``candor figures``. Nothing is written
 unless everything was computed. Other stages' metrics files are never modified. An absent input
 is not an error: it is listed as ``absent``, logged as a warning, and shown in the report as not
 measured.
 
-Exit codes: 0 ok (a failed gate too: it is recorded in gate.json; ``make gate`` fails the build);
+Exit codes: 0 ok (a failed gate too: it is recorded in gate.json; ``candor gate check`` exits 1 on it);
 2 bad input or configuration (the file, row or params key named; nothing written).
 """
 from __future__ import annotations
@@ -51,7 +54,7 @@ from candor_eval.review.gate_files import gate_from_files, write_gate
 from candor_eval.review.params import StatsParams
 from candor_eval.review.report import review
 from candor_eval.review.stats_file import StatsFile
-from candor_eval.stages.cli_review import read_gate_settings
+from candor_eval.stages.cli_review import lots_reference, read_gate_settings
 from candor_eval.stats.power import detectable, pairs_needed
 from candor_eval.stats.rates import mcnemar_p, min_k0, min_split, wilson
 from candor_eval.stats.records import p6
@@ -60,18 +63,26 @@ log = logging.getLogger("candor_eval.stats")
 
 
 def _run(args: argparse.Namespace) -> int:
+    from candor_eval.lots.params import IdentifyParams  # here: `candor wilson` never loads the lots track
+
     params = section(StatsParams, "stats", path=args.params)
     sets = section(DetectorParams, "detector", path=args.params).sets
+    lots = lots_reference(params, section(IdentifyParams, "identify", path=args.params).candidates,
+                          where=args.params)
     metrics = [Path(m) for m in args.metrics]
     inputs = read_inputs(outcomes=Path(args.outcomes), metrics=metrics, root=Path(args.metrics_root),
-                         detection_sets=list(sets))
-    stats = build_stats(inputs, params=params, refs=references(params.reference.lots, sets))
+                         detection_sets=list(sets), lots=lots is not None)
+    stats = build_stats(inputs, params=params, refs=references(lots, sets), where=args.params)
     for path in stats.absent:
         log.warning("%s is absent: its track is reported as not measured", path)
     record = stats.as_json()
-    gate = (gate_from_files(read_gate_settings(args.params), outcomes=Path(args.outcomes),
-                            detection=Path(args.detection), models=Path(args.models), latency=None)
-            if args.gate else None)
+    settings = read_gate_settings(args.params) if args.gate else None
+    if args.gate and settings is None:
+        log.info("no detection set in %s:detector.sets: no release gate to evaluate, %s not written",
+                 args.params, args.gate)
+    gate = (gate_from_files(settings, outcomes=Path(args.outcomes), detection=Path(args.detection),
+                            models=Path(args.models), latency=None)
+            if settings is not None else None)
     if args.report:
         out = Path(args.report)
         forest = os.path.relpath(args.forest, out.parent).replace(os.sep, "/") if args.forest else None
@@ -157,7 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--report", default=None, help="also write the Markdown report here (details/ beside it)")
     run.add_argument("--headline", default=None, help="with --report: the headline metrics JSON to write")
     run.add_argument("--forest", default="plots/figures",
-                     help="where `make figures` renders forest-<group>.png (linked from the report, not written here)")
+                     help="where `candor figures` renders forest-<group>.png (linked from the report, not written "
+                          "here)")
     run.set_defaults(func=_run)
     w = sub.add_parser("wilson", help="Wilson interval of K successes in N cases, as JSON")
     w.add_argument("k", type=int, metavar="K")

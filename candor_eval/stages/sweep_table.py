@@ -1,12 +1,13 @@
 """sweep-table command: the experiments of a sweep ranked by one headline metric, in 120 columns.
 
-    candor sweep-table --param thresholds.deer --sort detection.detector.demo-v2.f1 [--ascending]
-        [--from exps.json]
+    candor sweep-table --param thresholds.deer --sort detection.<set>.<model>.f1 [--ascending]
+        [--from exps.json] [--params params.yaml]
 
 Reads ``dvc exp show --json`` (run here, or the file given with ``--from``) and prints one row
 per revision and experiment that has the sort key: its name, the swept param, the sort key, then
-as many of the same candidate's headline numbers as fit (:mod:`candor_eval.review.ranking`). ``make
-sweep`` ends with it. Exit 0; 2 when DVC's output cannot be read or no experiment has the key.
+as many of the same candidate's headline numbers as fit (:mod:`candor_eval.review.ranking`): the
+last step of a sweep (``dvc exp run --queue -S ...``, ``dvc queue start``). Exit 0; 2 when DVC's
+output cannot be read or no experiment has the key.
 """
 from __future__ import annotations
 
@@ -25,7 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
     """The CLI (see the module docstring)."""
     ap = argparse.ArgumentParser(prog="candor sweep-table", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--param", required=True, help="the swept param, a dotted key of params.yaml")
+    ap.add_argument("--param", required=True, help="the swept param, a dotted key of the params file")
+    ap.add_argument("--params", default="params.yaml",
+                    help="the params file, as dvc exp show names it (default: params.yaml)")
     ap.add_argument("--sort", required=True, help="a dotted key of metrics/headline.json (the ranking's key)")
     ap.add_argument("--ascending", action="store_true", help="lower is better for the sort key")
     ap.add_argument("--from", dest="source", help="read this dvc exp show --json output instead of running DVC")
@@ -48,10 +51,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except json.JSONDecodeError as err:
         raise fail(where, "not JSON", got=str(err)) from None
     sort = args.sort.removeprefix("metrics/headline.json:")
-    entries = ranking(doc, param=args.param, sort_key=sort, ascending=args.ascending)
+    entries = ranking(doc, param=args.param, sort_key=sort, ascending=args.ascending, params_file=args.params)
     if not entries:
         raise fail(where, f"no revision or experiment has {sort}",
-                   hint="name a key of metrics/headline.json, e.g. detection.detector.demo-v2.f1")
+                   hint="name a key of metrics/headline.json, e.g. detection.<set>.<model>.f1")
     print(render(entries, param=args.param, sort_key=sort), end="")
     return 0
 

@@ -20,7 +20,7 @@ Exit 0 when every box is paired or explained (a score that crossed the floor or 
 tie by less than the tolerance), even if a crossing changed a scored outcome (that is
 reported); exit 1 on a real disagreement (a box without a twin, another header or frame
 list); exit 2 on bad input. Nothing under ``build/detections`` or ``metrics/`` is touched.
-Needs the fetch stage's records: ``dvc repro fetch`` (``make verify-inference`` does it).
+Needs the fetch stage's records: run ``dvc repro fetch`` first.
 """
 from __future__ import annotations
 
@@ -107,7 +107,7 @@ def verify_model(model: str, *, set_name: str, data: Path, canonical: Path, mode
     fresh boxes stay in memory)."""
     det, match, threshold_params, cluster = params
     info, images, loaded = open_inputs(model=model, models=models, data=data, verified=verified,
-                                       providers=det.providers)
+                                       providers=det.providers, params_file=threshold_params.where)
     head, boxes = header(loaded, floor=det.floor), list(iter_frames(loaded, info.frames, images, floor=det.floor))
     canonical_path = canonical / f"{model}.jsonl"
     kept = read_raw(canonical_path)

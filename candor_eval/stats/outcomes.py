@@ -63,17 +63,21 @@ TABLES: dict[str, TableSpec] = {s.name: s for s in (
 )}
 
 OUTCOMES = ("hit", "abstain", "wrong")
+LOTS_TRACKS = ("identification", "fields", "valuation")      # the lots track's tables; the others are detection's
 
 
-def table_paths(detection_sets: Iterable[str]) -> list[str]:
+def table_paths(detection_sets: Iterable[str], *, lots: bool = True) -> list[str]:
     """Every outcome table's path relative to the outcomes root: the lots tracks' tables at the
-    root, the detection tables once per detection set, in the set's folder.
+    root (unless ``lots`` is false: a project without the lots track), the detection tables once
+    per detection set, in the set's folder.
 
-    >>> table_paths(["demo"])[-2:]
+    >>> table_paths(["demo"])
+    ['identification.csv', 'fields.csv', 'valuation.csv', 'demo/detection-frames.csv', 'demo/detection-labels.csv']
+    >>> table_paths(["demo"], lots=False)
     ['demo/detection-frames.csv', 'demo/detection-labels.csv']
     """
-    lots = [n for n, spec in TABLES.items() if spec.track != "detection"]
-    return lots + [f"{d}/{n}" for d in detection_sets for n, spec in TABLES.items() if spec.track == "detection"]
+    own = [n for n, spec in TABLES.items() if spec.track in LOTS_TRACKS] if lots else []
+    return own + [f"{d}/{n}" for d in detection_sets for n, spec in TABLES.items() if spec.track == "detection"]
 
 
 def spec_of(path: str) -> TableSpec:

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from candor_eval.common.errors import InputError
 from candor_eval.detection.config import (
+    DEFAULT_THRESHOLD,
     HINT_FLOOR,
     ClusterView,
     DetectorParams,
@@ -114,8 +115,10 @@ def test_class_thresholds_check_names_against_known_classes():
 
 
 def test_from_sections_needs_a_mapping_and_check_models_names_strays():
-    with pytest.raises(InputError, match="p.yaml:thresholds: missing or not a mapping"):
+    with pytest.raises(InputError, match="p.yaml:thresholds: not a mapping"):
         ThresholdParams.from_sections([0.3], {}, where="p.yaml")
+    assert ThresholdParams.from_sections(None, {}, where="p.yaml").shared == {"default": DEFAULT_THRESHOLD} \
+        and DEFAULT_THRESHOLD == 0.25                                    # Ultralytics' predict conf
     params = ThresholdParams.from_sections({"default": 0.3}, {"m": {}, "q": {}}, where="p.yaml")
     params.check_models(["m", "q"])
     with pytest.raises(InputError, match="p.yaml:thresholds_by_model.q: not a model of detector.sets"):
@@ -123,9 +126,9 @@ def test_from_sections_needs_a_mapping_and_check_models_names_strays():
 
 
 def test_check_critical_names_each_unknown_class():
-    check_critical(["deer"], classes=("deer", "sheep"))
-    with pytest.raises(InputError, match="match.critical: unknown class name") as err:
-        check_critical(["boar", "deer", "wolf"], classes=("deer",))
+    check_critical(["deer"], classes=("deer", "sheep"), where="p.yaml")
+    with pytest.raises(InputError, match="p.yaml:match.critical: unknown class name") as err:
+        check_critical(["boar", "deer", "wolf"], classes=("deer",), where="p.yaml")
     assert len(err.value.problems) == 2
 
 

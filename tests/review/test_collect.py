@@ -13,6 +13,7 @@ from candor_eval.review.collect import (
     paired_stats,
     rate_key,
     rates_from_counts,
+    read_inputs,
     references,
 )
 from candor_eval.review.params import StatsParams
@@ -64,7 +65,8 @@ def test_fields_track_and_valuation_track():
                                      "L1,prompt-a,1,1,1,0,1,1\nL1,prompt-b,1,1,0,0,1,1\nL2,prompt-b,1,1,1,0,1,1\n",
                                      where="v.csv"),
     }
-    paired = paired_stats(units_from_tables(tables), references("prompt-a", {}), alpha=0.05, confidence=0.95)
+    paired = paired_stats(units_from_tables(tables), references("prompt-a", {}), alpha=0.05, confidence=0.95,
+                          where="p.yaml")
     f = paired["fields.majority"].candidates["prompt-b"]
     # A's (c, 1, y) has total 0
     assert (f.n, f.a_only, f.b_only, f.only_in_b, f.a.unit) == (1, 1, 0, ("c/1/y",), "(case, field)")
@@ -80,7 +82,7 @@ def test_build_stats_round_trips_through_the_stats_file():
         "L1,held,prompt-a,1,hit,\nL1,held,prompt-b,1,wrong,\n", where="i.csv")}
     s = build_stats(Inputs(tables=tables, metrics={"identification": ("i.json", doc)},
                            presence={"i.csv": "present", "v.csv": "absent"}), params=StatsParams(),
-                    refs=references("prompt-a", {}))
+                    refs=references("prompt-a", {}), where="p.yaml")
     assert s.absent == ["v.csv"]
     assert StatsFile.from_json(s.as_json(), where="stats.json").as_json() == s.as_json()
     with pytest.raises(InputError, match="stats.json: not a stats file"):
@@ -88,14 +90,45 @@ def test_build_stats_round_trips_through_the_stats_file():
 
 
 def test_params_defaults():
+    """No candidate's name is a default: the lots reference is resolved by the stage."""
     p = StatsParams()
-    assert (p.confidence, p.alpha, p.reference.lots) == (0.95, 0.05, "prompt-a")
+    assert (p.confidence, p.alpha, p.reference.lots) == (0.95, 0.05, None)
 
 
 def test_references_lots_candidate_and_each_sets_first_model():
     refs = references("prompt-a", {"demo": ["m1", "m2"], "birds": ["y8", "m1"]})
     assert refs == {"identification": "prompt-a", "fields": "prompt-a", "valuation": "prompt-a",
                     "detection.demo": "m1", "detection.birds": "y8"}
+
+
+def test_references_of_a_project_with_one_track():
+    """No lots reference: no lots track; no detection set: no detection track."""
+    assert references(None, {"demo": ["m1", "m2"]}) == {"detection.demo": "m1"}
+    assert references("ocr", {}) == {"identification": "ocr", "fields": "ocr", "valuation": "ocr"}
+
+
+def test_read_inputs_of_a_detector_only_project_lists_no_lots_table(tmp_path):
+    """Without the lots track, no lots table is read or listed as absent (so none is warned about)."""
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / "detection-frames.csv").write_text("frame,split,session,zoom,model,tp,fp,fn\n"
+                                                            "f1,test,s,1,m1,1,0,0\n")
+    got = read_inputs(outcomes=tmp_path, metrics=[], root=tmp_path, detection_sets=["demo"], lots=False)
+    assert got.presence == {f"{tmp_path.as_posix()}/demo/detection-frames.csv": "present",
+                            f"{tmp_path.as_posix()}/demo/detection-labels.csv": "absent"}
+    assert list(got.tables) == ["demo/detection-frames.csv"]
+    both = read_inputs(outcomes=tmp_path, metrics=[], root=tmp_path, detection_sets=["demo"])
+    assert f"{tmp_path.as_posix()}/identification.csv" in both.presence
+
+
+def test_build_stats_of_a_detector_only_project_has_no_lots_keys():
+    """No lots reference: no lots reference, comparison or ``fields`` cluster in the stats file."""
+    frames = "frame,split,session,zoom,model,tp,fp,fn\n"
+    tables = {"demo/detection-frames.csv": parse_table(TABLES["detection-frames.csv"], frames +
+                                                       "f1,test,s,1,m1,1,0,0\nf1,test,s,1,m2,0,1,0\n", where="d.csv")}
+    s = build_stats(Inputs(tables=tables, metrics={}, presence={}), params=StatsParams(),
+                    refs=references(None, {"demo": ["m1", "m2"]}), where="p.yaml")
+    assert s.reference == {"detection.demo": "m1"} and s.cluster == {"detection.demo": "frame"}
+    assert sorted(s.paired) == ["detection.demo.test.false_positives", "detection.demo.test.frame_error_free"]
 
 
 def test_detection_sets_are_separate_tracks_each_with_its_reference():
@@ -107,13 +140,13 @@ def test_detection_sets_are_separate_tracks_each_with_its_reference():
                                                   "f1,test,s,1,y8,1,0,0\nf1,test,s,1,m1,1,0,0\n", where="b.csv"),
     }
     refs = references("prompt-a", {"demo": ["m1", "m2"], "birds": ["y8", "m1"]})
-    paired = paired_stats(units_from_tables(tables), refs, alpha=0.05, confidence=0.95)
+    paired = paired_stats(units_from_tables(tables), refs, alpha=0.05, confidence=0.95, where="p.yaml")
     assert sorted(paired) == ["detection.birds.test.false_positives", "detection.birds.test.frame_error_free",
                               "detection.demo.test.false_positives", "detection.demo.test.frame_error_free"]
     demo, birds = paired["detection.demo.test.frame_error_free"], paired["detection.birds.test.frame_error_free"]
     assert (demo.reference, list(demo.candidates)) == ("m1", ["m2"])       # frame f1 of demo is not f1 of birds
     assert (birds.reference, list(birds.candidates)) == ("y8", ["m1"])
     assert (demo.candidates["m2"].a_only, birds.candidates["m1"].a_only) == (1, 0)
-    with pytest.raises(InputError, match=r"detector.sets \(first model\) \(detection.demo\)"):
+    with pytest.raises(InputError, match=r"p.yaml:detector.sets \(first model\) \(detection.demo\)"):
         paired_stats(units_from_tables(tables), references("prompt-a", {"demo": ["m9"], "birds": ["y8"]}),
-                     alpha=0.05, confidence=0.95)
+                     alpha=0.05, confidence=0.95, where="p.yaml")

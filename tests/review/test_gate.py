@@ -9,7 +9,7 @@ import pytest
 from candor_eval.common.errors import InputError, run_main
 from candor_eval.review.gate import GateResult, evaluate_gate, find_wrong_targets, latency_p95, ratio_difference
 from candor_eval.review.gate_views import MatchView, StatsView
-from candor_eval.review.params import GateParams
+from candor_eval.review.params import DeclaredGate
 from candor_eval.stages.gate import main
 from candor_eval.stats.rates import wilson
 from tests.conftest import ROOT, TESTS
@@ -46,12 +46,26 @@ GOOD_FRAMES, GOOD_LABELS = bench()
 
 def run(frames=GOOD_FRAMES, labels=GOOD_LABELS, wrong=None, p95=150.0, critical=("deer",), min_support=3, **gp):
     wrong = {"ref": 2, "cand": 1} if wrong is None else wrong
-    params = GateParams(reference="ref", candidate="cand", **gp)
+    params = DeclaredGate(set="s", reference="ref", candidate="cand", **gp)
     result = evaluate_gate(frames=frames, labels=labels, wrong_targets=wrong, latency_p95_ms=p95, params=params,
-                           critical=list(critical), min_support=min_support, confidence=0.95)
+                           params_file="eval/params.yaml", critical=list(critical), min_support=min_support,
+                           confidence=0.95)
     doc = result.as_json()
     assert GateResult.from_json(doc, where="gate.json").as_json() == doc      # one writer, one reader
     return doc
+
+
+def test_gate_json_names_the_params_file_the_gate_was_declared_in():
+    """``predeclared`` is ``<params file>:gate``, read back as the params file; the check text names it."""
+    from candor_eval.review.report import render_check
+
+    g = run()
+    assert g["predeclared"] == "eval/params.yaml:gate"
+    back = GateResult.from_json(g, where="gate.json")
+    assert back.params_file == "eval/params.yaml"
+    assert render_check(back).startswith("release gate (predeclared in eval/params.yaml:gate): cand vs ref on set s")
+    with pytest.raises(InputError, match="gate.json: not a gate result"):
+        GateResult.from_json(g | {"predeclared": "params.yaml:stats"}, where="gate.json")
 
 
 def test_gate_passes_when_every_criterion_is_shown():
@@ -153,7 +167,8 @@ def test_unmeasured_latency_is_not_evaluated_and_fails_unless_waived():
     assert (lat["status"], lat["passed"], g["failed"]) == ("not evaluated", False, ["latency_p95"])
     g = run(p95=None, waive=["latency_p95"])
     assert g["passed"] and g["criteria"]["latency_p95"]["status"] == "waived"
-    assert g["criteria"]["latency_p95"]["note"].startswith("waived by params.yaml:gate.waive (not evaluated")
+    assert g["criteria"]["latency_p95"]["note"].startswith("waived by eval/params.yaml:gate.waive (not evaluated")
+    assert "candor latency --set s --out metrics/latency/s" in g["criteria"]["latency_p95"]["note"]
 
 
 def test_different_frames_or_labels_fail():
@@ -166,9 +181,9 @@ def test_different_frames_or_labels_fail():
 
 
 def test_absent_tables_are_not_evaluated_and_fail_the_gate():
-    params = GateParams(reference="ref", candidate="cand")
+    params = DeclaredGate(set="s", reference="ref", candidate="cand")
     g = evaluate_gate(frames=None, labels=None, wrong_targets={"ref": 0, "cand": 0}, latency_p95_ms=1.0,
-                      params=params, critical=["deer"], min_support=3, confidence=0.95)
+                      params=params, params_file="p.yaml", critical=["deer"], min_support=3, confidence=0.95)
     assert not g.passed
     assert set(g.failed) == {"same_frames_and_labels", "micro_precision_higher", "micro_recall_higher",
                              "micro_f1_higher", "critical_recall_non_inferior"}
@@ -207,23 +222,23 @@ def test_null_pass_rate_of_the_gate_on_demo_frames_is_at_most_alpha(improvement,
     import random
     rng = random.Random(20261201)
     frames, labels = demo_tables()
-    params = GateParams(set="detector", reference="demo-v1", candidate="demo-v2", improvement=improvement,
+    params = DeclaredGate(set="detector", reference="demo-v1", candidate="demo-v2", improvement=improvement,
                         unqualified="waive", waive=["latency_p95", "wrong_targets_no_increase"])
     sims, passes = 300, 0
     for _ in range(sims):
         f, lab = swapped(frames, labels, rng)
         g = evaluate_gate(frames=f, labels=lab, wrong_targets={}, latency_p95_ms=None, params=params,
-                          critical=["villager", "sheep", "deer", "boar", "berry_bush"], min_support=10,
-                          confidence=0.95)
+                          params_file="params.yaml", critical=["villager", "sheep", "deer", "boar", "berry_bush"],
+                          min_support=10, confidence=0.95)
         passes += g.passed
     rate = passes / sims
     if bound is None:
         # the point-estimate gate on the micro criteria alone passes far more often than alpha
-        loose = GateParams(set="detector", reference="demo-v1", candidate="demo-v2", improvement="higher",
+        loose = DeclaredGate(set="detector", reference="demo-v1", candidate="demo-v2", improvement="higher",
                            waive=["latency_p95", "wrong_targets_no_increase", "critical_recall_non_inferior"])
         rng = random.Random(1)
         hits = sum(evaluate_gate(frames=f, labels=lab, wrong_targets={}, latency_p95_ms=None, params=loose,
-                                 critical=[], min_support=10, confidence=0.95).passed
+                                 params_file="params.yaml", critical=[], min_support=10, confidence=0.95).passed
                    for f, lab in (swapped(frames, labels, rng) for _ in range(sims)))
         assert hits / sims > 0.15
     else:
@@ -272,7 +287,8 @@ def write_gate_inputs(tmp_path: Path, *, cand_wrong: int) -> list[str]:
     models = tmp_path / "models"
     models.mkdir()
     (models / "demo-v2.yaml").write_text(f"onnx: demo-v2.onnx\nsha256: {SHA}\n")
-    (tmp_path / "params.yaml").write_text("stats: {}\ngate: {latency_p95_ms: 2000, unqualified: waive, "
+    (tmp_path / "params.yaml").write_text("stats: {reference: {lots: prompt-a}}\n"
+                                          "gate: {latency_p95_ms: 2000, unqualified: waive, "
                                           "improvement: higher}\n"
                                           "detector: {sets: {detector: [demo-v1, demo-v2]}}\n"
                                           "match: {critical: [deer], min_support: 2, iou: 0.5}\n")
@@ -287,7 +303,7 @@ def test_gate_stage_and_check(tmp_path, capsys, cand_wrong, code):
     assert g["criteria"]["latency_p95"]["candidate"] == 150.0
     # fixture deer labels: (f1, 0) found by both, (f2, 0) only by the candidate: 2 frames, unqualified
     assert (g["per_class"]["deer"]["status"], g["per_class"]["deer"]["support"]) == ("unqualified", 2)
-    assert main(["check", "--gate", str(tmp_path / "gate.json")]) == code  # make gate
+    assert main(["check", "--gate", str(tmp_path / "gate.json")]) == code  # CI's check
     out = capsys.readouterr().out
     assert ("PASSED" in out) is (code == 0)
 

@@ -14,7 +14,7 @@ from candor_eval.detection.config import DetectorParams
 from candor_eval.review.gate import GateResult
 from candor_eval.review.gate_files import TABLES, check_gate, gate_from_files, write_gate
 from candor_eval.review.gate_views import GateSettings, MatchView, StatsView
-from candor_eval.review.params import Cluster, GateParams
+from candor_eval.review.params import Cluster, DeclaredGate
 
 SHA = "c" * 64
 N = 6          # frames f0..f5, in sessions s0, s1, s2 (frame i in session s<i mod 3>)
@@ -23,7 +23,7 @@ N = 6          # frames f0..f5, in sessions s0, s1, s2 (frame i in session s<i m
 def settings(*, cluster: str = "frame", **gate) -> GateSettings:
     """Reference ``r`` against candidate ``c`` on set ``s``; ``deer`` critical, 2 labels qualify it."""
     gp = {"set": "s", "reference": "r", "candidate": "c", "max_recall_drop": 0.5} | gate
-    return GateSettings(gate=GateParams(**gp), stats=StatsView(cluster=Cluster(detection=cluster)),
+    return GateSettings(gate=DeclaredGate(**gp), stats=StatsView(cluster=Cluster(detection=cluster)),
                         match=MatchView(critical=["deer"], min_support=2),
                         detector=DetectorParams(sets={"s": ["r", "c"], "other": ["x"]}), where="p.yaml")
 
@@ -70,6 +70,7 @@ def test_the_gate_from_complete_files(tmp_path):
     g = gate(tmp_path)
     c = g.criteria
     assert (g.set, g.reference, g.candidate, g.split, g.cluster) == ("s", "r", "c", "test", "frame")
+    assert g.predeclared == "p.yaml:gate"                               # the params file the settings came from
     assert c["same_frames_and_labels"].status == "pass"
     assert (c["micro_precision_higher"].reference, c["micro_precision_higher"].candidate) == (0.5, 1.0)
     assert c["micro_precision_higher"].p == c["micro_recall_higher"].p == 0.03125
@@ -98,7 +99,8 @@ def test_a_latency_measured_on_another_model_file_is_not_used(tmp_path, caplog):
         g = gate_from_files(settings(), latency=paths["latency"], **{k: paths[k] for k in ("outcomes", "detection",
                                                                                            "models")})
     assert (g.criteria["latency_p95"].status, g.criteria["latency_p95"].candidate) == ("not evaluated", None)
-    assert "measured on another model file" in caplog.text and "rerun: make latency" in caplog.text
+    assert "measured on another model file" in caplog.text
+    assert f"rerun: candor latency --set s --out {paths['latency'].as_posix()}/s" in caplog.text
 
 
 def test_a_latency_without_a_model_card_is_not_used(tmp_path, caplog):

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from candor_eval.detection.config import DetectorParams, MatchParams
 from candor_eval.review.gate_views import GateSettings, MatchView, StatsView
-from candor_eval.review.params import Cluster, GateParams, StatsParams
+from candor_eval.review.params import Cluster, DeclaredGate, StatsParams
 
 
 def test_stats_view_ignores_the_keys_the_gate_does_not_read():
@@ -71,7 +71,7 @@ def test_min_support_zero_is_allowed():
 
 def test_gate_settings_hold_the_four_sections_and_the_file_they_came_from():
     """:class:`GateSettings` is a frozen value: ``gate``, the two views, ``detector`` and ``where``."""
-    s = GateSettings(gate=GateParams(set="night"), stats=StatsView(confidence=0.9),
+    s = GateSettings(gate=DeclaredGate(set="night", reference="a", candidate="b"), stats=StatsView(confidence=0.9),
                      match=MatchView(critical=["deer"]), detector=DetectorParams(sets={"night": ["a", "b"]}),
                      where="p.yaml")
     assert (s.gate.set, s.stats.confidence, s.match.critical, s.detector.sets, s.where) == \

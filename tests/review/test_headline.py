@@ -139,7 +139,7 @@ def test_lots_headline_without_any_file_is_all_null():
 def gate_result(*statuses: str) -> GateResult:
     return GateResult(set="detector", reference="v1", candidate="v2", split="dev", alpha=0.05, critical=(),
                       min_support=10, criteria={f"c{i}": Criterion(status=s) for i, s in enumerate(statuses)},
-                      per_class={})
+                      per_class={}, params_file="params.yaml")
 
 
 @pytest.mark.parametrize("statuses,passed", [(("pass", "waived"), True), (("pass", "not evaluated"), False),
@@ -147,10 +147,19 @@ def gate_result(*statuses: str) -> GateResult:
 def test_headline_gate_block(statuses, passed):
     """``gate``: the declared set, reference, candidate and split, and whether it passed (a criterion
     not evaluated is no pass); ``null`` without a gate result."""
-    doc = headline(stats_of({}), gate_result(*statuses), {}, sets={}, candidates=[], reference="a")
+    doc = headline(stats_of({}), gate_result(*statuses), {}, sets={"detector": []}, candidates=[], reference="a")
     assert doc == {"detection": {}, "lots": {}, "gate": {"set": "detector", "reference": "v1", "candidate": "v2",
                                                          "split": "dev", "passed": passed}}
-    assert headline(stats_of({}), None, {}, sets={}, candidates=[], reference="a")["gate"] is None
+    assert headline(stats_of({}), None, {}, sets={"detector": []}, candidates=[], reference="a")["gate"] is None
+
+
+def test_a_project_of_one_track_has_only_its_own_blocks():
+    """Detector only (no lots reference): no ``lots`` key; lots only (no detection set, no gate): no
+    ``detection`` or ``gate`` key."""
+    det = headline(stats_of({}), None, {}, sets={"birds": ["v1"]}, candidates=[], reference=None)
+    assert list(det) == ["detection", "gate"] and det["gate"] is None
+    lots = headline(stats_of({}), None, lots_docs(), sets={}, candidates=["a"], reference="a")
+    assert list(lots) == ["lots"] and lots["lots"]["a"]["hit_rate"] == 0.5
 
 
 def test_headline_holds_the_three_blocks():

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from candor_eval.common.errors import InputError
 from candor_eval.common.params import validate
-from candor_eval.review.params import MIN_SESSIONS, Cluster, GateParams, Reference, StatsParams
+from candor_eval.review.params import MIN_SESSIONS, Cluster, DeclaredGate, GateParams, Reference, StatsParams
 
 
 def error_locs(err: ValidationError) -> list[tuple]:
@@ -17,19 +17,20 @@ def error_locs(err: ValidationError) -> list[tuple]:
 
 
 def test_stats_defaults():
-    """An empty ``stats`` section: 95% intervals, alpha 0.05, ``prompt-a`` the lots reference,
-    detection units clustered by frame in every set, fields by case."""
+    """An empty ``stats`` section: 95% intervals, alpha 0.05, no lots reference named (the stages
+    take the one candidate, or ask), detection units clustered by frame in every set, fields by case."""
     s = StatsParams()
-    assert (s.confidence, s.alpha, s.reference.lots) == (0.95, 0.05, "prompt-a")
+    assert (s.confidence, s.alpha, s.reference.lots) == (0.95, 0.05, None)
     assert (s.cluster.detection, s.cluster.by_set, s.cluster.fields) == ("frame", {}, "case")
     assert StatsParams.model_validate({}) == s
 
 
 def test_gate_defaults():
-    """An empty ``gate`` section: demo-v2 against demo-v1 on the detector set's test split, every
-    improvement shown at alpha 0.05, a 5-point recall margin, unqualified classes fail, nothing waived."""
+    """An empty ``gate`` section: no set or model named (the stages take the one set and its two
+    models, or ask), the test split, every improvement shown at alpha 0.05, a 5-point recall
+    margin, unqualified classes fail, nothing waived."""
     g = GateParams()
-    assert (g.set, g.reference, g.candidate, g.split) == ("detector", "demo-v1", "demo-v2", "test")
+    assert (g.set, g.reference, g.candidate, g.split) == (None, None, None, "test")
     assert (g.alpha, g.latency_p95_ms, g.improvement, g.max_recall_drop, g.unqualified, g.waive) == \
         (0.05, 2000.0, "shown", 0.05, "fail", [])
 
@@ -129,3 +130,13 @@ def test_the_sections_are_frozen():
         GateParams().alpha = 0.1
     with pytest.raises(ValidationError):
         StatsParams().cluster.detection = "session"
+
+
+def test_a_declared_gate_names_its_set_and_models():
+    """:class:`DeclaredGate`: the section with its set, reference and candidate required (resolved by
+    the stages); the other keys keep the section's defaults."""
+    g = DeclaredGate(set="birds", reference="old", candidate="new")
+    assert (g.set, g.reference, g.candidate, g.split, g.waive) == ("birds", "old", "new", "test", [])
+    with pytest.raises(ValidationError) as info:
+        DeclaredGate(set="birds", reference="old")
+    assert error_locs(info.value) == [("candidate",)]

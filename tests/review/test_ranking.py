@@ -47,3 +47,17 @@ def test_absent_values_and_unknown_keys(tmp_path):
         main(["--param", "thresholds.deer", "--sort", KEY, "--from", str(bad)])
     with pytest.raises(InputError, match="no revision or experiment has detection.x"):
         main(["--param", "thresholds.deer", "--sort", "detection.x", "--from", str(EXPS)])
+
+
+def test_the_swept_param_is_read_from_the_params_file_dvc_names(tmp_path, capsys):
+    """A project whose params file is ``eval/params.yaml``: ``--params`` names DVC's key for it; the
+    default key finds no value there (``-``)."""
+    doc = json.loads(EXPS.read_text().replace('"params.yaml"', '"eval/params.yaml"'))
+    other = ranking(doc, param="thresholds.deer", sort_key=KEY, params_file="eval/params.yaml")
+    assert [(e.name, e.param) for e in other][0] == ("hazel-dunk", 0.3)
+    assert {e.param for e in ranking(doc, param="thresholds.deer", sort_key=KEY)} == {None}
+    moved = tmp_path / "exps.json"
+    moved.write_text(json.dumps(doc))
+    argv = ["--param", "thresholds.deer", "--sort", KEY, "--from", str(moved), "--params", "eval/params.yaml"]
+    assert main(argv) == 0
+    assert capsys.readouterr().out.splitlines()[2].split()[:2] == ["hazel-dunk", "0.3"]

@@ -84,11 +84,21 @@ def test_read_threshold_params_merges_a_models_own_keys(tmp_path):
     assert served.where == str(p)
 
 
-@pytest.mark.parametrize("text", ["detector: {}\n", "thresholds: [0.3]\n"])
-def test_read_threshold_params_needs_a_thresholds_mapping(tmp_path, text):
-    p = write_params(tmp_path, text)
-    with pytest.raises(InputError, match=r"params.yaml:thresholds: missing or not a mapping"):
+def test_read_threshold_params_needs_a_thresholds_mapping(tmp_path):
+    p = write_params(tmp_path, "thresholds: [0.3]\n")
+    with pytest.raises(InputError, match=r"params.yaml:thresholds: not a mapping"):
         read_threshold_params(p)
+
+
+@pytest.mark.parametrize("text", ["detector: {}\n", "thresholds:\nthresholds_by_model: {m2: {deer: 0.3}}\n"])
+def test_without_thresholds_every_class_is_served_at_the_documented_default(tmp_path, text):
+    """A new project's params file without ``thresholds`` (or with it empty): every class is served at
+    0.25, Ultralytics' predict default; a model's own keys still apply."""
+    served = read_threshold_params(write_params(tmp_path, text))
+    assert served.served("m1") == {"default": 0.25}
+    assert served.class_thresholds("m1", classes=("deer", "sheep"), floor=0.05).tolist() == [0.25, 0.25]
+    if "m2" in text:
+        assert served.class_thresholds("m2", classes=("deer", "sheep"), floor=0.05).tolist() == [0.3, 0.25]
 
 
 def test_read_score_params_reads_every_section_scoring_needs(tmp_path):

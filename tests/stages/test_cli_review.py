@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from candor_eval.common.errors import InputError
+from candor_eval.detection.config import DetectorParams
 from candor_eval.review.gate_views import GateSettings
-from candor_eval.stages.cli_review import read_gate_settings
+from candor_eval.review.params import GateParams, StatsParams
+from candor_eval.stages.cli_review import lots_reference, read_gate_settings, resolve_gate
 
 PARAMS = """\
 stats:
@@ -45,13 +47,80 @@ def test_the_four_sections_are_read_into_one_value(tmp_path):
 
 
 def test_absent_sections_read_as_their_defaults(tmp_path):
-    """An empty params file: the gate's defaults, 95% intervals by frame, no critical class, no set."""
-    s = read_gate_settings(params_file(tmp_path, "{}\n"))
-    assert (s.gate.set, s.gate.reference, s.gate.candidate, s.gate.split) == ("detector", "demo-v1", "demo-v2",
-                                                                                "test")
+    """A params file with one detection set of two models and nothing else: the gate compares them
+    on the test split, 95% intervals by frame, no critical class."""
+    s = read_gate_settings(params_file(tmp_path, "detector: {sets: {birds: [old, new]}}\n"))
+    assert s is not None
+    assert (s.gate.set, s.gate.reference, s.gate.candidate, s.gate.split) == ("birds", "old", "new", "test")
     assert (s.stats.confidence, s.stats.cluster.detection, s.match.critical, s.match.min_support) == \
         (0.95, "frame", [], 10)
-    assert s.detector.sets == {}
+
+
+def test_no_detection_set_and_no_gate_set_means_no_gate(tmp_path):
+    """A project without the detector track: no gate settings (the gate is not evaluated), no error."""
+    assert read_gate_settings(params_file(tmp_path, "{}\n")) is None
+    assert read_gate_settings(params_file(tmp_path, "identify: {candidates: [ocr]}\n")) is None
+
+
+DETECTOR = DetectorParams(sets={"birds": ["old", "new"], "night": ["n1", "n2", "n3"], "solo": ["s1"]})
+
+
+@pytest.mark.parametrize("gate, expected", [
+    ({"set": "birds"}, ("birds", "old", "new")),                       # two models: first against second
+    ({"set": "birds", "reference": "new", "candidate": "old"}, ("birds", "new", "old")),
+    ({"set": "night", "reference": "n3", "candidate": "n1"}, ("night", "n3", "n1")),
+    ({"set": "night", "reference": "n9", "candidate": "n1"}, ("night", "n9", "n1")),   # checked by check_gate
+])
+def test_resolve_gate_names_the_set_and_its_two_models(gate, expected):
+    g = resolve_gate(GateParams(**gate, waive=["latency_p95"]), DETECTOR, where="eval/params.yaml")
+    assert (g.set, g.reference, g.candidate) == expected and g.waive == ["latency_p95"]
+    one = resolve_gate(GateParams(), DetectorParams(sets={"birds": ["old", "new"]}), where="eval/params.yaml")
+    assert (one.set, one.reference, one.candidate) == ("birds", "old", "new")
+
+
+@pytest.mark.parametrize("gate, key, what, choices", [
+    ({}, "gate.set", "not set, and detector.sets has 3 detection sets", "one of: birds, night, solo"),
+    ({"set": "night"}, "gate.reference", "not set, and detection set 'night' has 3 models", "one of: n1, n2, n3"),
+    ({"set": "night", "reference": "n1"}, "gate.candidate", "detection set 'night' has 3 models", "one of: n1, n2"),
+    ({"set": "solo", "candidate": "s1"}, "gate.reference", "detection set 'solo' has 1 model:", "one of: s1"),
+    ({"set": "fish"}, "gate.set", "unknown detection set", "birds, night, solo"),
+    ({"set": "birds", "reference": "new"}, "gate.candidate", "the candidate is the reference", "old"),
+])
+def test_resolve_gate_refuses_what_it_cannot_choose_naming_the_key_and_the_names(gate, key, what, choices):
+    with pytest.raises(InputError) as info:
+        resolve_gate(GateParams(**gate), DETECTOR, where="eval/params.yaml")
+    (problem,) = info.value.problems
+    assert problem.where == f"eval/params.yaml:{key}" and what in problem.what
+    assert choices in (problem.expected or "")
+
+
+def test_a_set_of_one_model_has_no_gate_yet():
+    """A new project's first model has nothing to be compared with: no gate, not an error."""
+    assert resolve_gate(GateParams(set="solo"), DETECTOR, where="eval/params.yaml") is None
+
+
+def test_resolve_gate_names_the_missing_detection_sets_when_the_gate_names_a_set():
+    with pytest.raises(InputError, match=r"p.yaml:detector.sets: no detection set configured"):
+        resolve_gate(GateParams(set="birds"), DetectorParams(), where="p.yaml")
+
+
+@pytest.mark.parametrize("reference, candidates, expected", [
+    ("b", ["a", "b"], "b"),            # named: kept (checked against the outcome tables by the stats stage)
+    ("z", [], "z"),
+    (None, ["ocr"], "ocr"),            # the one candidate
+    (None, [], None),                  # no candidate: no lots track
+])
+def test_lots_reference(reference, candidates, expected):
+    stats = StatsParams.model_validate({"reference": {"lots": reference}})
+    assert lots_reference(stats, candidates, where="p.yaml") == expected
+
+
+def test_lots_reference_among_several_candidates_must_be_named():
+    with pytest.raises(InputError) as info:
+        lots_reference(StatsParams(), ["prompt-x", "prompt-y"], where="eval/params.yaml")
+    (problem,) = info.value.problems
+    assert problem.where == "eval/params.yaml:stats.reference.lots"
+    assert "identify.candidates lists 2 candidates" in problem.what and problem.expected == "one of: prompt-x, prompt-y"
 
 
 @pytest.mark.parametrize("old,new,key,hint", [

@@ -115,7 +115,8 @@ def test_executor_ray_without_ray_exits_2_naming_the_extra(repo, monkeypatch, ca
     monkeypatch.setitem(sys.modules, "ray", None)           # import ray raises ImportError
     Path("params.yaml").write_text(PARAMS + "  executor: ray\n")
     assert run_detect() == 2
-    assert "requirements-cluster.txt" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "params.yaml:detector.executor: executor ray needs Ray" in err and "requirements-cluster.txt" in err
     assert not Path("build/detections/detector").exists()
 
 
@@ -125,7 +126,7 @@ def test_cluster_failure_exits_1_and_writes_nothing(repo, monkeypatch):
         yield "header"
         raise cluster.ClusterFailed("the cluster lost a shard after 3 retries")
 
-    monkeypatch.setattr(cluster, "connected", contextlib.nullcontext)
+    monkeypatch.setattr(cluster, "connected", lambda **_: contextlib.nullcontext())
     monkeypatch.setattr(cluster, "iter_cluster_lines", lost)
     Path("params.yaml").write_text(PARAMS + "  executor: ray\n")
     assert run_detect() == 1

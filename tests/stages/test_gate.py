@@ -120,3 +120,35 @@ def test_bad_argv_is_argparse_exit_2(capsys, argv, message):
     with pytest.raises(SystemExit) as exit_:
         main(argv)
     assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_the_params_file_read_is_the_one_gate_json_and_the_check_name(bench, capsys):
+    """A params file elsewhere (``--params eval/params.yaml``): gate.json's ``predeclared`` and the
+    check's first line name it, not ``params.yaml``."""
+    (bench / "eval").mkdir()
+    (bench / "params.yaml").rename(bench / "eval" / "params.yaml")
+    assert main(["run", "--params", "eval/params.yaml"]) == 0
+    gate = json.loads((bench / "metrics" / "gate.json").read_text())
+    assert gate["predeclared"] == "eval/params.yaml:gate"
+    assert main(["check"]) == 1
+    assert capsys.readouterr().out.startswith("release gate (predeclared in eval/params.yaml:gate): demo-v2 vs "
+                                              "demo-v1 on set detector")
+
+
+def test_without_a_detection_set_there_is_no_gate_and_nothing_is_written(bench, caplog):
+    """A lots-only project (no ``detector.sets``): ``run`` says so and exits 0, writing nothing."""
+    (bench / "params.yaml").write_text("match: {critical: [deer]}\n")
+    with caplog.at_level(logging.WARNING, logger="candor.gate"):
+        assert main(["run"]) == 0
+    assert "no detection set in params.yaml:detector.sets: no release gate to evaluate" in caplog.text
+    assert not (bench / "metrics" / "gate.json").exists()
+
+
+def test_an_unnamed_gate_set_among_several_exits_2_naming_the_key_and_the_sets(bench, capsys):
+    (bench / "params.yaml").write_text(PARAMS.replace("sets: {detector: [demo-v1, demo-v2]}",
+                                                      "sets: {detector: [demo-v1, demo-v2], night: [n1, n2]}"))
+    assert run_main(main, ["run"]) == 2
+    err = capsys.readouterr().err
+    assert "params.yaml:gate.set: not set, and detector.sets has 2 detection sets" in err
+    assert "one of: detector, night" in err
+    assert not (bench / "metrics" / "gate.json").exists()

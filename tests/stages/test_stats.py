@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ DATA = TESTS / "data" / "stats"
 SETS = "detector: {sets: {detector: [demo-v1, demo-v2]}}\n"
 
 
-def run_stage(tmp_path: Path, *, params: str = "stats: {confidence: 0.95, alpha: 0.05}\n",
+def run_stage(tmp_path: Path, *, params: str = "stats: {confidence: 0.95, alpha: 0.05, reference: {lots: prompt-a}}\n",
               outcomes: Path | None = None) -> tuple[int, Path]:
     (tmp_path / "params.yaml").write_text(params + SETS)
     out = tmp_path / "out" / "stats.json"
@@ -135,6 +136,96 @@ def test_stage_with_no_inputs_at_all(tmp_path):
     s = json.loads(out.read_text())
     assert code == 0 and s["paired"] == {}
     assert all(v == "absent" for k, v in s["inputs"].items() if "nothing" in k)
+
+
+def one_track_run(tmp_path: Path, params: str, *, tables: list[str], metrics: list[str]) -> tuple[int, Path]:
+    """The stats stage with the gate, the report and the headline on a project of one track: ``tables``
+    (paths under the fixture's outcomes) copied to ``tmp_path/outcomes``, ``metrics`` given as they are."""
+    import shutil
+
+    for name in tables:
+        (tmp_path / "outcomes" / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(DATA / "outcomes" / name, tmp_path / "outcomes" / name)
+    (tmp_path / "eval").mkdir()
+    (tmp_path / "eval" / "params.yaml").write_text(params)
+    code = main(["run", "--outcomes", str(tmp_path / "outcomes"), "--metrics", *(str(DATA / "metrics" / m)
+                                                                               for m in metrics),
+                 "--metrics-root", str(DATA / "metrics"), "--params", str(tmp_path / "eval" / "params.yaml"),
+                 "--out", str(tmp_path / "m" / "stats.json"), "--gate", str(tmp_path / "m" / "gate.json"),
+                 "--detection", str(DATA / "metrics" / "detection"), "--models", str(tmp_path / "models"),
+                 "--report", str(tmp_path / "r" / "report.md"), "--headline", str(tmp_path / "m" / "headline.json"),
+                 "--forest", str(tmp_path / "figures")])
+    return code, tmp_path
+
+
+def test_a_detector_only_project_gets_nothing_of_the_lots_track(tmp_path, caplog):
+    """No ``identify`` section and no lots reference: no lots table is read or warned about, and the
+    stats, the report and the headline hold the detection set and its gate only; the gate is the
+    set's two models (``gate`` names none) and names the params file read."""
+    import logging
+
+    params = "detector: {sets: {detector: [demo-v1, demo-v2]}}\ngate: {waive: [latency_p95]}\n"
+    with caplog.at_level(logging.WARNING, logger="candor_eval.stats"):
+        code, root = one_track_run(tmp_path, params, tables=["detector/detection-frames.csv",
+                                                             "detector/detection-labels.csv"],
+                                   metrics=["detection"])
+    assert code == 0 and caplog.text == ""                       # nothing absent: no lots table is expected
+    s = json.loads((root / "m" / "stats.json").read_text())
+    assert s["reference"] == {"detection.detector": "demo-v1"} and s["cluster"] == {"detection.detector": "frame"}
+    assert all("detect" in path for path in s["inputs"]) and all(m.startswith("detection.") for m in s["paired"])
+    head = json.loads((root / "m" / "headline.json").read_text())
+    assert list(head) == ["detection", "gate"]
+    assert (head["gate"]["reference"], head["gate"]["candidate"]) == ("demo-v1", "demo-v2")
+    gate = json.loads((root / "m" / "gate.json").read_text())
+    assert gate["predeclared"] == f"{root / 'eval' / 'params.yaml'}:gate"
+    report = (root / "r" / "report.md").read_text()
+    assert not re.search(r"\blots?\b|prompt-|identification|valuation", report, re.IGNORECASE), report
+    assert "(frames, or capture sessions)" in report and "## Release gate (predeclared in `" in report
+    assert sorted(p.name for p in (root / "r" / "details").iterdir()) == ["detection.detector--demo-v1.md",
+                                                                          "detection.detector--demo-v2.md"]
+
+
+def test_a_lots_only_project_gets_no_detector_section_gate_or_latency_hint(tmp_path, caplog):
+    """No ``detector`` section: no detection table is read, no gate is evaluated (``--gate`` given or
+    not: nothing written), and the report and the headline hold the lots track only."""
+    import logging
+
+    params = "identify: {candidates: [prompt-a, prompt-b]}\nstats: {reference: {lots: prompt-a}}\n"
+    with caplog.at_level(logging.WARNING, logger="candor_eval.stats"):
+        code, root = one_track_run(tmp_path, params, tables=["identification.csv"],
+                                   metrics=["identification.json"])
+    assert code == 0
+    assert "detection" not in caplog.text and "fields.csv is absent" in caplog.text      # a lots table not built
+    assert not (root / "m" / "gate.json").exists()
+    s = json.loads((root / "m" / "stats.json").read_text())
+    assert set(s["reference"]) == {"identification", "fields", "valuation"}
+    assert s["cluster"] == {"fields": "case"} and not any("detect" in path for path in s["inputs"])
+    head = json.loads((root / "m" / "headline.json").read_text())
+    assert list(head) == ["lots"] and head["lots"]["prompt-b"]["p_hit"] == 1.0
+    report = (root / "r" / "report.md").read_text()
+    for absent in ("detection", "release gate", "Release gate", "latency", "frames, or capture sessions"):
+        assert absent not in report, absent
+    assert "(lots; cases)" in report and "[lots](../figures/forest-lots.png)" in report
+    assert report.startswith("# candor: rates, paired comparisons\n")
+    assert sorted(p.name for p in (root / "r" / "details").iterdir()) == ["lots--prompt-a.md", "lots--prompt-b.md"]
+
+
+def test_the_lots_reference_is_the_one_candidate_or_must_be_named(tmp_path):
+    """``stats.reference.lots`` unset: the one candidate of ``identify.candidates``; with several, an
+    input error naming the params file, the key and the candidates, and nothing written."""
+    code, root = one_track_run(tmp_path, "identify: {candidates: [prompt-a]}\n", tables=["identification.csv"],
+                               metrics=[])
+    s = json.loads((root / "m" / "stats.json").read_text())
+    assert code == 0 and s["reference"]["identification"] == "prompt-a"
+    (root / "eval" / "params.yaml").write_text("identify: {candidates: [prompt-a, prompt-b]}\n")
+    (root / "m" / "stats.json").unlink()
+    with pytest.raises(InputError) as err:
+        one_track_run(tmp_path / "again", "identify: {candidates: [prompt-a, prompt-b]}\n",
+                      tables=["identification.csv"], metrics=[])
+    (problem,) = err.value.problems
+    assert problem.where == f"{tmp_path / 'again' / 'eval' / 'params.yaml'}:stats.reference.lots"
+    assert problem.expected == "one of: prompt-a, prompt-b"
+    assert not (tmp_path / "again" / "m").exists()
 
 
 @pytest.mark.parametrize("argv,expected", [

@@ -44,6 +44,7 @@ from typing import Any
 from tqdm import tqdm
 
 from candor_eval.common.errors import InputError, fail
+from candor_eval.common.params import DEFAULT_PARAMS
 from candor_eval.detection.detections_file import FrameBoxes, file_lines, header
 from candor_eval.detection.inference.onnx_model import LoadedModel, open_model
 from candor_eval.detection.inference.runner import iter_frames
@@ -61,22 +62,24 @@ class ClusterFailed(RuntimeError):
     """The cluster could not finish the run (workers lost beyond the retries, cluster gone)."""
 
 
-def import_ray() -> Any:
-    """The ``ray`` module, or an InputError saying how to install it."""
+def import_ray(*, params_file: str | Path = DEFAULT_PARAMS) -> Any:
+    """The ``ray`` module, or an InputError saying how to install it (naming ``detector.executor`` of
+    ``params_file``, the params file that chose this executor)."""
     try:
         import ray
     except ImportError:
-        raise fail("params.yaml: detector.executor", "executor ray needs Ray, which is not installed",
+        raise fail(f"{params_file}:detector.executor", "executor ray needs Ray, which is not installed",
                    hint="pip install -r requirements-cluster.txt, or set detector.executor: local") from None
     return ray
 
 
 @contextmanager
-def connected() -> Iterator[None]:
+def connected(*, params_file: str | Path = DEFAULT_PARAMS) -> Iterator[None]:
     """Connect to the cluster at ``$RAY_ADDRESS``, or start a local one when it is unset; disconnect
     at the end (a local cluster is stopped). Ray's usage statistics are off unless
-    ``RAY_USAGE_STATS_ENABLED`` says otherwise."""
-    ray = import_ray()
+    ``RAY_USAGE_STATS_ENABLED`` says otherwise. ``params_file``: the params file that chose this
+    executor (named when Ray is not installed)."""
+    ray = import_ray(params_file=params_file)
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     address = os.environ.get(ADDRESS_VARIABLE) or "local"
     local = {"include_dashboard": False} if address == "local" else {}
@@ -121,18 +124,21 @@ def shards(n_frames: int, *, size: int) -> list[tuple[int, int]]:
 @dataclass(frozen=True)
 class ModelSource:
     """What a worker needs to open the model the driver checked: the card and the fetch stage's
-    record (absolute paths), the providers, and the SHA-256 of the bytes the driver loaded."""
+    record (absolute paths), the providers, the SHA-256 of the bytes the driver loaded, and the
+    params file the providers came from (named when a worker lacks one)."""
 
     card: str
     verified: str
     providers: tuple[str, ...]
     sha256: str
+    params_file: str = str(DEFAULT_PARAMS)
 
 
 @lru_cache(maxsize=2)
 def worker_model(source: ModelSource) -> LoadedModel:
     """The model of ``source`` opened on this worker: bytes read here, hashed, checked, loaded."""
-    model = open_model(Path(source.card), providers=list(source.providers), verified=Path(source.verified))
+    model = open_model(Path(source.card), providers=list(source.providers), verified=Path(source.verified),
+                       params_file=source.params_file)
     if model.sha256 != source.sha256:
         raise fail(source.card, "the model on this worker differs from the one the driver checked",
                    expected=source.sha256, got=model.sha256,
@@ -147,14 +153,15 @@ def detect_shard(source: ModelSource, frames: list[str], images: list[str], *, f
 
 
 def iter_cluster_lines(model: LoadedModel, frames: Sequence[str], images: dict[str, Path], *, floor: float,
-               card: Path, verified: Path, providers: Sequence[str]) -> Iterator[str]:
+               card: Path, verified: Path, providers: Sequence[str],
+               params_file: str | Path = DEFAULT_PARAMS) -> Iterator[str]:
     """The raw-detections file's lines (without ``\\n``), equal to the local executor's: the header of
     the driver's ``model``, then one line per frame in ``frames`` order, computed in shards on the
     connected cluster (:func:`connected`). ``card`` and ``verified`` are the model's card and the
-    fetch stage's record of it, opened again by each worker."""
-    ray = import_ray()
+    fetch stage's record of it, opened again by each worker; ``providers`` were read from ``params_file``."""
+    ray = import_ray(params_file=params_file)
     source = ModelSource(card=str(card.resolve()), verified=str(verified.resolve()), providers=tuple(providers),
-                         sha256=model.sha256)
+                         sha256=model.sha256, params_file=str(params_file))
     cpus = cluster_cpus(ray)
     ranges = shards(len(frames), size=shard_size(len(frames), cpus=cpus))
     log.info("%s: %d frames in %d shard(s) on %d CPU(s)", model.name, len(frames), len(ranges), cpus)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from candor_eval.common.errors import fail
+from candor_eval.common.params import DEFAULT_PARAMS
 from candor_eval.detection.inference.decode import Layout, infer_layout
 from candor_eval.detection.inference.export_family import PREPROCESS_LINE, export_family
 from candor_eval.detection.model_card import ModelCard, load_card, onnx_path
@@ -59,8 +60,10 @@ def check_model_record(record_path: Path, *, card_sha256: str) -> None:
                    got=record.get("sha256"), hint="rerun: dvc repro fetch")
 
 
-def open_model(card_file: Path, *, providers: list[str], verified: Path | None = None) -> LoadedModel:
-    """Check and load the model of ``card_file`` (see the module docstring)."""
+def open_model(card_file: Path, *, providers: list[str], verified: Path | None = None,
+               params_file: str | Path = DEFAULT_PARAMS) -> LoadedModel:
+    """Check and load the model of ``card_file`` (see the module docstring); ``providers`` were read
+    from ``params_file`` (``detector.providers``, named in the error when one is not available)."""
     import onnxruntime as ort
 
     card = load_card(card_file)
@@ -83,7 +86,7 @@ def open_model(card_file: Path, *, providers: list[str], verified: Path | None =
     available = ort.get_available_providers()
     bad = [p for p in providers if p not in available]
     if bad:
-        raise fail("params.yaml: detector.providers", "provider not available",
+        raise fail(f"{params_file}:detector.providers", "provider not available",
                    expected=", ".join(available), got=bad)
     opts = ort.SessionOptions()
     opts.log_severity_level = 3

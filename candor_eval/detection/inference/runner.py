@@ -28,6 +28,7 @@ from tqdm import tqdm
 from candor_eval.common.errors import fail
 from candor_eval.common.images import load_frame
 from candor_eval.common.manifest import load_manifest, sha256_file
+from candor_eval.common.params import DEFAULT_PARAMS
 from candor_eval.detection.detections_file import (
     FrameBoxes,
     RawDetections,
@@ -44,15 +45,16 @@ from candor_eval.detection.inference.onnx_model import LoadedModel, open_model
 OUTPUT_RANK = 3  # every supported layout is [1, A, B]
 
 
-def check_set_record(data: Path, card_file: Path, verified: Path) -> None:
+def check_set_record(data: Path, card_file: Path, verified: Path, *, params_file: str | Path = DEFAULT_PARAMS) -> None:
     """The set's manifest and the model's card must be the ones the fetch stage verified for the set
-    (``<verified>/detection-<set>.json``, the set named by the data folder), and the model one of the set's."""
+    (``<verified>/detection-<set>.json``, the set named by the data folder), and the model one of the set's
+    (``detector.sets`` of ``params_file``, named in the hints)."""
     record_path = verified / f"detection-{data.name}.json"
     try:
         record = json.loads(record_path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise fail(str(record_path), "verified record of the detection set not found",
-                   hint="add the set to params.yaml detector.sets, then: dvc repro fetch") from None
+                   hint=f"add the set to detector.sets in {params_file}, then: dvc repro fetch") from None
     actual = load_manifest(data / "manifest.csv").sha256
     if record["data"].get("sha256") != actual:
         raise fail(str(data / "manifest.csv"), "manifest changed since it was verified",
@@ -60,25 +62,27 @@ def check_set_record(data: Path, card_file: Path, verified: Path) -> None:
     entry = record["models"].get(card_file.stem)
     if entry is None:
         raise fail(str(record_path), f"model {card_file.stem!r} is not a model of detection set {data.name!r}",
-                   expected="one of: " + ", ".join(record["models"]), hint="params.yaml: detector.sets")
+                   expected="one of: " + ", ".join(record["models"]), hint=f"{params_file}:detector.sets")
     if entry["card_sha256"] != sha256_file(card_file):
         raise fail(str(card_file), "model card changed since it was verified", hint="dvc repro fetch")
 
 
 def open_inputs(*, model: str, models: str | Path, data: str | Path, verified: str | Path,
-                providers: Sequence[str]) -> tuple[FrameInfo, dict[str, Path], LoadedModel]:
+                providers: Sequence[str], params_file: str | Path = DEFAULT_PARAMS,
+                ) -> tuple[FrameInfo, dict[str, Path], LoadedModel]:
     """The frames of ``data``, their images, and the model ``<models>/<model>.yaml`` opened with
     ``providers``, after checking the data set and the model against the fetch stage's records in
-    ``verified``. Every frame of ``frames.csv`` must have an image."""
+    ``verified``. Every frame of ``frames.csv`` must have an image. ``params_file``: where the set
+    and the providers were read (named in errors)."""
     data, verified = Path(data), Path(verified)
-    check_set_record(data, Path(models) / f"{model}.yaml", verified)
+    check_set_record(data, Path(models) / f"{model}.yaml", verified, params_file=params_file)
     info = load_frames(data)
     images = find_images(data / "images")
     missing = [f for f in info.frames if f not in images]
     if missing:
         raise fail(str(data / "images"), f"{len(missing)} frame(s) of frames.csv have no image", got=missing[:10])
     loaded = open_model(Path(models) / f"{model}.yaml", providers=list(providers),
-                        verified=verified / f"model-{model}.json")
+                        verified=verified / f"model-{model}.json", params_file=params_file)
     return info, images, loaded
 
 

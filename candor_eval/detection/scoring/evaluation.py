@@ -231,7 +231,7 @@ def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetection
     inputs = build_scene(data=data, raw=index, input_hw=tuple(head["input_size"]), class_map=card.class_map,
                          card=str(models / f"{model}.yaml"))
     scene, scope = inputs.scene, inputs.scope
-    check_critical(match.critical, classes=scope.data)
+    check_critical(match.critical, classes=scope.data, where=threshold_params.where)
     critical = [c for c in match.critical if c in scene.classes]   # out-of-scope ones: counted in out_of_scope
     class_thresholds = threshold_params.class_thresholds(model, classes=scene.classes, known=scope.data,
                                                          floor=detector.floor)

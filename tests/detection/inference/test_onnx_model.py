@@ -71,5 +71,7 @@ def test_a_card_input_size_must_be_the_models(tmp_path):
 
 
 def test_an_unavailable_provider_is_refused_naming_the_params_key(card):
-    with pytest.raises(InputError, match="detector.providers: provider not available"):
+    with pytest.raises(InputError, match="^params.yaml:detector.providers: provider not available"):
         open_model(card, providers=["NoSuchExecutionProvider"])
+    with pytest.raises(InputError, match="^eval/params.yaml:detector.providers: provider not available"):
+        open_model(card, providers=["NoSuchExecutionProvider"], params_file="eval/params.yaml")

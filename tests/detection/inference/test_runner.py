@@ -51,6 +51,27 @@ def test_a_frame_without_an_image_is_refused_before_the_model_loads(repo):
     assert "1 frame(s) of frames.csv have no image" in str(err.value)
 
 
+def test_a_set_the_fetch_stage_did_not_verify_is_refused_naming_the_params_file(repo):
+    """No record of the set: the hint says where to add it (the params file read) and what to rerun;
+    a model not of the set names the params file's ``detector.sets``."""
+    record = repo / "build" / "verified" / "detection-detector.json"
+    doc = json.loads(record.read_text())
+    record.unlink()
+    with pytest.raises(InputError) as err:
+        open_inputs(model="tiny", models=repo / "models", data=repo / "data" / "detector",
+                    verified=repo / "build" / "verified", providers=["CPUExecutionProvider"],
+                    params_file="eval/params.yaml")
+    assert "add the set to detector.sets in eval/params.yaml, then: dvc repro fetch" in str(err.value)
+    doc["models"] = {"other": doc["models"]["tiny"]}
+    record.write_text(json.dumps(doc))
+    with pytest.raises(InputError) as err:
+        open_inputs(model="tiny", models=repo / "models", data=repo / "data" / "detector",
+                    verified=repo / "build" / "verified", providers=["CPUExecutionProvider"],
+                    params_file="eval/params.yaml")
+    assert "model 'tiny' is not a model of detection set 'detector'" in str(err.value)
+    assert "eval/params.yaml:detector.sets" in str(err.value)
+
+
 def test_a_manifest_other_than_the_verified_one_is_refused(repo):
     record = repo / "build" / "verified" / "detection-detector.json"
     doc = json.loads(record.read_text())
