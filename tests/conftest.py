@@ -61,7 +61,8 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 @pytest.fixture
 def user_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """``tmp_path`` as the folder of a user's production code: imports from it (the python provider puts the
-    working directory on ``sys.path``) are forgotten after the test, and ``sys.path`` is restored."""
+    working directory and its parents up to the repository top on ``sys.path``) are forgotten after the test,
+    and ``sys.path`` is restored."""
 
     monkeypatch.setattr(sys, "path", list(sys.path))
     yield tmp_path

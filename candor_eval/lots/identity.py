@@ -7,7 +7,11 @@ a local reader's (``local-ocr``) covers its makes list too
 A candidate whose answers come from production code (a ``python`` or ``http`` provider,
 :mod:`candor_eval.lots.production`, :mod:`candor_eval.lots.route`) records, in ``prompt_sha256``, the
 SHA-256 of its **source**: ``identify.sources.<candidate>``, a file or a folder of the
-repository (by default, for a ``python`` provider, the file of the entry point's module).
+repository, relative to the project's folder (the working directory, where DVC runs the stage);
+it may climb out of the project by leading ``..`` (``../shopapp``) but must stay inside the
+repository top (:mod:`candor_eval.common.repository`). By default, for a ``python`` provider, it is
+the file of the entry point's module, shown relative to the project's folder when it is in the
+repository (``../shopapp/analysis.py``).
 
 * **A file**: the SHA-256 of its bytes (the same as ``sha256sum``).
 * **A folder**: the SHA-256 of its listing, one line ``<sha256 of the file>  <path>\\n`` per
@@ -27,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from candor_eval.common.errors import fail
+from candor_eval.common.repository import outside_top, repository_top, shown_from
 from candor_eval.lots.ocr_reading import reader_sha256
 from candor_eval.lots.params import HttpProvider, IdentifyParams, PythonProvider
 from candor_eval.lots.production import on_import_path
@@ -88,8 +93,9 @@ def source_sha256(root: Path, *, where: str) -> str:
 
 
 def module_file(module: str, *, where: str) -> Path:
-    """The file of ``module`` (``pkg.mod``) on the import path, relative to the working directory when
-    inside it; found without importing (no code of the package runs). InputError naming ``where``."""
+    """The file of ``module`` (``pkg.mod``) on the import path, relative to the working directory when inside
+    its repository top (:func:`candor_eval.common.repository.shown_from`); found without importing (no code of
+    the package runs). InputError naming ``where``."""
     path: list[str] | None = None
     spec = None
     for i in range(len(parts := module.split("."))):
@@ -100,19 +106,22 @@ def module_file(module: str, *, where: str) -> Path:
         path = list(spec.submodule_search_locations or [])
     if spec is None or not spec.origin or not Path(spec.origin).is_file():
         raise fail(where, f"module {module} has no source file", expected="a .py module or package", got=module)
-    origin = Path(spec.origin).resolve()
-    cwd = Path.cwd().resolve()
-    return origin.relative_to(cwd) if origin.is_relative_to(cwd) else origin
+    return shown_from(Path(spec.origin).resolve(), folder=Path.cwd().resolve())
 
 
 def candidate_identity(params: IdentifyParams, candidate: str, *, lots: Path, makes_file: Source,
                        params_file: str) -> Identity:
-    """The :class:`Identity` of ``candidate``: its source ``identify.sources.<candidate>``, else the default
-    place (``<lots>/prompts/<candidate>.txt``; a python provider's module file, found on the import path
-    with the working directory on it); a local reader's makes list read from ``makes_file``.
+    """The :class:`Identity` of ``candidate``: its source ``identify.sources.<candidate>`` (relative to the
+    working directory, inside its repository top: InputError otherwise), else the default place
+    (``<lots>/prompts/<candidate>.txt``; a python provider's module file, found on the import path with the
+    working directory's import roots on it); a local reader's makes list read from ``makes_file``.
     ``params_file`` names the params in error messages."""
     provider = params.provider(candidate)
     source = params.sources.get(candidate)
+    if source is not None and (real := outside_top(source, folder=Path.cwd())) is not None:
+        raise fail(f"{params_file}:identify.sources.{candidate}", "leads out of the repository",
+                   expected=f"a file or folder inside {repository_top(Path.cwd()).as_posix()}",
+                   got=f"{source} -> {real.as_posix()}")
     if isinstance(provider, PythonProvider | HttpProvider):
         if source is None:
             assert isinstance(provider, PythonProvider)     # an http provider has a source: IdentifyParams

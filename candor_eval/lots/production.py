@@ -1,10 +1,12 @@
 """The ``python`` provider: the production analysis entry point itself answers, so no prompt is copied.
 
 ``identify.providers: {my-analyzer: {python: "mypackage.analysis:analyze"}}`` names a callable
-in the user's code. **Found** by importing ``mypackage.analysis`` with the working directory
-(the repository root, where DVC runs the stage) first on the import path, so a module of the
-repository is found, and so is an installed package. Import errors are bad configuration
-(exit 2, naming the key and the exception), never a traceback.
+in the user's code. **Found** by importing ``mypackage.analysis`` with the *import roots* of the
+working directory first on the import path: the project's folder (where DVC runs the stage, the
+folder of its ``dvc.yaml``), then each of its parents up to the repository top (the Git work tree's
+top folder; :mod:`candor_eval.common.repository`). So a package at the repository's top imports by
+its name from a project in ``eval/``, and so does an installed package. Import errors are bad
+configuration (exit 2, naming the key and the exception), never a traceback.
 
 **Called** once per (lot or case, run), in the live loop (:mod:`candor_eval.lots.live`), as
 ``analyze(images, context)``:
@@ -48,6 +50,7 @@ from typing import Any
 
 from candor_eval.common.errors import fail
 from candor_eval.common.images import encode_data_url
+from candor_eval.common.repository import import_roots
 from candor_eval.common.tables import read_bytes
 from candor_eval.lots.client import CallError, Policy, Retryable, with_retries
 from candor_eval.lots.live import Reply, ReplyError
@@ -59,10 +62,11 @@ MESSAGE_EXCERPT = 2000
 
 
 def on_import_path() -> None:
-    """Put the working directory (the repository root) first on the import path, once."""
-    root = str(Path.cwd())
-    if root not in sys.path:
-        sys.path.insert(0, root)
+    """Put the import roots of the working directory (the project's folder, then its parents up to the
+    repository top: :func:`candor_eval.common.repository.import_roots`) first on the import path, in that
+    order, each once."""
+    roots = [str(p) for p in import_roots(Path.cwd())]
+    sys.path[:] = roots + [p for p in sys.path if p not in roots]
 
 
 def load_entry_point(spec: PythonProvider, *, where: str) -> Analyze:
@@ -72,8 +76,9 @@ def load_entry_point(spec: PythonProvider, *, where: str) -> Analyze:
         module = importlib.import_module(spec.module)
     except Exception as err:  # any failure of the user's import is a configuration error
         raise fail(where, f"cannot import {spec.module}: {type(err).__name__}: {err}",
-                   expected="a module under the repository root or an installed package",
-                   hint="run the stage from the repository root; install the code's own dependencies") from None
+                   expected="a module under the project's folder or the repository's top folder, or an installed "
+                            "package",
+                   hint="install the code's own dependencies; a package elsewhere: pip install -e it") from None
     fn = getattr(module, spec.function, None)
     if not callable(fn):
         raise fail(where, f"{spec.module} has no callable {spec.function}", expected="def analyze(images, context)",

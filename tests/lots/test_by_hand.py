@@ -32,6 +32,17 @@ def test_by_hand_flags_are_refused(tmp_path: Path, flags, needle):
         check_by_hand(root=root, **kw)
 
 
+@pytest.mark.parametrize("marker", [".git", ".dvc"])
+def test_the_report_must_stay_outside_the_whole_repository_of_a_project_in_a_subfolder(tmp_path: Path, marker):
+    repo = tmp_path / "repo"
+    (repo / marker).mkdir(parents=True)
+    (repo / "eval").mkdir()
+    with pytest.raises(InputError, match="must stay outside the repository") as err:
+        check_by_hand(cases=[], runs=None, label=None, out=str(repo / "report.json"), root=repo / "eval")
+    assert f"a path outside {repo.resolve().as_posix()}" in str(err.value)
+    check_by_hand(cases=[], runs=None, label=None, out=str(tmp_path / "report.json"), root=repo / "eval")
+
+
 def test_a_by_hand_run_with_a_report_outside_the_root_passes(tmp_path: Path):
     root = tmp_path / "repo"
     root.mkdir()

@@ -126,3 +126,30 @@ def test_candidate_identity_finds_the_prompt_the_source_or_the_module(tmp_path, 
     assert ident("py", with_source).code == "other.txt"
     with pytest.raises(InputError, match="prompts/b.txt: prompt not found"):
         ident("b")
+
+
+def test_a_project_in_a_subfolder_names_code_at_the_repository_top(tmp_path, monkeypatch, user_code):
+    """``sources: ../shopapp`` from ``eval/``; without a source, the module file shown from ``eval/``; a source
+    leading out of the repository is refused naming the key."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "eval").mkdir()
+    (repo / "shop_ident_pkg").mkdir()
+    (repo / "shop_ident_pkg/__init__.py").write_text("")
+    (repo / "shop_ident_pkg/analysis.py").write_text("def analyze(images, context):\n    return {}\n")
+    (tmp_path / "outside.py").write_text("x = 1\n")
+    monkeypatch.chdir(repo / "eval")
+    p = IdentifyParams(candidates=["py"], providers={"py": {"python": "shop_ident_pkg.analysis:analyze"}})
+
+    def ident(sources: dict[str, str]) -> Identity:
+        return candidate_identity(p.model_copy(update={"sources": sources}), "py", lots=Path("data/lots"),
+                                  makes_file="makes.yaml", params_file="params.yaml")
+
+    module = repo / "shop_ident_pkg/analysis.py"
+    assert ident({}) == Identity(sha=hashlib.sha256(module.read_bytes()).hexdigest(),
+                                 code="../shop_ident_pkg/analysis.py")
+    assert ident({"py": "../shop_ident_pkg"}) == code_identity(Path("../shop_ident_pkg"), where="w")
+    with pytest.raises(InputError) as err:
+        ident({"py": "../../outside.py"})
+    assert err.value.message.startswith("params.yaml:identify.sources.py: leads out of the repository")
+    assert repo.resolve().as_posix() in err.value.message

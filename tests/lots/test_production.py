@@ -2,6 +2,7 @@
 its errors are retried, its deadline, and that no traceback or key reaches a recorded error."""
 from __future__ import annotations
 
+import sys
 import threading
 import time
 import traceback
@@ -168,3 +169,28 @@ def test_load_entry_point_imports_from_the_working_directory(tmp_path, monkeypat
         with pytest.raises(InputError) as err:
             load_entry_point(PythonProvider(python=spec), where="identify.providers.x.python")
         assert needle in err.value.message and "identify.providers.x.python" in err.value.message
+
+
+def test_a_project_in_a_subfolder_imports_the_package_at_the_repository_top(tmp_path, monkeypatch, user_code):
+    """DVC runs the stage in the project's folder (``eval/``); the team's package is at the repository's top."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "eval").mkdir()
+    (tmp_path / "shop_top_pkg").mkdir()
+    (tmp_path / "shop_top_pkg/__init__.py").write_text("")
+    (tmp_path / "shop_top_pkg/analysis.py").write_text("def analyze(images, context):\n    return 'top'\n")
+    (tmp_path / "eval/shop_eval_mod.py").write_text("def analyze(images, context):\n    return 'eval'\n")
+    monkeypatch.chdir(tmp_path / "eval")
+    sys.path.append(str(tmp_path))                  # already on the path, later: moved to its place
+    fn = load_entry_point(PythonProvider(python="shop_top_pkg.analysis:analyze"), where="w")
+    assert fn([], {}) == "top"
+    assert load_entry_point(PythonProvider(python="shop_eval_mod:analyze"), where="w")([], {}) == "eval"
+    assert sys.path[:2] == [str(tmp_path / "eval"), str(tmp_path)] and sys.path.count(str(tmp_path)) == 1
+
+
+def test_nothing_above_the_repository_top_is_imported(tmp_path, monkeypatch, user_code):
+    (tmp_path / "shop_above_mod.py").write_text("def analyze(images, context):\n    return 'above'\n")
+    (tmp_path / "repo/.git").mkdir(parents=True)
+    (tmp_path / "repo/eval").mkdir()
+    monkeypatch.chdir(tmp_path / "repo/eval")
+    with pytest.raises(InputError, match="cannot import shop_above_mod: ModuleNotFoundError"):
+        load_entry_point(PythonProvider(python="shop_above_mod:analyze"), where="w")
