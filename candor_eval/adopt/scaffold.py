@@ -36,7 +36,14 @@ def _outs(paths: list[tuple[str, bool]], indent: str) -> str:
     return out
 
 
-def fetch_stage() -> str:
+def fetch_stage(track: str) -> str:
+    """The fetch stage: every manifest, and (with a detector) every model card and detection set."""
+    if track == "lots":
+        return ("  fetch:                       # every manifest, by SHA-256 (candor fetch --help)\n"
+                "    cmd: candor fetch verify --data data --params params.yaml --out build/verified\n"
+                "    deps:\n      - data\n"
+                "    params:\n" + _code("fetch", "      ")
+                + "    outs:\n" + _outs([("build/verified", False)], "      "))
     return ("  fetch:                       # every manifest and model card, by SHA-256 (candor fetch --help)\n"
             "    cmd: candor fetch verify --data data --models models --params params.yaml --out build/verified\n"
             "    deps:\n      - data\n      - models\n"
@@ -215,14 +222,15 @@ plots:
       y: kind
 """
 
-STAGE_TEXT = {"fetch": fetch_stage, "identify": identify_stage, "score-lots": score_lots_stage, "value": value_stage,
+STAGE_TEXT = {"identify": identify_stage, "score-lots": score_lots_stage, "value": value_stage,
               "score-valuation": score_valuation_stage, "detect": detect_stage,
               "score-detection": score_detection_stage}
 
 
 def dvc_yaml(track: str) -> str:
     """The ``dvc.yaml`` of a project of ``track`` (``detector``, ``lots`` or ``both``)."""
-    blocks = [stats_stage(track) if s == "stats" else STAGE_TEXT[s]() for s in stages_of(track) if s != "latency"]
+    blocks = [stats_stage(track) if s == "stats" else fetch_stage(track) if s == "fetch" else STAGE_TEXT[s]()
+              for s in stages_of(track) if s != "latency"]
     return HEADER.format(track=track) + "".join(blocks) + (PLOTS if track != "lots" else "")
 
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
-from candor_eval.common.manifest import path_problem
+from candor_eval.common.repository import source_problem
 from candor_eval.common.unique import repeated
 from candor_eval.lots.ceiling import CeilingRules
 from candor_eval.lots.chat import endpoint_problem
@@ -141,8 +141,9 @@ class IdentifyParams(BaseModel):
                              "this repository, or a file that pins the version benchmarked): nothing else "
                              "identifies their answers offline")
         for name, path in self.sources.items():
-            if (why := path_problem(path)) is not None:
-                raise ValueError(f"sources.{name}: {why}; a path relative to the repository root")
+            if (why := source_problem(path)) is not None:
+                raise ValueError(f"sources.{name}: {why}; a path relative to the project's folder (that of its "
+                                 "dvc.yaml), inside the repository")
         return self
 
     def provider(self, candidate: str) -> str | PythonProvider | HttpProvider:

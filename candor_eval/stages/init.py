@@ -69,18 +69,22 @@ def check_repository(folder: Path) -> None:
 
 
 def next_commands(folder: Path, *, track: str, demo: bool, cwd: Path) -> list[str]:
-    """The three commands to run next (paths as the user types them from ``cwd``)."""
+    """The three commands to run next (paths as the user types them from ``cwd``). Outside ``.``, ``dvc repro``
+    names candor's ``dvc.yaml``: without a target DVC runs only the ``dvc.yaml`` of the current folder (with
+    one, it runs that pipeline and every stage of the repository upstream of it, the user's own included)."""
     rel = folder.relative_to(cwd).as_posix() if folder.is_relative_to(cwd) else str(folder)
     d = "" if rel == "." else f" --dir {rel}"
+    repro = "dvc repro" if rel == "." else f"dvc repro {rel}/dvc.yaml"
     if demo:
-        return ["dvc repro            # reruns nothing: the demo's outputs are committed",
-                "dvc exp run -S " + ("" if rel == "." else f"{rel}/params.yaml:") + "thresholds.deer=0.3",
+        return [f"{repro}            # reruns no inference: the demo's outputs are committed",
+                "dvc exp run -S " + ("" if rel == "." else f"{rel}/params.yaml:") + "thresholds.deer=0.3"
+                + ("" if rel == "." else f" {rel}/dvc.yaml"),
                 "dvc metrics diff"]
     if track == "lots":
         where = "params.yaml" if rel == "." else f"{rel}/params.yaml"
-        return [f"edit {where}: identify.candidates, providers and sources (docs/lots.md)",
-                "dvc repro", "dvc metrics show"]
-    return [f"candor add set val --from data.yaml{d}", f"candor add model best --onnx best.onnx{d}", "dvc repro"]
+        return [f"edit {where}: identify.candidates, providers and sources (docs/lots.md)", repro,
+                "dvc metrics show"]
+    return [f"candor add set val --from data.yaml{d}", f"candor add model best --onnx best.onnx{d}", repro]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

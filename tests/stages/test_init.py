@@ -42,7 +42,7 @@ def test_beside_the_users_own_pipeline_it_writes_into_eval(tmp_path, monkeypatch
     assert (tmp_path / "params.yaml").read_text() == "train:\n  epochs: 3\n"             # untouched
     assert yaml.safe_load((tmp_path / "eval" / "candor.lock").read_text())["init"]["track"] == "detector"
     out = capsys.readouterr().out
-    assert "candor add set val --from data.yaml --dir eval" in out and "dvc repro" in out
+    assert "candor add set val --from data.yaml --dir eval" in out and "dvc repro eval/dvc.yaml" in out
 
 
 def test_files_in_the_way_are_listed_and_nothing_is_written(tmp_path, monkeypatch):
