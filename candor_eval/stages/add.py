@@ -299,6 +299,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--coco needs --images FOLDER")
     if args.command == "set" and args.images and not args.coco:
         parser.error("--images goes with --coco")
+    if args.command == "set" and args.coco and args.split != "val":
+        parser.error("--split goes with --from (a COCO file is one split)")
     return args.func(args)
 
 

@@ -19,12 +19,24 @@ def test_a_set_goes_into_init_s_empty_mapping_which_becomes_a_block_keeping_its_
     assert add_model(new, "yolo-v1", set_name="pets", where="p") == new.replace("pets: []", "pets: [yolo-v1]")
 
 
-def test_a_set_and_a_model_in_the_repositorys_own_params_change_one_line_each():
+def added_line(old: str, new: str) -> str:
+    """The one line ``new`` has that ``old`` has not (every other line the same, in order)."""
+    a, b = old.splitlines(), new.splitlines()
+    i = next(k for k in range(len(b)) if k == len(a) or a[k] != b[k])
+    assert b[:i] + b[i + 1:] == a
+    return b[i]
+
+
+def test_a_set_and_a_model_in_the_repositorys_own_params_add_one_line_each():
     old = (ROOT / "params.yaml").read_text()
+    sets = yaml.safe_load(old)["detector"]["sets"]
+    first = next(iter(sets))
     new = add_set(old, "pets", where="params.yaml")
-    assert new == old.replace("    - demo-v2\n  providers:", "    - demo-v2\n    pets: []\n  providers:")
-    assert add_model(old, "demo-v3", set_name="detector", where="p") == old.replace(
-        "    - demo-v2\n  providers:", "    - demo-v2\n    - demo-v3\n  providers:")
+    assert added_line(old, new) == "    pets: []"
+    assert yaml.safe_load(new)["detector"]["sets"] == {**sets, "pets": []}
+    new = add_model(old, "demo-v9", set_name=first, where="params.yaml")
+    assert added_line(old, new).strip() == "- demo-v9"
+    assert yaml.safe_load(new)["detector"]["sets"] == {**sets, first: [*sets[first], "demo-v9"]}
 
 
 @pytest.mark.parametrize("old, set_name, new", [

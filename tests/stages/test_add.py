@@ -182,7 +182,8 @@ def test_add_set_refuses_a_folder_holding_other_files_and_a_missing_project(tmp_
         main(["set", "../pets", "--from", str(data_yaml), "--dir", str(ev)])
 
 
-@pytest.mark.parametrize("argv", [["--coco", "x.json"], ["--images", "imgs", "--from", "data.yaml"]])
+@pytest.mark.parametrize("argv", [["--coco", "x.json"], ["--images", "imgs", "--from", "data.yaml"],
+                                  ["--coco", "x.json", "--images", "imgs", "--split", "test"]])
 def test_coco_and_images_go_together(argv):
     with pytest.raises(SystemExit) as err:
         main(["set", "pets", *argv])
