@@ -15,8 +15,9 @@ CLASSES = ["deer", "sheep", "relic"]
 
 
 def constant_model(path: Path, output: np.ndarray, *, input_hw: tuple[int, int] = (64, 64),
-                   dynamic_input: bool = False) -> str:
-    """Write an ONNX model whose output is ``output`` (+ 0 * max(input)); return its SHA-256."""
+                   dynamic_input: bool = False, metadata: dict[str, str] | None = None) -> str:
+    """Write an ONNX model whose output is ``output`` (+ 0 * max(input)), with ``metadata`` (key -> text,
+    as an exporter writes it); return its SHA-256."""
     h, w = input_hw
     in_shape = [1, 3, "h", "w"] if dynamic_input else [1, 3, h, w]
     x = helper.make_tensor_value_info("images", TensorProto.FLOAT, in_shape)
@@ -31,6 +32,8 @@ def constant_model(path: Path, output: np.ndarray, *, input_hw: tuple[int, int] 
     graph = helper.make_graph(nodes, "fixed", [x], [y], initializer=[const, zero])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
+    if metadata:
+        onnx.helper.set_model_props(model, metadata)
     onnx.checker.check_model(model)
     data = model.SerializeToString()
     path.write_bytes(data)
