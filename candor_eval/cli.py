@@ -29,6 +29,7 @@ def _stage(name: str, summary: str, *prefix: str) -> Command:
 COMMANDS: dict[str, Command] = {
     # the project
     "init": _stage("init", "write candor's dvc.yaml, params and candor.lock into a repository"),
+    "add": _stage("add", "bring a detection set (add set) or an ONNX model (add model) into the project"),
     "lock": _stage("lock", "rewrite candor.lock for the installed candor", "lock"),
     "check": _stage("lock", "exit 2 when candor.lock is not the installed candor's", "check"),
     # the pipeline's stages
