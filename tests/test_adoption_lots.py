@@ -97,7 +97,8 @@ LISTINGS = [  # id, title, price, sold_date, quantity, category
     ("C4", "HP EliteDesk 800 G6 SFF i5", "140.00", "2025-10-09", "1", "Computers"),
 ]
 RELEVANCE = [("S1", "C1"), ("S1", "C2"), ("S1", "C3"), ("S2", "C4")]
-# The word lists the lots stages read (candor_eval/lots/vocabulary.py), the team's own and short
+# The word lists the lots stages read (candor_eval/lots/vocabulary.py): candor init writes candor's defaults
+# into the bench, and the team edits them (here: its own, short)
 VOCABULARY = {
     "tokens.yaml": {"spec_words": ["gb", "tb", "v"], "form_factors": ["sff", "tower"],
                     "generation_prefixes": ["g", "gen"], "hedge_markers": ["e.g.", "such as", "maybe", "?"]},
@@ -132,7 +133,7 @@ def write_csv(path: Path, header: list[str], rows: list[tuple]) -> None:
 def bench(data: Path) -> None:
     """The team's bench under ``data`` (the project's ``data/``): ``lots/`` (lots.csv, photos, one case, the
     word lists), ``comps/`` (listings and their relevance to the valuation lots) and ``audit/`` (no audit yet),
-    and the empty ``models/`` the lots scaffold's fetch stage lists as a dep (a lots project has no model)."""
+    """
     lots = data / "lots"
     rows = []
     for lot_id, make, model, tokens, count, category, tier, colours, valuation, verified, current in LOTS:
@@ -148,7 +149,7 @@ def bench(data: Path) -> None:
     (lots / CASE["image"]).write_bytes(png(BLUE))
     (lots / "cases" / f"{CASE['name']}.json").write_text(json.dumps(CASE, indent=2) + "\n")
     (lots / "recordings").mkdir()
-    (lots / "vocabulary").mkdir()
+    (lots / "vocabulary").mkdir(exist_ok=True)
     for name, lists in VOCABULARY.items():
         (lots / "vocabulary" / name).write_text(yaml.safe_dump(lists, sort_keys=False))
     write_csv(data / "comps/listings.csv", ["id", "title", "price", "sold_date", "quantity", "category"], LISTINGS)
@@ -156,26 +157,18 @@ def bench(data: Path) -> None:
     write_csv(data / "audit/audit.csv", ["lot", "description", "pipeline_verdict", "pipeline_ceiling",
                                          "audited_verdict", "audited_ceiling", "root_cause"], [])
     write_csv(data / "audit/root_causes.csv", ["root_cause", "description", "guard"], [])
-    (data.parent / "models").mkdir()
-    (data.parent / "models/.gitkeep").write_text("")
 
 
 def configure(params: Path) -> None:
-    """The candidate, set in candor's params.yaml as a team edits it: three lines, the comments kept.
-
-    Two more edits only work around what a lots project should not need: the lots scaffold's fetch stage
-    lists the param ``detector.sets``, absent from a lots project's params.yaml (DVC: "Parameters
-    'detector.sets' are missing from 'params.yaml'"), and ``stats.reference.lots`` left empty is refused by
-    the stats stage ("Input should be a valid string") although its comment says "empty: the only
-    candidate"."""
+    """The candidate, set in candor's params.yaml as a team edits it: three lines, the comments kept (the
+    lots reference stays empty: the only candidate)."""
     text = params.read_text()
     for old, new in (("  candidates: []", "  candidates: [shop]"),
                      ("  providers: {}", '  providers: {shop: {python: "shopapp.analysis:analyze"}}'),
-                     ("  sources: {}", "  sources: {shop: ../shopapp}"),
-                     ("    lots:                      #", "    lots: shop                 #")):
+                     ("  sources: {}", "  sources: {shop: ../shopapp}")):
         assert text.count(old) == 1, old
         text = text.replace(old, new)
-    params.write_text(text + "detector:\n  sets: {}\n")
+    params.write_text(text)
 
 
 def git(repo: Path, env: dict[str, str], *args: str) -> str:
