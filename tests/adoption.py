@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+ROOT = Path(__file__).resolve().parent.parent        # (not from conftest, which imports this module)
 
 
 def run(args: list[str], cwd: Path, env: dict[str, str], *, check: bool = True) -> subprocess.CompletedProcess[str]:
