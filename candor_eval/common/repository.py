@@ -17,7 +17,9 @@ team's own ``dvc.yaml``), and DVC runs the project's stages in that folder, so t
   reads as what it names. :func:`source_problem` checks how it is written (no file is read);
   :func:`outside_top` checks where it leads: a source must stay inside the repository top, where DVC
   hashes it as a dep of the stage (a path of only ``..`` would hold the project itself, and so the
-  stage's own outputs).
+  stage's own outputs); for a folder, so must every file and folder below it (:func:`first_outside`: a
+  symlink inside it to a file elsewhere would make the candidate's identity bytes the repository does not
+  hold, as a model card's ONNX file may not be a symlink out of its folder).
 """
 from __future__ import annotations
 
@@ -71,6 +73,18 @@ def outside_top(path: str, *, folder: Path) -> Path | None:
     (symlinks followed), else None."""
     real = (folder / path).resolve()
     return None if real.is_relative_to(repository_top(folder).resolve()) else real
+
+
+def first_outside(path: str, *, folder: Path) -> tuple[Path, Path] | None:
+    """The first of ``path`` (relative to ``folder``) and, for a folder, the files and folders below it (sorted,
+    symlinks followed, but not walked into) whose real place is outside ``folder``'s repository top (as written:
+    ``path`` or ``path/<below>``), with that place; None when all stay inside."""
+    top = repository_top(folder).resolve()
+    root = folder / path
+    for entry in [root, *(sorted(root.rglob("*")) if root.is_dir() else [])]:
+        if not (real := entry.resolve()).is_relative_to(top):
+            return Path(path) / entry.relative_to(root), real
+    return None
 
 
 def shown_from(path: Path, *, folder: Path) -> Path:

@@ -1,5 +1,8 @@
 """Model cards: ``models/<name>.yaml`` names an ONNX file and the SHA-256 of its bytes.
 
+The card's file name (without ``.yaml``) is the model's name, so it follows the rule of names
+(:mod:`candor_eval.common.names`): ``demo-v1.yaml``, never ``my model.yaml``.
+
 Required: ``onnx`` (file name relative to the card's folder, inside it: no absolute path, no
 ``..``, no symlink out) and ``sha256``
 (64 lower-case hex digits). Optional: ``source`` (where to fetch the ONNX file
@@ -23,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from candor_eval.common.errors import InputError, Problem
 from candor_eval.common.manifest import HEX64, Entry, path_problem
+from candor_eval.common.names import RULE, name_problem
 from candor_eval.common.params import load_yaml, validate
 from candor_eval.common.unique import repeated
 from candor_eval.common.verify import verify_entry
@@ -111,10 +115,15 @@ def onnx_path(card_path: str | Path, card: ModelCard) -> Path:
 
 def verify_cards(models: Path) -> tuple[dict[str, dict], list[Problem]]:
     """Verify (and fetch) the ONNX file of every card ``<models>/*.yaml``: its record per model
-    (card, ONNX path, SHA-256), and every Problem (a bad card, a missing or changed file)."""
+    (card, ONNX path, SHA-256), and every Problem (a bad card, a missing or changed file, a card whose file
+    name is not a model name: :mod:`candor_eval.common.names`)."""
     problems: list[Problem] = []
     cards: dict[str, dict] = {}
     for card_file in sorted(models.glob("*.yaml")):
+        if name_problem(card_file.stem) is not None:      # the model's name, a path and a dvc.yaml word
+            problems.append(Problem(card_file.as_posix(), "the card's file name is not a model name",
+                                    expected=f"models/<name>.yaml, the name {RULE}", got=repr(card_file.stem)))
+            continue
         try:
             card = load_card(card_file)
         except InputError as err:

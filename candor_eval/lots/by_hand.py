@@ -9,7 +9,8 @@ the repository, so the report's path lies outside it.
 Rules (:func:`check_by_hand`, each an InputError naming the flag, exit 2): ``--case``, ``--runs``
 and ``--label`` need ``--out``; ``--out`` is a path outside the repository (the repository top of the
 project's folder, :func:`candor_eval.common.repository.repository_top`: a project in ``eval/`` is one
-folder of it); ``--runs`` is at least 1.
+folder of it); ``--label`` is a name (:mod:`candor_eval.common.names`: it names the default live recording,
+``build/live/<label>.jsonl``, so ``a/b`` or ``../x`` would put it elsewhere); ``--runs`` is at least 1.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from candor_eval.common.errors import fail
+from candor_eval.common.names import check_name
 from candor_eval.common.repository import repository_top
 from candor_eval.lots.answers import Answer
 from candor_eval.lots.field_scoring import field_json
@@ -27,8 +29,8 @@ from candor_eval.lots.recording import RecordLine
 
 def check_by_hand(*, cases: Sequence[str], runs: int | None, label: str | None, out: str | None,
                   root: Path) -> None:
-    """Refuse by-hand flags without ``out``, an ``out`` inside the repository of the project folder ``root``
-    and ``runs`` below 1 (module docstring)."""
+    """Refuse by-hand flags without ``out``, an ``out`` inside the repository of the project folder ``root``,
+    a ``label`` that is not a name and ``runs`` below 1 (module docstring)."""
     if (cases or runs is not None or label) and not out:
         raise fail("command line", "--case, --runs and --label are for by-hand runs",
                    expected="--out PATH (a throwaway report outside the repository)", got="no --out")
@@ -36,6 +38,8 @@ def check_by_hand(*, cases: Sequence[str], runs: int | None, label: str | None, 
     if out and Path(out).resolve().is_relative_to(top):
         raise fail("--out", "the throwaway report holds raw model text and must stay outside the repository",
                    expected="a path outside " + top.as_posix(), got=out)
+    if label is not None:
+        check_name(label, what="report", where="--label")
     if runs is not None and runs < 1:
         raise fail("--runs", "must be at least 1", got=runs)
 

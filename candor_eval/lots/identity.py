@@ -9,7 +9,8 @@ A candidate whose answers come from production code (a ``python`` or ``http`` pr
 SHA-256 of its **source**: ``identify.sources.<candidate>``, a file or a folder of the
 repository, relative to the project's folder (the working directory, where DVC runs the stage);
 it may climb out of the project by leading ``..`` (``../shopapp``) but must stay inside the
-repository top (:mod:`candor_eval.common.repository`). By default, for a ``python`` provider, it is
+repository top, and so must every file below a folder (no symlink out:
+:func:`candor_eval.common.repository.first_outside`). By default, for a ``python`` provider, it is
 the file of the entry point's module, shown relative to the project's folder when it is in the
 repository (``../shopapp/analysis.py``).
 
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from candor_eval.common.errors import fail
-from candor_eval.common.repository import outside_top, repository_top, shown_from
+from candor_eval.common.repository import first_outside, repository_top, shown_from
 from candor_eval.lots.ocr_reading import reader_sha256
 from candor_eval.lots.params import HttpProvider, IdentifyParams, PythonProvider
 from candor_eval.lots.production import on_import_path
@@ -112,16 +113,19 @@ def module_file(module: str, *, where: str) -> Path:
 def candidate_identity(params: IdentifyParams, candidate: str, *, lots: Path, makes_file: Source,
                        params_file: str) -> Identity:
     """The :class:`Identity` of ``candidate``: its source ``identify.sources.<candidate>`` (relative to the
-    working directory, inside its repository top: InputError otherwise), else the default place
-    (``<lots>/prompts/<candidate>.txt``; a python provider's module file, found on the import path with the
-    working directory's import roots on it); a local reader's makes list read from ``makes_file``.
-    ``params_file`` names the params in error messages."""
+    working directory, inside its repository top with every file below it: InputError otherwise), else the
+    default place (``<lots>/prompts/<candidate>.txt``; a python provider's module file, found on the import
+    path with the working directory's import roots on it); a local reader's makes list read from
+    ``makes_file``. ``params_file`` names the params in error messages."""
     provider = params.provider(candidate)
     source = params.sources.get(candidate)
-    if source is not None and (real := outside_top(source, folder=Path.cwd())) is not None:
-        raise fail(f"{params_file}:identify.sources.{candidate}", "leads out of the repository",
-                   expected=f"a file or folder inside {repository_top(Path.cwd()).as_posix()}",
-                   got=f"{source} -> {real.as_posix()}")
+    if source is not None and (out := first_outside(source, folder=Path.cwd())) is not None:
+        entry, real = out
+        raise fail(f"{params_file}:identify.sources.{candidate}", "leads out of the repository"
+                   + ("" if entry == Path(source) else f" (a symlink below {source})"),
+                   expected=f"a file or folder inside {repository_top(Path.cwd()).as_posix()}, and every file "
+                            "below it (no symlink out)",
+                   got=f"{entry.as_posix()} -> {real.as_posix()}")
     if isinstance(provider, PythonProvider | HttpProvider):
         if source is None:
             assert isinstance(provider, PythonProvider)     # an http provider has a source: IdentifyParams

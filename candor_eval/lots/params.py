@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
+from candor_eval.common.names import Name, name_problem
 from candor_eval.common.repository import source_problem
 from candor_eval.common.unique import repeated
 from candor_eval.lots.ceiling import CeilingRules
@@ -96,12 +97,16 @@ class IdentifyParams(BaseModel):
     ``sources`` maps each candidate to the file or folder its answers come from (its prompt
     file, or its production code: :mod:`candor_eval.lots.identity`); dvc.yaml's identify stage
     iterates over it, so when it is set it names every candidate. Empty (the default outside the
-    committed pipeline): ``<lots>/prompts/<candidate>.txt``, or a ``python`` provider's module file."""
+    committed pipeline): ``<lots>/prompts/<candidate>.txt``, or a ``python`` provider's module file.
+
+    A candidate's name (in ``candidates``, and each key of ``providers`` and ``sources``) becomes a file
+    name and a word of dvc.yaml's commands, so it follows the rule of names
+    (:mod:`candor_eval.common.names`): ``prompt-a``, never ``a/b``, ``..`` or ``x;y``."""
 
     model_config = ConfigDict(extra="forbid")
 
     mode: Literal["replay", "live"] = "replay"
-    candidates: list[str] = Field(default_factory=list)
+    candidates: list[Name] = Field(default_factory=list)
     providers: dict[str, Provider] = Field(default_factory=dict)
     runs: int = Field(default=3, ge=1)
     gallery: Literal["first", "all"] = "all"
@@ -123,6 +128,15 @@ class IdentifyParams(BaseModel):
             raise ValueError("'counts' is reserved (the counts block of metrics/valuation.json); rename the candidate")
         if twice := repeated(v):
             raise ValueError(f"candidate(s) listed more than once: {', '.join(twice)}")
+        return v
+
+    @field_validator("providers", "sources")
+    @classmethod
+    def _keys_are_names(cls, v: dict[str, Any]) -> dict[str, Any]:
+        # each key is a candidate: a word of dvc.yaml's commands and a file name (candor_eval.common.names)
+        for key in v:
+            if (why := name_problem(key)) is not None:
+                raise ValueError(f"key {why}")
         return v
 
     @model_validator(mode="after")

@@ -30,10 +30,14 @@ them). Then NAME goes into ``detector.sets.SET`` (``--set``; default: the only s
 Rerun after a retrain, it rewrites the copy and the card (a new ``sha256``) and leaves
 ``params.yaml`` as it is: it can be the last line of the export step of a training pipeline.
 
-Exit codes: 0 ok; 2 bad input (a missing data.yaml key or split, a label that does not fit the names,
-a model that is not a static detect export or whose head does not fit its classes, an unknown or
-ambiguous set, a params file that cannot take the line): the error names the file, key or line and
-nothing is written.
+NAME follows the rule of names (:mod:`candor_eval.common.names`: one path segment of ASCII letters,
+digits, ``_``, ``-`` and ``.``, starting with a letter or a digit): it becomes a folder or file name and
+a word of dvc.yaml's commands.
+
+Exit codes: 0 ok; 2 bad input (a NAME that is not a name, a missing data.yaml key or split, a label that
+does not fit the names, a model that is not a static detect export or whose head does not fit its classes,
+an unknown or ambiguous set, a params file that cannot take the line): the error names the file, key or
+line and nothing is written.
 """
 from __future__ import annotations
 
@@ -50,7 +54,7 @@ import yaml
 
 from candor_eval.adopt.coco_data import read_coco_set
 from candor_eval.adopt.onnx_card import card_fields, read_facts, with_kept
-from candor_eval.adopt.params_edit import add_model, add_set, check_name, choose_set, detector_sets
+from candor_eval.adopt.params_edit import add_model, add_set, choose_set, detector_sets
 from candor_eval.adopt.set_files import (
     CLASSES,
     COCO,
@@ -67,6 +71,7 @@ from candor_eval.adopt.ultralytics_data import label_path, label_problems, read_
 from candor_eval.common.atomic import atomic_path, write_text
 from candor_eval.common.errors import InputError, Problem, fail, run_main
 from candor_eval.common.manifest import MANIFEST_NAME, load_manifest, sha256_file
+from candor_eval.common.names import check_name
 from candor_eval.common.params import DEFAULT_PARAMS, load_yaml, validate
 from candor_eval.common.tables import read_bytes, read_text
 from candor_eval.detection.frames import SPLITS, find_images, image_size, load_frames

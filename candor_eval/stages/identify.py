@@ -51,7 +51,8 @@ sorted by (id, run), as JSON lines (:mod:`candor_eval.lots.answers`).
 
 By hand: ``--case GLOB`` (repeatable) keeps matching lot ids
 and case names, ``--runs N`` overrides ``runs``, ``--label NAME`` names the
-report only, ``--out PATH`` writes a throwaway report (answers with the raw
+report only (and the default live recording ``build/live/<label>.jsonl``; a name, as a candidate's is:
+:mod:`candor_eval.common.names`), ``--out PATH`` writes a throwaway report (answers with the raw
 model text, field scores) to a path outside the repository instead of the
 pipeline output. These flags require ``--out``. The console table per case is
 printed either way; in live mode each raw answer is logged as it arrives.
@@ -66,6 +67,7 @@ from pathlib import Path
 
 from candor_eval.common.atomic import write_json
 from candor_eval.common.errors import EXIT_CALLS_FAILED, EXIT_OK, run_main
+from candor_eval.common.names import check_name
 from candor_eval.common.params import section
 from candor_eval.common.tables import read_text
 from candor_eval.lots.answers import Answer, normalise_line, write_answers
@@ -162,6 +164,7 @@ def exit_code(answers: Sequence[Answer], *, live: bool) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    check_name(args.candidate, what="candidate", where="--candidate")   # a file name: prompts/<candidate>.txt
     params = section(IdentifyParams, "identify", path=args.params)
     check_by_hand(cases=args.case, runs=args.runs, label=args.label, out=args.out, root=Path.cwd())
     mode, runs, label = args.mode or params.mode, args.runs or params.runs, args.label or args.candidate

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from candor_eval.common.atomic import write_text
 from candor_eval.common.errors import EXIT_OK, run_main
+from candor_eval.common.names import check_name
 from candor_eval.common.params import section
 from candor_eval.lots.answers import read_answers
 from candor_eval.lots.golden import read_lots
@@ -79,6 +80,7 @@ def rebuild_command(args: argparse.Namespace) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    check_name(args.candidate, what="candidate", where="--candidate")
     bench = Path(args.lots).parent                  # the golden-set folder of lots.csv: its vocabulary/
     params = section(CompsParams, "comps", path=args.params)
     tokens = token_rules(vocabulary(args.tokens, "tokens.yaml", lots=bench), params=args.params)

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from candor_eval.common.repository import import_roots, outside_top, repository_top, shown_from, source_problem
+from candor_eval.common.repository import (
+    first_outside,
+    import_roots,
+    outside_top,
+    repository_top,
+    shown_from,
+    source_problem,
+)
 
 
 def tree(root: Path, *dirs: str, files: tuple[str, ...] = ()) -> Path:
@@ -73,6 +80,26 @@ def test_outside_top_follows_the_path_and_its_symlinks(tmp_path):
     assert outside_top("../../elsewhere", folder=repo / "eval") == (tmp_path / "elsewhere").resolve()
     (repo / "linked").symlink_to(tmp_path / "elsewhere")
     assert outside_top("../linked/app.py", folder=repo / "eval") == (tmp_path / "elsewhere/app.py").resolve()
+
+
+def test_first_outside_checks_a_folder_and_everything_below_it(tmp_path):
+    """A folder inside the repository holding a symlink to a file (or a folder) elsewhere leads out; the entry is
+    named as written from the project folder."""
+    repo = tree(tmp_path / "repo", ".git", "eval", "shopapp/sub", files=("shopapp/analysis.py",))
+    tree(tmp_path, "elsewhere", files=("elsewhere/secret.py",))
+    assert first_outside("../shopapp", folder=repo / "eval") is None
+    (repo / "shopapp/inner.py").symlink_to(repo / "shopapp/analysis.py")      # a symlink inside: fine
+    assert first_outside("../shopapp", folder=repo / "eval") is None
+    (repo / "shopapp/sub/z.py").symlink_to(tmp_path / "elsewhere/secret.py")
+    assert first_outside("../shopapp", folder=repo / "eval") == (Path("../shopapp/sub/z.py"),
+                                                                  (tmp_path / "elsewhere/secret.py").resolve())
+    assert first_outside("../shopapp/analysis.py", folder=repo / "eval") is None
+    (repo / "shopapp/sub/z.py").unlink()
+    (repo / "shopapp/a-dir").symlink_to(tmp_path / "elsewhere")
+    assert first_outside("../shopapp", folder=repo / "eval") == (Path("../shopapp/a-dir"),
+                                                                  (tmp_path / "elsewhere").resolve())
+    assert first_outside("../../elsewhere", folder=repo / "eval") == (Path("../../elsewhere"),
+                                                                       (tmp_path / "elsewhere").resolve())
 
 
 def test_shown_from_is_relative_to_the_project_inside_the_repository_only(tmp_path):

@@ -1,10 +1,12 @@
 """candor_eval.detection.model_card: a card is read by the checked YAML loader and validated once."""
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from candor_eval.common.errors import InputError
-from candor_eval.detection.model_card import load_card
+from candor_eval.detection.model_card import load_card, verify_cards
 
 CARD = "onnx: m.onnx\nsha256: " + "a" * 64 + "\n"
 
@@ -24,3 +26,17 @@ def test_ambiguous_or_misspelled_cards_are_refused(tmp_path, extra, message):
 def test_a_good_card_loads(tmp_path):
     (tmp_path / "m.yaml").write_text(CARD + "classes: [deer, sheep]\n", encoding="utf-8")
     assert load_card(tmp_path / "m.yaml").classes == ["deer", "sheep"]
+
+
+@pytest.mark.parametrize("stem", ["my model", "x;touch PWNED", "$(id)", ".hidden", "-rf"])
+def test_a_card_whose_file_name_is_not_a_model_name_is_a_problem(tmp_path, stem):
+    """The card's file name is the model's name: a path and a word of dvc.yaml's commands."""
+    (tmp_path / "m.onnx").write_bytes(b"onnx")
+    card = f"onnx: m.onnx\nsha256: {hashlib.sha256(b'onnx').hexdigest()}\n"
+    (tmp_path / "good-1.yaml").write_text(card, encoding="utf-8")
+    (tmp_path / f"{stem}.yaml").write_text(card, encoding="utf-8")
+    cards, problems = verify_cards(tmp_path)
+    assert list(cards) == ["good-1"]
+    assert [(p.where, p.what) for p in problems] == [((tmp_path / f"{stem}.yaml").as_posix(),
+                                                      "the card's file name is not a model name")]
+    assert "one path segment" in (problems[0].expected or "") and problems[0].got == repr(stem)

@@ -66,3 +66,13 @@ def test_the_report_pairs_answers_with_their_raw_text():
                                          "total": 1, "score": 1.0, "met": True}]}]
     empty = throwaway_report(label="L", candidate="c", mode="live", runs=1, sha="s", lines=[], answers=[], scores=[])
     assert empty["provider"] is None and empty["answers"] == []
+
+
+@pytest.mark.parametrize("label", ["gpt-x/newprompt", "../../../escaped", "", "a;b"])
+def test_the_label_is_a_name_since_it_names_the_default_live_recording(tmp_path: Path, label):
+    root = tmp_path / "repo"
+    root.mkdir()
+    with pytest.raises(InputError, match="--label: not a valid report name") as err:
+        check_by_hand(cases=[], runs=None, label=label, out=str(tmp_path / "r.json"), root=root)
+    assert "one path segment" in str(err.value)
+    check_by_hand(cases=[], runs=None, label="gpt-x-newprompt", out=str(tmp_path / "r.json"), root=root)

@@ -153,3 +153,31 @@ def test_a_project_in_a_subfolder_names_code_at_the_repository_top(tmp_path, mon
         ident({"py": "../../outside.py"})
     assert err.value.message.startswith("params.yaml:identify.sources.py: leads out of the repository")
     assert repo.resolve().as_posix() in err.value.message
+
+
+def test_a_source_folder_holding_a_symlink_out_of_the_repository_is_refused(tmp_path, monkeypatch):
+    """Like a model card's ONNX symlink out of its folder: the bytes would be the candidate's identity, yet
+    the repository does not hold them. The source itself a symlink out is refused too."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "app").mkdir()
+    (repo / "app/analysis.py").write_text("x = 1\n")
+    (tmp_path / "outside.py").write_text("y = 2\n")
+    monkeypatch.chdir(repo)
+    p = IdentifyParams(candidates=["py"], providers={"py": {"python": "app.analysis:analyze"}})
+
+    def ident(source: str) -> Identity:
+        return candidate_identity(p.model_copy(update={"sources": {"py": source}}), "py", lots=Path("data/lots"),
+                                  makes_file="makes.yaml", params_file="params.yaml")
+
+    assert ident("app") == code_identity(Path("app"), where="w")
+    (repo / "app/helper.py").symlink_to(tmp_path / "outside.py")
+    with pytest.raises(InputError) as err:
+        ident("app")
+    assert err.value.message.startswith("params.yaml:identify.sources.py: leads out of the repository "
+                                        "(a symlink below app)")
+    assert f"app/helper.py -> {(tmp_path / 'outside.py').resolve().as_posix()}" in err.value.message
+    (repo / "linked.py").symlink_to(tmp_path / "outside.py")
+    with pytest.raises(InputError, match=r"sources\.py: leads out of the repository \(expected") as err:
+        ident("linked.py")
+    assert "got 'linked.py -> " in err.value.message

@@ -18,3 +18,21 @@ def test_a_source_may_leave_the_project_by_leading_dotdots_only():
                         ("/srv/app", "absolute path")]:
         with pytest.raises(ValidationError, match=f"sources.c: {needle}"):
             IdentifyParams(candidates=["c"], sources={"c": bad})
+
+
+@pytest.mark.parametrize("bad", ["x;touch${IFS}PWNED;#", "$(touch PWNED)", "gpt-x/newprompt", "../../escape", "a b"])
+def test_a_candidate_is_a_name_wherever_it_is_listed(bad):
+    """candidates, and the keys of providers and sources, become file names and words of dvc.yaml's commands."""
+    from pydantic import ValidationError
+    with pytest.raises(ValidationError, match=r"candidates\.1\n.*is not a name: one path segment"):
+        IdentifyParams(candidates=["prompt-a", bad])
+    with pytest.raises(ValidationError, match=r"providers\n.*key .* is not a name"):
+        IdentifyParams(candidates=["prompt-a"], providers={bad: "local-ocr"})
+    with pytest.raises(ValidationError, match=r"sources\n.*key .* is not a name"):
+        IdentifyParams(candidates=["prompt-a"], sources={bad: "data/p.txt"})
+
+
+def test_the_demo_candidates_are_names():
+    p = IdentifyParams(candidates=["prompt-a", "prompt-b", "ocr-baseline"], providers={"ocr-baseline": "local-ocr"},
+                       sources={"prompt-a": "a.txt", "prompt-b": "b.txt", "ocr-baseline": "o.txt"})
+    assert p.candidates == ["prompt-a", "prompt-b", "ocr-baseline"]

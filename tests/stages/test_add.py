@@ -207,6 +207,20 @@ def test_add_model_refuses_and_writes_nothing(tmp_path, build, argv, message):
     assert tree(ev) == before
 
 
+@pytest.mark.parametrize("name", ["../m", "m;touch PWNED", "my model", "$(id)", ".m"])
+def test_add_refuses_a_name_that_is_not_a_name_and_writes_nothing(tmp_path, name):
+    """NAME becomes data/NAME/, models/NAME.yaml and a word of dvc.yaml's commands: the rule of names."""
+    data_yaml, ev = bring(tmp_path)
+    main(["set", "pets", "--from", str(data_yaml), "--dir", str(ev)])
+    ultralytics_onnx(tmp_path / "m.onnx")
+    before = tree(ev)
+    with pytest.raises(InputError, match="NAME: not a valid model name .*one path segment of ASCII letters"):
+        main(["model", name, "--onnx", str(tmp_path / "m.onnx"), "--dir", str(ev)])
+    with pytest.raises(InputError, match="NAME: not a valid set name .*one path segment of ASCII letters"):
+        main(["set", name, "--from", str(data_yaml), "--dir", str(ev)])
+    assert tree(ev) == before
+
+
 def test_add_model_needs_set_when_there_are_several(tmp_path):
     data_yaml, ev = bring(tmp_path)
     main(["set", "pets", "--from", str(data_yaml), "--dir", str(ev)])

@@ -252,6 +252,26 @@ def test_by_hand_flags_need_out_outside_the_repo(work: Path, tmp_path: Path, cap
     assert not (work / "build/answers/p.jsonl").exists()     # a throwaway run leaves the pipeline alone
 
 
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["--label", "gpt-x/newprompt"], "--label: not a valid report name"),
+    (["--label", "../../../escaped"], "--label: not a valid report name"),
+])
+def test_a_label_that_is_not_a_name_exits_2_writing_nothing(work: Path, tmp_path: Path, capsys, argv, needle):
+    """The label names the default live recording build/live/<label>.jsonl: a/b would nest, ../ escape."""
+    write_recording(work)
+    assert run(*argv, "--mode", "live", "--out", str(tmp_path / "r.json")) == 2
+    assert needle in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists() and not (work / "build").exists()
+
+
+@pytest.mark.parametrize("candidate", ["../../escape", "x;touch${IFS}PWNED;#", "a/b"])
+def test_a_candidate_that_is_not_a_name_exits_2(work: Path, capsys, candidate):
+    write_recording(work)
+    assert run_main(identify.main, ["--candidate", candidate]) == 2
+    assert "--candidate: not a valid candidate name" in capsys.readouterr().err
+    assert not (work / "build").exists()
+
+
 def test_live_pauses_between_calls_not_before_the_first(work: Path, monkeypatch):
     monkeypatch.setenv(ENV, KEY)
     pauses: list[float] = []

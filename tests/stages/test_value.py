@@ -50,6 +50,12 @@ def test_hand_computed_values(tmp_path):
     assert out.read_text() == (DATA / "expected-values.csv").read_text()
 
 
+def test_a_candidate_that_is_not_a_name_exits_2_before_any_work(tmp_path, capsys):
+    code, out = run(tmp_path, **{"--candidate": "x;touch PWNED;#"})
+    assert code == 2 and not out.parent.exists()
+    assert "--candidate: not a valid candidate name" in capsys.readouterr().err
+
+
 def test_rerun_is_byte_identical(tmp_path):
     run(tmp_path)
     first = (tmp_path / "out" / "tiny.csv").read_bytes()
