@@ -33,8 +33,8 @@ from typing import Any
 
 import yaml
 
+from candor_eval.common import names
 from candor_eval.common.errors import fail
-from candor_eval.detection.config import NAME
 
 Node = yaml.Node
 DEFAULT_STEP = 2
@@ -45,16 +45,13 @@ class _SafeNodes(yaml.SafeLoader):
 
 
 def check_name(name: str, *, what: str, where: str) -> str:
-    """``name`` when it can be a set or model name (one path segment: letters, digits, ``_``,
-    ``-``, ``.``, not starting with ``.`` or ``-``), else an InputError naming ``where``.
+    """``name`` when it can be a set or model name (:mod:`candor_eval.common.names`), else an InputError
+    naming ``where``.
 
     >>> check_name("yolov8n-2024.1", what="model", where="NAME")
     'yolov8n-2024.1'
     """
-    if not NAME.fullmatch(name):
-        raise fail(where, f"not a valid {what} name", expected="one path segment of letters, digits, _ - . "
-                   "starting with a letter or digit", got=name)
-    return name
+    return names.check_name(name, what=what, where=where)
 
 
 def scalar(name: str) -> str:

@@ -38,7 +38,6 @@ one home of the served values.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -46,11 +45,11 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator, model_validator
 
 from candor_eval.common.errors import InputError, Problem, fail
+from candor_eval.common.names import NAME  # a set or model name: the one rule of names
 from candor_eval.common.params import DEFAULT_PARAMS, Probability
 from candor_eval.common.unique import repeated
 from candor_eval.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")     # a set or model name: one path segment, never . or ..
 DEFAULT_THRESHOLD = 0.25     # every class's served threshold when ``thresholds`` is absent: Ultralytics' predict conf
 
 
