@@ -2,7 +2,10 @@
 
 The ``dvc.yaml`` is text built here from one block per stage (so its comments survive), the same for
 every project of a track: candor's own repository runs exactly the ``both`` file (a test compares
-them). Paths are relative to the folder of the ``dvc.yaml`` (DVC runs each stage there):
+them). Every name DVC interpolates into a command (``${key}``, ``${item}``: a candidate or a set) is
+single-quoted there, besides being checked where params are read (:mod:`candor_eval.common.names`):
+DVC runs ``cmd`` through a shell, and interpolation happens before candor can check anything.
+Paths are relative to the folder of the ``dvc.yaml`` (DVC runs each stage there):
 ``data/<set>/`` and ``models/`` in, ``build/``, ``metrics/`` and ``plots/`` out. No stage lists
 candor's code as a dep; each lists its fingerprint in ``candor.lock`` as a param instead
 (:mod:`candor_eval.adopt.lockfile`). Every output is ``persist: true``: DVC never removes it before
@@ -56,7 +59,7 @@ def identify_stage() -> str:
             "    foreach: ${identify.sources}   # candidate -> its prompt file or its production code\n"
             "    do:\n"
             "      cmd: >-\n"
-            "        candor identify --candidate ${key} --lots data/lots --answers build/answers/${key}.jsonl\n"
+            "        candor identify --candidate '${key}' --lots data/lots --answers 'build/answers/${key}.jsonl'\n"
             "      deps:\n"
             "        - data/lots/lots.csv\n        - data/lots/photos\n        - data/lots/cases\n"
             "        - ${item}                            # the prompt or the production code: a change makes the "
@@ -93,8 +96,8 @@ def value_stage() -> str:
             "    foreach: ${identify.candidates}\n"
             "    do:\n"
             "      cmd: >-\n"
-            "        candor value --candidate ${item} --answers build/answers/${item}.jsonl\n"
-            "        --lots data/lots/lots.csv --comps data/comps --out build/values/${item}.csv\n"
+            "        candor value --candidate '${item}' --answers 'build/answers/${item}.jsonl'\n"
+            "        --lots data/lots/lots.csv --comps data/comps --out 'build/values/${item}.csv'\n"
             "      deps:\n"
             "        - build/answers/${item}.jsonl\n        - data/lots/lots.csv\n        - data/lots/vocabulary\n"
             "        - data/comps\n"
@@ -122,8 +125,8 @@ def detect_stage() -> str:
             "    foreach: ${detector.sets}    # one stage per detection set: data/<set>/\n"
             "    do:\n"
             "      cmd: >-\n"
-            "        candor detect --set ${key} --models models --data data/${key}\n"
-            "        --verified build/verified --out build/detections/${key}\n"
+            "        candor detect --set '${key}' --models models --data 'data/${key}'\n"
+            "        --verified build/verified --out 'build/detections/${key}'\n"
             "      deps:\n"
             "        # the fetch stage's record of this set: its manifest, and the card and ONNX hashes of its\n"
             "        # models only, so a model added to another set does not rerun this one\n"
@@ -145,10 +148,11 @@ def score_detection_stage() -> str:
             "    foreach: ${detector.sets}\n"
             "    do:\n"
             "      cmd: >-\n"
-            "        candor score-detection --set ${key} --params params.yaml --detections build/detections/${key}\n"
-            "        --models models --data data/${key} --metrics metrics/detection/${key} --outcomes "
-            "metrics/outcomes/${key}\n"
-            "        --plots plots/detection --coco-out build/coco-results/${key}\n"
+            "        candor score-detection --set '${key}' --params params.yaml\n"
+            "        --detections 'build/detections/${key}'\n"
+            "        --models models --data 'data/${key}' --metrics 'metrics/detection/${key}' --outcomes "
+            "'metrics/outcomes/${key}'\n"
+            "        --plots plots/detection --coco-out 'build/coco-results/${key}'\n"
             "      deps:\n"
             "        - build/detections/${key}\n        - build/verified/detection-${key}.json\n        - data/${key}\n"
             "      params:\n"

@@ -25,3 +25,22 @@ def test_one_track_gets_nothing_of_the_other():
     detector, lots = dvc_yaml("detector"), dvc_yaml("lots")
     assert "identification" not in detector and "valuation" not in detector and "data/lots" not in detector
     assert "detection" not in lots and "gate" not in lots and "plots:" not in lots
+
+
+@pytest.mark.parametrize("track", ["detector", "lots", "both"])
+def test_an_interpolated_name_stays_one_word_of_the_shell_command(track):
+    """DVC substitutes ``${key}`` / ``${item}`` before the shell reads ``cmd``: a hostile name (refused later,
+    when params are read) must still reach candor as one argument, never as a command of its own."""
+    import shlex
+
+    hostile = "x;touch${IFS}PWNED;#$(id)`id` a|b&c"
+    for stage in yaml.safe_load(dvc_yaml(track))["stages"].values():
+        cmd = stage.get("do", stage)["cmd"]
+        if "${" not in cmd:
+            continue
+        lexer = shlex.shlex(cmd.replace("${key}", hostile).replace("${item}", hostile), posix=True,
+                            punctuation_chars=True)     # ; | & ( ) split words outside quotes, as the shell does
+        lexer.whitespace_split = True
+        words = list(lexer)
+        assert "touch" not in " ".join(w for w in words if hostile not in w)
+        assert sum(hostile in w for w in words) == cmd.count("${key}") + cmd.count("${item}")
