@@ -39,7 +39,8 @@ _IGNORE = "# candor's temporary files (docs/reliability.md): never committed, sw
 def temp_dir_for(final: Path) -> Path:
     """Where ``final``'s temporary file goes: :data:`TMP_DIR` in the working directory when
     ``final``'s folder (which exists) lies under it on the same file system (so the move stays
-    atomic), else :data:`TMP_DIR` beside ``final``."""
+    atomic), else :data:`TMP_DIR` beside ``final`` (:func:`temp_file` also falls back there when
+    the working directory is read-only)."""
     cwd, parent = Path.cwd(), final.parent
     if parent.resolve().is_relative_to(cwd.resolve()) and os.stat(cwd).st_dev == os.stat(parent).st_dev:
         return cwd / TMP_DIR
@@ -95,8 +96,9 @@ def temp_file(final: Path) -> Iterator[Path]:
     """Yield a new empty temporary file for ``final`` (in :func:`temp_dir_for`), locked while the
     block runs; it is removed on the way out unless the block moved it into place. The folder is
     swept of dead writers' temporaries first and removed after when empty."""
+    beside = False
     for _ in range(100):
-        folder = temp_dir_for(final)
+        folder = final.parent / TMP_DIR if beside else temp_dir_for(final)
         try:
             folder.mkdir(exist_ok=True)
             if not (folder / ".gitignore").exists():
@@ -105,6 +107,11 @@ def temp_file(final: Path) -> Iterator[Path]:
             fd, tmp = tempfile.mkstemp(prefix=f"{final.name}.", suffix=".tmp", dir=folder)
         except FileNotFoundError:
             continue                          # another writer removed the empty folder meanwhile
+        except PermissionError:
+            if beside or folder == final.parent / TMP_DIR:
+                raise
+            beside = True                     # the working folder is read-only: beside the output
+            continue
         fcntl.flock(fd, fcntl.LOCK_EX)
         if _same_file(tmp, fd):               # not swept between its creation and its lock
             break

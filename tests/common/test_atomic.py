@@ -151,3 +151,23 @@ def test_a_failed_write_leaves_no_temporary(tmp_path, monkeypatch):
         fh.write("half")
         raise RuntimeError
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["out"]
+
+
+def test_a_read_only_working_folder_puts_the_temporary_folder_beside_the_output(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from candor_eval.common.atomic import TMP_DIR
+    (tmp_path / "out").mkdir()
+    monkeypatch.chdir(tmp_path)
+    real_mkdir, used = Path.mkdir, []
+
+    def mkdir(self, *args, **kwargs):             # as if the working folder were read-only (root ignores chmod)
+        if self == tmp_path / TMP_DIR:
+            raise PermissionError(13, "Permission denied", str(self))
+        used.append(self)
+        return real_mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    write_text("out/a.json", "x")
+    assert Path("out", TMP_DIR) in used
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["out", "out/a.json"]
