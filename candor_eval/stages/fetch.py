@@ -44,7 +44,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     cards, card_problems = verify_cards(Path(args.models))
     detection, detection_problems = set_records(
         detection_sets(section(DetectorParams, "detector", path=args.params)), data_records=sets,
-        model_records=cards, models=Path(args.models))
+        model_records=cards, models=Path(args.models), data_root=Path(args.data))
     if set_problems or card_problems or detection_problems:
         raise InputError([*set_problems, *card_problems, *detection_problems],
                          hint="restore the files (git checkout / dvc pull), or if the change is "
