@@ -358,13 +358,21 @@ def test_coco_ground_truth_scores_like_the_yolo_labels(repo):
     assert run_score() == 0
     yolo = Path("metrics/detection/detector/tiny.json").read_text()
     Path("data/detector/coco.json").write_text(json.dumps(COCO_GT))   # the same labels, ids 7 and 8
+    assert run_score() == 2                                           # not in the manifest: never read
+    relist()
     assert run_score() == 0
     assert Path("metrics/detection/detector/tiny.json").read_text() == yolo
     res = json.loads(Path("build/coco-results/detector/tiny.json").read_text())
     assert {r["image_id"] for r in res} == {7, 8}                    # the ids of coco.json
     shutil.rmtree("data/detector/labels")
+    relist()
     assert run_score() == 0
     assert Path("metrics/detection/detector/tiny.json").read_text() == yolo
+
+
+def relist() -> None:
+    """``candor fetch manifest data/detector``: the set's manifest lists its files as they are now."""
+    assert run_main(fetch.main, ["manifest", "data/detector"]) == 0
 
 
 def test_a_data_set_without_ground_truth_is_refused(repo, capsys):
