@@ -20,6 +20,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -56,7 +57,7 @@ def _same_file(path: str | Path, fd: int) -> bool:
 
 
 def sweep_temp_dir(folder: Path) -> None:
-    """Remove every temporary file in ``folder`` whose writer is gone (no process holds its lock)."""
+    """Remove every temporary file or folder in ``folder`` whose writer is gone (no process holds its lock)."""
     try:
         names = sorted(os.listdir(folder))
     except (FileNotFoundError, NotADirectoryError):
@@ -76,9 +77,17 @@ def sweep_temp_dir(folder: Path) -> None:
             continue
         try:
             if _same_file(path, fd):
-                path.unlink(missing_ok=True)
+                _remove(path)
         finally:
             os.close(fd)
+
+
+def _remove(path: Path) -> None:
+    """Remove the temporary file or folder ``path`` (gone already: nothing to do)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def _drop_if_empty(folder: Path) -> None:
@@ -92,23 +101,28 @@ def _drop_if_empty(folder: Path) -> None:
 
 
 @contextmanager
-def temp_file(final: Path) -> Iterator[Path]:
-    """Yield a new empty temporary file for ``final`` (in :func:`temp_dir_for`), locked while the
-    block runs; it is removed on the way out unless the block moved it into place. The folder is
-    swept of dead writers' temporaries first and removed after when empty."""
+def temp_file(final: Path, *, folder: bool = False) -> Iterator[Path]:
+    """Yield a new empty temporary file (with ``folder``: a temporary folder) for ``final`` (in
+    :func:`temp_dir_for`), locked while the block runs; it is removed on the way out unless the
+    block moved it into place. The temporary folder is swept of dead writers' temporaries first
+    and removed after when empty."""
     beside = False
     for _ in range(100):
-        folder = final.parent / TMP_DIR if beside else temp_dir_for(final)
+        tmp_dir = final.parent / TMP_DIR if beside else temp_dir_for(final)
         try:
-            folder.mkdir(exist_ok=True)
-            if not (folder / ".gitignore").exists():
-                (folder / ".gitignore").write_text(_IGNORE, encoding="utf-8")
-            sweep_temp_dir(folder)
-            fd, tmp = tempfile.mkstemp(prefix=f"{final.name}.", suffix=".tmp", dir=folder)
+            tmp_dir.mkdir(exist_ok=True)
+            if not (tmp_dir / ".gitignore").exists():
+                (tmp_dir / ".gitignore").write_text(_IGNORE, encoding="utf-8")
+            sweep_temp_dir(tmp_dir)
+            if folder:
+                tmp = tempfile.mkdtemp(prefix=f"{final.name}.", suffix=".tmp", dir=tmp_dir)
+                fd = os.open(tmp, os.O_RDONLY | os.O_DIRECTORY)
+            else:
+                fd, tmp = tempfile.mkstemp(prefix=f"{final.name}.", suffix=".tmp", dir=tmp_dir)
         except FileNotFoundError:
             continue                          # another writer removed the empty folder meanwhile
         except PermissionError:
-            if beside or folder == final.parent / TMP_DIR:
+            if beside or tmp_dir == final.parent / TMP_DIR:
                 raise
             beside = True                     # the working folder is read-only: beside the output
             continue
@@ -117,14 +131,14 @@ def temp_file(final: Path) -> Iterator[Path]:
             break
         os.close(fd)
     else:  # pragma: no cover - a hundred writers racing on one folder
-        raise OSError(f"could not create a temporary file for {final} in {folder}")
+        raise OSError(f"could not create a temporary file for {final} in {tmp_dir}")
     tmp_path = Path(tmp)
     try:
         yield tmp_path
     finally:
-        tmp_path.unlink(missing_ok=True)
+        _remove(tmp_path)
         os.close(fd)
-        _drop_if_empty(folder)
+        _drop_if_empty(tmp_dir)
 
 
 @contextmanager

@@ -171,3 +171,18 @@ def test_a_read_only_working_folder_puts_the_temporary_folder_beside_the_output(
     write_text("out/a.json", "x")
     assert Path("out", TMP_DIR) in used
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["out", "out/a.json"]
+
+
+def test_a_temporary_folder_is_locked_swept_when_dead_and_removed_after(tmp_path, monkeypatch):
+    from candor_eval.common.atomic import TMP_DIR, temp_file
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    (tmp_path / TMP_DIR / "set.dead.tmp" / "images").mkdir(parents=True)   # a killed `add set`'s
+    (tmp_path / TMP_DIR / "set.dead.tmp" / "images" / "a.png").write_bytes(b"a")
+    with temp_file(tmp_path / "data" / "set", folder=True) as stage:
+        assert stage.is_dir() and stage.parent == tmp_path / TMP_DIR
+        assert sorted(p.name for p in (tmp_path / TMP_DIR).iterdir()) == [".gitignore", stage.name]
+        with temp_file(tmp_path / "data" / "other") as tmp:        # a nested write does not sweep the live one
+            assert stage.is_dir() and tmp.is_file()
+        (stage / "f.txt").write_text("x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"] and not any((tmp_path / "data").iterdir())
