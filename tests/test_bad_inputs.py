@@ -2,7 +2,8 @@
 
 A case folder holds ``case.yaml`` (validated by :class:`Spec`) and, optionally,
 ``files/``: files laid over the workspace at the same relative paths (the bad
-input itself). The runner builds the good workspace once
+input itself; those of ``unlisted`` only after the case's ``remanifest`` and fetch, as a file
+added to a set but not to its manifest). The runner builds the good workspace once
 (:mod:`tests.bad_inputs.workspace`: inputs plus the good pipeline's outputs),
 copies it per case, applies the case, snapshots every file's SHA-256, runs
 ``python -m candor_eval.stages.<module> ...`` in the copy and checks:
@@ -89,6 +90,7 @@ class Spec(BaseModel):
     recard: list[str] = Field(default_factory=list)        # cards whose sha256 is set to their file's, then fetch
     serve: list[list[Any]] = Field(default_factory=list)   # a chat server's script (module docstring)
     symlink_out: list[str] = Field(default_factory=list)   # files moved out of the workspace, a symlink left
+    unlisted: list[str] = Field(default_factory=list)      # files of files/ laid only after remanifest and fetch
     expect: Expect
     pending: str | None = None
 
@@ -124,7 +126,8 @@ def apply(ws: Path, name: str, spec: Spec) -> None:
     """Lay the case over a fresh copy of the good workspace (the order of the keys in Spec)."""
     files = CORPUS / name / "files"
     if files.is_dir():
-        shutil.copytree(files, ws, dirs_exist_ok=True)
+        shutil.copytree(files, ws, dirs_exist_ok=True, ignore=lambda d, names: [
+            n for n in names if (Path(d) / n).relative_to(files).as_posix() in spec.unlisted])
     for rel in spec.remove:
         (ws / rel).unlink()
     for rel, hexbytes in spec.append.items():
@@ -157,6 +160,8 @@ def apply(ws: Path, name: str, spec: Spec) -> None:
         with chdir(ws):
             assert run_main(fetch.main, ["verify", "--data", "data", "--models", "models",
                                          "--out", "build/verified"]) == 0, name
+    for rel in spec.unlisted:            # added to a set's folder after its manifest was written and verified
+        shutil.copyfile(files / rel, ws / rel)
 
 
 class Outcome(BaseModel):

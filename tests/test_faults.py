@@ -194,27 +194,25 @@ def test_stage_killed_mid_write_leaves_old_or_new_files_never_partial(tmp_path: 
     seen: set[str] = set()
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None and len(seen) < kill_after_tmp:
-        seen |= {p.name for d in ("metrics", "plots") for p in (old / d).rglob(".*.tmp")}
+        seen |= {p.name for p in (old / ".candor-tmp").glob("*.tmp")}     # candor_eval.common.atomic.TMP_DIR
         time.sleep(0.01)
     assert proc.poll() is None, "the stage finished before it could be killed"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=10)
-    got = outputs(old)
-    finals = {k: v for k, v in got.items() if not Path(k).name.endswith(".tmp")}
-    assert set(finals) == set(before), "an output appeared or vanished"
+    finals = got = outputs(old)
+    assert set(got) == set(before), "an output appeared or vanished (or a temporary file is in one)"
     mixed = {k: ("old" if v == before[k] else "new" if v == after.get(k) else "PARTIAL") for k, v in finals.items()}
     assert "PARTIAL" not in mixed.values(), mixed
     assert 1 <= list(mixed.values()).count("new") <= kill_after_tmp - 1, mixed   # killed during the third write
     for k, v in finals.items():
         if k.endswith(".json"):
             json.loads(v)
-    # SIGKILL cannot clean up: at most the one file being written is left as a hidden temp file,
-    # which DVC removes with the stage's outputs before the next run.
-    assert all(Path(k).name.startswith(".") for k in got if k not in finals)
+    # SIGKILL cannot clean up: its temporary files stay in the temporary folder, outside every output
+    assert list((old / ".candor-tmp").glob("*.tmp"))
 
-    # the rerun converges on the new outputs exactly (leftover temp files aside)
+    # the rerun converges on the new outputs exactly, and sweeps the temporary files
     assert W.run_stage(old, "score-detection").code == 0
-    assert {k: v for k, v in outputs(old).items() if not k.endswith(".tmp")} == after
+    assert outputs(old) == after and not (old / ".candor-tmp").exists()
 
 
 def test_stage_failing_mid_write_leaves_no_temp_file_and_whole_outputs(tmp_path: Path):

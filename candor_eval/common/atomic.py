@@ -1,16 +1,26 @@
-"""Atomic, deterministic writes: nothing partial ever appears at a final path.
+"""Atomic, deterministic writes: nothing partial ever appears at a final path, and nothing but
+final files ever appears in an output folder.
 
-Every output is written to a temporary file in the destination folder, flushed
-and fsynced, then moved into place with :func:`os.replace` (atomic on POSIX).
-An interrupted stage therefore leaves either the old file or the new one, never
-half of one. JSON is written with a fixed key order (as built), two-space
-indent, ``allow_nan=False`` and a trailing newline, so equal content gives equal
-bytes on every machine.
+Every output is written to a temporary file, flushed and fsynced, then moved into place with
+:func:`os.replace` (atomic on POSIX, within one file system). The temporary file is not beside the
+output but in a temporary folder, :data:`TMP_DIR`, in the working directory (a DVC stage runs in
+its ``dvc.yaml``'s folder, and every output lies under it) when the output lies under it on the
+same file system, else beside the output. An interrupted stage therefore leaves either the old file
+or the new one, never half of one, and a kill (``kill -9``) leaves its temporary file only in
+:data:`TMP_DIR`, never in an output folder that Git lists or DVC hashes. The folder ignores itself
+(it holds a ``.gitignore`` of ``*``); every write first sweeps it of the temporaries whose writer is
+gone (each writer holds an exclusive :func:`fcntl.flock` on its temporary until it is moved into
+place; the kernel drops the lock when the process dies), and removes it once it is empty.
+
+JSON is written with a fixed key order (as built), two-space indent, ``allow_nan=False`` and a
+trailing newline, so equal content gives equal bytes on every machine.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -21,11 +31,121 @@ import msgspec
 
 from candor_eval.common.errors import fail
 
+TMP_DIR = ".candor-tmp"
+"""The temporary folder's name (docs/reliability.md, "Nothing lost")."""
+
+_IGNORE = "# candor's temporary files (docs/reliability.md): never committed, swept by every write\n*\n"
+
+
+def temp_dir_for(final: Path) -> Path:
+    """Where ``final``'s temporary file goes: :data:`TMP_DIR` in the working directory when
+    ``final``'s folder (which exists) lies under it on the same file system (so the move stays
+    atomic), else :data:`TMP_DIR` beside ``final`` (:func:`temp_file` also falls back there when
+    the working directory is read-only)."""
+    cwd, parent = Path.cwd(), final.parent
+    if parent.resolve().is_relative_to(cwd.resolve()) and os.stat(cwd).st_dev == os.stat(parent).st_dev:
+        return cwd / TMP_DIR
+    return parent / TMP_DIR
+
+
+def _same_file(path: str | Path, fd: int) -> bool:
+    try:
+        st, fst = os.stat(path), os.fstat(fd)
+    except FileNotFoundError:
+        return False
+    return (st.st_dev, st.st_ino) == (fst.st_dev, fst.st_ino)
+
+
+def sweep_temp_dir(folder: Path) -> None:
+    """Remove every temporary file or folder in ``folder`` whose writer is gone (no process holds its lock)."""
+    try:
+        names = sorted(os.listdir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for name in names:
+        if not name.endswith(".tmp"):
+            continue
+        path = folder / name
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            continue                          # moved into place meanwhile, or not ours to open
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)                      # a live writer's
+            continue
+        try:
+            if _same_file(path, fd):
+                _remove(path)
+        finally:
+            os.close(fd)
+
+
+def _remove(path: Path) -> None:
+    """Remove the temporary file or folder ``path`` (gone already: nothing to do)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _drop_if_empty(folder: Path) -> None:
+    """Remove ``folder`` when it holds nothing but its ``.gitignore`` (a clean run leaves no trace)."""
+    try:
+        if os.listdir(folder) == [".gitignore"]:
+            (folder / ".gitignore").unlink()
+            folder.rmdir()
+    except OSError:
+        pass                                  # another writer's file arrived meanwhile: it stays
+
+
+@contextmanager
+def temp_file(final: Path, *, folder: bool = False) -> Iterator[Path]:
+    """Yield a new empty temporary file (with ``folder``: a temporary folder) for ``final`` (in
+    :func:`temp_dir_for`), locked while the block runs; it is removed on the way out unless the
+    block moved it into place. The temporary folder is swept of dead writers' temporaries first
+    and removed after when empty."""
+    beside = False
+    for _ in range(100):
+        tmp_dir = final.parent / TMP_DIR if beside else temp_dir_for(final)
+        try:
+            tmp_dir.mkdir(exist_ok=True)
+            if not (tmp_dir / ".gitignore").exists():
+                (tmp_dir / ".gitignore").write_text(_IGNORE, encoding="utf-8")
+            sweep_temp_dir(tmp_dir)
+            if folder:
+                tmp = tempfile.mkdtemp(prefix=f"{final.name}.", suffix=".tmp", dir=tmp_dir)
+                fd = os.open(tmp, os.O_RDONLY | os.O_DIRECTORY)
+            else:
+                fd, tmp = tempfile.mkstemp(prefix=f"{final.name}.", suffix=".tmp", dir=tmp_dir)
+        except FileNotFoundError:
+            continue                          # another writer removed the empty folder meanwhile
+        except PermissionError:
+            if beside or tmp_dir == final.parent / TMP_DIR:
+                raise
+            beside = True                     # the working folder is read-only: beside the output
+            continue
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if _same_file(tmp, fd):               # not swept between its creation and its lock
+            break
+        os.close(fd)
+    else:  # pragma: no cover - a hundred writers racing on one folder
+        raise OSError(f"could not create a temporary file for {final} in {tmp_dir}")
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+    finally:
+        _remove(tmp_path)
+        os.close(fd)
+        _drop_if_empty(tmp_dir)
+
 
 @contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success move it into place. An existing folder at
-    ``path``, or a file where one of its parent folders should be, is an InputError naming it."""
+    """Yield a temporary path for ``path`` (:func:`temp_file`); on success move it into place. An
+    existing folder at ``path``, or a file where one of its parent folders should be, is an
+    InputError naming it."""
     final = Path(path)
     if final.is_dir():
         raise fail(str(final), "is a folder", expected="a file path to write")
@@ -33,22 +153,17 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     if blocking is not None:
         raise fail(str(blocking), "is a file", expected=f"a folder to hold {final}")
     final.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
-    try:
+    with temp_file(final) as tmp_path:
         yield tmp_path
         with open(tmp_path, "rb+") as fh:
             os.fsync(fh.fileno())
         os.chmod(tmp_path, 0o644)
         os.replace(tmp_path, final)
-    finally:
-        tmp_path.unlink(missing_ok=True)
 
 
 @contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[Any]]:
-    """Open a temporary file beside ``path`` for writing; move it into place on success."""
+    """Open a temporary file for ``path`` (:func:`atomic_path`) for writing; move it into place on success."""
     with atomic_path(path) as tmp:
         text = "b" not in mode
         with open(tmp, mode, encoding="utf-8" if text else None, newline="\n" if text else None) as fh:

@@ -1,21 +1,22 @@
 """Verifying a data set's files against its manifest, fetching the missing ones first.
 
-Decide, then act (:func:`candor_eval.common.manifest.decide`): a present file is hashed; a
-missing one with a ``source`` is fetched through fsspec into a temporary file beside its
-final path, hashed, and moved into place only when the SHA-256 matches; a missing one
-without a source is a Problem, and so is a listed path that leads out of its folder (a
-symlink) or holds a folder. A source's user-info never reaches a Problem or the log. Every
-bad file of every manifest is collected, so one message can list them all.
+Decide, then act (:func:`candor_eval.common.manifest.decide`): a present file is hashed; a missing
+one with a ``source`` is fetched through fsspec into a temporary file
+(:func:`candor_eval.common.atomic.temp_file`, never beside its final path), hashed, and moved into
+place only when the SHA-256 matches; a missing one without a source is a Problem, and so is a
+listed path that leads out of its folder (a symlink) or holds a folder. A source's user-info never
+reaches a Problem or the log. Every bad file of every manifest is collected, so one message can
+list them all.
 """
 from __future__ import annotations
 
 import logging
 import os
-import tempfile
 from pathlib import Path
 
 from tqdm import tqdm
 
+from candor_eval.common.atomic import temp_file
 from candor_eval.common.errors import InputError, Problem, fail
 from candor_eval.common.manifest import (
     MANIFEST_NAME,
@@ -44,24 +45,15 @@ def resolve_source(source: str, *, root: Path) -> str:
     return str((root / source).resolve())
 
 
-def fetch_to(source: str, final: Path) -> str:
-    """Copy ``source`` (any fsspec URL or local path) to a temp file beside ``final``.
-
-    Returns the temp file's path; the caller verifies it and moves it into place
-    (or deletes it). A failed download leaves no file at ``final``.
-    """
+def fetch_to(source: str, tmp: Path) -> None:
+    """Copy ``source`` (any fsspec URL or local path) to ``tmp``, a temporary file for the final
+    path (:func:`candor_eval.common.atomic.temp_file`): the caller verifies it and moves it into
+    place, so a failed or killed download leaves nothing at the final path nor beside it."""
     import fsspec  # imported here: only needed when something is missing
 
-    final.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".part", dir=final.parent)
-    try:
-        with os.fdopen(fd, "wb") as out, fsspec.open(source, "rb") as src:
-            while chunk := src.read(1 << 20):
-                out.write(chunk)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return tmp
+    with open(tmp, "wb") as out, fsspec.open(source, "rb") as src:
+        while chunk := src.read(1 << 20):
+            out.write(chunk)
 
 
 def outside(final: Path, *, root: Path) -> Path | None:
@@ -89,23 +81,21 @@ def verify_entry(entry: Entry, *, root: Path, where: str) -> Problem | None:
         return mismatch(entry, where=where, actual_sha256=None)
     shown = redact_source(entry.source or "")
     url = resolve_source(entry.source or "", root=root)
-    try:
-        tmp = fetch_to(url, final)
-    except Exception as err:  # network, permission, 404...: a problem of this file, keep checking others
-        reason = redact_text(f"{type(err).__name__}: {err}", entry.source)
-        return Problem(where, f"missing, and fetching it from {shown!r} failed: {reason}")
-    problem = mismatch(entry, where=where, actual_sha256=sha256_file(tmp))
-    if problem is None and (problem := size_mismatch(entry, where=where, actual_bytes=Path(tmp).stat().st_size)):
-        Path(tmp).unlink(missing_ok=True)
-        return problem
-    if problem is None:
-        os.replace(tmp, final)
-        log.info("fetched %s from %s", where, shown)
-    else:
-        Path(tmp).unlink(missing_ok=True)
-        problem = Problem(where, f"fetched from {shown!r} but SHA-256 mismatch",
-                          expected=entry.sha256, got=problem.got)
-    return problem
+    final.parent.mkdir(parents=True, exist_ok=True)
+    with temp_file(final) as tmp:
+        try:
+            fetch_to(url, tmp)
+        except Exception as err:  # network, permission, 404...: a problem of this file, keep checking others
+            reason = redact_text(f"{type(err).__name__}: {err}", entry.source)
+            return Problem(where, f"missing, and fetching it from {shown!r} failed: {reason}")
+        problem = mismatch(entry, where=where, actual_sha256=sha256_file(tmp))
+        if problem is None and (problem := size_mismatch(entry, where=where, actual_bytes=tmp.stat().st_size)):
+            return problem
+        if problem is None:
+            os.replace(tmp, final)
+            log.info("fetched %s from %s", where, shown)
+            return None
+        return Problem(where, f"fetched from {shown!r} but SHA-256 mismatch", expected=entry.sha256, got=problem.got)
 
 
 def verify_manifest(manifest: Manifest) -> list[Problem]:

@@ -5,6 +5,12 @@ frame of the ``test`` split with an empty session and zoom, so a set brought as 
 images and labels is scored as one held-out evaluation; write ``frames.csv`` to mark ``dev``
 frames (the only ones thresholds are tuned on) and to report per session and zoom.
 
+What is verified is what is read (:func:`check_listed`, called by :func:`load_frames`, which every
+reader of a set calls first): when the set has a ``manifest.csv``, every file a reader would read
+(:func:`read_files`: ``frames.csv``, ``classes.txt``, ``coco.json``, each image of ``images/``, each
+``labels/*.txt``) must be listed in it; an unlisted one (an image added to ``images/`` without
+``candor fetch manifest``) is an input error naming it, never scored unverified.
+
 Both inference (which frames to run, where their images are) and scoring (splits, sessions,
 zooms) read these, so they live beside, not inside, either sub-package.
 """
@@ -14,12 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from candor_eval.common.errors import InputError, Problem, fail
+from candor_eval.common.manifest import MANIFEST_NAME, load_manifest
 from candor_eval.common.tables import read_rows
 from candor_eval.common.unique import repeat_of
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
 SPLITS = ("dev", "test")
 COLUMNS = ("frame", "session", "zoom", "split")
+SET_FILES = ("frames.csv", "classes.txt", "coco.json")     # the set's own files a reader reads when present
 
 
 @dataclass(frozen=True)
@@ -59,9 +67,42 @@ def read_frames(path: Path) -> FrameInfo:
                      zoom=tuple(rows[f][1] for f in order), split=tuple(rows[f][2] for f in order))
 
 
+def read_files(data: Path) -> list[str]:
+    """Every file of data set folder ``data`` that a reader reads, as a path relative to ``data``,
+    sorted: those of :data:`SET_FILES` present, every image of ``images/`` (by suffix, as
+    :func:`find_images` picks them) and every ``labels/*.txt``."""
+    out = [name for name in SET_FILES if (data / name).is_file()]
+    for folder, picked in (("images", lambda p: p.suffix.lower() in IMAGE_SUFFIXES),
+                           ("labels", lambda p: p.suffix == ".txt")):
+        if (data / folder).is_dir():
+            out += [f"{folder}/{p.name}" for p in (data / folder).iterdir() if picked(p)]
+    return sorted(out)
+
+
+def unlisted(data: Path) -> list[Problem]:
+    """A Problem naming each file a reader of ``data`` reads (:func:`read_files`) that its
+    ``manifest.csv`` does not list (none when ``data`` has no manifest)."""
+    if not (data / MANIFEST_NAME).is_file():
+        return []
+    listed = {e.path for e in load_manifest(data / MANIFEST_NAME).entries}
+    return [Problem(str(data / rel), f"not listed in {data / MANIFEST_NAME}, so not verified",
+                    expected="only the files the manifest lists")
+            for rel in read_files(data) if rel not in listed]
+
+
+def check_listed(data: Path) -> None:
+    """When ``data`` has a ``manifest.csv``: every file a reader reads (:func:`read_files`) is
+    listed in it, else an InputError naming each unlisted file (:func:`unlisted`; the first 20)."""
+    if problems := unlisted(data):
+        raise InputError(problems[:20], hint=f"to read it, list it: candor fetch manifest {data} "
+                                             "(then dvc repro fetch); else remove it")
+
+
 def load_frames(data: Path) -> FrameInfo:
     """The frames of data set folder ``data``: its ``frames.csv`` (:func:`read_frames`), or when it
-    has none every image of ``images/`` as a ``test`` frame (module docstring)."""
+    has none every image of ``images/`` as a ``test`` frame (module docstring); first, every file
+    a reader reads must be listed in its manifest (:func:`check_listed`)."""
+    check_listed(Path(data))
     table = Path(data) / "frames.csv"
     if table.exists():
         return read_frames(table)

@@ -14,8 +14,11 @@
 
 The fetch stage writes one record per set, ``build/verified/detection-<set>.json``
 (:func:`set_records`): the set's data record and, per model, its verified ONNX SHA-256 and the
-SHA-256 of its card file. ``detect@s`` depends on that record rather than on the whole
-``models/`` folder, so adding or changing a model reruns inference only of the sets that list it.
+SHA-256 of its card file. A set whose folder holds a file its readers would read but its manifest
+does not list (:func:`candor_eval.detection.frames.unlisted`) gets a Problem instead, so fetch
+never reports verified a set that would not be read as verified. ``detect@s`` depends on that
+record rather than on the whole ``models/`` folder, so adding or changing a model reruns
+inference only of the sets that list it.
 
 The paired tests compare, within each set, the set's first model (its reference) with each
 other model of the set: two sets never share a unit.
@@ -28,6 +31,7 @@ from pathlib import Path
 from candor_eval.common.errors import Problem, fail
 from candor_eval.common.manifest import sha256_file
 from candor_eval.detection.config import DetectorParams
+from candor_eval.detection.frames import unlisted
 
 DATA = Path("data")
 DETECTIONS = Path("build/detections")
@@ -85,16 +89,20 @@ def set_folders(params: DetectorParams, name: str | None, *, data: str | Path | 
 
 
 def set_records(sets: list[DetectionSet], *, data_records: dict[str, dict], model_records: dict[str, dict],
-                models: Path) -> tuple[dict[str, dict], list[Problem]]:
+                models: Path, data_root: Path = DATA) -> tuple[dict[str, dict], list[Problem]]:
     """``detection-<set>.json`` records of the fetch stage (module docstring), from its verified
-    ``data_records`` (by data folder name) and ``model_records`` (by card name); a set without a
-    verified data folder or with a model that has no card is a Problem."""
+    ``data_records`` (by data folder name, under ``data_root``) and ``model_records`` (by card
+    name); a set without a verified data folder, with a file its manifest does not list or with a
+    model that has no card is a Problem."""
     records, problems = {}, []
     for s in sets:
         data = data_records.get(s.name)
         if data is None:
             problems.append(Problem(f"{DATA / s.name}/manifest.csv", "detection set has no manifest",
                                     expected=f"run: candor fetch manifest {DATA / s.name}"))
+        elif extra := unlisted(data_root / s.name):
+            problems += extra
+            data = None
         missing = [m for m in s.models if m not in model_records]
         problems += [Problem(f"{models / m}.yaml", f"model card of detection set {s.name!r} not found",
                              expected="a card models/<model>.yaml (docs/detector.md, \"Model cards\")")

@@ -16,8 +16,9 @@ or ``coco.json`` (COCO), ``manifest.csv`` naming the user's files as the copies'
 are ``test`` frames (a held-out evaluation); ``--split-as dev`` marks them ``dev`` (the frames
 thresholds are tuned on) in ``frames.csv``. Every label line is checked by candor's YOLO reader
 first (a class index beyond the names, a box outside its image, a segment polygon: each named by
-file and line). The set is assembled in a hidden folder beside its place, read back by candor's
-own readers (frames, ground truth, manifest) and only then moved into place; a rerun rewrites the
+file and line). The set is assembled in a temporary folder (``.candor-tmp/``, never in
+``data/``: :func:`candor_eval.common.atomic.temp_file`), read back by candor's own readers
+(frames, ground truth, manifest) and only then moved into place; a rerun rewrites the
 set (a folder holding files ``add set`` does not write is refused). Last, ``NAME: []`` goes under
 ``detector.sets`` in ``params.yaml`` unless the set is there (:mod:`candor_eval.adopt.params_edit`:
 no other line of the file changes).
@@ -46,7 +47,6 @@ import hashlib
 import logging
 import os
 import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -68,7 +68,7 @@ from candor_eval.adopt.set_files import (
     source_ref,
 )
 from candor_eval.adopt.ultralytics_data import label_path, label_problems, read_split
-from candor_eval.common.atomic import atomic_path, write_text
+from candor_eval.common.atomic import atomic_path, temp_file, write_text
 from candor_eval.common.errors import InputError, Problem, fail, run_main
 from candor_eval.common.manifest import MANIFEST_NAME, load_manifest, sha256_file
 from candor_eval.common.names import check_name
@@ -177,19 +177,18 @@ def read_back(stage: Path, *, final: Path) -> None:
 
 
 def put_in_place(stage: Path, final: Path) -> None:
-    """Move the assembled ``stage`` to ``final``, replacing an earlier set folder there."""
-    old = None
-    if final.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{final.name}.old-", dir=final.parent))
-        os.replace(final, old / final.name)
-    try:
+    """Move the assembled ``stage`` to ``final``, replacing an earlier set folder there (moved
+    aside into a temporary folder, :func:`candor_eval.common.atomic.temp_file`, then removed)."""
+    if not final.exists():
         os.replace(stage, final)
-    except OSError:
-        if old is not None:
+        return
+    with temp_file(final, folder=True) as old:
+        os.replace(final, old / final.name)
+        try:
+            os.replace(stage, final)
+        except OSError:
             os.replace(old / final.name, final)
-        raise
-    if old is not None:
-        shutil.rmtree(old)
+            raise
 
 
 def cmd_set(args: argparse.Namespace) -> int:
@@ -202,15 +201,11 @@ def cmd_set(args: argparse.Namespace) -> int:
     final = data / name
     check_place(final, files)
     data.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{name}.add-", dir=data))
-    stage.chmod(0o755)                            # mkdtemp's is 0700: the set folder is an ordinary one
-    try:
+    with temp_file(final, folder=True) as stage:  # never in data/: a kill leaves nothing there
+        stage.chmod(0o755)                        # mkdtemp's is 0700: the set folder is an ordinary one
         assemble(stage, files, final=final, repo=repository(folder.resolve()))
         read_back(stage, final=final)
         put_in_place(stage, final)
-    finally:
-        if stage.exists():
-            shutil.rmtree(stage)
     if new_text != text:
         write_text(params, new_text)
     print(f"wrote {final}: {what}" + (f" (frames.csv: every frame {args.split_as})" if args.split_as == "dev" else "")

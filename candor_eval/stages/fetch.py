@@ -5,10 +5,12 @@
 
 ``verify`` reads every ``<data>/<set>/manifest.csv`` and every ``<models>/*.yaml``
 model card. A file that is present is hashed; one that is missing and has a
-``source`` is fetched through fsspec into a temporary file beside its final path,
-hashed, and only then moved into place (:mod:`candor_eval.common.verify`). Any mismatch
-stops the stage (exit 2) with one message listing every bad file (path, expected and
-actual SHA-256 or "missing"); nothing is written. On success it writes, per data set,
+``source`` is fetched through fsspec into a temporary file (in ``.candor-tmp/``, never
+beside its final path), hashed, and only then moved into place
+(:mod:`candor_eval.common.verify`). Any mismatch, or a file of a detection set that its
+readers would read but its manifest does not list, stops the stage (exit 2) with one
+message listing every bad file (path, expected and actual SHA-256, "missing" or "not
+listed"); nothing is written. On success it writes, per data set,
 ``<out>/data-<set>.json`` (manifest SHA-256, file count, bytes) and, per model,
 ``<out>/model-<name>.json`` (ONNX SHA-256) and, per detection set of ``detector.sets`` (params),
 ``<out>/detection-<set>.json`` (:func:`candor_eval.detection.sets.set_records`). Later stages depend
@@ -44,7 +46,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     cards, card_problems = verify_cards(Path(args.models))
     detection, detection_problems = set_records(
         detection_sets(section(DetectorParams, "detector", path=args.params)), data_records=sets,
-        model_records=cards, models=Path(args.models))
+        model_records=cards, models=Path(args.models), data_root=Path(args.data))
     if set_problems or card_problems or detection_problems:
         raise InputError([*set_problems, *card_problems, *detection_problems],
                          hint="restore the files (git checkout / dvc pull), or if the change is "

@@ -96,3 +96,93 @@ def test_replace_dir_files_with_clean_leaves_only_the_new_files(tmp_path):
         "b.png", "new/a.png"]
     replace_dir_files(tmp_path, {"c.png": b"c"}, clean=False)
     assert (tmp_path / "b.png").read_bytes() == b"b" and (tmp_path / "c.png").read_bytes() == b"c"
+
+
+def test_the_temporary_file_is_in_the_temporary_folder_never_beside_the_output(tmp_path, monkeypatch):
+    from candor_eval.common.atomic import TMP_DIR, atomic_path
+    monkeypatch.chdir(tmp_path)
+    with atomic_path("metrics/detection/m.json") as tmp:
+        assert tmp.parent == tmp_path / TMP_DIR and tmp.name.startswith("m.json.") and tmp.suffix == ".tmp"
+        assert (tmp_path / TMP_DIR / ".gitignore").read_text().endswith("\n*\n")       # Git ignores the folder
+        assert list((tmp_path / "metrics" / "detection").iterdir()) == []
+        tmp.write_text("x")
+    assert (tmp_path / "metrics" / "detection" / "m.json").read_text() == "x"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["metrics"]                # the empty folder is gone
+
+
+def test_outside_the_working_folder_the_temporary_folder_is_beside_the_output(tmp_path, monkeypatch):
+    from candor_eval.common.atomic import TMP_DIR, temp_dir_for
+    (tmp_path / "here").mkdir()
+    (tmp_path / "there").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    assert temp_dir_for(tmp_path / "here" / "a.json") == tmp_path / "here" / TMP_DIR
+    assert temp_dir_for(tmp_path / "there" / "a.json") == tmp_path / "there" / TMP_DIR
+    write_text(tmp_path / "there" / "a.json", "x")
+    assert sorted(p.name for p in (tmp_path / "there").iterdir()) == ["a.json"]
+
+
+def test_a_write_sweeps_a_dead_writer_s_temporary_but_not_a_live_one_s(tmp_path, monkeypatch):
+    import fcntl
+    import os
+
+    from candor_eval.common.atomic import TMP_DIR
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / TMP_DIR
+    folder.mkdir()
+    (folder / "a.json.dead.tmp").write_text("left by a kill")            # no process holds its lock
+    (folder / "b.json.live.tmp").write_text("being written")
+    (folder / "notes.txt").write_text("not a temporary")
+    live = os.open(folder / "b.json.live.tmp", os.O_RDONLY)
+    fcntl.flock(live, fcntl.LOCK_EX)
+    try:
+        write_text("out/c.json", "c")
+        assert sorted(p.name for p in folder.iterdir()) == [".gitignore", "b.json.live.tmp", "notes.txt"]
+    finally:
+        os.close(live)                                                     # its writer dies
+    (folder / "notes.txt").unlink()
+    write_text("out/c.json", "c")
+    assert not folder.exists() and (tmp_path / "out" / "c.json").read_text() == "c"
+
+
+def test_a_failed_write_leaves_no_temporary(tmp_path, monkeypatch):
+    from candor_eval.common.atomic import atomic_open
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(RuntimeError), atomic_open("out/a.json") as fh:
+        fh.write("half")
+        raise RuntimeError
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["out"]
+
+
+def test_a_read_only_working_folder_puts_the_temporary_folder_beside_the_output(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from candor_eval.common.atomic import TMP_DIR
+    (tmp_path / "out").mkdir()
+    monkeypatch.chdir(tmp_path)
+    real_mkdir, used = Path.mkdir, []
+
+    def mkdir(self, *args, **kwargs):             # as if the working folder were read-only (root ignores chmod)
+        if self == tmp_path / TMP_DIR:
+            raise PermissionError(13, "Permission denied", str(self))
+        used.append(self)
+        return real_mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    write_text("out/a.json", "x")
+    assert Path("out", TMP_DIR) in used
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["out", "out/a.json"]
+
+
+def test_a_temporary_folder_is_locked_swept_when_dead_and_removed_after(tmp_path, monkeypatch):
+    from candor_eval.common.atomic import TMP_DIR, temp_file
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    (tmp_path / TMP_DIR / "set.dead.tmp" / "images").mkdir(parents=True)   # a killed `add set`'s
+    (tmp_path / TMP_DIR / "set.dead.tmp" / "images" / "a.png").write_bytes(b"a")
+    with temp_file(tmp_path / "data" / "set", folder=True) as stage:
+        assert stage.is_dir() and stage.parent == tmp_path / TMP_DIR
+        assert sorted(p.name for p in (tmp_path / TMP_DIR).iterdir()) == [".gitignore", stage.name]
+        with temp_file(tmp_path / "data" / "other") as tmp:        # a nested write does not sweep the live one
+            assert stage.is_dir() and tmp.is_file()
+        (stage / "f.txt").write_text("x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"] and not any((tmp_path / "data").iterdir())

@@ -1,10 +1,11 @@
-"""Tests for candor_eval/detection/frames.py: the frames.csv reader."""
+"""Tests for candor_eval/detection/frames.py: the frames.csv reader, and what is verified is what is read."""
 from __future__ import annotations
 
 import pytest
 
 from candor_eval.common.errors import InputError
-from candor_eval.detection.frames import read_frames
+from candor_eval.common.manifest import build_manifest_rows, format_manifest
+from candor_eval.detection.frames import check_listed, load_frames, read_files, read_frames
 
 
 def test_read_frames_validation(tmp_path):
@@ -19,3 +20,40 @@ def test_read_frames_validation(tmp_path):
     p.write_text("frame,zoom\na,1\n")
     with pytest.raises(InputError, match="missing column"):
         read_frames(p)
+
+
+def a_set(root, files: dict[str, str]):
+    """A set folder holding ``files`` (relative path -> text), listed in its manifest."""
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (root / "manifest.csv").write_text(format_manifest(build_manifest_rows(root)))
+    return root
+
+
+def test_read_files_are_the_files_a_reader_reads(tmp_path):
+    a_set(tmp_path, {"images/b.PNG": "", "images/a.jpg": "", "images/notes.md": "", "labels/a.txt": "",
+                     "labels/x.json": "", "classes.txt": "", "coco.json": "", "README.md": "", ".gitignore": ""})
+    assert read_files(tmp_path) == ["classes.txt", "coco.json", "images/a.jpg", "images/b.PNG", "labels/a.txt"]
+
+
+def test_without_frames_csv_only_the_listed_images_are_frames_else_an_error_names_each_unlisted_file(tmp_path):
+    a_set(tmp_path, {"images/a.png": "", "images/b.png": "", "labels/a.txt": ""})
+    assert load_frames(tmp_path).frames == ("a", "b")
+    (tmp_path / "images" / "c.png").write_text("")          # added to the folder, not to the manifest
+    (tmp_path / "labels" / "c.txt").write_text("")
+    with pytest.raises(InputError) as err:
+        load_frames(tmp_path)
+    assert [p.where for p in err.value.problems] == [str(tmp_path / "images" / "c.png"),
+                                                      str(tmp_path / "labels" / "c.txt")]
+    assert "not listed in" in err.value.message and f"candor fetch manifest {tmp_path}" in err.value.message
+
+
+def test_an_unlisted_truth_or_frames_file_is_an_error_and_a_set_without_a_manifest_is_not_checked(tmp_path):
+    a_set(tmp_path, {"images/a.png": "", "labels/a.txt": ""})
+    (tmp_path / "frames.csv").write_text("frame,session,zoom,split\na,,,dev\n")
+    with pytest.raises(InputError, match="frames.csv: not listed"):
+        check_listed(tmp_path)
+    (tmp_path / "manifest.csv").unlink()
+    check_listed(tmp_path)                                     # the stages require the manifest themselves
+    assert load_frames(tmp_path).split == ("dev",)

@@ -66,6 +66,25 @@ def test_set_records_hold_the_data_record_and_each_models_card_hash(tmp_path):
         (f"{tmp_path / 'yolov8-tiny'}.yaml", "model card of detection set 'birds' not found")]
 
 
+def test_a_set_with_a_file_its_manifest_does_not_list_has_no_record_and_a_problem_naming_it(tmp_path):
+    """Fetch never reports verified a set whose readers would read an unverified file."""
+    from candor_eval.common.manifest import build_manifest_rows, format_manifest
+    folder = tmp_path / "data" / "detector"
+    (folder / "images").mkdir(parents=True)
+    (folder / "images" / "a.png").write_bytes(b"a")
+    (folder / "manifest.csv").write_text(format_manifest(build_manifest_rows(folder)))
+    (folder / "images" / "b.png").write_bytes(b"b")                     # added, not listed
+    for m in ("demo-v1", "demo-v2"):
+        (tmp_path / f"{m}.yaml").write_text(f"card of {m}\n")
+    one = DetectorParams(sets={"detector": ["demo-v1", "demo-v2"]})
+    args = dict(data_records={"detector": {"sha256": "d"}}, model_records={"demo-v1": {}, "demo-v2": {}},
+                models=tmp_path, data_root=tmp_path / "data")
+    records, problems = set_records(detection_sets(one), **args)
+    assert records == {} and [p.where for p in problems] == [str(folder / "images" / "b.png")]
+    (folder / "images" / "b.png").unlink()
+    assert list(set_records(detection_sets(one), **args)[0]) == ["detection-detector.json"]
+
+
 @pytest.fixture(scope="module")
 def walked(tmp_path_factory) -> tuple[Path, str]:
     """A reproduced fresh clone, then the walk: the set, the export's card, the manifest, one line."""

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from candor_eval.common import verify
+from candor_eval.common.atomic import temp_file
 from candor_eval.common.errors import run_main
 from candor_eval.common.manifest import Entry, format_manifest
 from candor_eval.stages import fetch
@@ -131,8 +132,9 @@ def test_interrupted_fetch_leaves_no_partial_file(tmp_path, monkeypatch):
 
     monkeypatch.setattr(fsspec, "open", lambda *a, **k: Broken())
     final = tmp_path / "set" / "a.jpg"
-    with pytest.raises(KeyboardInterrupt):
-        verify.fetch_to("http://127.0.0.1:9/a.jpg", final)
+    final.parent.mkdir()
+    with pytest.raises(KeyboardInterrupt), temp_file(final) as tmp:
+        verify.fetch_to("http://127.0.0.1:9/a.jpg", tmp)
     assert not final.exists()
     assert list((tmp_path / "set").iterdir()) == []
 

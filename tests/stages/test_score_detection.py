@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -352,13 +358,21 @@ def test_coco_ground_truth_scores_like_the_yolo_labels(repo):
     assert run_score() == 0
     yolo = Path("metrics/detection/detector/tiny.json").read_text()
     Path("data/detector/coco.json").write_text(json.dumps(COCO_GT))   # the same labels, ids 7 and 8
+    assert run_score() == 2                                           # not in the manifest: never read
+    relist()
     assert run_score() == 0
     assert Path("metrics/detection/detector/tiny.json").read_text() == yolo
     res = json.loads(Path("build/coco-results/detector/tiny.json").read_text())
     assert {r["image_id"] for r in res} == {7, 8}                    # the ids of coco.json
     shutil.rmtree("data/detector/labels")
+    relist()
     assert run_score() == 0
     assert Path("metrics/detection/detector/tiny.json").read_text() == yolo
+
+
+def relist() -> None:
+    """``candor fetch manifest data/detector``: the set's manifest lists its files as they are now."""
+    assert run_main(fetch.main, ["manifest", "data/detector"]) == 0
 
 
 def test_a_data_set_without_ground_truth_is_refused(repo, capsys):
@@ -441,3 +455,83 @@ def test_nms_by_model_must_name_a_model(repo, capsys):
     Path("params.yaml").write_text(PARAMS.replace("  nms_iou: 0.5\n", misspelled))
     assert run_score() == 2
     assert "tyni" in capsys.readouterr().err
+
+
+# --- a kill (SIGKILL) at any point leaves no debris (docs/reliability.md, "Nothing lost") ---
+
+ROOT = Path(__file__).resolve().parents[2]
+# the stage in a real process that SIGKILLs itself just before its Nth move into place (its temporary
+# files, the COCO exports' among them, all there and locked), or never (N = 0)
+KILLER = """
+import os, signal, sys
+from candor_eval.common.errors import run_main
+from candor_eval.stages import score_detection
+n, calls, replace = int(sys.argv[1]), [0], os.replace
+def dying_replace(src, dst):
+    calls[0] += 1
+    if calls[0] == n:
+        os.kill(os.getpid(), signal.SIGKILL)
+    replace(src, dst)
+os.replace = dying_replace
+raise SystemExit(run_main(score_detection.main, ["--params", "params.yaml"]))
+"""
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def stage(ws: Path, kill_at: int) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-c", KILLER, str(kill_at)], cwd=ws, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory):
+    """A fetched and detected workspace, and the tree a clean score-detection run leaves in it."""
+    ws = tmp_path_factory.mktemp("pristine")
+    cwd = Path.cwd()
+    os.chdir(ws)
+    try:
+        make_repo(ws)
+    finally:
+        os.chdir(cwd)
+    clean = ws.parent / "clean"
+    shutil.copytree(ws, clean)
+    assert stage(clean, 0).wait() == 0
+    return ws, tree(clean)
+
+
+@pytest.mark.parametrize("kill_at", [1, 4, 7])
+def test_a_kill_leaves_no_file_in_an_output_and_a_rerun_equals_a_clean_run(pristine, tmp_path, kill_at):
+    """Killed just before its 1st (a COCO export's), 4th or 7th move into place: every file
+    present is one a clean run writes, byte for byte; the temporaries are only in the ignored
+    temporary folder; the rerun sweeps them and leaves exactly the clean run's tree."""
+    ws, clean = pristine
+    shutil.copytree(ws, tmp_path / "ws")
+    ws = tmp_path / "ws"
+    proc = stage(ws, kill_at)
+    assert proc.wait() == -signal.SIGKILL, proc.stderr.read().decode() if proc.stderr else ""
+    after = tree(ws)
+    debris = {rel for rel in after if rel.startswith(".candor-tmp/")}
+    assert debris and ".candor-tmp/.gitignore" in debris and after[".candor-tmp/.gitignore"].endswith(b"\n*\n")
+    assert {rel: blob for rel, blob in after.items() if rel not in debris}.items() <= clean.items()
+    assert stage(ws, 0).wait() == 0
+    assert tree(ws) == clean and not (ws / ".candor-tmp").exists()
+
+
+def test_a_kill_from_outside_mid_run_leaves_no_debris_after_the_rerun(pristine, tmp_path):
+    """SIGKILL sent by another process as soon as the stage's first temporary file exists."""
+    ws, clean = pristine
+    shutil.copytree(ws, tmp_path / "ws")
+    ws = tmp_path / "ws"
+    proc = stage(ws, 0)
+    deadline = time.monotonic() + 15
+    while not list((ws / ".candor-tmp").glob("*.tmp")) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.001)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert {rel: blob for rel, blob in tree(ws).items() if not rel.startswith(".candor-tmp/")}.items() <= clean.items()
+    assert stage(ws, 0).wait() == 0
+    assert tree(ws) == clean
