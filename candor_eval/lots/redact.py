@@ -14,7 +14,7 @@ line is JSON again. The forms of a secret (:func:`forms`) are
   non-ASCII), each also with ``/`` written ``\\/`` (PHP's ``json_encode``), with ``<``, ``>``, ``&``,
   U+2028 and U+2029 written ``\\u003c`` ... (Go's ``encoding/json``) and with the hex digits of every
   ``\\uXXXX`` upper-cased (Jackson); percent-encoded (``quote``, ``quote_plus``; hex upper and lower
-  case); HTML-escaped;
+  case); HTML-escaped; in a Python ``repr`` or ``ascii`` (an exception message quoting it with ``!r``);
 * each of the encoded forms JSON-encoded once more (a JSON body inside a recording line).
 
 A form is replaced wherever it occurs as a substring, longest first (so a value inside a longer one
@@ -117,7 +117,8 @@ def forms(secret: str) -> set[str]:
     """
     once: set[str] = set()
     for s in _decodings(secret):
-        once |= {s, *_json_bodies(s), *_url_forms(s), html.escape(s), html.escape(s, quote=False)}
+        once |= {s, *_json_bodies(s), *_url_forms(s), html.escape(s), html.escape(s, quote=False), repr(s)[1:-1],
+                 ascii(s)[1:-1]}
     twice = {b for s in once for b in _json_bodies(s)}
     return {f for f in once | twice if len(f) >= MIN_SECRET}
 
