@@ -34,7 +34,7 @@ Redaction is a pure function of the text; callers apply it to everything that le
 live client (the reply text, every error message) and to the final text of every writer (a
 recording line, the by-hand report, a log line), so that recordings, logs, reports and
 exceptions only ever see redacted text. :meth:`Redactor.tree` redacts the strings (keys and
-values) of a JSON document before it is serialised.
+values) of a JSON document before it is serialised, :func:`redacted_error` a bad-input error.
 
 >>> Redactor.for_endpoint("https://api.example.com/v1?key=abcdefgh123", "sk-0123456789")("sk-0123456789 abcdefgh123")
 '*** ***'
@@ -51,6 +51,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
+
+from candor_eval.common.errors import InputError, Problem
 
 MIN_SECRET = 8
 MASK = "***"
@@ -198,3 +200,13 @@ class Redactor:
             if decoded != word and (clean := self(decoded)) != decoded:
                 return urllib.parse.quote(clean, safe=_URL_SAFE)
         return word
+
+
+def redacted_error(err: InputError, redact: Redactor) -> InputError:
+    """``err`` with every part of its problems and its hint redacted (the import error of production code, which
+    the message quotes, can hold a secret)."""
+    def opt(text: str | None) -> str | None:
+        return None if text is None else redact(text)
+
+    problems = [Problem(redact(p.where), redact(p.what), opt(p.expected), opt(p.got)) for p in err.problems]
+    return InputError(problems, hint=opt(err.hint))

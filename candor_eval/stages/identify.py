@@ -65,7 +65,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from candor_eval.common.atomic import dumps_json, write_text
-from candor_eval.common.errors import EXIT_CALLS_FAILED, EXIT_OK, run_main
+from candor_eval.common.errors import EXIT_CALLS_FAILED, EXIT_OK, InputError, run_main
 from candor_eval.common.params import section
 from candor_eval.common.tables import read_text
 from candor_eval.lots.answers import Answer, normalise_line, write_answers
@@ -77,7 +77,7 @@ from candor_eval.lots.identity import Identity, candidate_identity
 from candor_eval.lots.live import redacted_logs, run_live
 from candor_eval.lots.params import IdentifyParams
 from candor_eval.lots.recording import RecordLine, load_recording
-from candor_eval.lots.redact import Redactor
+from candor_eval.lots.redact import Redactor, redacted_error
 from candor_eval.lots.replay import check_replay, select_ids
 from candor_eval.lots.responders import live_responder, run_secrets
 from candor_eval.lots.vocabulary import read_category_library
@@ -172,10 +172,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                               makes_file=vocabulary(args.makes, "makes.yaml", lots=args.lots), params_file=args.params)
     ids = select_ids(golden, args.case)
     redact = run_secrets(params, args.candidate, os.environ)
-    if mode == "replay":
-        lines = replay_lines(params, args, cand, ids=ids, runs=runs)
-    else:
-        lines = live_lines(params, args, cand, golden, ids=ids, runs=runs, label=label, redact=redact)
+    try:
+        if mode == "replay":
+            lines = replay_lines(params, args, cand, ids=ids, runs=runs)
+        else:
+            lines = live_lines(params, args, cand, golden, ids=ids, runs=runs, label=label, redact=redact)
+    except InputError as err:          # production code's import error, quoted, can hold a secret
+        raise redacted_error(err, redact) from None
     lines = sorted(lines, key=lambda x: (x.case, x.run))
     answers = [normalise_line(ln) for ln in lines]
     scores = field_scores(golden, answers, answered_only=True)

@@ -9,8 +9,9 @@ import urllib.parse
 
 import pytest
 
+from candor_eval.common.errors import InputError, Problem
 from candor_eval.lots.recording import parse_answer
-from candor_eval.lots.redact import MIN_SECRET, Redactor, forms, url_secrets
+from candor_eval.lots.redact import MIN_SECRET, Redactor, forms, redacted_error, url_secrets
 
 KEY = "sk-0123456789abcdef"
 
@@ -152,3 +153,12 @@ def test_tree_redacts_keys_and_values_and_leaks_tells():
     doc = {"a": [NASTY[0], 1, None], f"k {NASTY[0]}": {"n": 2.5}}
     assert redact.tree(doc) == {"a": ["***", 1, None], "k ***": {"n": 2.5}}
     assert redact.leaks(json.dumps(doc)) and not redact.leaks(json.dumps(redact.tree(doc)))
+
+
+def test_a_bad_input_error_is_redacted_in_every_part():
+    secret = NASTY[0]
+    err = InputError([Problem("params.yaml:identify.providers.p.python", f"cannot import m: RuntimeError: {secret!r}",
+                              expected=json.dumps(secret), got=None), Problem("x", "fine")], hint=f"key {secret}")
+    clean = redacted_error(err, Redactor.of([secret]))
+    assert clean.message == ("2 problems:\n  params.yaml:identify.providers.p.python: cannot import m: RuntimeError: "
+                             "'***' (expected \"***\")\n  x: fine\nhint: key ***")
