@@ -500,3 +500,18 @@ def test_a_python_entry_point_returning_its_key_in_a_quoted_dict_key_leaks_no_fo
     assert rec["T002", 1].parsed == {"type": "item", "imageNotes": "*** at ***"}
     assert rec["drill", 1].error == "after 1 attempt(s): ValueError: refused key '***' for '***'"
     assert tail_leaks([tmp_path], [res.stdout, res.stderr, hand.stdout, hand.stderr]) == []
+
+
+def test_production_code_exiting_with_its_key_in_the_message_prints_it_redacted(tmp_path: Path):
+    """``sys.exit(message)`` in the production callable ends the stage (nobody catches it); what Python prints
+    of it holds no form of the key."""
+    ws = W.copy_base(tmp_path / "ws")
+    (ws / "prodcode").mkdir()
+    (ws / "prodcode/quit.py").write_text(
+        "import os\nimport sys\n\n\ndef analyze(images, context):\n"
+        f"    sys.exit('refused key ' + repr(os.environ['{W.KEY_ENV}']))\n")
+    W.set_params(ws, identify={"mode": "live", "retries": 0, "providers": {"p": {"python": "prodcode.quit:analyze"}},
+                               "sources": {"p": "prodcode"}})
+    res = W.run_stage(ws, "identify", extra_env={W.KEY_ENV: ESCAPED_KEY})
+    assert res.code == 1 and "refused key '***'" in res.stderr, res.stderr
+    assert tail_leaks([tmp_path], [res.stdout, res.stderr]) == []

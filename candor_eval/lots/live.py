@@ -70,7 +70,7 @@ from candor_eval.lots.recording import (
     parse_recording,
     without_surrogates,
 )
-from candor_eval.lots.redact import MASK, Redactor
+from candor_eval.lots.redact import MASK, Redactor, redact_exception
 
 log = logging.getLogger("candor.identify")
 NO_SECRETS = Redactor()
@@ -108,6 +108,17 @@ def redacted_logs(redact: Redactor) -> Iterator[None]:
     finally:
         for handler in handlers:
             handler.removeFilter(scrub)
+
+
+@contextmanager
+def redacted_exceptions(redact: Redactor) -> Iterator[None]:
+    """Any exception leaving the block (production code's ``sys.exit(message)``, an interruption) leaves it with
+    its message redacted (:func:`candor_eval.lots.redact.redact_exception`)."""
+    try:
+        yield
+    except BaseException as err:
+        redact_exception(err, redact)
+        raise
 
 
 class ReplyError(Exception):

@@ -34,7 +34,8 @@ Redaction is a pure function of the text; callers apply it to everything that le
 live client (the reply text, every error message) and to the final text of every writer (a
 recording line, the by-hand report, a log line), so that recordings, logs, reports and
 exceptions only ever see redacted text. :meth:`Redactor.tree` redacts the strings (keys and
-values) of a JSON document before it is serialised, :func:`redacted_error` a bad-input error.
+values) of a JSON document before it is serialised, :func:`redacted_error` a bad-input error and
+:func:`redact_exception` any other exception leaving a live run.
 
 >>> Redactor.for_endpoint("https://api.example.com/v1?key=abcdefgh123", "sk-0123456789")("sk-0123456789 abcdefgh123")
 '*** ***'
@@ -210,3 +211,20 @@ def redacted_error(err: InputError, redact: Redactor) -> InputError:
 
     problems = [Problem(redact(p.where), redact(p.what), opt(p.expected), opt(p.got)) for p in err.problems]
     return InputError(problems, hint=opt(err.hint))
+
+
+def redact_exception(err: BaseException, redact: Redactor) -> None:
+    """Redact, in place, the message of ``err`` and of every exception chained to it (what Python prints for an
+    exception nobody catches: each one's ``args``, and a ``SystemExit``'s ``code``). Production code can
+    raise anything from the live loop, ``sys.exit(message)`` and ``KeyboardInterrupt`` included."""
+    seen: set[int] = set()
+    stack: list[BaseException | None] = [err]
+    while stack:
+        e = stack.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        e.args = tuple(redact(a) if isinstance(a, str) else a for a in e.args)
+        if isinstance(e, SystemExit) and isinstance(e.code, str):
+            e.code = redact(e.code)
+        stack += [e.__cause__, e.__context__]

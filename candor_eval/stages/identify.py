@@ -74,7 +74,7 @@ from candor_eval.lots.field_scoring import field_scores
 from candor_eval.lots.fields import format_case_table
 from candor_eval.lots.golden import Golden, load_golden
 from candor_eval.lots.identity import Identity, candidate_identity
-from candor_eval.lots.live import redacted_logs, run_live
+from candor_eval.lots.live import redacted_exceptions, redacted_logs, run_live
 from candor_eval.lots.params import IdentifyParams
 from candor_eval.lots.recording import RecordLine, load_recording
 from candor_eval.lots.redact import Redactor, redacted_error
@@ -145,7 +145,7 @@ def live_lines(params: IdentifyParams, args: argparse.Namespace, cand: Identity,
     tokens = vocabulary(args.tokens, "tokens.yaml", lots=args.lots)
     reading = cand.makes.rules(tokens=token_rules(tokens, params=args.params)) if cand.makes else None
     responder = live_responder(params, args.candidate, env=os.environ, reading=reading, params_file=args.params)
-    with redacted_logs(redact):
+    with redacted_logs(redact), redacted_exceptions(redact):
         return run_live(golden, ids=ids, runs=runs, gallery=params.gallery, pause_s=0.0 if local else params.pause_s,
                         template=template, sha=cand.sha, record=record, responder=responder,
                         default_library=read_category_library(vocabulary(args.categories, "category-library.yaml",

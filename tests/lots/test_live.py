@@ -130,6 +130,12 @@ def test_the_log_filter_redacts_a_traceback_and_stack_of_a_record():
     assert KEY not in text and 'ValueError: bad key "***"' in text and "key=***" in text
 
 
+
+def test_an_exception_leaving_a_redacted_block_leaves_redacted():
+    with pytest.raises(KeyboardInterrupt) as caught, live.redacted_exceptions(Redactor.of([KEY])):
+        raise KeyboardInterrupt(f"stopped while sending {KEY}")
+    assert caught.value.args == ("stopped while sending ***",)
+
 SECRET = 'sk-LIVE"q/b\\s<&>-TAIL60219'     # quote, slash, backslash, <, & (visible ASCII: a key can be)
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from candor_eval.common.errors import InputError, Problem
 from candor_eval.lots.recording import parse_answer
-from candor_eval.lots.redact import MIN_SECRET, Redactor, forms, redacted_error, url_secrets
+from candor_eval.lots.redact import MIN_SECRET, Redactor, forms, redact_exception, redacted_error, url_secrets
 
 KEY = "sk-0123456789abcdef"
 
@@ -162,3 +162,19 @@ def test_a_bad_input_error_is_redacted_in_every_part():
     clean = redacted_error(err, Redactor.of([secret]))
     assert clean.message == ("2 problems:\n  params.yaml:identify.providers.p.python: cannot import m: RuntimeError: "
                              "'***' (expected \"***\")\n  x: fine\nhint: key ***")
+
+
+def test_an_exception_and_every_one_chained_to_it_are_redacted_in_place():
+    secret = NASTY[1]
+    try:
+        try:
+            raise KeyError(f"no {secret}")
+        except KeyError as inner:
+            raise SystemExit(f"exit: {secret!r}") from inner
+    except SystemExit as caught:
+        err = caught
+    err.__context__ = ValueError(json.dumps(secret), 3)
+    redact_exception(err, Redactor.of([secret]))
+    assert (err.code, err.args) == ("exit: '***'", ("exit: '***'",))
+    assert err.__cause__ is not None and err.__cause__.args == ("no ***",)
+    assert err.__context__.args == ('"***"', 3)
