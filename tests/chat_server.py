@@ -3,7 +3,7 @@
 Each POST to ``/v1/chat/completions`` takes the next step of the script (the
 last step repeats): ``("ok", text)``, ``("status", code)``,
 ``("status", code, retry_after)``, ``("sleep", seconds, text)`` (answers after a
-delay), ``("malformed", body)`` (bytes, or text sent as UTF-8), ``("body", code, body)``,
+delay), ``("malformed", body)``, ``("body", code, body)`` (bytes, or text sent as UTF-8),
 ``("reply", code, body, headers)`` (any
 body with extra response headers: an app's own route), ``("trickle", seconds, text)``
 (the headers at once, then the body one byte every ``seconds``) or
@@ -59,6 +59,11 @@ class ChatServer:
         return (1.0 - self._tokens) / per_s
 
 
+def as_bytes(body: bytes | str) -> bytes:
+    """A scripted body: bytes as they are, text as UTF-8 (a corpus case's ``case.yaml`` holds text)."""
+    return body if isinstance(body, bytes) else body.encode()
+
+
 def completion(text: str, model: str = "served-model") -> bytes:
     return json.dumps({"id": "chatcmpl-1", "object": "chat.completion", "model": model,
                        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
@@ -109,9 +114,9 @@ def chat_server(script: list[tuple[Any, ...]], *, rate_per_minute: float | None 
             elif kind == "malformed":
                 self._send(200, step[1] if isinstance(step[1], bytes) else step[1].encode())
             elif kind == "body":
-                self._send(step[1], step[2])
+                self._send(step[1], as_bytes(step[2]))
             elif kind == "reply":
-                self._send(step[1], step[2], step[3])
+                self._send(step[1], as_bytes(step[2]), step[3])
             elif kind == "redirect":
                 self._send(step[1], b"", {"Location": step[2]})
             elif kind == "trickle":

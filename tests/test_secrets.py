@@ -24,6 +24,7 @@ import yaml
 
 from candor_eval.common.errors import run_main
 from candor_eval.lots.chat import ChatConfig, ChatError, complete
+from candor_eval.lots.recording import load_recording
 from tests.bad_inputs import workspace as W
 from tests.chat_server import chat_server
 from tests.conftest import CANDOR
@@ -384,3 +385,133 @@ def test_source_url_user_info_reaches_no_message_log_or_output(tmp_path: Path):
     written = [p for p in ws.rglob("*") if p.is_file() and p not in (manifest, ws / "models/tiny.yaml")]
     assert sentinel_leaks([], texts) == [] and [p for p in written if USER_SECRET.encode() in p.read_bytes()
                                                  or PASSWORD_SECRET.encode() in p.read_bytes()] == []
+
+
+# ---------------------------------------------------------------- secrets an answer escapes
+
+# Secrets holding a quote, a slash, a backslash, <, & (and, decoded from a query, non-ASCII); each ends with an
+# alphanumeric tail that every encoding leaves as it is, so a tail found anywhere is a leak of some form.
+ROUTE_TOKEN = 'rt-"q/b\\s<&>-TAILd40c1e'
+TENANT = "tn-%3C%26%C3%A9%2F-TAILe19f07"            # a route URL's query value, percent-encoded
+ESCAPED_KEY = 'sk-"k/y\\s<&>-TAIL3f9a61'
+DEPLOYMENT = "qs-%C3%A9t%C3%A9%2F%22-TAILb71e04"   # a base URL's query value, percent-encoded
+TAILS = ("TAILd40c1e", "TAILe19f07", "TAIL3f9a61", "TAILb71e04")
+
+
+def tail_leaks(roots: list[Path], texts: list[str], *, skip: tuple[str, ...] = ("params.yaml",)) -> list[str]:
+    """Every (place, tail) where a secret's tail appears: any file under ``roots`` but ``skip`` (where the user
+    wrote the secret), and the texts."""
+    files = [p for root in roots for p in sorted(root.rglob("*")) if p.is_file() and p.name not in skip]
+    return ([f"{p}: {tail}" for p in files for tail in TAILS if tail.encode() in p.read_bytes()]
+            + [f"text #{i}: {tail}" for i, text in enumerate(texts) for tail in TAILS if tail in text])
+
+
+def php_json(doc: object) -> bytes:
+    """PHP's json_encode: ``/`` written ``\\/``, non-ASCII as ``\\uXXXX``."""
+    return json.dumps(doc).replace("/", "\\/").encode()
+
+
+def go_json(doc: object) -> bytes:
+    """Go's encoding/json: UTF-8, ``<``, ``>``, ``&`` written ``\\u003c``, ``\\u003e``, ``\\u0026``."""
+    text = json.dumps(doc, ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").encode()
+
+
+def test_a_route_echoing_its_secrets_json_escaped_leaks_no_form_of_them(tmp_path: Path):
+    """A real loopback route echoes its Authorization header and its URL's query value as PHP and Go encode
+    JSON (answers, a 401 body) and in its version header; a live run and a by-hand run: no file, report,
+    stdout or stderr holds any form of either, and the answers stay parsed with ``***`` in place."""
+    import urllib.parse
+
+    ws = W.copy_base(tmp_path / "ws")
+    out = tmp_path / "outside"
+    tenant = urllib.parse.unquote(TENANT)
+    auth = f"Bearer {ROUTE_TOKEN}"
+    php = php_json(json.loads(W.ANSWER) | {"imageNotes": f"auth was {auth}; tenant {tenant}"})
+    go = go_json(json.loads(W.ANSWER) | {"imageNotes": f"auth was {auth}; tenant {tenant}"})
+    denied = go_json({"error": f"token {ROUTE_TOKEN} not valid for {tenant}"})
+    version = {"X-Analyzer-Version": f"app 1 ({auth})"}
+    texts: list[str] = []
+    with chat_server([("reply", 200, php, version), ("reply", 401, denied, version), ("reply", 200, go, version)]
+                     ) as srv:
+        W.set_params(ws, identify={"mode": "live", "retries": 0, "backoff_s": 0, "pause_s": 0,
+                                   "providers": {"p": {"http": f"{srv.url}/api/analyze-image?tenant={TENANT}",
+                                                       "headers": {"Authorization": "WEBAPP_AUTH"}}},
+                                   "sources": {"p": "data/lots/lots.csv"}})
+        env = {W.KEY_ENV: KEY, "WEBAPP_AUTH": auth}
+        res = W.run_stage(ws, "identify", extra_env=env)
+        texts += [res.stdout, res.stderr]
+        hand = W.run_stage(ws, "identify", [*W.STAGES["identify"][1:], "--case", "T*", "--label", "x",
+                                            "--record", str(out / "x.jsonl"), "--out", str(out / "x.json"),
+                                            "--mode", "live"], extra_env=env)
+        texts += [hand.stdout, hand.stderr]
+    assert res.code == 1 and hand.code == 0, res.stderr + hand.stderr
+    assert {r["headers"]["Authorization"] for r in srv.requests} == {auth}          # the secrets were live
+    assert all(r["path"].endswith(f"tenant={TENANT}") for r in srv.requests)
+    rec = load_recording(ws / "build/live/p.jsonl")
+    notes = {x.parsed["imageNotes"] for x in rec if x.parsed}
+    assert notes == {"auth was ***; tenant ***"}, notes                   # PHP's and Go's, both parsed
+    assert {x.version for x in rec if x.error is None} == {"app 1 (***)"}
+    assert [x.error for x in rec if x.error] == ['after 1 attempt(s): HTTP 401 Unauthorized: {"error": "token *** '
+                                                 'not valid for ***"}']
+    report = json.loads((out / "x.json").read_text())
+    assert {json.loads(a["raw"])["imageNotes"] for a in report["answers"]} == {"auth was ***; tenant ***"}
+    assert tail_leaks([tmp_path], texts) == []
+
+
+PRODUCTION_ECHO = '''\
+import json
+import os
+import urllib.parse
+
+DEPLOYMENT = urllib.parse.unquote("{deployment_head}" + "{deployment_tail}")
+
+
+def analyze(images, context):
+    key = os.environ["{key_env}"]
+    if context["id"] == "T001":      # a dict whose key holds a quote and the key, serialised by candor
+        return {{"type": "item", "item": {{"itemModel": "OptiPlex 7090"}}, f'seen "{{key}}"': DEPLOYMENT}}
+    if context["id"] == "T002":      # a string: JSON as PHP writes it
+        return json.dumps({{"type": "item", "imageNotes": f"{{key}} at {{DEPLOYMENT}}"}}).replace("/", "\\\\/")
+    raise ValueError(f"refused key {{key!r}} for {{DEPLOYMENT!r}}")
+'''
+
+
+def test_a_python_entry_point_returning_its_key_in_a_quoted_dict_key_leaks_no_form_of_it(tmp_path: Path):
+    """The production callable returns a dict whose key holds a quote and the API key (and the base URL's
+    decoded query value), a PHP-escaped JSON string, and raises with the key in its ``repr``: neither secret
+    reaches any file, the by-hand report, stdout or stderr, in any form."""
+    ws = W.copy_base(tmp_path / "ws")
+    out = tmp_path / "outside"
+    (ws / "prodcode").mkdir()
+    head, tail = DEPLOYMENT.split("TAIL")
+    (ws / "prodcode/echo.py").write_text(PRODUCTION_ECHO.format(deployment_head=head + "TA",
+                                                                deployment_tail="IL" + tail, key_env=W.KEY_ENV))
+    W.set_params(ws, identify={"mode": "live", "retries": 0, "backoff_s": 0, "pause_s": 0,
+                               "base_url": f"http://127.0.0.1:9/v1?api-version=2024-06-01&deployment={DEPLOYMENT}",
+                               "providers": {"p": {"python": "prodcode.echo:analyze"}}, "sources": {"p": "prodcode"}})
+    res = W.run_stage(ws, "identify", extra_env={W.KEY_ENV: ESCAPED_KEY})
+    hand = W.run_stage(ws, "identify", [*W.STAGES["identify"][1:], "--case", "T*", "--label", "x",
+                                        "--record", str(out / "x.jsonl"), "--out", str(out / "x.json"),
+                                        "--mode", "live"], extra_env={W.KEY_ENV: ESCAPED_KEY})
+    assert res.code == 1 and hand.code == 0, res.stderr + hand.stderr
+    rec = {(x.case, x.run): x for x in load_recording(ws / "build/live/p.jsonl")}
+    assert rec["T001", 1].parsed == {"type": "item", "item": {"itemModel": "OptiPlex 7090"}, 'seen "***"': "***"}
+    assert rec["T002", 1].parsed == {"type": "item", "imageNotes": "*** at ***"}
+    assert rec["drill", 1].error == "after 1 attempt(s): ValueError: refused key '***' for '***'"
+    assert tail_leaks([tmp_path], [res.stdout, res.stderr, hand.stdout, hand.stderr]) == []
+
+
+def test_production_code_exiting_with_its_key_in_the_message_prints_it_redacted(tmp_path: Path):
+    """``sys.exit(message)`` in the production callable ends the stage (nobody catches it); what Python prints
+    of it holds no form of the key."""
+    ws = W.copy_base(tmp_path / "ws")
+    (ws / "prodcode").mkdir()
+    (ws / "prodcode/quit.py").write_text(
+        "import os\nimport sys\n\n\ndef analyze(images, context):\n"
+        f"    sys.exit('refused key ' + repr(os.environ['{W.KEY_ENV}']))\n")
+    W.set_params(ws, identify={"mode": "live", "retries": 0, "providers": {"p": {"python": "prodcode.quit:analyze"}},
+                               "sources": {"p": "prodcode"}})
+    res = W.run_stage(ws, "identify", extra_env={W.KEY_ENV: ESCAPED_KEY})
+    assert res.code == 1 and "refused key '***'" in res.stderr, res.stderr
+    assert tail_leaks([tmp_path], [res.stdout, res.stderr]) == []

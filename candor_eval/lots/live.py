@@ -9,8 +9,10 @@ with every line (and the ``endpoint`` called, redacted, or None), checks and loa
 images (:meth:`Responder.load`) and replies with the raw text (:meth:`Responder.reply`, given
 the rendered prompt and the :func:`call_context`; a production responder ignores the prompt),
 raising :class:`ReplyError` when the call failed for good. A remote responder's text and
-errors are already redacted (:mod:`candor_eval.lots.redact`) when they reach this module, so no
-secret reaches the recording or the log. A lone surrogate in a text or an error is replaced
+errors are already redacted (:mod:`candor_eval.lots.redact`) when they reach this module; the
+run redacts them again with every secret the run knows (``redact``), and a line is written only
+once its serialised text holds no form of a secret (:func:`redacted_line`), so no secret reaches
+the recording or the log. A lone surrogate in a text or an error is replaced
 by U+FFFD before it is logged or recorded (:func:`candor_eval.lots.recording.without_surrogates`).
 
 **One writer per recording**: a run holds an exclusive lock on ``<record>.lock``
@@ -43,6 +45,7 @@ import os
 import socket
 import threading
 import time
+import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
@@ -67,9 +70,10 @@ from candor_eval.lots.recording import (
     parse_recording,
     without_surrogates,
 )
-from candor_eval.lots.redact import Redactor
+from candor_eval.lots.redact import MASK, Redactor, redact_exception
 
 log = logging.getLogger("candor.identify")
+NO_SECRETS = Redactor()
 
 
 class RedactingFilter(logging.Filter):
@@ -84,6 +88,11 @@ class RedactingFilter(logging.Filter):
         message = record.getMessage()
         if (clean := without_surrogates(self.redact(message))) != message:
             record.msg, record.args = clean, ()
+        if record.exc_info and record.exc_info[0] is not None:     # the traceback a formatter would append
+            record.exc_text = without_surrogates(self.redact("".join(
+                traceback.format_exception(*record.exc_info)).rstrip("\n")))
+        if record.stack_info:
+            record.stack_info = without_surrogates(self.redact(record.stack_info))
         return True
 
 
@@ -99,6 +108,17 @@ def redacted_logs(redact: Redactor) -> Iterator[None]:
     finally:
         for handler in handlers:
             handler.removeFilter(scrub)
+
+
+@contextmanager
+def redacted_exceptions(redact: Redactor) -> Iterator[None]:
+    """Any exception leaving the block (production code's ``sys.exit(message)``, an interruption) leaves it with
+    its message redacted (:func:`candor_eval.lots.redact.redact_exception`)."""
+    try:
+        yield
+    except BaseException as err:
+        redact_exception(err, redact)
+        raise
 
 
 class ReplyError(Exception):
@@ -164,6 +184,21 @@ class ChatResponder:
         except ChatError as err:
             raise ReplyError(str(err)) from None
         return Reply(text=answer.text, attempts=answer.attempts)
+
+
+def redacted_line(line: RecordLine, redact: Redactor) -> RecordLine:
+    """``line`` as it may be written: its texts (``raw``, ``error``, ``version``) are redacted already, but
+    escaping them as JSON can make a form of a secret appear in the serialised line (a ``\\n`` before the
+    rest of a secret that starts with ``n``); then each of those texts that shows one is replaced by ``***``
+    (an answer becomes unparseable), so the written line holds no form of a secret."""
+    if not redact.leaks(line.to_json()):
+        return line
+    line = line.model_copy(update={k: MASK for k in ("error", "version") if (v := getattr(line, k)) is not None
+                                   and redact.leaks(json.dumps(v, ensure_ascii=False))})
+    if line.raw is not None and redact.leaks(line.to_json()):
+        parsed, why = parse_answer(MASK)
+        line = line.model_copy(update={"raw": MASK, "parsed": parsed, "parse_error": why})
+    return line
 
 
 def gallery_paths(golden: Golden, ident: str, gallery: str) -> list[Path]:
@@ -245,20 +280,21 @@ def load_live(path: Path, *, sha: str, model: str, gallery: str, provider: str) 
 
 def run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: Gallery, pause_s: float, template: str | None,
              sha: str, record: Path, responder: Responder, default_library: CategoryLibrary,
-             concurrency: int = 1) -> list[RecordLine]:
+             concurrency: int = 1, redact: Redactor = NO_SECRETS) -> list[RecordLine]:
     """Ask ``responder`` for every missing (id, run) on ``concurrency`` threads, appending each finished
     run to ``record`` (then putting it in (id, run) order) under :func:`hold`; every wanted line in (id, run)
     order. ``template`` is the prompt (None for a production responder, which builds its own);
-    ``default_library`` the categories suggested where a case brings none (:func:`call_context`)."""
+    ``default_library`` the categories suggested where a case brings none (:func:`call_context`); ``redact``
+    every secret of the run, applied to each text logged or recorded (:func:`redacted_line`)."""
     with hold(record):
         return _run_live(golden, ids=ids, runs=runs, gallery=gallery, pause_s=pause_s, template=template, sha=sha,
                          record=record, responder=responder, default_library=default_library,
-                         concurrency=concurrency)
+                         concurrency=concurrency, redact=redact)
 
 
 def _run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: Gallery, pause_s: float, template: str | None,
               sha: str, record: Path, responder: Responder, default_library: CategoryLibrary,
-              concurrency: int) -> list[RecordLine]:
+              concurrency: int, redact: Redactor) -> list[RecordLine]:
     kept = load_live(record, sha=sha, model=responder.model, gallery=gallery, provider=responder.provider)
     done = {(ln.case, ln.run): ln for ln in kept}
     in_file = list(done)
@@ -282,14 +318,14 @@ def _run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: Gallery
             reply = responder.reply(prompt=prompts[ident], images=images[ident],
                                     context=call_context(golden, ident, run, default_library=default_library))
         except ReplyError as err:
-            message = without_surrogates(str(err))
+            message = without_surrogates(redact(str(err)))
             log.warning("%s run %d failed: %s", ident, run, message)
-            return line(error=message)
-        text = without_surrogates(reply.text)
+            return redacted_line(line(error=message), redact)
+        text = without_surrogates(redact(reply.text))
         parsed, why = parse_answer(text)
         log.info("%s run %d (%d attempt(s)):\n%s", ident, run, reply.attempts, text)
-        version = None if reply.version is None else without_surrogates(reply.version)
-        return line(raw=text, parsed=parsed, parse_error=why, version=version)
+        version = None if reply.version is None else without_surrogates(redact(reply.version))
+        return redacted_line(line(raw=text, parsed=parsed, parse_error=why, version=version), redact)
 
     queue = iter(todo)
     pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="live")

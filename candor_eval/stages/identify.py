@@ -65,8 +65,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from candor_eval.common.atomic import write_json
-from candor_eval.common.errors import EXIT_CALLS_FAILED, EXIT_OK, run_main
+from candor_eval.common.atomic import dumps_json, write_text
+from candor_eval.common.errors import EXIT_CALLS_FAILED, EXIT_OK, InputError, run_main
 from candor_eval.common.names import check_name
 from candor_eval.common.params import section
 from candor_eval.common.tables import read_text
@@ -76,9 +76,10 @@ from candor_eval.lots.field_scoring import field_scores
 from candor_eval.lots.fields import format_case_table
 from candor_eval.lots.golden import Golden, load_golden
 from candor_eval.lots.identity import Identity, candidate_identity
-from candor_eval.lots.live import redacted_logs, run_live
+from candor_eval.lots.live import redacted_exceptions, redacted_logs, run_live
 from candor_eval.lots.params import IdentifyParams
 from candor_eval.lots.recording import RecordLine, load_recording
+from candor_eval.lots.redact import Redactor, redacted_error
 from candor_eval.lots.replay import check_replay, select_ids
 from candor_eval.lots.responders import live_responder, run_secrets
 from candor_eval.lots.vocabulary import read_category_library
@@ -135,9 +136,10 @@ def replay_lines(params: IdentifyParams, args: argparse.Namespace, cand: Identit
 
 
 def live_lines(params: IdentifyParams, args: argparse.Namespace, cand: Identity, golden: Golden, *,
-               ids: Sequence[str], runs: int, label: str) -> list[RecordLine]:
+               ids: Sequence[str], runs: int, label: str, redact: Redactor) -> list[RecordLine]:
     """Ask the candidate's provider for every missing (id, run), appending to the live recording
-    (``--record``, default ``build/live/<label>.jsonl``), with every secret redacted from the logs."""
+    (``--record``, default ``build/live/<label>.jsonl``), with every secret (``redact``) redacted from the
+    recording and the logs."""
     template = None if cand.prompt_file is None else read_text(cand.prompt_file,
                                                                expected="the candidate's prompt, UTF-8 text")
     record = Path(args.record) if args.record else Path("build/live") / f"{label}.jsonl"
@@ -145,12 +147,12 @@ def live_lines(params: IdentifyParams, args: argparse.Namespace, cand: Identity,
     tokens = vocabulary(args.tokens, "tokens.yaml", lots=args.lots)
     reading = cand.makes.rules(tokens=token_rules(tokens, params=args.params)) if cand.makes else None
     responder = live_responder(params, args.candidate, env=os.environ, reading=reading, params_file=args.params)
-    with redacted_logs(run_secrets(params, args.candidate, os.environ)):
+    with redacted_logs(redact), redacted_exceptions(redact):
         return run_live(golden, ids=ids, runs=runs, gallery=params.gallery, pause_s=0.0 if local else params.pause_s,
                         template=template, sha=cand.sha, record=record, responder=responder,
                         default_library=read_category_library(vocabulary(args.categories, "category-library.yaml",
                                                                          lots=args.lots)),
-                        concurrency=1 if local else params.concurrency)
+                        concurrency=1 if local else params.concurrency, redact=redact)
 
 
 def exit_code(answers: Sequence[Answer], *, live: bool) -> int:
@@ -172,23 +174,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     cand = candidate_identity(params, args.candidate, lots=Path(args.lots),
                               makes_file=vocabulary(args.makes, "makes.yaml", lots=args.lots), params_file=args.params)
     ids = select_ids(golden, args.case)
-    if mode == "replay":
-        lines = replay_lines(params, args, cand, ids=ids, runs=runs)
-    else:
-        lines = live_lines(params, args, cand, golden, ids=ids, runs=runs, label=label)
+    redact = run_secrets(params, args.candidate, os.environ)
+    try:
+        if mode == "replay":
+            lines = replay_lines(params, args, cand, ids=ids, runs=runs)
+        else:
+            lines = live_lines(params, args, cand, golden, ids=ids, runs=runs, label=label, redact=redact)
+    except InputError as err:          # production code's import error, quoted, can hold a secret
+        raise redacted_error(err, redact) from None
     lines = sorted(lines, key=lambda x: (x.case, x.run))
     answers = [normalise_line(ln) for ln in lines]
     scores = field_scores(golden, answers, answered_only=True)
     if args.out:
-        write_json(args.out, throwaway_report(label=label, candidate=args.candidate, mode=mode, runs=runs,
-                                              sha=cand.sha, lines=lines, answers=answers, scores=scores))
+        report = throwaway_report(label=label, candidate=args.candidate, mode=mode, runs=runs, sha=cand.sha,
+                                  lines=lines, answers=answers, scores=scores)
+        write_text(args.out, redact(dumps_json(redact.tree(report))))     # its strings, then its final text
         log.info("wrote throwaway report %s", args.out)
     else:
         out = Path(args.answers) if args.answers else Path("build/answers") / f"{args.candidate}.jsonl"
         write_answers(out, answers)
         log.info("wrote %s: %d answers (%s, %d run(s) each)", out, len(answers), mode, runs)
     for c in scores:
-        print(format_case_table(c))
+        print(redact(format_case_table(c)))
     return exit_code(answers, live=mode == "live")
 
 

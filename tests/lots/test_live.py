@@ -117,6 +117,71 @@ def test_redacted_logs_filter_every_root_handler_while_the_block_runs():
     assert seen == ["calling with ***", "after x"] and not handler.filters
 
 
+
+def test_the_log_filter_redacts_a_traceback_and_stack_of_a_record():
+    f = RedactingFilter(Redactor.of([KEY]))
+    try:
+        raise ValueError(f"bad key {json.dumps(KEY)}")
+    except ValueError as err:
+        rec = logging.LogRecord("prod", logging.ERROR, "x", 1, "failed", (), (type(err), err, err.__traceback__))
+    rec.stack_info = f"Stack (most recent call last): key={KEY}"
+    assert f.filter(rec)
+    text = logging.Formatter().format(rec)
+    assert KEY not in text and 'ValueError: bad key "***"' in text and "key=***" in text
+
+
+
+def test_an_exception_leaving_a_redacted_block_leaves_redacted():
+    with pytest.raises(KeyboardInterrupt) as caught, live.redacted_exceptions(Redactor.of([KEY])):
+        raise KeyboardInterrupt(f"stopped while sending {KEY}")
+    assert caught.value.args == ("stopped while sending ***",)
+
+SECRET = 'sk-LIVE"q/b\\s<&>-TAIL60219'     # quote, slash, backslash, <, & (visible ASCII: a key can be)
+
+
+class Echo:
+    """A responder that echoes ``SECRET`` the way an app's route would and redacts nothing itself."""
+
+    provider, model, endpoint = "http", "/route", None
+
+    def load(self, images):
+        return images
+
+    def reply(self, *, prompt, images, context):
+        if context["id"] == "T002":
+            raise live.ReplyError("HTTP 401: " + json.dumps({"error": f"bad token {SECRET}"}))
+        body = json.dumps({"type": "item", "imageNotes": f"auth was Bearer {SECRET}"}).replace("/", "\\/")
+        return live.Reply(text=body, version=f"app 1 ({SECRET})")
+
+
+def test_the_run_redacts_every_text_it_records_or_logs_with_the_run_secrets(tmp_path: Path, caplog):
+    record = tmp_path / "live.jsonl"
+    caplog.set_level(logging.INFO)
+    lines = live.run_live(load_golden(FIXTURE), ids=["T001", "T002"], runs=1, gallery="all", pause_s=0,
+                          template=None, sha="0" * 64, record=record, responder=Echo(),
+                          default_library=read_category_library(VOCABULARY / "category-library.yaml"),
+                          redact=Redactor.of([SECRET]))
+    written = record.read_text()
+    assert "TAIL60219" not in written + caplog.text
+    assert lines[0].parsed == {"type": "item", "imageNotes": "auth was Bearer ***"}
+    assert lines[0].version == "app 1 (***)"
+    assert lines[1].error == 'HTTP 401: {"error": "bad token ***"}'
+
+
+def test_a_line_whose_json_escaping_shows_a_secret_is_written_masked():
+    """``\\n`` then ``abcdefgh`` in the serialised line is the secret ``nabcdefgh``: the text showing it is masked."""
+    redact = Redactor.of(["nabcdefgh"])
+    line = live.RecordLine(case="T001", run=1, raw="x\nabcdefgh", parsed=None, provider="p", model="m",
+                           prompt_sha256="0" * 64, gallery="all", version="v1",
+                           parse_error="not JSON: Expecting value at line 1 column 1")
+    assert "nabcdefgh" not in line.raw and "nabcdefgh" in line.to_json()
+    clean = live.redacted_line(line, redact)
+    assert (clean.raw, clean.parsed, clean.version) == ("***", None, "v1") and not redact.leaks(clean.to_json())
+    error = line.model_copy(update={"raw": None, "parse_error": None, "error": "e\nabcdefgh"})
+    assert live.redacted_line(error, redact).error == "***"
+    ok = line.model_copy(update={"raw": "fine"})
+    assert live.redacted_line(ok, redact) is ok
+
 # ---------------------------------------------------------------- concurrency and the call-rate limit
 # Concurrent live calls (identify.concurrency, identify.max_calls_per_minute) through the identify stage,
 # against a loopback server that enforces a call-rate limit and answers 429 beyond it: every (id, run)

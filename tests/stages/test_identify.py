@@ -447,6 +447,18 @@ def test_python_provider_import_errors_exit_2_naming_the_key(work: Path, capsys,
     assert "identify.providers.p.python" in err and "module nowhere not found" in err and "Traceback" not in err
 
 
+def test_python_provider_import_error_quoting_the_key_exits_2_with_it_redacted(work: Path, capsys, monkeypatch,
+                                                                                 user_code):
+    (work / "prodcode").mkdir()
+    (work / "prodcode" / "badcfg.py").write_text(
+        "import json, os\nraise RuntimeError('no account for ' + json.dumps(os.environ['CANDOR_TEST_KEY']))\n")
+    monkeypatch.setenv(ENV, 'sk-"q/b\\s<&>-TAIL-import-41')
+    write_params(work, mode="live", providers={"p": {"python": "prodcode.badcfg:analyze"}})
+    assert run() == 2
+    err = capsys.readouterr().err
+    assert "cannot import prodcode.badcfg: RuntimeError: no account for \"***\"" in err and "TAIL" not in err
+
+
 def test_python_provider_resumes_after_an_interruption_and_takes_the_by_hand_flags(work: Path, tmp_path: Path,
                                                                                  monkeypatch, user_code):
     (work / "prodcode").mkdir()
