@@ -104,7 +104,8 @@ class Child:
         self._tail_lock = threading.Lock()
         assert self.proc.stdout is not None and self.proc.stderr is not None
         threading.Thread(target=self._read, args=(self.proc.stdout,), name="exec-stdout", daemon=True).start()
-        threading.Thread(target=self._drain, args=(self.proc.stderr,), name="exec-stderr", daemon=True).start()
+        self._drainer = threading.Thread(target=self._drain, args=(self.proc.stderr,), name="exec-stderr", daemon=True)
+        self._drainer.start()
 
     def _read(self, out: IO[bytes]) -> None:
         try:
@@ -126,7 +127,10 @@ class Child:
             pass
 
     def stderr_tail(self) -> str:
-        """The last :data:`STDERR_SHOWN` characters of what the process wrote on stderr, stripped."""
+        """The last :data:`STDERR_SHOWN` characters of what the process wrote on stderr, stripped (once it has
+        ended, up to its last byte: the drainer is given a second to reach the end)."""
+        if not self.alive():
+            self._drainer.join(1.0)
         with self._tail_lock:
             text = bytes(self._tail).decode("utf-8", "replace")
         return text[-STDERR_SHOWN:].strip()
@@ -148,15 +152,18 @@ class Child:
             except OSError:
                 pass
 
-    def stop(self, grace_s: float = STOP_GRACE_S) -> None:
-        """Close stdin (the process's signal to finish), wait ``grace_s`` for it to exit, then :meth:`kill`."""
+    def finish(self) -> None:
+        """Close stdin: the process's signal to finish (:func:`stop_all`)."""
         try:
             if self.proc.stdin is not None:
                 self.proc.stdin.close()
         except OSError:
             pass
+
+    def stop(self, deadline: float) -> None:
+        """Wait until ``deadline`` (monotonic) for the process to exit after :meth:`finish`, then :meth:`kill`."""
         try:
-            self.proc.wait(grace_s)
+            self.proc.wait(max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             pass
         self.kill()
@@ -234,10 +241,13 @@ def answer_of(line: bytes) -> tuple[str, str | None]:
         raise ValueError(f"the answer {err}") from None
 
 
-def _stop_all(children: dict[int, Child]) -> None:
-    for child in list(children.values()):
-        child.stop()
-    children.clear()
+def stop_all(children: Sequence[Child], grace_s: float = STOP_GRACE_S) -> None:
+    """Close every process's stdin at once, give them ``grace_s`` together to exit, then kill what is left."""
+    for child in children:
+        child.finish()
+    deadline = time.monotonic() + grace_s
+    for child in children:
+        child.stop(deadline)
 
 
 class ExecResponder:
@@ -254,7 +264,7 @@ class ExecResponder:
         self.redact = Redactor.of(header_secrets(secrets))
         self._children: dict[int, Child] = {}
         self._lock = threading.Lock()
-        self._finalizer = weakref.finalize(self, _stop_all, self._children)
+        weakref.finalize(self, lambda c: stop_all(list(c.values())), self._children)   # at exit, or if dropped
 
     @property
     def model(self) -> str:
@@ -331,8 +341,7 @@ class ExecResponder:
         with self._lock:
             children = list(self._children.values())
             self._children.clear()
-        for child in children:
-            child.stop()
+        stop_all(children)
 
 
 def _stderr(child: Child) -> str:

@@ -580,13 +580,13 @@ def test_exec_provider_records_every_failure_then_resumes_replays_and_goes_stale
     monkeypatch.setenv("EXEC_SECRET", EXEC_SECRET)
     monkeypatch.setenv("EXEC_PLAN", json.dumps({"T001/2": "silent", "T002/1": "crash", "T002/2": "garbage",
                                                 "drill/1": "exit0", "drill/2": "secret"}))
-    exec_params(work, mode="live", timeout_s=1, retries=0, concurrency=2)
+    exec_params(work, mode="live", timeout_s=3, retries=0, concurrency=2)   # 3 s: a process's start on a busy machine
     assert run() == 1                                             # the failed runs are recorded, the stage exits 1
     out = capsys.readouterr()
     rec = load_recording(work / "build/live/p.jsonl")
     assert [(x.case, x.run) for x in rec] == [(i, r) for i in ("T001", "T002", "drill") for r in (1, 2)]
     errors = {(x.case, x.run): x.error for x in rec if x.error}
-    assert errors == {("T001", 2): "after 1 attempt(s): timed out after 1 s (the process was killed)",
+    assert errors == {("T001", 2): "after 1 attempt(s): timed out after 3 s (the process was killed)",
                       ("T002", 1): "after 1 attempt(s): the process exited with status 3 before answering; "
                                    "stderr: boom",
                       ("T002", 2): "after 1 attempt(s): malformed response: not a JSON line (Expecting value): "
