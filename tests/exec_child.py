@@ -39,51 +39,56 @@ def answer(req):
             "imageNotes": f"{req['id']} {os.getpid()} {len(req['images'])}"}
 
 
-for line in sys.stdin:
-    req = json.loads(line)
-    what = PLAN.get(f"{req['id']}/{req['run']}") or (req["id"] if req["id"] in BEHAVIOURS else "ok")
-    if what == "ok":
-        send({"answer": answer(req), "version": "tiny 1.0"})
-    elif what == "echo":
-        send({"answer": {k: v for k, v in req.items() if k != "images"} | {"images": len(req["images"]),
-                                                                         "pid": os.getpid()},
-              "version": "tiny 1.0"})
-    elif what == "env":
-        send({"answer": {"env": sorted(os.environ)}})
-    elif what == "crash":
-        sys.stderr.write("boom\n")
-        sys.stderr.flush()
-        os._exit(3)
-    elif what == "exit0":
-        sys.exit(0)
-    elif what == "garbage":
-        print("Loading model weights... done", flush=True)
-    elif what == "silent":
-        time.sleep(60)
-    elif what == "flood":
-        chunk = "x" * 1023 + "\n"
-        for _ in range(8 * 1024):
-            sys.stderr.write(chunk)
-        sys.stderr.write("flood done\n")
-        sys.stderr.flush()
-        send({"answer": answer(req)})
-    elif what == "secret":
-        s = os.environ["EXEC_SECRET"]
-        send({"answer": {"note": f"token {s} word {s.split()[-1]}"}, "version": f"v {s}"})
-    elif what == "secret-error":
-        sys.stderr.write(f"using {os.environ['EXEC_SECRET']}\n")
-        sys.stderr.flush()
-        send({"error": {"message": f"refused {os.environ['EXEC_SECRET']}", "transient": False}})
-    elif what == "fatal":
-        send({"error": {"message": "no nameplate", "transient": False}})
-    elif what == "transient":
-        seen["transient"] += 1
-        if seen["transient"] == 1:
-            send({"error": {"message": "busy", "transient": True}})
-        else:
-            send({"answer": "fine"})
-    elif what == "twolines":
-        sys.stdout.write(json.dumps({"answer": "one"}) + "\n" + json.dumps({"answer": "two"}) + "\n")
-        sys.stdout.flush()
-    elif what == "huge":
-        send({"answer": "y" * 3000})
+def main():
+    for line in sys.stdin:
+        req = json.loads(line)
+        what = PLAN.get(f"{req['id']}/{req['run']}") or (req["id"] if req["id"] in BEHAVIOURS else "ok")
+        if what == "ok":
+            send({"answer": answer(req), "version": "tiny 1.0"})
+        elif what == "echo":
+            send({"answer": {k: v for k, v in req.items() if k != "images"} | {"images": len(req["images"]),
+                                                                             "pid": os.getpid()},
+                  "version": "tiny 1.0"})
+        elif what == "env":
+            send({"answer": {"env": sorted(os.environ)}})
+        elif what == "crash":
+            sys.stderr.write("boom\n")
+            sys.stderr.flush()
+            os._exit(3)
+        elif what == "exit0":
+            sys.exit(0)
+        elif what == "garbage":
+            print("Loading model weights... done", flush=True)
+        elif what == "silent":
+            time.sleep(60)
+        elif what == "flood":
+            chunk = "x" * 1023 + "\n"
+            for _ in range(8 * 1024):
+                sys.stderr.write(chunk)
+            sys.stderr.write("flood done\n")
+            sys.stderr.flush()
+            send({"answer": answer(req)})
+        elif what == "secret":
+            s = os.environ["EXEC_SECRET"]
+            send({"answer": {"note": f"token {s} word {s.split()[-1]}"}, "version": f"v {s}"})
+        elif what == "secret-error":
+            sys.stderr.write(f"using {os.environ['EXEC_SECRET']}\n")
+            sys.stderr.flush()
+            send({"error": {"message": f"refused {os.environ['EXEC_SECRET']}", "transient": False}})
+        elif what == "fatal":
+            send({"error": {"message": "no nameplate", "transient": False}})
+        elif what == "transient":
+            seen["transient"] += 1
+            if seen["transient"] == 1:
+                send({"error": {"message": "busy", "transient": True}})
+            else:
+                send({"answer": "fine"})
+        elif what == "twolines":
+            sys.stdout.write(json.dumps({"answer": "one"}) + "\n" + json.dumps({"answer": "two"}) + "\n")
+            sys.stdout.flush()
+        elif what == "huge":
+            send({"answer": "y" * 3000})
+
+
+if __name__ == "__main__":
+    main()

@@ -24,8 +24,9 @@ then killed with its process group.
   deadline: what the ``python`` provider's ``context`` holds);
 * the process writes one JSON line on its stdout: ``{"answer": <object or string>, "version":
   "<the code's version>"}`` (``version`` optional; an object answer is recorded as its JSON text,
-  a string as is) or ``{"error": {"message": "...", "transient": true | false}}`` (a transient
-  error is retried like a 5xx, with ``retries`` and ``backoff_s``; the process is kept).
+  a string as is) or ``{"error": {"message": "...", "transient": true | false}}`` (the message
+  recorded, cut at 2,000 characters; a transient error is retried like a 5xx, with ``retries`` and
+  ``backoff_s``; the process is kept).
   Logs go to stderr: stdout is the protocol's.
 
 **Every failure is a recorded failed call**, never a traceback, and the other runs go on:
@@ -74,7 +75,7 @@ from candor_eval.lots.client import MAX_BODY, CallError, Policy, Retryable, with
 from candor_eval.lots.identity import Identity, code_identity
 from candor_eval.lots.live import Reply, ReplyError
 from candor_eval.lots.params import ExecProvider, IdentifyParams
-from candor_eval.lots.production import result_text
+from candor_eval.lots.production import MESSAGE_EXCERPT, result_text
 from candor_eval.lots.redact import Redactor
 from candor_eval.lots.route import header_secrets, read_secret, request_body
 
@@ -229,9 +230,11 @@ def answer_of(line: bytes) -> tuple[str, str | None]:
         if not isinstance(failure, dict) or not isinstance(failure.get("message"), str) \
                 or not isinstance(failure.get("transient", False), bool):
             raise ValueError('error must be {"message": "<text>", "transient": true | false}')
+        message = failure["message"]
+        message = message if len(message) <= MESSAGE_EXCERPT else message[:MESSAGE_EXCERPT] + " ..."
         if failure.get("transient", False):
-            raise Retryable(failure["message"])
-        raise CallError(failure["message"])
+            raise Retryable(message)
+        raise CallError(message)
     version = obj.get("version")
     if version is not None and not isinstance(version, str):
         raise ValueError(f"version must be a string, got {type(version).__name__}")

@@ -192,6 +192,9 @@ def test_answer_and_error_lines():
         answer_of(b'{"error": {"message": "busy", "transient": true}}')
     with pytest.raises(CallError, match="gone"):
         answer_of(b'{"error": {"message": "gone"}}')
+    with pytest.raises(CallError) as err:
+        answer_of(json.dumps({"error": {"message": "z" * 5000}}).encode())
+    assert str(err.value) == "z" * 2000 + " ..."
 
 
 def test_the_declared_environment_only_and_the_program_found_on_path(make, monkeypatch):
