@@ -161,7 +161,9 @@ def previous_sections(text: str) -> tuple[dict[str, str], str]:
 
 def write_results(results: dict, path: Path) -> None:
     """Write ``RESULTS.md``: the sections of this run; a section this run did not measure (``--only``)
-    keeps its figures from the earlier file, marked with the run they came from."""
+    keeps its figures from the earlier file, marked with the run they came from; a numbered section no
+    bench of ``run.py`` writes (``## 6.``, from ``bench/exec_overhead.py``, dated in its own text) is kept
+    as it is."""
     m = results["machine"]
     old, old_run = previous_sections(path.read_text()) if path.is_file() else ({}, "")
     lines = ["# candor benchmarks (latest run)", "",
@@ -180,6 +182,10 @@ def write_results(results: dict, path: Path) -> None:
                 kept = f"\n(kept from the run of {old_run}: not rerun since)\n" + kept
             kept = "\n\n" + kept.lstrip("\n")
             lines += [body[0] + kept.rstrip(), ""]
+    measured = {heading for _, heading, _ in SECTIONS}
+    for heading, text in old.items():           # a section of a bench of its own (## 6.), edited by hand: as it is
+        if heading[3:4].isdigit() and heading not in measured:
+            lines += [text, ""]
     notes = path.parent / "NOTES.md"
     if notes.is_file():
         lines += [notes.read_text().rstrip(), ""]

@@ -99,3 +99,14 @@ def test_ap_report_and_sections_kept_from_an_earlier_run(tmp_path):
     assert ("## 1. Scoring\n\n(kept from the run of date: 2025-01-01 command: `python bench/run.py`: "
             "not rerun since)") in text
     assert "old scaling" in text and text.index("## 1. ") < text.index("## 1b. ") < text.index("## 2. ")
+
+
+def test_a_section_of_a_bench_of_its_own_is_kept_as_it_is(tmp_path):
+    head = {"machine": {"cpu": "cpu", "cores": 2, "os": "os", "python": "3.11"}, "repeats": 3}
+    path = tmp_path / "R.md"
+    path.write_text("# old\n\n- date: 2025-01-01\n\n## 2. Scaling\n\nold scaling\n\n## 6. Exec overhead\n\n"
+                    "(run of 2025-02-02)\n\n| a |\n\n## How the figures are taken\n\nnotes\n")
+    report.write_results({**head, "date": "2026-01-01", "command": "c"}, path)
+    text = path.read_text()
+    assert "## 6. Exec overhead\n\n(run of 2025-02-02)\n\n| a |\n" in text and "kept from the run of" in text
+    assert "## How the figures" not in text                     # NOTES.md's, not the old file's

@@ -3,8 +3,9 @@
 A **responder** answers one (lot or case, run) from its images: the OpenAI-compatible chat
 endpoint (:class:`ChatResponder`, :mod:`candor_eval.lots.chat`), a local model
 (:class:`candor_eval.lots.ocr.OcrResponder`), the production code's Python entry point
-(:class:`candor_eval.lots.production.PythonResponder`) or the app's HTTP route
-(:class:`candor_eval.lots.route.RouteResponder`). It names the ``provider`` and ``model`` recorded
+(:class:`candor_eval.lots.production.PythonResponder`), the app's HTTP route
+(:class:`candor_eval.lots.route.RouteResponder`) or its process (:class:`candor_eval.lots.child.ExecResponder`).
+It names the ``provider`` and ``model`` recorded
 with every line (and the ``endpoint`` called, redacted, or None), checks and loads a lot's
 images (:meth:`Responder.load`) and replies with the raw text (:meth:`Responder.reply`, given
 the rendered prompt and the :func:`call_context`; a production responder ignores the prompt),
@@ -285,11 +286,17 @@ def run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: Gallery,
     run to ``record`` (then putting it in (id, run) order) under :func:`hold`; every wanted line in (id, run)
     order. ``template`` is the prompt (None for a production responder, which builds its own);
     ``default_library`` the categories suggested where a case brings none (:func:`call_context`); ``redact``
-    every secret of the run, applied to each text logged or recorded (:func:`redacted_line`)."""
+    every secret of the run, applied to each text logged or recorded (:func:`redacted_line`). A responder
+    holding processes (:class:`candor_eval.lots.child.ExecResponder`) has a ``close()``, called when the run
+    ends, however it ends."""
     with hold(record):
-        return _run_live(golden, ids=ids, runs=runs, gallery=gallery, pause_s=pause_s, template=template, sha=sha,
-                         record=record, responder=responder, default_library=default_library,
-                         concurrency=concurrency, redact=redact)
+        try:
+            return _run_live(golden, ids=ids, runs=runs, gallery=gallery, pause_s=pause_s, template=template,
+                             sha=sha, record=record, responder=responder, default_library=default_library,
+                             concurrency=concurrency, redact=redact)
+        finally:
+            if (close := getattr(responder, "close", None)) is not None:
+                close()                    # the exec provider's processes, however the run ended
 
 
 def _run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: Gallery, pause_s: float, template: str | None,

@@ -63,20 +63,43 @@ class HttpProvider(BaseModel):
         return self
 
 
+class ExecProvider(BaseModel):
+    """``{exec: [program, arg, ...], env: [NAME, ...], secrets: [NAME, ...]}``: the production code as a
+    long-lived child process speaking JSON lines (:mod:`candor_eval.lots.child`). ``exec`` is an argv list,
+    never a shell string (no shell runs it); ``env`` names the variables passed on as they are, ``secrets``
+    those passed on and redacted from everything the run writes (checked like an http provider's header
+    values); nothing else of candor's environment reaches the child."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    exec: list[Annotated[str, Field(min_length=1, pattern=r"^[^\x00]*$")]] = Field(min_length=1)
+    env: list[Annotated[str, Field(pattern=ENV_NAME)]] = Field(default_factory=list)
+    secrets: list[Annotated[str, Field(pattern=ENV_NAME)]] = Field(default_factory=list)
+
+    @field_validator("exec", mode="before")
+    @classmethod
+    def _argv(cls, v: object) -> object:
+        if isinstance(v, str):
+            raise ValueError("exec is an argv list ([program, arg, ...]), never a shell string")
+        return v
+
+
 def _provider_kind(v: Any) -> str | None:
     if isinstance(v, str):
         return "name"
     if isinstance(v, dict):
-        return "python" if "python" in v else "http" if "http" in v else None
-    return "python" if isinstance(v, PythonProvider) else "http" if isinstance(v, HttpProvider) else None
+        return next((k for k in ("python", "http", "exec") if k in v), None)
+    kinds: dict[type, str] = {PythonProvider: "python", HttpProvider: "http", ExecProvider: "exec"}
+    return kinds.get(type(v))
 
 
 Provider = Annotated[
     Annotated[Literal["openai-compatible", "local-ocr"], Tag("name")]
-    | Annotated[PythonProvider, Tag("python")] | Annotated[HttpProvider, Tag("http")],
+    | Annotated[PythonProvider, Tag("python")] | Annotated[HttpProvider, Tag("http")]
+    | Annotated[ExecProvider, Tag("exec")],
     Discriminator(_provider_kind, custom_error_type="provider",
-                  custom_error_message="a provider is openai-compatible, local-ocr, {python: \"pkg.mod:fn\"} "
-                                       "or {http: URL}")]
+                  custom_error_message="a provider is openai-compatible, local-ocr, {python: \"pkg.mod:fn\"}, "
+                                       "{http: URL} or {exec: [program, arg, ...]}")]
 
 
 class IdentifyParams(BaseModel):
@@ -149,18 +172,18 @@ class IdentifyParams(BaseModel):
             extra = sorted(set(self.sources) - set(self.candidates))
             raise ValueError("sources must name every candidate and nothing else (dvc.yaml's identify stage "
                              f"iterates over it): missing {missing or 'none'}, not a candidate {extra or 'none'}")
-        if routes := [c for c in self.candidates
-                      if isinstance(self.provider(c), HttpProvider) and c not in self.sources]:
-            raise ValueError(f"sources: the http candidate(s) {', '.join(routes)} need a source (the route's code in "
-                             "this repository, or a file that pins the version benchmarked): nothing else "
-                             "identifies their answers offline")
+        for kind, cls in (("http", HttpProvider), ("exec", ExecProvider)):
+            if routes := [c for c in self.candidates if isinstance(self.provider(c), cls) and c not in self.sources]:
+                raise ValueError(f"sources: the {kind} candidate(s) {', '.join(routes)} need a source (the code in "
+                                 "this repository, or a file that pins the version benchmarked): nothing else "
+                                 "identifies their answers offline")
         for name, path in self.sources.items():
             if (why := source_problem(path)) is not None:
                 raise ValueError(f"sources.{name}: {why}; a path relative to the project's folder (that of its "
                                  "dvc.yaml), inside the repository")
         return self
 
-    def provider(self, candidate: str) -> str | PythonProvider | HttpProvider:
+    def provider(self, candidate: str) -> str | PythonProvider | HttpProvider | ExecProvider:
         """The live-mode provider of ``candidate``."""
         return self.providers.get(candidate, "openai-compatible")
 

@@ -7,6 +7,8 @@ responder (:mod:`candor_eval.lots.live`):
   imported now; the key of ``api_key_env``, when set, is redacted from what it returns);
 * ``{http: URL, ...}``: :class:`candor_eval.lots.route.RouteResponder` (header values from the
   environment, throttled by ``max_calls_per_minute``);
+* ``{exec: [program, arg, ...], ...}``: :class:`candor_eval.lots.child.ExecResponder` (the program found on
+  ``PATH``, the declared variables and secrets from the environment);
 * ``local-ocr``: :class:`candor_eval.lots.ocr.OcrResponder` with the given reading rules;
 * ``openai-compatible`` (every unlisted candidate): :class:`candor_eval.lots.live.ChatResponder` with
   the key of ``api_key_env`` (a missing, short or CR/LF-tainted key is an InputError naming the
@@ -19,11 +21,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from candor_eval.lots.chat import ChatConfig, read_api_key
+from candor_eval.lots.child import exec_responder
 from candor_eval.lots.client import Policy
 from candor_eval.lots.live import ChatResponder, Responder
 from candor_eval.lots.ocr import OcrResponder
 from candor_eval.lots.ocr_reading import ReadingRules
-from candor_eval.lots.params import HttpProvider, IdentifyParams, PythonProvider
+from candor_eval.lots.params import ExecProvider, HttpProvider, IdentifyParams, PythonProvider
 from candor_eval.lots.production import PythonResponder, load_entry_point
 from candor_eval.lots.ratelimit import RateLimiter
 from candor_eval.lots.redact import Redactor, url_secrets
@@ -44,6 +47,9 @@ def live_responder(params: IdentifyParams, candidate: str, *, env: Mapping[str, 
     if isinstance(provider, HttpProvider):
         headers = read_headers(provider, env, where=f"identify.providers.{candidate}")
         return RouteResponder(spec=provider, headers=headers, policy=policy, throttle=limiter.wait)
+    if isinstance(provider, ExecProvider):
+        return exec_responder(provider, environ=env, policy=policy,
+                              where=f"{params_file}:identify.providers.{candidate}")
     if provider == "local-ocr":
         assert reading is not None, "a local reader needs its reading rules"
         return OcrResponder(reading)
@@ -54,10 +60,13 @@ def live_responder(params: IdentifyParams, candidate: str, *, env: Mapping[str, 
 
 def run_secrets(params: IdentifyParams, candidate: str, env: Mapping[str, str]) -> Redactor:
     """Every secret a live run of ``candidate`` can know: the key, the base URL's and a route URL's query
-    values, a route's header values (the values in ``env`` of the variables the params name)."""
+    values, a route's header values, an exec provider's secrets (the values in ``env`` of the variables the
+    params name)."""
     provider = params.provider(candidate)
     values = [env.get(params.api_key_env, ""), *url_secrets(params.base_url)]
     if isinstance(provider, HttpProvider):
         headers = [env.get(v, "") for v in provider.headers.values()]
         values += [*url_secrets(provider.http), *header_secrets(headers)]
+    if isinstance(provider, ExecProvider):
+        values += header_secrets([env.get(v, "") for v in provider.secrets])
     return Redactor.of(values)

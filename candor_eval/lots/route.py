@@ -48,18 +48,22 @@ from candor_eval.lots.redact import MIN_SECRET, Redactor, url_secrets
 def read_headers(spec: HttpProvider, environ: Mapping[str, str], *, where: str) -> dict[str, str]:
     """The declared request headers with their values from ``environ``; InputError naming the variable (never
     the value) when one is unset, holds a control character or is too short to redact."""
-    out = {}
-    for name, variable in spec.headers.items():
-        value = environ.get(variable, "")
-        if not value:
-            raise fail("environment", f"variable {variable} ({where}.headers.{name}) is not set",
-                       expected=f"export {variable}=<the header's value>")
-        if not all(0x20 <= ord(c) <= 0x7E for c in value) or len(value.strip()) < MIN_SECRET:
-            raise fail("environment", f"variable {variable} ({where}.headers.{name}) holds a control or "
-                       f"non-ASCII character or is shorter than {MIN_SECRET} characters",
-                       expected="visible ASCII (the value is not shown)")
-        out[name] = value
-    return out
+    return {name: read_secret(variable, environ, where=f"{where}.headers.{name}", what="the header's value")
+            for name, variable in spec.headers.items()}
+
+
+def read_secret(variable: str, environ: Mapping[str, str], *, where: str, what: str) -> str:
+    """The value of ``variable`` in ``environ`` (a secret: a header value, an exec provider's secret);
+    InputError naming the variable and ``where`` (never the value) when it is unset, holds a control or
+    non-ASCII character or is too short to redact (:data:`candor_eval.lots.redact.MIN_SECRET`)."""
+    value = environ.get(variable, "")
+    if not value:
+        raise fail("environment", f"variable {variable} ({where}) is not set", expected=f"export {variable}=<{what}>")
+    if not all(0x20 <= ord(c) <= 0x7E for c in value) or len(value.strip()) < MIN_SECRET:
+        raise fail("environment", f"variable {variable} ({where}) holds a control or "
+                   f"non-ASCII character or is shorter than {MIN_SECRET} characters",
+                   expected="visible ASCII (the value is not shown)")
+    return value
 
 
 def header_secrets(values: Iterable[str]) -> list[str]:

@@ -14,8 +14,9 @@ replay mode, its recording ``<lots>/recordings/<candidate>.jsonl``
 Params (``identify`` in params.yaml, :class:`candor_eval.lots.params.IdentifyParams`): ``mode``
 replay|live, ``runs`` per lot or case, ``gallery`` first|all (one photo or the whole
 gallery per lot), ``providers`` (candidate -> ``local-ocr``, ``{python: "pkg.mod:fn"}``
-(:mod:`candor_eval.lots.production`) or ``{http: URL, ...}`` (:mod:`candor_eval.lots.route`): the
-production code itself; unlisted candidates are ``openai-compatible``), ``sources``, ``pause_s``
+(:mod:`candor_eval.lots.production`), ``{http: URL, ...}`` (:mod:`candor_eval.lots.route`) or
+``{exec: [program, arg, ...], ...}`` (:mod:`candor_eval.lots.child`): the production code itself;
+unlisted candidates are ``openai-compatible``), ``sources``, ``pause_s``
 between remote calls (per thread), ``timeout_s`` (whole-call deadline per attempt),
 ``retries``, ``backoff_s``, ``concurrency`` (threads) and ``max_calls_per_minute``
 (null: unlimited), ``base_url`` (OpenAI-compatible, e.g. https://api.openai.com/v1), ``model``
@@ -40,7 +41,8 @@ categories suggested where a case brings none). Each word list not given as a fl
   calls the endpoint (a missing, short or CR/LF-tainted key exits 2 naming the variable,
   never showing the value); ``local-ocr`` runs
   RapidOCR on this machine (:mod:`candor_eval.lots.ocr`; no key, no network, no pause); ``python``
-  calls the production callable, ``http`` the app's route. One live run per recording at a
+  calls the production callable, ``http`` the app's route, ``exec`` the code's own long-lived
+  process (JSON lines on its stdin and stdout). One live run per recording at a
   time (a second exits 2 naming the holder). A failed
   run is recorded with the provider's error verbatim and the other runs are kept; the
   stage exits 1 at the end when any run failed. Copy the live recording to
@@ -72,12 +74,13 @@ from candor_eval.common.params import section
 from candor_eval.common.tables import read_text
 from candor_eval.lots.answers import Answer, normalise_line, write_answers
 from candor_eval.lots.by_hand import check_by_hand, throwaway_report
+from candor_eval.lots.child import exec_identity
 from candor_eval.lots.field_scoring import field_scores
 from candor_eval.lots.fields import format_case_table
 from candor_eval.lots.golden import Golden, load_golden
 from candor_eval.lots.identity import Identity, candidate_identity
 from candor_eval.lots.live import redacted_exceptions, redacted_logs, run_live
-from candor_eval.lots.params import IdentifyParams
+from candor_eval.lots.params import ExecProvider, IdentifyParams
 from candor_eval.lots.recording import RecordLine, load_recording
 from candor_eval.lots.redact import Redactor, redacted_error
 from candor_eval.lots.replay import check_replay, select_ids
@@ -171,8 +174,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     check_by_hand(cases=args.case, runs=args.runs, label=args.label, out=args.out, root=Path.cwd())
     mode, runs, label = args.mode or params.mode, args.runs or params.runs, args.label or args.candidate
     golden = load_golden(args.lots)
-    cand = candidate_identity(params, args.candidate, lots=Path(args.lots),
-                              makes_file=vocabulary(args.makes, "makes.yaml", lots=args.lots), params_file=args.params)
+    if isinstance(params.provider(args.candidate), ExecProvider):
+        cand = exec_identity(params, args.candidate, params_file=args.params)
+    else:
+        cand = candidate_identity(params, args.candidate, lots=Path(args.lots),
+                                  makes_file=vocabulary(args.makes, "makes.yaml", lots=args.lots),
+                                  params_file=args.params)
     ids = select_ids(golden, args.case)
     redact = run_secrets(params, args.candidate, os.environ)
     try:

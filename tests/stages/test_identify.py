@@ -6,7 +6,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -587,3 +589,79 @@ def test_the_rerecord_hint_of_a_default_run_has_no_extra_flag(work: Path, capsys
     assert run() == 2
     assert hint_argv(capsys.readouterr().err, stage="identify") == [
         "--candidate", "p", "--mode", "live", "--record", f"build/live/p-{sha(work)[:8]}.jsonl"]
+
+
+# ------------------------------------------------------------------ the exec provider through the stage
+
+EXEC_SECRET = "tok-EXEC-STAGE-SENTINEL-5150"
+
+
+def exec_params(work: Path, **kw) -> None:
+    """An exec candidate ``p``: tests/exec_child.py copied to ``prodcode/`` (its source), the plan and the secret
+    declared."""
+    (work / "prodcode").mkdir(exist_ok=True)
+    if not (work / "prodcode/analyze.py").exists():
+        shutil.copy(TESTS / "exec_child.py", work / "prodcode/analyze.py")
+    provider = {"exec": [sys.executable, "prodcode/analyze.py"], "env": ["EXEC_PLAN"], "secrets": ["EXEC_SECRET"]}
+    write_params(work, providers={"p": provider}, sources={"p": "prodcode"}, **kw)
+
+
+def test_exec_provider_records_every_failure_then_resumes_replays_and_goes_stale(work: Path, monkeypatch, capsys,
+                                                                                caplog, tmp_path):
+    (work / "data/lots/prompts/p.txt").unlink()                  # an exec candidate needs no prompt
+    monkeypatch.setenv("EXEC_SECRET", EXEC_SECRET)
+    monkeypatch.setenv("EXEC_PLAN", json.dumps({"T001/2": "silent", "T002/1": "crash", "T002/2": "garbage",
+                                                "drill/1": "exit0", "drill/2": "secret"}))
+    exec_params(work, mode="live", timeout_s=3, retries=0, concurrency=2)   # 3 s: a process's start on a busy machine
+    assert run() == 1                                             # the failed runs are recorded, the stage exits 1
+    out = capsys.readouterr()
+    rec = load_recording(work / "build/live/p.jsonl")
+    assert [(x.case, x.run) for x in rec] == [(i, r) for i in ("T001", "T002", "drill") for r in (1, 2)]
+    errors = {(x.case, x.run): x.error for x in rec if x.error}
+    assert errors == {("T001", 2): "after 1 attempt(s): timed out after 3 s (the process was killed)",
+                      ("T002", 1): "after 1 attempt(s): the process exited with status 3 before answering; "
+                                   "stderr: boom",
+                      ("T002", 2): "after 1 attempt(s): malformed response: not a JSON line (Expecting value): "
+                                   "'Loading model weights... done'",
+                      ("drill", 1): "after 1 attempt(s): the process exited with status 0 before answering"}
+    t1 = next(x for x in rec if (x.case, x.run) == ("T001", 1))
+    assert (t1.provider, t1.model, t1.version) == ("exec", f"{sys.executable} prodcode/analyze.py", "tiny 1.0")
+    assert t1.parsed["imageNotes"].split()[2] == "2"              # the whole gallery
+    pid = int(t1.parsed["imageNotes"].split()[1])
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)                                           # stopped when the run ended
+    assert "Traceback" not in out.err and "boom" not in out.out
+    assert EXEC_SECRET not in all_text(work, out.out, out.err, caplog.text)
+    assert "token *** word ***" in (work / "build/live/p.jsonl").read_text()
+    # resume: only the four failed pairs are asked again
+    monkeypatch.setenv("EXEC_PLAN", "{}")
+    assert run() == 0
+    again = load_recording(work / "build/live/p.jsonl")
+    assert all(x.error is None for x in again) and len(again) == 6
+    kept = {(x.case, x.run): x.to_json() for x in again}
+    assert all(kept[(x.case, x.run)] == x.to_json() for x in rec if not x.error)
+    # promote, replay (no process started), and a change to the source makes it stale
+    (work / "data/lots/recordings").mkdir(exist_ok=True)
+    shutil.copy(work / "build/live/p.jsonl", work / "data/lots/recordings/p.jsonl")
+    exec_params(work)
+    assert run() == 0
+    with open(work / "prodcode/analyze.py", "a") as fh:
+        fh.write("# one more line\n")
+    capsys.readouterr()
+    assert run() == 2 and "prodcode changed" in capsys.readouterr().err
+    # by hand
+    exec_params(work, mode="live", retries=0)
+    report = tmp_path / "bm.json"
+    assert run("--case", "dr*", "--runs", "1", "--label", "try", "--out", str(report)) == 0
+    doc = json.loads(report.read_text())
+    assert (doc["label"], doc["runs"], [a["case"] for a in doc["answers"]]) == ("try", 1, ["drill"])
+
+
+def test_exec_provider_program_not_found_exits_2_naming_the_key(work: Path, capsys):
+    (work / "prodcode").mkdir()
+    (work / "prodcode/a.mjs").write_text("")
+    write_params(work, mode="live", providers={"p": {"exec": ["no-such-program-xyz", "a.mjs"]}},
+                 sources={"p": "prodcode"})
+    assert run() == 2
+    err = capsys.readouterr().err
+    assert "identify.providers.p.exec[0]: program 'no-such-program-xyz' not found" in err and "Traceback" not in err
