@@ -50,7 +50,8 @@ error message, stderr included (:mod:`candor_eval.lots.redact`).
 
 The recorded ``provider`` is ``exec``, ``model`` the declared argv (shell-quoted), the
 ``version`` the one the process reported; the recording's identity is the SHA-256 of
-``identify.sources.<candidate>`` (required for an exec candidate, as for http: :func:`exec_identity`).
+``identify.sources.<candidate>`` (required for an exec candidate, as for http:
+:func:`candor_eval.lots.identity.candidate_identity`).
 """
 from __future__ import annotations
 
@@ -70,11 +71,9 @@ from typing import IO, Any
 
 from candor_eval.common.errors import fail
 from candor_eval.common.images import data_url
-from candor_eval.common.repository import outside_top, repository_top
 from candor_eval.lots.client import MAX_BODY, CallError, Policy, Retryable, with_retries
-from candor_eval.lots.identity import Identity, code_identity
 from candor_eval.lots.live import Reply, ReplyError
-from candor_eval.lots.params import ExecProvider, IdentifyParams
+from candor_eval.lots.params import ExecProvider
 from candor_eval.lots.production import MESSAGE_EXCERPT, result_text
 from candor_eval.lots.redact import Redactor
 from candor_eval.lots.route import header_secrets, read_secret, request_body
@@ -365,15 +364,3 @@ def exec_responder(spec: ExecProvider, *, environ: Mapping[str, str], policy: Po
     env = {name: environ[name] for name in spec.env if name in environ} | secrets
     return ExecResponder([program, *spec.exec[1:]], env=env, secrets=list(secrets.values()), policy=policy,
                          model=shlex.join(spec.exec))
-
-
-def exec_identity(params: IdentifyParams, candidate: str, *, params_file: str) -> Identity:
-    """An exec candidate's identity: the SHA-256 of its source ``identify.sources.<candidate>`` (which
-    :class:`candor_eval.lots.params.IdentifyParams` requires), inside the repository top: as for an http
-    candidate (:func:`candor_eval.lots.identity.candidate_identity`)."""
-    source = params.sources[candidate]
-    if (real := outside_top(source, folder=Path.cwd())) is not None:
-        raise fail(f"{params_file}:identify.sources.{candidate}", "leads out of the repository",
-                   expected=f"a file or folder inside {repository_top(Path.cwd()).as_posix()}",
-                   got=f"{source} -> {real.as_posix()}")
-    return code_identity(Path(source), where=f"{params_file}:identify.sources.{candidate}")

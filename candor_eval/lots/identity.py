@@ -34,7 +34,7 @@ from pathlib import Path
 from candor_eval.common.errors import fail
 from candor_eval.common.repository import first_outside, repository_top, shown_from
 from candor_eval.lots.ocr_reading import reader_sha256
-from candor_eval.lots.params import HttpProvider, IdentifyParams, PythonProvider
+from candor_eval.lots.params import ExecProvider, HttpProvider, IdentifyParams, PythonProvider
 from candor_eval.lots.production import on_import_path
 from candor_eval.lots.vocabulary import Makes, Source, read_vocabulary
 
@@ -126,9 +126,9 @@ def candidate_identity(params: IdentifyParams, candidate: str, *, lots: Path, ma
                    expected=f"a file or folder inside {repository_top(Path.cwd()).as_posix()}, and every file "
                             "below it (no symlink out)",
                    got=f"{entry.as_posix()} -> {real.as_posix()}")
-    if isinstance(provider, PythonProvider | HttpProvider):
+    if isinstance(provider, PythonProvider | HttpProvider | ExecProvider):
         if source is None:
-            assert isinstance(provider, PythonProvider)     # an http provider has a source: IdentifyParams
+            assert isinstance(provider, PythonProvider)     # http and exec providers have a source: IdentifyParams
             on_import_path()
             code = module_file(provider.module, where=f"{params_file}:identify.providers.{candidate}.python")
         else:

@@ -74,13 +74,12 @@ from candor_eval.common.params import section
 from candor_eval.common.tables import read_text
 from candor_eval.lots.answers import Answer, normalise_line, write_answers
 from candor_eval.lots.by_hand import check_by_hand, throwaway_report
-from candor_eval.lots.child import exec_identity
 from candor_eval.lots.field_scoring import field_scores
 from candor_eval.lots.fields import format_case_table
 from candor_eval.lots.golden import Golden, load_golden
 from candor_eval.lots.identity import Identity, candidate_identity
 from candor_eval.lots.live import redacted_exceptions, redacted_logs, run_live
-from candor_eval.lots.params import ExecProvider, IdentifyParams
+from candor_eval.lots.params import IdentifyParams
 from candor_eval.lots.recording import RecordLine, load_recording
 from candor_eval.lots.redact import Redactor, redacted_error
 from candor_eval.lots.replay import check_replay, select_ids
@@ -174,12 +173,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     check_by_hand(cases=args.case, runs=args.runs, label=args.label, out=args.out, root=Path.cwd())
     mode, runs, label = args.mode or params.mode, args.runs or params.runs, args.label or args.candidate
     golden = load_golden(args.lots)
-    if isinstance(params.provider(args.candidate), ExecProvider):
-        cand = exec_identity(params, args.candidate, params_file=args.params)
-    else:
-        cand = candidate_identity(params, args.candidate, lots=Path(args.lots),
-                                  makes_file=vocabulary(args.makes, "makes.yaml", lots=args.lots),
-                                  params_file=args.params)
+    cand = candidate_identity(params, args.candidate, lots=Path(args.lots),
+                              makes_file=vocabulary(args.makes, "makes.yaml", lots=args.lots), params_file=args.params)
     ids = select_ids(golden, args.case)
     redact = run_secrets(params, args.candidate, os.environ)
     try:

@@ -181,3 +181,14 @@ def test_a_source_folder_holding_a_symlink_out_of_the_repository_is_refused(tmp_
     with pytest.raises(InputError, match=r"sources\.py: leads out of the repository \(expected") as err:
         ident("linked.py")
     assert "got 'linked.py -> " in err.value.message
+
+
+def test_an_exec_candidate_is_its_source_code_folder_included(tmp_path, monkeypatch):
+    """An exec candidate's identity is its source's, like an http one's: a folder is its listing's SHA-256."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "webapp").mkdir()
+    (tmp_path / "webapp/analyze.mjs").write_text("console.log(1)\n")
+    params = IdentifyParams(candidates=["w"], providers={"w": {"exec": ["node", "webapp/analyze.mjs"]}},
+                            sources={"w": "webapp"})
+    got = candidate_identity(params, "w", lots=tmp_path, makes_file=tmp_path / "none.yaml", params_file="p.yaml")
+    assert got == code_identity(Path("webapp"), where="p.yaml:identify.sources.w")
