@@ -24,6 +24,7 @@ import copy
 import difflib
 import functools
 import math
+import re
 from collections.abc import Hashable, Iterable
 from decimal import Decimal
 from pathlib import Path
@@ -103,6 +104,12 @@ class _CheckedLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+# YAML 1.2 floats PyYAML's 1.1 resolver reads as text (``1e3``, ``2E-4``: an exponent without a dot);
+# DVC reads params as YAML 1.2, so they are numbers here too (a strict number field would refuse text).
+_CheckedLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"), list("-+0123456789"))
+
+
 
 def non_finite(doc: Any) -> tuple[str, float] | None:
     """The dotted key path and value of the first non-finite number in ``doc`` (walked without
@@ -165,7 +172,7 @@ def validation_problems(err: ValidationError, where: str, model: type[BaseModel]
         loc = ".".join(str(x) for x in e["loc"])
         field = f"{where}.{loc}" if loc else where
         got = e.get("input")
-        what = e["msg"]
+        what = e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden" and e["loc"]:
             hint = nearest(e["loc"][-1], _fields_at(model, e["loc"][:-1]))
             what += f" ({hint})" if hint else ""

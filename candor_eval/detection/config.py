@@ -39,6 +39,7 @@ one home of the served values.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -288,6 +289,24 @@ class ClusterView(BaseModel):
     def detection_of(self, name: str) -> Literal["frame", "session"]:
         """The cluster of detection set ``name``."""
         return self.by_set.get(name, self.detection)
+
+    def check_sets(self, sets: Iterable[str], *, where: str) -> None:
+        """Every set of ``by_set`` is one of ``sets`` (``detector.sets``): a misspelled one would
+        cluster nothing without a word (an InputError naming ``where``, the params file, the key and
+        the known sets).
+
+        >>> ClusterView(by_set={"detectr": "session"}).check_sets(["detector"], where="p.yaml")
+        Traceback (most recent call last):
+        ...
+        candor_eval.common.errors.InputError: p.yaml:stats.cluster.by_set.detectr: not a set of detector.sets \
+(expected one of: detector, got 'detectr')
+        """
+        known = list(sets)
+        bad = [name for name in self.by_set if name not in known]
+        if bad:
+            raise InputError([Problem(f"{where}:stats.cluster.by_set.{name}", "not a set of detector.sets",
+                                      expected="one of: " + (", ".join(known) or "(no set)"), got=repr(name))
+                              for name in bad])
 
 
 class StatsClusterView(BaseModel):

@@ -67,6 +67,7 @@ def _run(args: argparse.Namespace) -> int:
 
     params = section(StatsParams, "stats", path=args.params)
     sets = section(DetectorParams, "detector", path=args.params).sets
+    params.cluster.check_sets(sets, where=args.params)
     lots = lots_reference(params, section(IdentifyParams, "identify", path=args.params).candidates,
                           where=args.params)
     metrics = [Path(m) for m in args.metrics]

@@ -185,3 +185,11 @@ def test_numbers_take_yaml_numbers(key, value, expected):
 def test_numbers_refuse_bools_strings_and_fractional_counts(key, value, what):
     with pytest.raises(InputError, match=rf"^p.yaml:s.{key}: .*{what}"):
         validate(Numbers, {key: value}, where="p.yaml:s")
+
+
+def test_an_exponent_without_a_dot_is_a_number_as_in_yaml_1_2(tmp_path):
+    """PyYAML (YAML 1.1) reads ``1e3`` as text; DVC (YAML 1.2) as a number: the loader follows DVC,
+    and quoted text stays text."""
+    p = tmp_path / "p.yaml"
+    p.write_text('a: 1e3\nb: -2E-4\nc: "1e3"\nd: 1e\n', encoding="utf-8")
+    assert load_yaml(p) == {"a": 1000.0, "b": -0.0002, "c": "1e3", "d": "1e"}
