@@ -58,7 +58,7 @@ class Generate(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: Literal["big_png"]
+    kind: Literal["big_png", "big_text"]     # big_text: YOLO label lines, repeated to ``bytes``
     path: str
     bytes: int = Field(gt=0)
 
@@ -91,6 +91,7 @@ class Spec(BaseModel):
     serve: list[list[Any]] = Field(default_factory=list)   # a chat server's script (module docstring)
     symlink_out: list[str] = Field(default_factory=list)   # files moved out of the workspace, a symlink left
     unlisted: list[str] = Field(default_factory=list)      # files of files/ laid only after remanifest and fetch
+    symlink: dict[str, str] = Field(default_factory=dict)   # path -> what it is made a symlink to (/dev/zero)
     expect: Expect
     pending: str | None = None
 
@@ -135,7 +136,11 @@ def apply(ws: Path, name: str, spec: Spec) -> None:
             fh.write(bytes.fromhex(hexbytes))
     for g in spec.generate:
         p = ws / g.path
-        p.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * (g.bytes - 8))
+        if g.kind == "big_png":
+            p.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * (g.bytes - 8))
+        else:
+            line = b"0 0.5 0.5 0.1 0.1\n"
+            p.write_bytes((line * (g.bytes // len(line) + 1))[:g.bytes])
     if spec.card:
         card = yaml.safe_load((ws / "models/tiny.yaml").read_text())
         (ws / "models/tiny.yaml").write_text(yaml.safe_dump(card | spec.card, sort_keys=False))
@@ -156,6 +161,9 @@ def apply(ws: Path, name: str, spec: Spec) -> None:
         moved.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(ws / rel, moved)
         (ws / rel).symlink_to(moved)
+    for rel, target in spec.symlink.items():
+        (ws / rel).unlink(missing_ok=True)
+        (ws / rel).symlink_to(target)
     if spec.remanifest or spec.recard:   # the user did the bookkeeping: the fetch stage passes
         with chdir(ws):
             assert run_main(fetch.main, ["verify", "--data", "data", "--models", "models",

@@ -12,6 +12,7 @@ import pytest
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
+from candor_eval.common.errors import InputError
 from candor_eval.common.params import SECTIONS as KNOWN_SECTIONS
 from candor_eval.common.params import load_yaml, validate
 from candor_eval.detection.config import DetectorParams, MatchParams, ReinferenceParams, ThresholdsByModel
@@ -105,3 +106,36 @@ def test_params_yaml_is_in_the_form_dvc_exp_run_writes(tmp_path, override, chang
 
 def test_every_known_section_is_in_params_yaml():
     assert set(KNOWN_SECTIONS) == set(PARAMS)
+
+
+def numeric_leaves(doc: object, path: tuple = ()) -> list[tuple]:
+    """The key path (list items by index) of every number in ``doc``, bools excluded."""
+    if isinstance(doc, dict):
+        return [leaf for k, v in doc.items() for leaf in numeric_leaves(v, (*path, k))]
+    if isinstance(doc, list):
+        return [leaf for i, v in enumerate(doc) for leaf in numeric_leaves(v, (*path, i))]
+    return [path] if isinstance(doc, (int, float)) and not isinstance(doc, bool) else []
+
+
+NUMBERS = [(name, path) for name in sorted(SECTIONS) for path in numeric_leaves(PARAMS[name])]
+
+
+def test_the_committed_sections_hold_numbers_to_check():
+    assert {("detector", ("nms_iou",)), ("match", ("min_support",)), ("comps", ("shipping",)),
+            ("match", ("bands", 0)), ("identify", ("runs",))} <= set(NUMBERS)
+
+
+@pytest.mark.parametrize("name, path", NUMBERS, ids=lambda x: ".".join(map(str, x)) if isinstance(x, tuple) else x)
+@pytest.mark.parametrize("bad", [True, False, "text"])
+def test_every_number_of_every_section_is_strict(name, path, bad):
+    """``true`` is not 1 and a quoted number is not a number: each is an error naming the key."""
+    import copy
+
+    doc = copy.deepcopy(PARAMS[name])
+    node = doc
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = str(node[path[-1]]) if bad == "text" else bad
+    with pytest.raises(InputError) as err:
+        validate(SECTIONS[name], doc, where=f"params.yaml:{name}")
+    assert err.value.problems[0].where.startswith(f"params.yaml:{name}.{path[0]}")

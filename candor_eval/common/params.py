@@ -6,7 +6,10 @@ a BOM dropped) and ``safe_load``s it with three refusals, each an InputError nam
 and line: a key repeated in one mapping (DVC's own parser refuses it too; PyYAML would keep the
 last value), an anchor or alias (``&a`` / ``*a``: nothing here needs them, and nested aliases
 can expand to gigabytes), and a non-finite number anywhere (``.nan``, ``.inf``; named by its
-dotted key path: ``not (x < lo)`` is true for NaN, so it would pass range checks). A section is
+dotted key path: ``not (x < lo)`` is true for NaN, so it would pass range checks). Every number a
+section holds is strict (:data:`Number`, :data:`Integer`, :data:`Decimal_`; :func:`is_number`): YAML's
+``true`` is not 1 and the string ``"0.5"`` is not 0.5 (``nms_iou: true`` would otherwise turn NMS off
+without a word). A section is
 validated with a pydantic model
 (``extra='forbid'``, so a misspelled key is an error, not a silent default; the error suggests
 the nearest valid key); the error names the file and the dotted key path. candor reads only the
@@ -21,12 +24,14 @@ import copy
 import difflib
 import functools
 import math
+import re
 from collections.abc import Hashable, Iterable
+from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, Field, StrictFloat, StrictInt, ValidationError
 
 from candor_eval.common.errors import InputError, Problem, fail
 from candor_eval.common.tables import read_text
@@ -34,9 +39,34 @@ from candor_eval.common.urls import redact_urls
 
 M = TypeVar("M", bound=BaseModel)
 
+
+
+def is_number(value: object) -> bool:
+    """Whether ``value`` is a number as YAML writes one: an int, a float or a Decimal, never a bool
+    (``True`` is an int in Python) nor a string (``"0.5"``).
+
+    >>> [is_number(v) for v in (1, 0.5, Decimal("2"), True, "0.5", None)]
+    [True, True, True, False, False, False]
+    """
+    return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
+
+
+def _a_number(value: object) -> object:
+    if not is_number(value):
+        raise ValueError(f"must be a number, not {type(value).__name__} (true/false and quoted text are not numbers)")
+    return value
+
+
+# The numeric field types of every params model (a section, a model card): strict, so a bool or a
+# string is an error naming the key. ``Number`` takes ints too (``1`` is 1.0); ``Integer`` takes no
+# float (``3.0`` is refused); ``ExactDecimal`` is a Decimal from an int, a float or a Decimal.
+Number = Annotated[StrictFloat, BeforeValidator(_a_number)]
+Integer = Annotated[StrictInt, BeforeValidator(_a_number)]
+ExactDecimal = Annotated[Decimal, BeforeValidator(_a_number)]
+
 # A probability strictly between 0 and 1 (a confidence level, an alpha, a power, a discordance):
 # the one check, for params (a pydantic field type) and for argv (:func:`check_probability`).
-Probability = Annotated[float, Field(gt=0.0, lt=1.0, allow_inf_nan=False)]
+Probability = Annotated[Number, Field(gt=0.0, lt=1.0, allow_inf_nan=False)]
 
 DEFAULT_PARAMS = Path("params.yaml")
 
@@ -72,6 +102,12 @@ class _CheckedLoader(yaml.SafeLoader):
                 raise _Refused(f"key {key!r} repeated in one mapping", key_node.start_mark)
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
+
+
+# YAML 1.2 floats PyYAML's 1.1 resolver reads as text (``1e3``, ``2E-4``: an exponent without a dot);
+# DVC reads params as YAML 1.2, so they are numbers here too (a strict number field would refuse text).
+_CheckedLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"), list("-+0123456789"))
 
 
 
@@ -136,7 +172,7 @@ def validation_problems(err: ValidationError, where: str, model: type[BaseModel]
         loc = ".".join(str(x) for x in e["loc"])
         field = f"{where}.{loc}" if loc else where
         got = e.get("input")
-        what = e["msg"]
+        what = e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden" and e["loc"]:
             hint = nearest(e["loc"][-1], _fields_at(model, e["loc"][:-1]))
             what += f" ({hint})" if hint else ""

@@ -109,16 +109,24 @@ class Table:
     rows: tuple[tuple[int, dict[str, str]], ...]
 
 
-def read_text(path: str | os.PathLike[str], *, expected: str = "a UTF-8 text file") -> str:
+def read_text(path: str | os.PathLike[str], *, expected: str = "a UTF-8 text file",
+              max_bytes: int | None = None) -> str:
     """A file's text as UTF-8 (BOM dropped); a missing file, a folder, an unreadable file or another
-    encoding is an InputError naming the file (and the byte offset of the first bad byte)."""
-    return decode_text(read_bytes(path, expected=expected), where=str(path), expected=expected)
+    encoding is an InputError naming the file (and the byte offset of the first bad byte); with
+    ``max_bytes``, as :func:`read_bytes`."""
+    return decode_text(read_bytes(path, expected=expected, max_bytes=max_bytes), where=str(path), expected=expected)
 
 
-def read_bytes(path: str | os.PathLike[str], *, expected: str = "a file") -> bytes:
-    """A file's bytes; a missing file, a folder or an unreadable file is an InputError naming it."""
+def read_bytes(path: str | os.PathLike[str], *, expected: str = "a file", max_bytes: int | None = None) -> bytes:
+    """A file's bytes; a missing file, a folder or an unreadable file is an InputError naming it.
+
+    With ``max_bytes`` the file must also be a regular file (a symlink is followed: one to
+    ``/dev/zero``, a FIFO or a device is refused, never read) of at most ``max_bytes`` bytes, and no
+    more than that is ever read (a file that grows while read is refused too)."""
     p = Path(path)
     try:
+        if max_bytes is not None:
+            return _read_capped(p, max_bytes, expected=expected)
         return p.read_bytes()
     except FileNotFoundError:
         raise fail(str(p), "file not found", expected=expected) from None
@@ -126,6 +134,24 @@ def read_bytes(path: str | os.PathLike[str], *, expected: str = "a file") -> byt
         raise fail(str(p), "is a folder", expected=expected) from None
     except OSError as err:
         raise fail(str(p), f"not readable ({err.strerror or type(err).__name__})", expected=expected) from None
+
+
+def _read_capped(p: Path, max_bytes: int, *, expected: str) -> bytes:
+    """:func:`read_bytes` with a cap (its docstring); OSErrors go to the caller."""
+    import stat
+
+    fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))     # a FIFO would block an ordinary open
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fh.fileno()).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(str(p))
+        if not stat.S_ISREG(mode):
+            raise fail(str(p), "not a regular file (a device, a FIFO or a socket, or a symlink to one)",
+                       expected=expected)
+        raw = fh.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        raise fail(str(p), f"larger than {max_bytes} bytes", expected=expected)
+    return raw
 
 
 def decode_text(raw: bytes, *, where: str, expected: str = "UTF-8 text") -> str:

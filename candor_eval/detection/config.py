@@ -38,6 +38,7 @@ one home of the served values.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -46,7 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator, m
 
 from candor_eval.common.errors import InputError, Problem, fail
 from candor_eval.common.names import NAME  # a set or model name: the one rule of names
-from candor_eval.common.params import DEFAULT_PARAMS, Probability
+from candor_eval.common.params import DEFAULT_PARAMS, Integer, Number, Probability, is_number
 from candor_eval.common.unique import repeated
 from candor_eval.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 
@@ -59,8 +60,8 @@ class NmsOverride(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    nms_iou: float | None = Field(default=None, gt=0.0, le=1.0)
-    max_det: int | None = Field(default=None, ge=1)
+    nms_iou: Number | None = Field(default=None, gt=0.0, le=1.0)
+    max_det: Integer | None = Field(default=None, ge=1)
     nms_agnostic: bool | None = None
 
 
@@ -79,9 +80,9 @@ class DetectorParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     sets: dict[str, list[str]] = Field(default_factory=dict)
-    floor: float = Field(default=0.05, ge=0.0, le=1.0)
-    nms_iou: float = Field(default=0.5, gt=0.0, le=1.0)
-    max_det: int | None = Field(default=None, ge=1)
+    floor: Number = Field(default=0.05, ge=0.0, le=1.0)
+    nms_iou: Number = Field(default=0.5, gt=0.0, le=1.0)
+    max_det: Integer | None = Field(default=None, ge=1)
     nms_agnostic: bool = False
     nms_by_model: dict[str, NmsOverride] = Field(default_factory=dict)
     providers: list[str] = Field(default_factory=lambda: ["CPUExecutionProvider"], min_length=1)
@@ -137,10 +138,10 @@ class DetectorParams(BaseModel):
 class MatchParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    iou: float = Field(default=MATCH_IOU, gt=0.0, le=1.0)
-    min_support: int = Field(default=MIN_SUPPORT, ge=0)
+    iou: Number = Field(default=MATCH_IOU, gt=0.0, le=1.0)
+    min_support: Integer = Field(default=MIN_SUPPORT, ge=0)
     critical: list[str] = Field(default_factory=list)
-    bands: list[float] = Field(default_factory=lambda: list(BAND_EDGES))
+    bands: list[Number] = Field(default_factory=lambda: list(BAND_EDGES))
 
     @field_validator("critical")
     @classmethod
@@ -160,7 +161,7 @@ class MatchParams(BaseModel):
 class ReinferenceParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    box_px: float = Field(gt=0.0, allow_inf_nan=False)
+    box_px: Number = Field(gt=0.0, allow_inf_nan=False)
     score: Probability
 
 
@@ -186,7 +187,7 @@ def threshold_problems(mapping: dict[str, Any], *, known: tuple[str, ...] | list
             problems.append(Problem(f"{where}.{name}", "unknown class name", expected=f"default or one of: {valid}",
                                     got=repr(name)))
             continue
-        if not isinstance(value, (int, float)) or isinstance(value, bool):
+        if not is_number(value):
             problems.append(Problem(f"{where}.{name}", "not a number", got=repr(value)))
         elif not (floor <= value <= 1):            # NaN fails every comparison: refused too
             problems.append(Problem(f"{where}.{name}", "threshold outside [detector.floor, 1]",
@@ -287,6 +288,24 @@ class ClusterView(BaseModel):
     def detection_of(self, name: str) -> Literal["frame", "session"]:
         """The cluster of detection set ``name``."""
         return self.by_set.get(name, self.detection)
+
+    def check_sets(self, sets: Iterable[str], *, where: str) -> None:
+        """Every set of ``by_set`` is one of ``sets`` (``detector.sets``): a misspelled one would
+        cluster nothing without a word (an InputError naming ``where``, the params file, the key and
+        the known sets).
+
+        >>> ClusterView(by_set={"detectr": "session"}).check_sets(["detector"], where="p.yaml")
+        Traceback (most recent call last):
+        ...
+        candor_eval.common.errors.InputError: p.yaml:stats.cluster.by_set.detectr: not a set of detector.sets \
+(expected one of: detector, got 'detectr')
+        """
+        known = list(sets)
+        bad = [name for name in self.by_set if name not in known]
+        if bad:
+            raise InputError([Problem(f"{where}:stats.cluster.by_set.{name}", "not a set of detector.sets",
+                                      expected="one of: " + (", ".join(known) or "(no set)"), got=repr(name))
+                              for name in bad])
 
 
 class StatsClusterView(BaseModel):

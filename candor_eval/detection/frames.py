@@ -38,6 +38,7 @@ class FrameInfo:
     session: tuple[str, ...]
     zoom: tuple[str, ...]
     split: tuple[str, ...]
+    rows: tuple[int, ...] = ()      # each frame's row of frames.csv (empty: no frames.csv)
 
 
 def read_frames(path: Path) -> FrameInfo:
@@ -64,7 +65,34 @@ def read_frames(path: Path) -> FrameInfo:
         raise InputError(problems)
     order = sorted(rows)
     return FrameInfo(frames=tuple(order), session=tuple(rows[f][0] for f in order),
-                     zoom=tuple(rows[f][1] for f in order), split=tuple(rows[f][2] for f in order))
+                     zoom=tuple(rows[f][1] for f in order), split=tuple(rows[f][2] for f in order),
+                     rows=tuple(first[f] for f in order))
+
+
+def check_sessions_within_splits(info: FrameInfo, *, where: str) -> None:
+    """Every capture session lies in one split: a session with ``dev`` and ``test`` frames is the
+    leakage that clustering by session exists to expose (thresholds tuned on frames of the very
+    session the test frames come from), so it is an InputError naming the session and its rows
+    of ``frames.csv`` (``where``) per split. The empty session (no session given) is no session.
+
+    >>> info = FrameInfo(("a", "b", "c"), ("s1", "s1", "s2"), ("", "", ""), ("dev", "test", "test"), (2, 3, 4))
+    >>> check_sessions_within_splits(info, where="frames.csv")
+    Traceback (most recent call last):
+    ...
+    candor_eval.common.errors.InputError: frames.csv: session 's1' lies in two splits: dev row 2 (a); test row 3 (b)
+    hint: put every frame of a capture session in one split (frames.csv split column)
+    """
+    rows = info.rows or (None,) * len(info.frames)
+    by: dict[str, dict[str, list[str]]] = {}
+    for frame, session, split, row in zip(info.frames, info.session, info.split, rows):
+        if session:
+            by.setdefault(session, {}).setdefault(split, []).append(frame if row is None else f"row {row} ({frame})")
+    problems = [Problem(where, f"session {name!r} lies in two splits: "
+                               + "; ".join(f"{split} " + ", ".join(found[:5]) + (" ..." if len(found) > 5 else "")
+                                           for split, found in sorted(splits.items())))
+                for name, splits in sorted(by.items()) if len(splits) > 1]
+    if problems:
+        raise InputError(problems, hint="put every frame of a capture session in one split (frames.csv split column)")
 
 
 def read_files(data: Path) -> list[str]:

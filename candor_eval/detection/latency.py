@@ -31,6 +31,7 @@ import numpy as np
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field
 
+from candor_eval.common.params import Integer
 from candor_eval.detection.config import ServedNms
 from candor_eval.detection.inference.decode import decode
 from candor_eval.detection.inference.letterbox import Letterboxer, plan, to_original
@@ -48,7 +49,7 @@ class LatencyParams(BaseModel):
     """``latency`` section of params.yaml: ``warmup``, untimed calls before the timed ones."""
 
     model_config = ConfigDict(extra="forbid")
-    warmup: int = Field(default=3, ge=0)
+    warmup: Integer = Field(default=3, ge=0)
 
 
 @dataclass(frozen=True)

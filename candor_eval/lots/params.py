@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from candor_eval.common.names import Name, name_problem
+from candor_eval.common.params import ExactDecimal, Integer, Number
 from candor_eval.common.repository import source_problem
 from candor_eval.common.unique import repeated
 from candor_eval.lots.ceiling import CeilingRules
@@ -131,14 +132,14 @@ class IdentifyParams(BaseModel):
     mode: Literal["replay", "live"] = "replay"
     candidates: list[Name] = Field(default_factory=list)
     providers: dict[str, Provider] = Field(default_factory=dict)
-    runs: int = Field(default=3, ge=1)
+    runs: Integer = Field(default=3, ge=1)
     gallery: Literal["first", "all"] = "all"
-    pause_s: float = Field(default=1.0, ge=0, le=3600, allow_inf_nan=False)
-    timeout_s: float = Field(default=60.0, gt=0, le=3600, allow_inf_nan=False)
-    retries: int = Field(default=3, ge=0, le=20)
-    backoff_s: float = Field(default=2.0, ge=0, le=3600, allow_inf_nan=False)
-    concurrency: int = Field(default=1, ge=1, le=64)
-    max_calls_per_minute: float | None = Field(default=None, gt=0, le=1_000_000, allow_inf_nan=False)
+    pause_s: Number = Field(default=1.0, ge=0, le=3600, allow_inf_nan=False)
+    timeout_s: Number = Field(default=60.0, gt=0, le=3600, allow_inf_nan=False)
+    retries: Integer = Field(default=3, ge=0, le=20)
+    backoff_s: Number = Field(default=2.0, ge=0, le=3600, allow_inf_nan=False)
+    concurrency: Integer = Field(default=1, ge=1, le=64)
+    max_calls_per_minute: Number | None = Field(default=None, gt=0, le=1_000_000, allow_inf_nan=False)
     base_url: str = "https://api.openai.com/v1"
     model: str = "gpt-4o-mini"
     api_key_env: str = Field(default="OPENAI_API_KEY", pattern=ENV_NAME)
@@ -195,7 +196,7 @@ class LotsParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    min_number_digits: int = Field(default=3, ge=1)
+    min_number_digits: Integer = Field(default=3, ge=1)
 
 
 class CompsParams(BaseModel):
@@ -213,13 +214,13 @@ class CompsParams(BaseModel):
     hedged_fallback: bool = True
     exclude_accessories: bool = True
     per_unit_price: bool = True
-    min_comps: int = Field(default=3, ge=1)
-    band: tuple[float, float] = (0.5, 1.5)
-    buyer_premium_pct: Decimal = Field(default=Decimal("15"), ge=0)
-    sell_fee_pct: Decimal = Field(default=Decimal("13"), ge=0)
-    margin_pct: Decimal = Field(default=Decimal("25"), ge=0)
-    shipping: Decimal = Field(default=Decimal("25.00"), ge=0)
-    buy_headroom_pct: Decimal = Field(default=Decimal("20"), ge=0, le=100)
+    min_comps: Integer = Field(default=3, ge=1)
+    band: tuple[Number, Number] = (0.5, 1.5)
+    buyer_premium_pct: ExactDecimal = Field(default=Decimal("15"), ge=0)
+    sell_fee_pct: ExactDecimal = Field(default=Decimal("13"), ge=0)
+    margin_pct: ExactDecimal = Field(default=Decimal("25"), ge=0)
+    shipping: ExactDecimal = Field(default=Decimal("25.00"), ge=0)
+    buy_headroom_pct: ExactDecimal = Field(default=Decimal("20"), ge=0, le=100)
 
     @field_validator("buyer_premium_pct", "sell_fee_pct", "margin_pct", "shipping", "buy_headroom_pct",
                      mode="before")

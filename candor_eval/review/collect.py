@@ -24,7 +24,7 @@ nothing of the other. Problems name the params file read (``where``).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ from candor_eval.stats.multiple import family
 from candor_eval.stats.outcomes import LOTS_TRACKS, int_cell, parse_tables, table_paths
 from candor_eval.stats.paired import compare_paired, holm_adjusted
 from candor_eval.stats.rates import Rate, interval, min_k0
-from candor_eval.stats.units import DETECTION_TABLES, ClusterBy, Units, units_from_tables
+from candor_eval.stats.units import DETECTION_TABLES, ClusterBy, Units, sessions_across_splits, units_from_tables
 
 
 @dataclass(frozen=True)
@@ -155,11 +155,35 @@ def adjusted_comparisons(paired: Mapping[str, Comparisons]) -> dict[str, Compari
             for m, c in paired.items()}
 
 
+LEAK_HINT = "put every frame of a capture session in one split (the set's frames.csv)"
+
+
+def check_sessions_within_splits(tables: Mapping[str, list[dict[str, object]]], clusters: Mapping[str, ClusterBy],
+                                 *, where: Callable[[str], str] = str) -> None:
+    """Each capture session of a set clustered by session lies in one split
+    (:func:`~candor_eval.stats.units.sessions_across_splits`: a session with dev and test frames is
+    leakage): else an InputError naming the per-frame table (``where(name)``: where it was read),
+    the session and its frames per split."""
+    problems = []
+    for name, by in sorted(clusters.items()):
+        table = f"{name}/{DETECTION_TABLES[0]}"
+        if by != "session":
+            continue
+        problems += [Problem(where(table), f"session {session!r} lies in two splits: "
+                             + "; ".join(f"{split} frames {', '.join(frames[:5])}" + (" ..." if len(frames) > 5 else "")
+                                         for split, frames in splits.items()))
+                     for session, splits in sessions_across_splits(tables.get(table, [])).items()]
+    if problems:
+        raise InputError(problems, hint=LEAK_HINT)
+
+
 def check_sessions(tables: Mapping[str, list[dict[str, object]]], clusters: Mapping[str, ClusterBy], *,
                    where: str) -> None:
-    """A set clustered by session needs at least :data:`MIN_SESSIONS` sessions in each split: with
-    fewer, Student's t with ``G - 1`` degrees of freedom makes every interval nearly [0, 1] and
-    no paired test can reach alpha (an InputError naming ``stats.cluster`` of the params file ``where``)."""
+    """A set clustered by session keeps each session in one split (:func:`check_sessions_within_splits`)
+    and needs at least :data:`MIN_SESSIONS` sessions in each split: with fewer, Student's t with
+    ``G - 1`` degrees of freedom makes every interval nearly [0, 1] and no paired test can reach
+    alpha (an InputError naming ``stats.cluster`` of the params file ``where``)."""
+    check_sessions_within_splits(tables, clusters)
     problems = []
     for name, by in sorted(clusters.items()):
         if by != "session":

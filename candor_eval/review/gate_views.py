@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from candor_eval.common.params import Probability
+from candor_eval.common.params import Integer, Probability
 from candor_eval.detection.config import DetectorParams
 from candor_eval.detection.match_defaults import MIN_SUPPORT
 from candor_eval.review.params import Cluster, DeclaredGate
@@ -30,7 +30,7 @@ class MatchView(BaseModel):
 
     model_config = ConfigDict(extra="ignore", frozen=True)
     critical: list[str] = []
-    min_support: int = Field(default=MIN_SUPPORT, ge=0)
+    min_support: Integer = Field(default=MIN_SUPPORT, ge=0)
 
 
 @dataclass(frozen=True)

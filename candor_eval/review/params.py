@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from candor_eval.common.params import Probability
+from candor_eval.common.params import Number, Probability
 from candor_eval.detection.config import ClusterView
 from candor_eval.stats.rates import CONFIDENCE
 
@@ -68,7 +68,7 @@ class GateParams(BaseModel):
     candidate: str | None = None
     split: str = "test"
     alpha: Probability = 0.05
-    latency_p95_ms: float = Field(default=2000.0, gt=0.0, allow_inf_nan=False)
+    latency_p95_ms: Number = Field(default=2000.0, gt=0.0, allow_inf_nan=False)
     improvement: Literal["shown", "higher"] = "shown"
     max_recall_drop: Probability = 0.05
     unqualified: Literal["fail", "waive"] = "fail"

@@ -9,8 +9,10 @@ in the files) and gives one :class:`Entry` per revision or experiment that has t
 :func:`render` prints them in at most 120 columns: the name, the swept param, the sort key, then
 as many of the candidate's other headline numbers as fit. Higher is better for the sort key
 unless ``ascending`` (FP per frame, say); ties keep DVC's order. A metric that is absent prints
-as ``-``. There is no test here: a paired comparison of two experiments is
-``candor compare <exp-a> <exp-b>``, which the table's last line names.
+as ``-``. The reader is total: a node of the wrong type anywhere DVC's shape has a list, a mapping or
+a name (``experiments`` a number, ``rev`` a number) is an InputError naming its path, and so is a
+params file no revision has (``--params`` naming a file DVC did not list). There is no test here: a
+paired comparison of two experiments is ``candor compare <exp-a> <exp-b>``, which the table's last line names.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from candor_eval.common.errors import fail
 from candor_eval.review.headline import dig
 
 WIDTH = 120
@@ -35,40 +38,78 @@ class Entry:
     others: dict[str, Any]
 
 
-def _data(node: Mapping[str, Any], kind: str, file: str) -> Any:
-    return dig(node, "data", kind, file, "data")
+def _typed(value: Any, kinds: type | tuple[type, ...], where: str, expected: str) -> Any:
+    """``value`` when it is ``None`` or of ``kinds``, else an InputError naming ``where``."""
+    if value is not None and not isinstance(value, kinds):
+        raise fail(where, "wrong type", expected=expected, got=type(value).__name__)
+    return value
 
 
-def _entries(doc: Any) -> list[tuple[str, Mapping[str, Any]]]:
-    """Every (name, node) of DVC's JSON: each baseline, then its experiments (their newest revision)."""
+def _name(node: Mapping[str, Any], where: str) -> str | None:
+    """The node's ``name``, else its ``rev`` (text or null each), else None."""
+    name = _typed(node.get("name"), str, f"{where}.name", "text or null")
+    rev = _typed(node.get("rev"), str, f"{where}.rev", "text or null")
+    return name or rev
+
+
+def _data(node: Mapping[str, Any], kind: str, file: str, where: str) -> Any:
+    """``node.data.<kind>.<file>.data`` (None where absent), each level checked to be a mapping."""
+    data = _typed(node.get("data"), Mapping, f"{where}.data", "a mapping or null")
+    files = _typed((data or {}).get(kind), Mapping, f"{where}.data.{kind}", "a mapping or null")
+    entry = _typed((files or {}).get(file), Mapping, f"{where}.data.{kind}.{file}", "a mapping")
+    return _typed((entry or {}).get("data"), Mapping, f"{where}.data.{kind}.{file}.data", "a mapping or null")
+
+
+def _entries(doc: Any, where: str) -> list[tuple[str, Mapping[str, Any], str]]:
+    """Every (name, node, path) of DVC's JSON: each baseline, then its experiments (their newest
+    revision); a node of the wrong type is an InputError naming its path in ``where``."""
+    if not isinstance(doc, list):
+        raise fail(where, "wrong type", expected="a list of revisions", got=type(doc).__name__)
     out = []
-    for base in doc if isinstance(doc, list) else []:
+    for i, base in enumerate(doc):
+        at = f"{where}[{i}]"
         if not isinstance(base, Mapping):
-            continue
-        out.append((str(base.get("name") or base.get("rev") or "?"), base))
-        for exp in base.get("experiments") or []:
-            revs = exp.get("revs") if isinstance(exp, Mapping) else None
-            if revs and isinstance(revs[0], Mapping):
-                out.append((str(revs[0].get("name") or revs[0].get("rev", "?")[:7]), revs[0]))
+            raise fail(at, "wrong type", expected="a mapping (one revision)", got=type(base).__name__)
+        out.append((_name(base, at) or "?", base, at))
+        for j, exp in enumerate(_typed(base.get("experiments"), list, f"{at}.experiments", "a list or null") or []):
+            at_exp = f"{at}.experiments[{j}]"
+            if not isinstance(exp, Mapping):
+                raise fail(at_exp, "wrong type", expected="a mapping (one experiment)", got=type(exp).__name__)
+            revs = _typed(exp.get("revs"), list, f"{at_exp}.revs", "a list or null")
+            if revs:
+                if not isinstance(revs[0], Mapping):
+                    raise fail(f"{at_exp}.revs[0]", "wrong type", expected="a mapping", got=type(revs[0]).__name__)
+                newest = revs[0]
+                name = _typed(newest.get("name"), str, f"{at_exp}.revs[0].name", "text or null")
+                rev = _typed(newest.get("rev"), str, f"{at_exp}.revs[0].rev", "text or null")
+                out.append((name or (rev or "?")[:7], newest, f"{at_exp}.revs[0]"))
     return out
 
 
 def ranking(doc: Any, *, param: str, sort_key: str, ascending: bool = False,
-            params_file: str = "params.yaml") -> list[Entry]:
+            params_file: str = "params.yaml", where: str = "dvc exp show --json") -> list[Entry]:
     """The entries of ``dvc exp show --json`` that have ``sort_key`` (a dotted key of the headline
     metrics, e.g. ``detection.<set>.<model>.f1``), best first; ``param`` a dotted key of the params
-    file ``params_file`` (``thresholds.deer``), as DVC names the file."""
+    file ``params_file`` (``thresholds.deer``), as DVC names the file. ``where`` names the JSON in
+    errors (module docstring: a wrong type, or a ``params_file`` no revision lists)."""
     key_path, block_path = sort_key.split("."), sort_key.split(".")[:-1]
     rows = []
-    for name, node in _entries(doc):
-        metrics = _data(node, "metrics", HEADLINE)
+    entries = _entries(doc, where)
+    listed: set[str] = set()
+    for name, node, at in entries:
+        metrics = _data(node, "metrics", HEADLINE, at)
+        params = _data(node, "params", params_file, at)
+        listed |= set(dig(node, "data", "params") or {})
         value = dig(metrics, *key_path)
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             continue
-        block = dig(metrics, *block_path) or {}
-        others = {k: v for k, v in block.items() if k != key_path[-1] and not isinstance(v, Mapping)}
-        rows.append(Entry(name=name, param=dig(_data(node, "params", params_file), *param.split(".")),
-                          key=value, others=others))
+        block = dig(metrics, *block_path)
+        others = {k: v for k, v in block.items() if k != key_path[-1] and not isinstance(v, Mapping)} \
+            if isinstance(block, Mapping) else {}
+        rows.append(Entry(name=name, param=dig(params, *param.split(".")), key=value, others=others))
+    if entries and listed and params_file not in listed:
+        raise fail(where, f"no revision lists the params file {params_file!r}",
+                   expected="one of: " + ", ".join(sorted(map(str, listed))), hint="--params names it as DVC does")
     return sorted(rows, key=lambda e: e.key if ascending else -e.key)
 
 

@@ -102,9 +102,11 @@ def read_threshold_params(path: str | Path) -> ThresholdParams:
 
 def read_score_params(path: str | Path) -> ScoreParams:
     """The sections scoring reads (:class:`~candor_eval.detection.config.ScoreParams`), validated:
-    every model of ``thresholds_by_model`` must be a model of ``detector.sets``."""
+    every model of ``thresholds_by_model`` must be a model of ``detector.sets``, every set of
+    ``stats.cluster.by_set`` one of its sets."""
     detector = section(DetectorParams, "detector", path=path)
     threshold_params = read_threshold_params(path)
     threshold_params.check_models(detector.models)
-    return ScoreParams(detector, section(MatchParams, "match", path=path), threshold_params,
-                       section(StatsClusterView, "stats", path=path).cluster)
+    cluster = section(StatsClusterView, "stats", path=path).cluster
+    cluster.check_sets(detector.sets, where=str(path))
+    return ScoreParams(detector, section(MatchParams, "match", path=path), threshold_params, cluster)

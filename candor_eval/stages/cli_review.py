@@ -97,6 +97,7 @@ def read_gate_settings(params: str) -> GateSettings | None:
     stats = section(StatsParams, "stats", path=params)
     match = section(MatchParams, "match", path=params)
     detector = section(DetectorParams, "detector", path=params)
+    stats.cluster.check_sets(detector.sets, where=params)
     gate = resolve_gate(section(GateParams, "gate", path=params), detector, where=params)
     if gate is None:
         return None

@@ -23,6 +23,10 @@ table, metric or candidate present on one side only is reported as such. Output:
 (default), ``--markdown`` (for a review comment) or ``--json`` (``rows[].paired`` in the one
 paired-comparison shape, :class:`candor_eval.stats.paired.Paired`); ``--out`` writes it to a file
 instead of stdout. Exit 0 (this is a report, not a gate); 2 for an unknown revision or a bad table.
+
+The params file (``--params``, relative to ``--repo``) is read from disk: without ``--params``,
+``params.yaml`` when it exists (else the defaults); a ``--params`` that does not exist is exit 2.
+A set clustered by session must keep each session in one split on both sides (docs/stats.md).
 """
 from __future__ import annotations
 
@@ -32,7 +36,9 @@ from pathlib import Path
 
 from candor_eval.common.atomic import dumps_json, write_text
 from candor_eval.common.errors import run_main
-from candor_eval.common.params import check_probability, section
+from candor_eval.common.params import DEFAULT_PARAMS, check_probability, section
+from candor_eval.detection.config import DetectorParams
+from candor_eval.review.collect import check_sessions_within_splits
 from candor_eval.review.compare import compare_units, render_markdown, render_text
 from candor_eval.review.error_kinds import frame_totals, render_totals
 from candor_eval.review.params import StatsParams
@@ -55,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--all", action="store_true", help="also list the rows that did not change")
     ap.add_argument("--outcomes", default="metrics/outcomes", help="outcome tables, relative to the repo")
     ap.add_argument("--repo", default=".", help="repository root (default: current folder)")
-    ap.add_argument("--params", default="params.yaml", help="params file for stats.alpha / confidence")
+    ap.add_argument("--params", help="params file for stats.alpha / confidence / cluster (default: params.yaml "
+                                     "when it exists, else the defaults)")
     ap.add_argument("--alpha", type=float, help="override stats.alpha")
     ap.add_argument("--confidence", type=float, help="override stats.confidence")
     return ap
@@ -65,8 +72,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point (see the module docstring)."""
     args = build_parser().parse_args(argv)
     repo = Path(args.repo)
-    params_path = Path(args.params) if Path(args.params).is_absolute() else repo / args.params
-    params = section(StatsParams, "stats", path=params_path) if params_path.is_file() else StatsParams()
+    given = Path(args.params or DEFAULT_PARAMS)
+    params_path = given if given.is_absolute() else repo / given
+    params = StatsParams()
+    if args.params is not None or params_path.is_file():
+        params = section(StatsParams, "stats", path=params_path)          # a missing --params: InputError
+        params.cluster.check_sets(section(DetectorParams, "detector", path=params_path).sets, where=str(params_path))
     alpha = params.alpha if args.alpha is None else args.alpha
     confidence = params.confidence if args.confidence is None else args.confidence
     for name, v in (("--alpha", alpha), ("--confidence", confidence)):
@@ -87,6 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         texts = {name: read_at(rev, path, repo=repo) for name, path in paths.items()}
         absent += [f"{paths[name]} is absent in {label} ({rev})" for name, text in texts.items() if text is None]
         tables = parse_tables(texts, where=located(rev))
+        check_sessions_within_splits(tables, {d: params.cluster.detection_of(d) for d in sets}, where=located(rev))
         units.append(units_from_tables(tables, clusters={d: params.cluster.detection_of(d) for d in sets}))
         errors.append(frame_totals(tables))
     rows = compare_units(units[0], units[1], alpha=alpha, confidence=confidence)

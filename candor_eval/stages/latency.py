@@ -67,6 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     det = section(DetectorParams, "detector", path=args.params)
     lat = section(LatencyParams, "latency", path=args.params)
     threshold_params = read_threshold_params(args.params)
+    threshold_params.check_models(det.models)
     dset, data, _ = set_of_args(args, det)
     docs = {name: time_one(name, data=data, models=Path(args.models), verified=Path(args.verified), det=det,
                            lat=lat, threshold_params=threshold_params) for name in dset.models}

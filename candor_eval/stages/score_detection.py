@@ -21,8 +21,10 @@ The models are scored side by side, one process per model up to the usable cores
 (:func:`candor_eval.common.parallel.fork_map`; each streams its own COCO export): the outputs do not
 depend on how many run at once, and memory is each model's bounded peak times the models in
 flight. The params sections are read here (:func:`stages.cli_detection.read_score_params`) and
-passed to the library typed. Definitions: :mod:`candor_eval.detection.scoring.evaluation`,
-:mod:`candor_eval.detection.scoring.nms_match`, :mod:`candor_eval.detection.scoring.metrics`.
+passed to the library typed. A set clustered by session (``stats.cluster``) must keep each capture
+session in one split (``frames.csv``; docs/stats.md): else exit 2 naming the session and its rows.
+Definitions: :mod:`candor_eval.detection.scoring.evaluation`, :mod:`candor_eval.detection.scoring.nms_match`,
+:mod:`candor_eval.detection.scoring.metrics`.
 
 Exit codes: 0 ok; 2 bad input or configuration (the file and line, row, field or box named; nothing written).
 """
@@ -36,7 +38,7 @@ from pathlib import Path
 from candor_eval.common.atomic import JsonListWriter, atomic_open, replace_dir_files, write_json
 from candor_eval.common.errors import run_main
 from candor_eval.common.parallel import fork_map
-from candor_eval.detection.frames import SPLITS
+from candor_eval.detection.frames import SPLITS, check_sessions_within_splits, load_frames
 from candor_eval.detection.scoring.evaluation import ModelScore, frame_rows, label_rows, score_model
 from candor_eval.detection.scoring.plots import PLOT_KINDS, set_plot_files
 from candor_eval.stages.cli_detection import add_scoring_arguments, read_score_params, set_of_args
@@ -77,6 +79,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     metrics = Path(args.metrics or f"metrics/detection/{dset.name}")
     outcomes = Path(args.outcomes or f"metrics/outcomes/{dset.name}")
     coco_out = Path(args.coco_out or f"build/coco-results/{dset.name}")
+    if params.cluster.detection_of(dset.name) == "session":      # docs/stats.md: a session lies in one split
+        check_sessions_within_splits(load_frames(data), where=str(data / "frames.csv"))
     with ExitStack() as files:
         # each COCO export is streamed to a temporary file (opened here, before any worker forks)
         # while its model is scored; the temporaries replace the outputs only when every model

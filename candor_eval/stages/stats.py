@@ -13,6 +13,12 @@ they always rerun together).
 ``plan`` is the exact power of the paired test (:mod:`candor_eval.stats.power`): the independent units
 needed to detect an improvement at a discordance, or the least improvement ``--units`` detect.
 
+Bounds of the helpers' numbers (each computed within memory; beyond, exit 2 naming the argument):
+``wilson`` ``0 <= K <= N < 2**53``; ``mcnemar`` ``B, C >= 0`` and ``B + C < 2**53``; ``plan``
+``--units`` in ``[1, 10**6]`` (:data:`candor_eval.stats.power.MAX_UNITS`), ``--improvement`` in
+``(0, discordance]`` (no more than 100000 units are searched: more is reported as ``null``); every
+confidence, alpha, power and discordance strictly between 0 and 1.
+
 ``run`` reads params ``stats`` (``confidence``, ``alpha``, ``reference.lots``, ``cluster``),
 ``identify.candidates`` (the lots reference when ``stats.reference.lots`` is unset and there is one
 candidate; none and no reference: the project has no lots track, and nothing of it is read or
@@ -55,7 +61,7 @@ from candor_eval.review.params import StatsParams
 from candor_eval.review.report import review
 from candor_eval.review.stats_file import StatsFile
 from candor_eval.stages.cli_review import lots_reference, read_gate_settings
-from candor_eval.stats.power import detectable, pairs_needed
+from candor_eval.stats.power import MAX_UNITS, detectable, pairs_needed
 from candor_eval.stats.rates import mcnemar_p, min_k0, min_split, wilson
 from candor_eval.stats.records import p6
 
@@ -67,6 +73,7 @@ def _run(args: argparse.Namespace) -> int:
 
     params = section(StatsParams, "stats", path=args.params)
     sets = section(DetectorParams, "detector", path=args.params).sets
+    params.cluster.check_sets(sets, where=args.params)
     lots = lots_reference(params, section(IdentifyParams, "identify", path=args.params).candidates,
                           where=args.params)
     metrics = [Path(m) for m in args.metrics]
@@ -110,8 +117,9 @@ def _plan(args: argparse.Namespace) -> int:
     for name, v in (("--discordance", d), ("--alpha", alpha), ("--power", power)):
         check_probability(v, where=name)
     if args.units is not None:
-        if not 0 < args.units < MAX_COUNT:
-            raise fail("--units", "must be a positive number of independent pairs", got=args.units)
+        if not 0 < args.units <= MAX_UNITS:
+            raise fail("--units", "must be a positive number of independent pairs, at most 10**6", got=args.units,
+                       hint="10**6 pairs detect about 0.003 or less at any discordance" if args.units > 0 else None)
         x = detectable(args.units, d, alpha=alpha, power=power)
         print(dumps_json({"units": args.units, "discordance": d, "alpha": alpha, "power": power,
                           "detectable_improvement": x}), end="")

@@ -51,7 +51,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except json.JSONDecodeError as err:
         raise fail(where, "not JSON", got=str(err)) from None
     sort = args.sort.removeprefix("metrics/headline.json:")
-    entries = ranking(doc, param=args.param, sort_key=sort, ascending=args.ascending, params_file=args.params)
+    entries = ranking(doc, param=args.param, sort_key=sort, ascending=args.ascending, params_file=args.params,
+                      where=where)
     if not entries:
         raise fail(where, f"no revision or experiment has {sort}",
                    hint="name a key of metrics/headline.json, e.g. detection.<set>.<model>.f1")

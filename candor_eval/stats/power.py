@@ -36,6 +36,10 @@ from scipy.special import betainc, stdtrit
 
 POWER = 0.8
 GRID = 1000             # detectable improvements are multiples of 1 / GRID
+# The most pairs :func:`detectable` is asked about: its arrays hold one entry per discordant count
+# (memory and time grow with ``n``: about 130 MB and 20 s at this bound), and at it any discordance
+# detects about 0.003 or less, three steps of the grid: more pairs change nothing a plan decides.
+MAX_UNITS = 1_000_000
 
 
 def _binom_sf(k: np.ndarray, n: np.ndarray | int, p: float) -> np.ndarray:

@@ -125,6 +125,24 @@ ClusterBy = Literal["frame", "session"]
 ERROR_KINDS = tuple(c for c in FRAME_ERROR_COLUMNS if c != "tp_strict")   # the kinds of FP and FN; fewer is better
 
 
+def sessions_across_splits(frames: Iterable[Row]) -> dict[str, dict[str, list[str]]]:
+    """Each capture session holding frames of more than one split -> split -> its frames (sorted,
+    each once): the leakage clustering by session exists to expose (docs/stats.md). Rows are
+    per-frame rows (``frame``, ``split``, ``session``; one per model); the empty session is none.
+
+    >>> rows = [{"frame": f, "split": sp, "session": s} for f, sp, s in
+    ...         [("a", "dev", "s1"), ("b", "test", "s1"), ("c", "test", "s2"), ("d", "dev", ""), ("e", "test", "")]]
+    >>> sessions_across_splits(rows)
+    {'s1': {'dev': ['a'], 'test': ['b']}}
+    """
+    by: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for r in frames:
+        if str(r["session"]):
+            by[str(r["session"])][str(r["split"])].add(str(r["frame"]))
+    return {s: {split: sorted(f) for split, f in sorted(splits.items())}
+            for s, splits in sorted(by.items()) if len(splits) > 1}
+
+
 def frame_clusters(frames: Iterable[Row], *, by: ClusterBy) -> dict[str, str]:
     """Frame -> its cluster id: itself (``frame``) or its capture session (``session``)."""
     return {str(r["frame"]): str(r["frame"] if by == "frame" else r["session"]) for r in frames}

@@ -9,12 +9,16 @@ InputError naming file and line or key path; a misspelled section or key suggest
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 
 import pytest
 from pydantic import BaseModel, ConfigDict
 
 from candor_eval.common.errors import InputError
 from candor_eval.common.params import (
+    ExactDecimal,
+    Integer,
+    Number,
     Probability,
     check_probability,
     load_yaml,
@@ -153,3 +157,39 @@ def test_a_probability_field_names_the_file_and_the_key_path():
         validate(Stats, {"confidence": 1.0, "alpha": 0.0}, where="p.yaml:stats")
     assert [p.where for p in err.value.problems] == ["p.yaml:stats.confidence", "p.yaml:stats.alpha"]
     assert "less than 1" in err.value.problems[0].what and "greater than 0" in err.value.problems[1].what
+
+
+# --- Number, Integer, ExactDecimal: a bool or a string is never a number
+
+
+class Numbers(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    x: Number = 0.0
+    n: Integer = 0
+    d: ExactDecimal = Decimal(0)
+
+
+@pytest.mark.parametrize("key, value, expected", [
+    ("x", 1, 1.0), ("x", 0.5, 0.5), ("n", 3, 3), ("d", 0.1, Decimal("0.1")), ("d", 25, Decimal(25)),
+])
+def test_numbers_take_yaml_numbers(key, value, expected):
+    got = getattr(validate(Numbers, {key: value}, where="p.yaml:s"), key)
+    assert got == expected and type(got) is type(expected)
+
+
+@pytest.mark.parametrize("key, value, what", [
+    ("x", True, "not bool"), ("x", "0.5", "not str"), ("n", False, "not bool"), ("n", "3", "not str"),
+    ("n", 3.0, "valid integer"), ("n", 2.5, "valid integer"), ("d", True, "not bool"), ("d", "1", "not str"),
+    ("x", None, "not NoneType"),
+])
+def test_numbers_refuse_bools_strings_and_fractional_counts(key, value, what):
+    with pytest.raises(InputError, match=rf"^p.yaml:s.{key}: .*{what}"):
+        validate(Numbers, {key: value}, where="p.yaml:s")
+
+
+def test_an_exponent_without_a_dot_is_a_number_as_in_yaml_1_2(tmp_path):
+    """PyYAML (YAML 1.1) reads ``1e3`` as text; DVC (YAML 1.2) as a number: the loader follows DVC,
+    and quoted text stays text."""
+    p = tmp_path / "p.yaml"
+    p.write_text('a: 1e3\nb: -2E-4\nc: "1e3"\nd: 1e\n', encoding="utf-8")
+    assert load_yaml(p) == {"a": 1000.0, "b": -0.0002, "c": "1e3", "d": "1e"}

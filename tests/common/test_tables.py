@@ -1,6 +1,7 @@
 """Tests for candor_eval/common/tables.py: the one CSV reader and writer."""
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -15,6 +16,7 @@ from candor_eval.common.tables import (
     neutralise,
     parse_json,
     parse_rows,
+    read_bytes,
     read_json,
     read_rows,
     read_text,
@@ -143,3 +145,23 @@ def test_every_table_reads_back_as_written_and_no_cell_can_run(rows):
     assert back == rows
     for cell in (neutralise(c) for row in rows for c in row):
         assert not cell or cell[0] not in "=@\t\r" and (cell[0] not in "+-" or NUMBER.fullmatch(cell))
+
+
+def test_a_capped_read_takes_a_regular_file_up_to_the_cap(tmp_path):
+    p = tmp_path / "t.txt"
+    p.write_bytes(b"abcd")
+    assert read_bytes(p, max_bytes=4) == b"abcd" and read_text(p, max_bytes=4) == "abcd"
+    with pytest.raises(InputError, match=r"t.txt: larger than 3 bytes \(expected a file\)"):
+        read_bytes(p, max_bytes=3)
+    link = tmp_path / "zero.txt"
+    link.symlink_to("/dev/zero")
+    with pytest.raises(InputError, match=r"zero.txt: not a regular file"):
+        read_text(link, max_bytes=10)
+    with pytest.raises(InputError, match=r"is a folder"):
+        read_bytes(tmp_path, max_bytes=10)
+    with pytest.raises(InputError, match=r"file not found"):
+        read_bytes(tmp_path / "nosuch", max_bytes=10)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match=r"fifo: not a regular file"):
+        read_bytes(fifo, max_bytes=10)

@@ -11,6 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from candor_eval.common.errors import InputError
+from candor_eval.common.params import validate
 from candor_eval.detection.config import (
     DEFAULT_THRESHOLD,
     HINT_FLOOR,
@@ -135,3 +136,14 @@ def test_check_critical_names_each_unknown_class():
 def test_cluster_view_by_set_overrides_the_detection_default():
     view = ClusterView(detection="frame", by_set={"birds": "session"})
     assert (view.detection_of("birds"), view.detection_of("detector")) == ("session", "frame")
+
+
+@pytest.mark.parametrize("doc, key", [
+    ({"nms_iou": True}, "nms_iou"), ({"max_det": True}, "max_det"), ({"floor": "0.05"}, "floor"),
+    ({"sets": {"s": ["x"]}, "nms_by_model": {"x": {"nms_iou": True}}}, "nms_by_model.x.nms_iou"),
+    ({"sets": {"s": ["x"]}, "nms_by_model": {"x": {"max_det": False}}}, "nms_by_model.x.max_det"),
+])
+def test_a_served_nms_number_is_never_a_bool_nor_text(doc, key):
+    """``nms_iou: true`` would be 1.0 (NMS off) and ``max_det: true`` a cap of 1: both are errors."""
+    with pytest.raises(InputError, match=rf"^p.yaml:detector.{key}: .*must be a number"):
+        validate(DetectorParams, doc, where="p.yaml:detector")

@@ -5,7 +5,13 @@ import pytest
 
 from candor_eval.common.errors import InputError
 from candor_eval.common.manifest import build_manifest_rows, format_manifest
-from candor_eval.detection.frames import check_listed, load_frames, read_files, read_frames
+from candor_eval.detection.frames import (
+    check_listed,
+    check_sessions_within_splits,
+    load_frames,
+    read_files,
+    read_frames,
+)
 
 
 def test_read_frames_validation(tmp_path):
@@ -57,3 +63,17 @@ def test_an_unlisted_truth_or_frames_file_is_an_error_and_a_set_without_a_manife
     (tmp_path / "manifest.csv").unlink()
     check_listed(tmp_path)                                     # the stages require the manifest themselves
     assert load_frames(tmp_path).split == ("dev",)
+
+
+def test_a_session_lies_in_one_split(tmp_path):
+    """A session with dev and test frames is named with its rows per split; the empty session is none."""
+    p = tmp_path / "frames.csv"
+    p.write_text("frame,session,zoom,split\nb,s1,1,test\na,s1,1,dev\nc,s2,1,test\nd,,1,dev\ne,,1,test\nf,s1,1,test\n")
+    info = read_frames(p)
+    assert info.rows == (3, 2, 4, 5, 6, 7)
+    with pytest.raises(InputError) as err:
+        check_sessions_within_splits(info, where="frames.csv")
+    assert err.value.message.splitlines()[0] == \
+        "frames.csv: session 's1' lies in two splits: dev row 3 (a); test row 2 (b), row 7 (f)"
+    p.write_text("frame,session,zoom,split\na,s1,1,dev\nb,s2,1,test\n")
+    check_sessions_within_splits(read_frames(p), where="frames.csv")

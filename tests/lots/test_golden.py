@@ -108,7 +108,7 @@ def test_missing_photo_named(golden_dir: Path):
     (lambda c: c.update(image="cases/images/none.png"), "drill.json.image: file not found"),
     (lambda c: c.update(name="T001"), "drill.json.name: duplicate id"),
     (lambda c: c["expectations"][1].update(expected=["Power Tools", " -- "]),
-     "drill.json.expectations.1: Value error, field item.categorySpecific: expected value(s) [' -- '] normalise"),
+     "drill.json.expectations.1: field item.categorySpecific: expected value(s) [' -- '] normalise"),
 ])
 def test_case_errors_name_file_and_key(golden_dir: Path, edit, needle):
     f = golden_dir / "cases" / "drill.json"

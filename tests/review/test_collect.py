@@ -150,3 +150,17 @@ def test_detection_sets_are_separate_tracks_each_with_its_reference():
     with pytest.raises(InputError, match=r"p.yaml:detector.sets \(first model\) \(detection.demo\)"):
         paired_stats(units_from_tables(tables), references("prompt-a", {"demo": ["m9"], "birds": ["y8"]}),
                      alpha=0.05, confidence=0.95, where="p.yaml")
+
+
+def test_a_session_in_two_splits_is_refused_before_the_session_count():
+    """Clustered by session, a session with dev and test frames is leakage: named with its frames."""
+    from candor_eval.review.collect import check_sessions
+
+    rows = [{"frame": f"f{i}", "split": "dev" if i < 7 else "test", "session": f"s{i % 7}", "model": "m"}
+            for i in range(14)]
+    with pytest.raises(InputError) as err:
+        check_sessions({"d/detection-frames.csv": rows}, {"d": "session"}, where="p.yaml")
+    assert len(err.value.problems) == 7
+    assert str(err.value.problems[0]) == "d/detection-frames.csv: session 's0' lies in two splits: dev frames f0; " \
+                                         "test frames f7"
+    check_sessions({"d/detection-frames.csv": rows}, {"d": "frame"}, where="p.yaml")     # by frame: not checked

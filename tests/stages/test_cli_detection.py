@@ -116,3 +116,11 @@ def test_read_score_params_refuses_thresholds_of_a_model_no_set_lists(tmp_path):
                                "thresholds_by_model: {m9: {default: 0.5}}\n")
     with pytest.raises(InputError, match=r"thresholds_by_model.m9: not a model of detector.sets"):
         read_score_params(p)
+
+
+def test_read_score_params_refuses_a_cluster_by_set_of_no_set(tmp_path):
+    """A misspelled set in stats.cluster.by_set would cluster nothing: an error naming it and the sets."""
+    p = write_params(tmp_path, "detector: {sets: {a: [m1], b: [m1]}}\nthresholds: {default: 0.4}\n"
+                               "stats: {cluster: {by_set: {a: session, c: session}}}\n")
+    with pytest.raises(InputError, match=r"stats.cluster.by_set.c: not a set of detector.sets \(expected one of: a, b"):
+        read_score_params(p)

@@ -124,3 +124,28 @@ def test_bad_argv_is_argparse_exit_2(capsys, argv, message):
     with pytest.raises(SystemExit) as exit_:
         main(argv)
     assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_params_file_that_does_not_exist_exits_2(repo, capsys):
+    """Without --params a missing params.yaml is the defaults; a named one that is missing is an error."""
+    assert run_main(main, ["workspace", "--repo", str(repo), "--params", "nosuch.yaml"]) == 2
+    assert "nosuch.yaml: file not found" in capsys.readouterr().err
+
+
+def test_by_set_names_a_set_of_detector_sets(repo, capsys):
+    (repo / "params.yaml").write_text("detector: {sets: {demo: [demo-v1]}}\n"
+                                      "stats: {cluster: {by_set: {dmo: session}}}\n")
+    assert run_main(main, ["workspace", "--repo", str(repo)]) == 2
+    assert "params.yaml:stats.cluster.by_set.dmo: not a set of detector.sets (expected one of: demo" in \
+        capsys.readouterr().err
+
+
+def test_a_session_in_both_splits_is_an_error_when_clustering_by_session(repo, capsys):
+    (repo / "metrics/outcomes/demo/detection-frames.csv").write_text(FRAMES + "f3,dev,s,1,demo-v1,1,0,0\n")
+    (repo / "params.yaml").write_text("detector: {sets: {demo: [demo-v1]}}\nstats: {cluster: {detection: session}}\n")
+    assert run_main(main, ["workspace", "--repo", str(repo)]) == 2
+    err = capsys.readouterr().err
+    assert "metrics/outcomes/demo/detection-frames.csv: session 's' lies in two splits: dev frames f3; test frames " \
+           "f1, f2" in err
+    (repo / "params.yaml").write_text("detector: {sets: {demo: [demo-v1]}}\n")       # by frame: not checked
+    assert run_main(main, ["workspace", "--repo", str(repo)]) == 0

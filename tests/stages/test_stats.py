@@ -253,3 +253,25 @@ def test_cli_wilson_interval(capsys):
 def test_cli_helpers_reject(argv):
     with pytest.raises(InputError):
         main(argv)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["plan", "--discordance", "0.2", "--units", "100000000"], "--units: must be a positive number of independent "
+                                                               "pairs, at most 10**6 (got 100000000)"),
+    (["plan", "--discordance", "0.2", "--units", "9007199254740000"], "at most 10**6"),
+    (["plan", "--discordance", "0.2", "--units", "0"], "--units: must be a positive number"),
+    (["plan", "--discordance", "0.2", "--improvement", "0.3"], "--improvement: give --units N"),
+    (["plan", "--discordance", "1.0", "--units", "10"], "--discordance: must be strictly between 0 and 1"),
+    (["wilson", "1", str(2 ** 53)], "need 0 <= K <= N < 2**53"),
+    (["mcnemar", str(2 ** 52), str(2 ** 52)], "B + C < 2**53"),
+])
+def test_every_helper_number_is_bounded(argv, message):
+    """Each numeric argument has a documented bound the command computes within (module docstring)."""
+    with pytest.raises(InputError) as err:
+        main(argv)
+    assert message in err.value.message
+
+
+def test_plan_at_its_bound_and_below(capsys):
+    assert main(["plan", "--discordance", "0.2", "--units", "1000"]) == 0
+    assert json.loads(capsys.readouterr().out)["detectable_improvement"] == 0.041

@@ -1,7 +1,13 @@
 """candor_eval/stats/units.py: outcome rows reduced to paired units, by hand."""
 from __future__ import annotations
 
-from candor_eval.stats.units import detection_units, fields_units, identification_units, valuation_units
+from candor_eval.stats.units import (
+    detection_units,
+    fields_units,
+    identification_units,
+    sessions_across_splits,
+    valuation_units,
+)
 
 
 def test_identification_units_majority_per_lot():
@@ -82,3 +88,11 @@ def test_error_kinds_are_paired_per_frame_when_the_table_has_them():
     assert family("detection.d.test.error.fp_background") == "detection.d.test.error.*"
     old = {k: v for k, v in row.items() if not k.startswith(("fp_", "fn_", "tp_"))}      # a table from before
     assert not [m for m in detection_units([old], [], track="detection.d") if ".error." in m]
+
+
+def test_sessions_across_splits_lists_each_frame_once_per_split():
+    rows = [{"frame": f, "split": sp, "session": s, "model": m} for m in ("a", "b")
+            for f, sp, s in [("f1", "dev", "s1"), ("f2", "test", "s1"), ("f3", "test", "s1"), ("f4", "test", "s2"),
+                             ("f5", "dev", ""), ("f6", "test", "")]]
+    assert sessions_across_splits(rows) == {"s1": {"dev": ["f1"], "test": ["f2", "f3"]}}
+    assert sessions_across_splits([r for r in rows if r["frame"] != "f1"]) == {}

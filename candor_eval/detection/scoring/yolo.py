@@ -8,10 +8,11 @@ file is a frame with no labels; a label file whose frame has no image is an erro
 never be read), and so is a line repeated in one file (an identical second box can never be
 matched: a silent extra miss). A label's index in its frame is its line's position among the
 label lines (0-based). YOLO has no crowd. Files are read as checked UTF-8
-(:func:`candor_eval.common.tables.read_text`: a BOM is dropped, another encoding is an error).
-Every problem names the file
-and
-line (``labels/a.txt:2``), what is wrong, what was expected and what was found.
+(:func:`candor_eval.common.tables.read_text`: a BOM is dropped, another encoding is an error) and
+capped: a label file is a regular file of at most :data:`LABEL_MAX_BYTES` (16 MiB: some 300 000
+labels), ``classes.txt`` of at most :data:`CLASSES_MAX_BYTES`; a larger file, or a device (a
+symlink to ``/dev/zero``) or FIFO, is an error naming it, never read. Every problem names the file
+and line (``labels/a.txt:2``), what is wrong, what was expected and what was found.
 """
 from __future__ import annotations
 
@@ -26,10 +27,13 @@ from candor_eval.common.unique import repeated
 from candor_eval.detection.frames import find_images, image_size
 from candor_eval.detection.scoring.columns import EDGE_TOLERANCE, GroundTruth
 
+LABEL_MAX_BYTES = 16 * 2 ** 20
+CLASSES_MAX_BYTES = 2 ** 20
+
 
 def read_classes(path: Path) -> tuple[str, ...]:
     """``classes.txt``: one non-empty, unique class name per line, in index order."""
-    lines = read_text(path, expected="one class name per line").splitlines()
+    lines = read_text(path, expected="one class name per line", max_bytes=CLASSES_MAX_BYTES).splitlines()
     names = [ln.strip() for ln in lines if ln.strip()]
     if not names:
         raise fail(str(path), "no class names", expected="one class name per line")
@@ -115,7 +119,9 @@ def read_yolo(root: Path, *, frames: list[str] | tuple[str, ...] | None = None,
         path = labels / f"{frame}.txt"
         if not path.exists():
             continue
-        cls, boxes, probs = parse_yolo_lines(read_text(path, expected="YOLO label lines"), where=str(path),
+        text = read_text(path, expected=f"YOLO label lines (a file of at most {LABEL_MAX_BYTES} bytes)",
+                         max_bytes=LABEL_MAX_BYTES)
+        cls, boxes, probs = parse_yolo_lines(text, where=str(path),
                                              n_classes=len(classes), width=w, height=h)
         problems.extend(probs)
         rows.extend((fi, k, c, b) for k, (c, b) in enumerate(zip(cls, boxes)))

@@ -96,3 +96,19 @@ def test_a_bom_is_dropped_and_utf16_is_named(tmp_path):
     (root / "labels" / "a.txt").write_bytes("0 0.5 0.5 0.2 0.2\n".encode("utf-16"))
     with pytest.raises(InputError, match="a.txt: not UTF-8 text"):
         read_yolo(root)
+
+
+def test_label_files_are_capped_regular_files(tmp_path, monkeypatch):
+    """A label file that is a symlink to /dev/zero, or larger than the cap, is refused, never read whole."""
+    from candor_eval.detection.scoring import yolo
+
+    root = yolo_set(tmp_path, {"a": "0 0.5 0.5 0.2 0.2\n", "b": None})
+    (root / "labels" / "b.txt").symlink_to("/dev/zero")
+    with pytest.raises(InputError, match=r"labels/b.txt: not a regular file"):
+        read_yolo(root)
+    (root / "labels" / "b.txt").unlink()
+    monkeypatch.setattr(yolo, "LABEL_MAX_BYTES", 18)       # a.txt holds 18 bytes
+    read_yolo(root)
+    monkeypatch.setattr(yolo, "LABEL_MAX_BYTES", 17)
+    with pytest.raises(InputError, match=r"labels/a.txt: larger than 17 bytes"):
+        read_yolo(root)
