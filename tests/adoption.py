@@ -27,6 +27,15 @@ def run(args: list[str], cwd: Path, env: dict[str, str], *, check: bool = True) 
     return proc
 
 
+def new_repository(path: Path, env: dict[str, str]) -> Path:
+    """``path`` made a new Git repository (with a committer) and DVC project, as a team's repository starts."""
+    path.mkdir(parents=True, exist_ok=True)
+    for args in (["git", "init", "-q"], ["git", "config", "user.email", "t@example.com"],
+                 ["git", "config", "user.name", "t"], ["dvc", "init", "-q"]):
+        run(args, cwd=path, env=env)
+    return path
+
+
 def source_copy(dest: Path) -> Path:
     """The tracked files of this working tree as they stand (symlinks kept), for building a wheel."""
     listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout

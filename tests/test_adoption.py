@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.adoption import build_wheel, run
+from tests.adoption import build_wheel, new_repository, run
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
@@ -83,11 +83,7 @@ def dataset(root: Path) -> None:
 def detector_repo(installed) -> dict:
     """The detector-training repository, wired by candor's commands only, after its first ``dvc repro``."""
     env, repo = installed["env"], installed["base"] / "trainer"
-    repo.mkdir()
-    run(["git", "init", "-q"], cwd=repo, env=env)
-    run(["git", "config", "user.email", "t@example.com"], cwd=repo, env=env)
-    run(["git", "config", "user.name", "t"], cwd=repo, env=env)
-    run(["dvc", "init", "-q"], cwd=repo, env=env)
+    new_repository(repo, env)
     (repo / "stages").mkdir()
     (repo / "stages/__init__.py").write_text('"""The team\'s own stages."""\n')
     (repo / "stages/train.py").write_text(TRAIN)

@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.adoption import run
+from tests.adoption import new_repository, run
 
 pytestmark = pytest.mark.slow
 
@@ -182,11 +182,7 @@ def shop(installed) -> dict:
     calls = installed["base"] / "shop-calls.log"
     env = {k: v for k, v in installed["env"].items() if k != "PYTHONDONTWRITEBYTECODE"}    # a team's machine
     env["SHOPAPP_CALL_LOG"] = str(calls)
-    repo.mkdir()
-    git(repo, env, "init", "-q")
-    git(repo, env, "config", "user.email", "t@example.com")
-    git(repo, env, "config", "user.name", "t")
-    run(["dvc", "init", "-q"], cwd=repo, env=env)
+    new_repository(repo, env)
     (repo / "stages").mkdir()
     (repo / "stages/__init__.py").write_text('"""The team\'s own stages."""\n')
     (repo / "stages/report.py").write_text(REPORT)

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from candor_eval.common.errors import InputError, Problem
 from candor_eval.common.manifest import HEX64, Entry, path_problem
 from candor_eval.common.names import RULE, name_problem
-from candor_eval.common.params import load_yaml, validate
+from candor_eval.common.params import Integer, Number, load_yaml, validate
 from candor_eval.common.unique import repeated
 from candor_eval.common.verify import verify_entry
 
@@ -55,7 +55,7 @@ class Preprocess(BaseModel):
     resize: Literal["pillow-bilinear", "opencv-linear"] = "pillow-bilinear"
     exif: Literal["apply", "ignore"] = "ignore"
     colour: Literal["rgb", "bgr"] = "rgb"
-    scale: float = Field(default=255.0, gt=0, allow_inf_nan=False)
+    scale: Number = Field(default=255.0, gt=0, allow_inf_nan=False)
 
 
 class ModelCard(BaseModel):
@@ -68,7 +68,7 @@ class ModelCard(BaseModel):
     source: str | None = None
     description: str | None = None
     classes: list[str] | None = None
-    input_size: list[int] | None = None
+    input_size: list[Integer] | None = None
     output_layout: str | None = None
     preprocess: Preprocess = Preprocess()
     class_map: dict[str, str] | None = None

@@ -40,3 +40,15 @@ def test_a_card_whose_file_name_is_not_a_model_name_is_a_problem(tmp_path, stem)
     assert [(p.where, p.what) for p in problems] == [((tmp_path / f"{stem}.yaml").as_posix(),
                                                       "the card's file name is not a model name")]
     assert "one path segment" in (problems[0].expected or "") and problems[0].got == repr(stem)
+
+
+@pytest.mark.parametrize("key, value", [("input_size", [True, 320]), ("input_size", ["320", 320]),
+                                        ("preprocess", {"scale": True}), ("preprocess", {"scale": "255"})])
+def test_a_cards_numbers_are_never_bools_or_text(tmp_path, key, value):
+    """YAML ``true`` is not 1 and ``"255"`` is not 255: a card's numbers are strict, as params are."""
+    import yaml
+
+    card = {"onnx": "m.onnx", "sha256": "0" * 64, key: value}
+    (tmp_path / "m.yaml").write_text(yaml.safe_dump(card))
+    with pytest.raises(InputError, match=f"m.yaml.{key}"):
+        load_card(tmp_path / "m.yaml")
