@@ -33,7 +33,6 @@ from typing import Any
 
 import yaml
 
-from candor_eval.common import names
 from candor_eval.common.errors import fail
 
 Node = yaml.Node
@@ -42,16 +41,6 @@ DEFAULT_STEP = 2
 
 class _SafeNodes(yaml.SafeLoader):
     """The safe loader, composing nodes (with their positions) and nothing else."""
-
-
-def check_name(name: str, *, what: str, where: str) -> str:
-    """``name`` when it can be a set or model name (:mod:`candor_eval.common.names`), else an InputError
-    naming ``where``.
-
-    >>> check_name("yolov8n-2024.1", what="model", where="NAME")
-    'yolov8n-2024.1'
-    """
-    return names.check_name(name, what=what, where=where)
 
 
 def scalar(name: str) -> str:

@@ -95,17 +95,6 @@ def plan(*, track: Track, demo: bool, version: str, code: dict[str, str], existi
     return Plan(files=out, demo=frozenset(extra) - {"params.yaml"})
 
 
-def dvc_root(folder: Path, top: Path | None = None) -> Path | None:
-    """The nearest folder from ``folder`` up (to ``top``, or the file system's root) holding a ``.dvc`` folder:
-    the DVC project ``folder`` is in, or None."""
-    for candidate in [folder, *folder.parents]:
-        if (candidate / ".dvc").is_dir():
-            return candidate
-        if candidate == top:
-            break
-    return None
-
-
 def owned(path: str, *, plan: Plan, lock: Lock | None) -> bool:
     """Whether candor wrote ``path`` of ``plan`` in a folder whose ``candor.lock`` is ``lock`` (None: absent)."""
     if path in (".gitignore", LOCK_NAME):

@@ -20,6 +20,8 @@ team's own ``dvc.yaml``), and DVC runs the project's stages in that folder, so t
   stage's own outputs); for a folder, so must every file and folder below it (:func:`first_outside`: a
   symlink inside it to a file elsewhere would make the candidate's identity bytes the repository does not
   hold, as a model card's ONNX file may not be a symlink out of its folder).
+* The **DVC project** of a folder (:func:`dvc_root`) is the nearest folder, from it upwards, holding a
+  ``.dvc`` folder: where ``candor init`` and ``candor plots`` may work.
 """
 from __future__ import annotations
 
@@ -94,3 +96,14 @@ def shown_from(path: Path, *, folder: Path) -> Path:
     if not path.is_relative_to(repository_top(folder)):
         return path
     return Path(os.path.relpath(path, folder))
+
+
+def dvc_root(folder: Path, top: Path | None = None) -> Path | None:
+    """The nearest folder from ``folder`` up (to ``top``, or the file system's root) holding a ``.dvc`` folder:
+    the DVC project ``folder`` is in, or None."""
+    for candidate in [folder, *folder.parents]:
+        if (candidate / ".dvc").is_dir():
+            return candidate
+        if candidate == top:
+            break
+    return None

@@ -28,10 +28,11 @@ from pathlib import Path
 
 from candor_eval.adopt.fingerprint import stage_fingerprint
 from candor_eval.adopt.lockfile import LOCK_NAME, read_lock, stages_of
-from candor_eval.adopt.project import conflicts, dvc_root, plan
+from candor_eval.adopt.project import conflicts, plan
 from candor_eval.cli import version
 from candor_eval.common.atomic import replace_dir_files
 from candor_eval.common.errors import InputError, Problem, fail
+from candor_eval.common.repository import dvc_root
 
 log = logging.getLogger("candor.init")
 

@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from importlib.resources import files
 from pathlib import Path
 
-from candor_eval.adopt.project import dvc_root
 from candor_eval.common.atomic import replace_dir_files
 from candor_eval.common.errors import fail
+from candor_eval.common.repository import dvc_root
 
 CHECKOUT_VENDOR = "../plots/html/vendor/"      # where the checkout's template loads the scripts from
 VENDOR = ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js", "LICENSE")

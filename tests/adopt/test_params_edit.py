@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from candor_eval.adopt.params_edit import add_model, add_set, check_name, choose_set, detector_sets
+from candor_eval.adopt.params_edit import add_model, add_set, choose_set, detector_sets
 from candor_eval.common.errors import InputError
+from candor_eval.common.names import check_name
 from tests.conftest import ROOT
 from tests.support_adopt import PARAMS
 

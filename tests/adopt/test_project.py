@@ -75,12 +75,3 @@ def test_this_repository_is_what_candor_init_demo_writes():
              existing_gitignore=(ROOT / ".gitignore").read_text())
     assert conflicts(p, ROOT, lock=None, force=False) == ([], [])
     assert p.files[".gitignore"] == (ROOT / ".gitignore").read_bytes()
-
-
-def test_the_dvc_project_is_found_from_a_subfolder_up_to_the_top(tmp_path):
-    from candor_eval.adopt.project import dvc_root
-
-    (tmp_path / "r/.dvc").mkdir(parents=True)
-    (tmp_path / "r/eval/x").mkdir(parents=True)
-    assert dvc_root(tmp_path / "r/eval/x") == tmp_path / "r"
-    assert dvc_root(tmp_path / "r/eval/x", top=tmp_path / "r/eval") is None

@@ -3,7 +3,6 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from candor_eval.adopt.params_edit import check_name as adopt_check_name
 from candor_eval.common.errors import InputError
 from candor_eval.common.names import NAME, RULE, Name, check_name, name_problem
 from candor_eval.detection.config import NAME as DETECTOR_NAME
@@ -44,16 +43,16 @@ def test_the_pydantic_type_applies_the_same_rule():
 
 
 def test_detection_sets_and_candor_add_follow_the_same_rule():
-    """detector.sets (detection/config.py) and `candor add` (adopt/params_edit.py) check names with the same
-    pattern: a name valid for one is valid for all."""
+    """detector.sets (detection/config.py) and `candor add` (stages/add.py, check_name) check names with the
+    same pattern: a name valid for one is valid for all."""
     assert DETECTOR_NAME.pattern == NAME.pattern
     for name in GOOD:
         DetectorParams(sets={name: [name]})
-        adopt_check_name(name, what="set", where="NAME")
+        check_name(name, what="set", where="NAME")
     for name in BAD:
         with pytest.raises(ValidationError):
             DetectorParams(sets={"s": [name]})
         with pytest.raises(ValidationError):
             DetectorParams(sets={name: ["m"]})
         with pytest.raises(InputError):
-            adopt_check_name(name, what="set", where="NAME")
+            check_name(name, what="set", where="NAME")

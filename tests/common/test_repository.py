@@ -108,3 +108,12 @@ def test_shown_from_is_relative_to_the_project_inside_the_repository_only(tmp_pa
     assert shown_from(repo / "eval/local.py", folder=repo / "eval") == Path("local.py")
     outside = tree(tmp_path, files=("site/pkg/mod.py",)) / "site/pkg/mod.py"
     assert shown_from(outside, folder=repo / "eval") == outside
+
+
+def test_the_dvc_project_is_found_from_a_subfolder_up_to_the_top(tmp_path):
+    from candor_eval.common.repository import dvc_root
+
+    (tmp_path / "r/.dvc").mkdir(parents=True)
+    (tmp_path / "r/eval/x").mkdir(parents=True)
+    assert dvc_root(tmp_path / "r/eval/x") == tmp_path / "r"
+    assert dvc_root(tmp_path / "r/eval/x", top=tmp_path / "r/eval") is None
