@@ -20,6 +20,19 @@ repository (``../shopapp/analysis.py``).
   ``*.pyc`` files are left out (they are not code, and ``.dvcignore`` leaves them out of the
   stage's deps too). An empty folder is an error: it identifies nothing.
 
+* **Several paths** (``identify.sources.<candidate>`` a list: the adapter and the production folder, say):
+  the SHA-256 of one listing over them all, one line ``<sha256 of the file>  <path>\\n`` per file below
+  every listed path (a listed file is itself), ``<path>`` relative to the repository top (posix), sorted
+  by that path, each file once (a file below two listed folders counts once); bytecode is left out as
+  above. A list of one path is that path (its SHA is the file's or the folder's, as above), so a
+  recording made before the list existed stays valid. The recording also keeps each listed path's
+  own SHA-256 (:attr:`Identity.parts`, the line's ``sources``), so a stale recording names the paths
+  that changed.
+
+Two candidates that share a file (both prompt versions in one ``prompts.ts``) share its SHA: an edit
+to one version makes both recordings stale. Split the versions into their own files and list, for
+each candidate, its own file and the code they share; or accept that an edit records both again.
+
 Replay compares this SHA with the recording's, so any change to the code, one byte of one
 file, makes the recording stale (:mod:`candor_eval.lots.replay`).
 """
@@ -27,7 +40,9 @@ from __future__ import annotations
 
 import hashlib
 import importlib.machinery
+import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,13 +57,14 @@ from candor_eval.lots.vocabulary import Makes, Source, read_vocabulary
 @dataclass(frozen=True)
 class Identity:
     """What a candidate's answers come from: its prompt file (``None`` for production code), the production
-    code it is (``code``: the path, or ``None`` for a prompt), the local reader's makes list, and the SHA-256
-    its recording carries."""
+    code it is (``code``: the path, or its paths joined by ", "; ``None`` for a prompt), the local reader's
+    makes list, the SHA-256 its recording carries and, for several source paths, each one's SHA-256."""
 
     sha: str
     prompt_file: Path | None = None
     code: str | None = None
     makes: Makes | None = None
+    parts: dict[str, str] | None = None     # several source paths: each path (as written) -> its own SHA-256
 
 
 def prompt_identity(prompt_file: Path, *, makes: Makes | None = None) -> Identity:
@@ -66,6 +82,39 @@ def prompt_identity(prompt_file: Path, *, makes: Makes | None = None) -> Identit
 def code_identity(code: Path, *, where: str) -> Identity:
     """A production-code candidate's identity: the SHA-256 of its source (:func:`source_sha256`)."""
     return Identity(sha=source_sha256(code, where=where), code=code.as_posix())
+
+
+def sources_identity(paths: Sequence[Path], *, where: str) -> Identity:
+    """A production-code candidate's identity over one or several paths (:func:`sources_sha256`); with
+    several, ``parts`` holds each path's own SHA-256 (:func:`source_sha256`)."""
+    if len(paths) == 1:
+        return code_identity(paths[0], where=where)
+    parts = {p.as_posix(): source_sha256(p, where=where) for p in paths}
+    return Identity(sha=sources_sha256(paths, where=where), code=", ".join(parts), parts=parts)
+
+
+def sources_sha256(paths: Sequence[Path], *, where: str, top: Path | None = None) -> str:
+    """The SHA-256 of several source paths (module docstring): one path is :func:`source_sha256`; several,
+    the listing of every file below them, by path relative to ``top`` (default: the working directory's
+    repository top), sorted, each file once. InputError naming ``where`` when one is missing or empty."""
+    if len(paths) == 1:
+        return source_sha256(paths[0], where=where)
+    top = repository_top(Path.cwd()) if top is None else top
+    files: dict[str, Path] = {}
+    for root in paths:
+        source_sha256(root, where=where)                        # missing or empty: the error of one path
+        for f in source_files(root):
+            files[Path(os.path.abspath(f)).relative_to(top.absolute()).as_posix()] = f
+    listing = "".join(f"{hashlib.sha256(files[rel].read_bytes()).hexdigest()}  {rel}\n" for rel in sorted(files))
+    return hashlib.sha256(listing.encode("utf-8")).hexdigest()
+
+
+def changed_parts(recorded: dict[str, str] | None, current: dict[str, str]) -> list[str]:
+    """The paths whose SHA-256 differs between a recording's ``sources`` and the current ones (a path in only
+    one of them counts), sorted; every current path when the recording kept none."""
+    if recorded is None:
+        return sorted(current)
+    return sorted(p for p in set(recorded) | set(current) if recorded.get(p) != current.get(p))
 
 
 def source_files(root: Path) -> list[Path]:
@@ -118,22 +167,26 @@ def candidate_identity(params: IdentifyParams, candidate: str, *, lots: Path, ma
     path with the working directory's import roots on it); a local reader's makes list read from
     ``makes_file``. ``params_file`` names the params in error messages."""
     provider = params.provider(candidate)
-    source = params.sources.get(candidate)
-    if source is not None and (out := first_outside(source, folder=Path.cwd())) is not None:
-        entry, real = out
-        raise fail(f"{params_file}:identify.sources.{candidate}", "leads out of the repository"
-                   + ("" if entry == Path(source) else f" (a symlink below {source})"),
-                   expected=f"a file or folder inside {repository_top(Path.cwd()).as_posix()}, and every file "
-                            "below it (no symlink out)",
-                   got=f"{entry.as_posix()} -> {real.as_posix()}")
+    sources = params.source_paths(candidate)
+    where = f"{params_file}:identify.sources.{candidate}"
+    for source in sources or []:
+        if (out := first_outside(source, folder=Path.cwd())) is not None:
+            entry, real = out
+            raise fail(where, "leads out of the repository"
+                       + ("" if entry == Path(source) else f" (a symlink below {source})"),
+                       expected=f"a file or folder inside {repository_top(Path.cwd()).as_posix()}, and every file "
+                                "below it (no symlink out)",
+                       got=f"{entry.as_posix()} -> {real.as_posix()}")
     if isinstance(provider, PythonProvider | HttpProvider | ExecProvider):
-        if source is None:
+        if sources is None:
             assert isinstance(provider, PythonProvider)     # http and exec providers have a source: IdentifyParams
             on_import_path()
-            code = module_file(provider.module, where=f"{params_file}:identify.providers.{candidate}.python")
-        else:
-            code = Path(source)
-        return code_identity(code, where=f"{params_file}:identify.sources.{candidate}")
-    prompt_file = Path(source) if source else lots / "prompts" / f"{candidate}.txt"
+            return code_identity(module_file(provider.module, where=f"{params_file}:identify.providers."
+                                                                     f"{candidate}.python"), where=where)
+        return sources_identity([Path(s) for s in sources], where=where)
+    if sources is not None and len(sources) > 1:
+        raise fail(where, "a prompt candidate has one source, its prompt file", expected="one path",
+                   got=sources, hint="several paths identify production code (a python, http or exec provider)")
+    prompt_file = Path(sources[0]) if sources else lots / "prompts" / f"{candidate}.txt"
     makes = read_vocabulary(Makes, makes_file) if provider == "local-ocr" else None
     return prompt_identity(prompt_file, makes=makes)

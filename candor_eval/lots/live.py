@@ -281,7 +281,8 @@ def load_live(path: Path, *, sha: str, model: str, gallery: str, provider: str) 
 
 def run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: Gallery, pause_s: float, template: str | None,
              sha: str, record: Path, responder: Responder, default_library: CategoryLibrary,
-             concurrency: int = 1, redact: Redactor = NO_SECRETS) -> list[RecordLine]:
+             concurrency: int = 1, redact: Redactor = NO_SECRETS,
+             sources: dict[str, str] | None = None) -> list[RecordLine]:   # each line's ``sources``
     """Ask ``responder`` for every missing (id, run) on ``concurrency`` threads, appending each finished
     run to ``record`` (then putting it in (id, run) order) under :func:`hold`; every wanted line in (id, run)
     order. ``template`` is the prompt (None for a production responder, which builds its own);
@@ -293,7 +294,7 @@ def run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: Gallery,
         try:
             return _run_live(golden, ids=ids, runs=runs, gallery=gallery, pause_s=pause_s, template=template,
                              sha=sha, record=record, responder=responder, default_library=default_library,
-                             concurrency=concurrency, redact=redact)
+                             concurrency=concurrency, redact=redact, sources=sources)
         finally:
             if (close := getattr(responder, "close", None)) is not None:
                 close()                    # the exec provider's processes, however the run ended
@@ -301,7 +302,7 @@ def run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: Gallery,
 
 def _run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: Gallery, pause_s: float, template: str | None,
               sha: str, record: Path, responder: Responder, default_library: CategoryLibrary,
-              concurrency: int, redact: Redactor) -> list[RecordLine]:
+              concurrency: int, redact: Redactor, sources: dict[str, str] | None = None) -> list[RecordLine]:
     kept = load_live(record, sha=sha, model=responder.model, gallery=gallery, provider=responder.provider)
     done = {(ln.case, ln.run): ln for ln in kept}
     in_file = list(done)
@@ -320,7 +321,7 @@ def _run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: Gallery
             time.sleep(pause_s)
         worker.called = True
         line = partial(RecordLine, case=ident, run=run, provider=responder.provider, model=responder.model,
-                       prompt_sha256=sha, gallery=gallery, endpoint=responder.endpoint)
+                       prompt_sha256=sha, gallery=gallery, endpoint=responder.endpoint, sources=sources)
         try:
             reply = responder.reply(prompt=prompts[ident], images=images[ident],
                                     context=call_context(golden, ident, run, default_library=default_library))

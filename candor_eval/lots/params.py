@@ -119,7 +119,8 @@ class IdentifyParams(BaseModel):
     the error names the key but never quotes the value, which may hold a secret.
 
     ``sources`` maps each candidate to the file or folder its answers come from (its prompt
-    file, or its production code: :mod:`candor_eval.lots.identity`); dvc.yaml's identify stage
+    file, or its production code: :mod:`candor_eval.lots.identity`), or to a list of files and folders
+    (production code only: the adapter and the production folder, say); dvc.yaml's identify stage
     iterates over it, so when it is set it names every candidate. Empty (the default outside the
     committed pipeline): ``<lots>/prompts/<candidate>.txt``, or a ``python`` provider's module file.
 
@@ -143,7 +144,7 @@ class IdentifyParams(BaseModel):
     base_url: str = "https://api.openai.com/v1"
     model: str = "gpt-4o-mini"
     api_key_env: str = Field(default="OPENAI_API_KEY", pattern=ENV_NAME)
-    sources: dict[str, str] = Field(default_factory=dict)
+    sources: dict[str, str | list[str]] = Field(default_factory=dict)
 
     @field_validator("candidates")
     @classmethod
@@ -178,15 +179,37 @@ class IdentifyParams(BaseModel):
                 raise ValueError(f"sources: the {kind} candidate(s) {', '.join(routes)} need a source (the code in "
                                  "this repository, or a file that pins the version benchmarked): nothing else "
                                  "identifies their answers offline")
-        for name, path in self.sources.items():
-            if (why := source_problem(path)) is not None:
-                raise ValueError(f"sources.{name}: {why}; a path relative to the project's folder (that of its "
-                                 "dvc.yaml), inside the repository")
+        _check_source_paths(self.sources)
         return self
 
     def provider(self, candidate: str) -> str | PythonProvider | HttpProvider | ExecProvider:
         """The live-mode provider of ``candidate``."""
         return self.providers.get(candidate, "openai-compatible")
+
+    def source_paths(self, candidate: str) -> list[str] | None:
+        """The paths of ``identify.sources.<candidate>`` as a list (one path: a list of one), None when unset."""
+        return source_paths(self.sources.get(candidate))
+
+
+def source_paths(source: str | list[str] | None) -> list[str] | None:
+    """A source as written (a path or a list of paths) as a list of paths; None stays None."""
+    return None if source is None else [source] if isinstance(source, str) else list(source)
+
+
+def _check_source_paths(sources: dict[str, str | list[str]]) -> None:
+    """Each candidate's source is a path, or a non-empty list of distinct paths, each relative to the project's
+    folder and inside the repository (:func:`candor_eval.common.repository.source_problem`)."""
+    for name, source in sources.items():
+        paths = source_paths(source) or []
+        if not paths:
+            raise ValueError(f"sources.{name}: an empty list; a path, or a list of the files and folders the "
+                             "candidate's answers come from")
+        if twice := repeated(paths):
+            raise ValueError(f"sources.{name}: path(s) listed more than once: {', '.join(twice)}")
+        for path in paths:
+            if (why := source_problem(path)) is not None:
+                raise ValueError(f"sources.{name}: {why}; a path relative to the project's folder (that of its "
+                                 "dvc.yaml), inside the repository")
 
 
 class LotsParams(BaseModel):

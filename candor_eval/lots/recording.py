@@ -11,7 +11,9 @@ A **recording line** (one finished run of one lot or case)::
 production code of a ``python`` or ``http`` provider (:mod:`candor_eval.lots.identity`).
 ``endpoint`` (live remote providers: the URL called, its secrets replaced by ``***``) and
 ``version`` (an ``http`` provider: its declared version header) are optional and left out
-of the line when absent, so recordings made before they existed keep their bytes.
+of the line when absent, so recordings made before they existed keep their bytes; so is
+``sources`` (production code of several paths: each listed path -> its own SHA-256, so a stale
+recording names the paths that changed).
 ``run`` is a JSON integer (``true`` is not run 1).
 
 Exactly one of two shapes: a provider **error** (``error`` set; ``raw``,
@@ -33,7 +35,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal, Protocol, Self, TypeVar
+from typing import Annotated, Any, Literal, Protocol, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -116,6 +118,7 @@ class RecordLine(BaseModel):
     gallery: Gallery
     endpoint: str | None = None
     version: str | None = None
+    sources: dict[str, Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]] | None = None
 
     @model_validator(mode="after")
     def _one_shape(self) -> RecordLine:
@@ -133,7 +136,7 @@ class RecordLine(BaseModel):
 
     def to_json(self) -> str:
         doc = self.model_dump()
-        for optional in ("endpoint", "version"):
+        for optional in ("endpoint", "version", "sources"):
             if doc[optional] is None:
                 del doc[optional]
         return json.dumps(doc, ensure_ascii=False, sort_keys=False)

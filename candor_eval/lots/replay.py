@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from candor_eval.common.errors import InputError, Problem, fail
 from candor_eval.lots.golden import Golden
+from candor_eval.lots.identity import changed_parts
 from candor_eval.lots.recording import RecordLine
 
 
@@ -29,11 +30,14 @@ def select_ids(golden: Golden, globs: Sequence[str]) -> list[str]:
 
 
 def check_replay(lines: Sequence[RecordLine], *, ids: Sequence[str], runs: int, sha: str, gallery: str,
-                 file: str, code: str | None = None, rerecord: str | None = None) -> list[RecordLine]:
+                 file: str, code: str | None = None, rerecord: str | None = None,
+                 parts: dict[str, str] | None = None) -> list[RecordLine]:
     """The recorded line of every wanted (id, run), in (id, run) order; InputError when missing or stale.
 
-    ``code`` names the production code the SHA-256 covers (None: the SHA is a prompt's); ``rerecord``
-    is the command that records the candidate again, given in the hint."""
+    ``code`` names the production code the SHA-256 covers (None: the SHA is a prompt's); ``parts``, for
+    code of several paths, each path's SHA-256, so a stale recording names the paths that changed
+    (:func:`candor_eval.lots.identity.changed_parts`); ``rerecord`` is the command that records the
+    candidate again, given in the hint."""
     by_key = {(ln.case, ln.run): ln for ln in lines}
     problems: list[Problem] = []
     missing = [f"{i} run {r}" for i in ids for r in range(1, runs + 1) if (i, r) not in by_key]
@@ -45,7 +49,7 @@ def check_replay(lines: Sequence[RecordLine], *, ids: Sequence[str], runs: int, 
     stale = sorted({ln.prompt_sha256 for ln in wanted if ln.prompt_sha256 != sha})
     if stale:
         what = ("recorded with a different prompt" if code is None
-                else f"recorded with other production code: {code} changed")
+                else f"recorded with other production code: {stale_paths(wanted, sha=sha, code=code, parts=parts)}")
         problems.append(Problem(file, what, expected=f"prompt_sha256 {sha}", got=", ".join(stale)))
     other = sorted({ln.gallery for ln in wanted if ln.gallery != gallery})
     if other:
@@ -56,3 +60,18 @@ def check_replay(lines: Sequence[RecordLine], *, ids: Sequence[str], runs: int, 
         raise InputError(problems, hint=f"record it again with {how}, then copy the recording to {file} (or set "
                                         "runs/gallery to match the recording)")
     return wanted
+
+
+def stale_paths(lines: Sequence[RecordLine], *, sha: str, code: str, parts: dict[str, str] | None) -> str:
+    """What changed, for the stale-recording message: ``<code> changed`` for one path; for several, the
+    paths whose SHA-256 differs from the stale lines' ``sources`` (``a.ts, b.ts changed``), or, when those
+    lines kept none, ``one of a.ts, b.ts changed``."""
+    if parts is None:
+        return f"{code} changed"
+    changed: set[str] = set()
+    for ln in lines:
+        if ln.prompt_sha256 != sha:
+            if ln.sources is None:
+                return f"one of {', '.join(sorted(parts))} changed"
+            changed.update(changed_parts(ln.sources, parts))
+    return f"{', '.join(sorted(changed)) or 'the set of files below ' + ', '.join(sorted(parts))} changed"

@@ -134,7 +134,8 @@ def replay_lines(params: IdentifyParams, args: argparse.Namespace, cand: Identit
     rec_file = Path(args.lots) / "recordings" / f"{args.candidate}.jsonl"
     rerecord = rerecord_command(args, cand)
     return check_replay(load_recording(rec_file, rerecord=rerecord), ids=ids, runs=runs, sha=cand.sha,
-                        gallery=params.gallery, file=rec_file.as_posix(), code=cand.code, rerecord=rerecord)
+                        gallery=params.gallery, file=rec_file.as_posix(), code=cand.code, rerecord=rerecord,
+                        parts=cand.parts)
 
 
 def live_lines(params: IdentifyParams, args: argparse.Namespace, cand: Identity, golden: Golden, *,
@@ -154,7 +155,7 @@ def live_lines(params: IdentifyParams, args: argparse.Namespace, cand: Identity,
                         template=template, sha=cand.sha, record=record, responder=responder,
                         default_library=read_category_library(vocabulary(args.categories, "category-library.yaml",
                                                                          lots=args.lots)),
-                        concurrency=1 if local else params.concurrency, redact=redact)
+                        concurrency=1 if local else params.concurrency, redact=redact, sources=cand.parts)
 
 
 def exit_code(answers: Sequence[Answer], *, live: bool) -> int:

@@ -12,11 +12,14 @@ from candor_eval.common.errors import InputError
 from candor_eval.lots.identity import (
     Identity,
     candidate_identity,
+    changed_parts,
     code_identity,
     module_file,
     prompt_identity,
     source_files,
     source_sha256,
+    sources_identity,
+    sources_sha256,
 )
 from candor_eval.lots.params import IdentifyParams
 from candor_eval.lots.vocabulary import Makes
@@ -192,3 +195,56 @@ def test_an_exec_candidate_is_its_source_code_folder_included(tmp_path, monkeypa
                             sources={"w": "webapp"})
     got = candidate_identity(params, "w", lots=tmp_path, makes_file=tmp_path / "none.yaml", params_file="p.yaml")
     assert got == code_identity(Path("webapp"), where="p.yaml:identify.sources.w")
+
+
+def test_several_paths_are_one_listing_by_repository_path_each_file_once(tmp_path, monkeypatch):
+    """Two paths: the SHA-256 of the listing of every file below them by path from the repository top, sorted,
+    a file below two listed paths once; each path's own SHA-256 kept as ``parts``."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "webapp/src/services").mkdir(parents=True)
+    (repo / "eval").mkdir()
+    (repo / "webapp/src/prompts.ts").write_text("v1\n")
+    (repo / "webapp/src/services/ai.ts").write_text("ai\n")
+    monkeypatch.chdir(repo / "eval")
+    paths = [Path("../webapp/src/services"), Path("../webapp/src/prompts.ts"), Path("../webapp/src/services/ai.ts")]
+    listing = (f"{hashlib.sha256(b'v1' + bytes([10])).hexdigest()}  webapp/src/prompts.ts\n"
+               f"{hashlib.sha256(b'ai' + bytes([10])).hexdigest()}  webapp/src/services/ai.ts\n")
+    assert sources_sha256(paths, where="w") == hashlib.sha256(listing.encode()).hexdigest()
+    got = sources_identity(paths[:2], where="w")
+    assert got.sha == sources_sha256(paths, where="w")                     # ai.ts listed twice counts once
+    assert got.code == "../webapp/src/services, ../webapp/src/prompts.ts"
+    assert got.parts == {"../webapp/src/services": source_sha256(paths[0], where="w"),
+                         "../webapp/src/prompts.ts": hashlib.sha256(b"v1\n").hexdigest()}
+    with pytest.raises(InputError, match="production code not found"):
+        sources_sha256([paths[1], Path("../webapp/gone.ts")], where="w")
+
+
+def test_a_list_of_one_path_is_that_path_so_old_recordings_stay_valid(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app/a.py").write_text("a\n")
+    for path in ("app", "app/a.py"):
+        assert sources_sha256([Path(path)], where="w") == source_sha256(Path(path), where="w")
+        assert sources_identity([Path(path)], where="w") == code_identity(Path(path), where="w")
+    params = IdentifyParams(candidates=["w"], providers={"w": {"exec": ["node", "a.mjs"]}}, sources={"w": ["app"]})
+    assert candidate_identity(params, "w", lots=tmp_path, makes_file="m.yaml", params_file="p.yaml") == \
+        code_identity(Path("app"), where="w")
+
+
+def test_changed_parts_names_each_path_whose_sha_differs():
+    assert changed_parts({"a": "1", "b": "2"}, {"a": "1", "b": "3"}) == ["b"]
+    assert changed_parts({"a": "1", "b": "2"}, {"a": "1", "c": "2"}) == ["b", "c"]   # dropped and added
+    assert changed_parts(None, {"b": "1", "a": "2"}) == ["a", "b"]                    # kept none: every path
+
+
+def test_a_prompt_candidate_has_one_source(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.txt").write_text("p\n")
+    params = IdentifyParams(candidates=["p"], sources={"p": ["p.txt", "q.txt"]})
+    with pytest.raises(InputError, match="a prompt candidate has one source") as err:
+        candidate_identity(params, "p", lots=tmp_path, makes_file="m.yaml", params_file="p.yaml")
+    assert "p.yaml:identify.sources.p" in err.value.message
+    one = IdentifyParams(candidates=["p"], sources={"p": ["p.txt"]})
+    assert candidate_identity(one, "p", lots=tmp_path, makes_file="m.yaml", params_file="p.yaml") == \
+        prompt_identity(Path("p.txt"))

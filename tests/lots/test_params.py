@@ -36,3 +36,15 @@ def test_the_demo_candidates_are_names():
     p = IdentifyParams(candidates=["prompt-a", "prompt-b", "ocr-baseline"], providers={"ocr-baseline": "local-ocr"},
                        sources={"prompt-a": "a.txt", "prompt-b": "b.txt", "ocr-baseline": "o.txt"})
     assert p.candidates == ["prompt-a", "prompt-b", "ocr-baseline"]
+
+
+def test_a_source_may_be_a_list_of_distinct_paths():
+    from pydantic import ValidationError
+    p = IdentifyParams(candidates=["c", "d"], sources={"c": ["../webapp/src/prompts.ts", "../webapp/src/services"],
+                                                       "d": "p.txt"})
+    assert p.source_paths("c") == ["../webapp/src/prompts.ts", "../webapp/src/services"]
+    assert p.source_paths("d") == ["p.txt"] and p.source_paths("e") is None
+    for bad, needle in [([], "an empty list"), (["a.ts", "a.ts"], r"path\(s\) listed more than once: a.ts"),
+                        (["a.ts", "/srv/b.ts"], "absolute path")]:
+        with pytest.raises(ValidationError, match=f"sources.c: {needle}"):
+            IdentifyParams(candidates=["c"], sources={"c": bad})

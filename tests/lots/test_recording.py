@@ -97,5 +97,15 @@ def test_endpoint_and_version_are_left_out_when_absent_and_kept_when_set():
     assert parse_recording(full.to_json() + "\n", file="r") == [full]
 
 
+def test_sources_are_left_out_when_absent_and_each_is_a_sha256():
+    assert "sources" not in line().to_json()
+    with_parts = line().model_copy(update={"sources": {"app/a.ts": "a" * 64}})
+    assert json.loads(with_parts.to_json())["sources"] == {"app/a.ts": "a" * 64}
+    assert parse_recording(with_parts.to_json() + "\n", file="r") == [with_parts]
+    bad = json.dumps(json.loads(line().to_json()) | {"sources": {"app/a.ts": "xyz"}})
+    with pytest.raises(InputError, match="line 1.sources"):
+        parse_recording(bad + "\n", file="r")
+
+
 def test_without_surrogates_keeps_every_other_character():
     assert without_surrogates("é✓\U0001F600" + chr(0xDFFF)) == "é✓\U0001F600\ufffd"

@@ -64,3 +64,17 @@ def test_more_than_eight_missing_pairs_are_cut_short():
     got = err.value.problems[0].got
     assert err.value.problems[0].what == "9 (case, run) pair(s) not recorded" and got.endswith(" ...")
     assert got.count(" run ") == 8
+
+
+def test_stale_code_of_several_paths_names_the_paths_that_changed():
+    parts = {"webapp/prompts.ts": "1" * 64, "webapp/services": "2" * 64}
+    old = line("T001", 1, sha=OTHER).model_copy(update={"sources": {**parts, "webapp/prompts.ts": "3" * 64}})
+    with pytest.raises(InputError, match="recorded with other production code: webapp/prompts.ts changed"):
+        check_replay([old], ids=["T001"], runs=1, sha=SHA, gallery="all", file="r",
+                     code="webapp/prompts.ts, webapp/services", parts=parts)
+    with pytest.raises(InputError, match="production code: one of webapp/prompts.ts, webapp/services changed"):
+        check_replay([line("T001", 1, sha=OTHER)], ids=["T001"], runs=1, sha=SHA, gallery="all", file="r",
+                     code="webapp/prompts.ts, webapp/services", parts=parts)
+    fresh = line("T001", 1).model_copy(update={"sources": parts})
+    assert check_replay([fresh], ids=["T001"], runs=1, sha=SHA, gallery="all", file="r", code="x", parts=parts) \
+        == [fresh]
