@@ -35,6 +35,7 @@ COMMANDS: dict[str, Command] = {
     # the pipeline's stages
     "fetch": _stage("fetch", "verify (and fetch) every manifest and model card by SHA-256"),
     "identify": _stage("identify", "lots: the model step of one candidate (replay or live)"),
+    "record": _stage("record", "lots: record a candidate live and promote it (dvc repro scores it)"),
     "score-lots": _stage("score_lots", "lots: identification, count and field expectations"),
     "value": _stage("value", "lots: comps -> value -> bid ceiling -> verdict of one candidate"),
     "score-valuation": _stage("score_valuation", "lots: value ratio, band, comps fit, audit"),
