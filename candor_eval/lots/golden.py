@@ -2,7 +2,7 @@
 
 Layout of a golden-set folder (``data/lots``)::
 
-    lots.csv            one row per lot (columns below)
+    lots.csv            one row per lot (columns below); optional: a folder of cases alone is a bench
     photos/...          lot photos (paths in lots.csv are relative to the folder)
     cases/*.json        field-expectation cases (shape below)
     cases/images/...    their images (a case's ``image`` is relative to the folder)
@@ -23,7 +23,8 @@ valuation,verified_value,current_price``:
   written with cents (``1850.00``); for ``0`` both are empty.
 
 A case (``cases/*.json``): ``name`` (unique across cases and lot ids),
-``description``, ``image`` (must exist; JPEG/PNG/WebP/GIF under 5 MB),
+``description``, ``image`` (relative to the bench folder, never to the case file: a missing image that
+exists relative to the case file is an error saying so; must exist; JPEG/PNG/WebP/GIF under 5 MB),
 optional ``categoryLibrary`` ``{functional, specific, itemType}`` (lists of
 strings, each optional), and ``expectations``: at least one ``{field,
 expected: [...]}`` where ``field`` is a dot path (``item.itemType``,
@@ -38,6 +39,7 @@ was expected and what was got; all problems are reported at once.
 """
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from dataclasses import dataclass
@@ -246,13 +248,37 @@ def _image_problem(root: Path, rel: str, where: str) -> Problem | None:
     return None
 
 
+def _case_image_problem(root: Path, case_file: Path, rel: str, where: str) -> Problem | None:
+    """:func:`_image_problem` of a case's ``image`` (relative to the bench folder ``root``); when it is missing there
+    but a file exists at ``rel`` relative to the case file's folder, the problem says so and gives the path to
+    write."""
+    problem = _image_problem(root, rel, where)
+    beside = case_file.parent / rel
+    if problem is None or (root / rel).is_file() or not beside.is_file():
+        return problem
+    return Problem(where, f"file not found: a case's image is relative to the bench folder ({root.as_posix()}), "
+                          f"not to the case file; {beside.as_posix()} exists: write \"image\": "
+                          f"\"{_posix_relpath(beside, root)}\" to name it",
+                   expected=f"an image at {(root / rel).as_posix()}", got=repr(rel))
+
+
+def _posix_relpath(path: Path, start: Path) -> str:
+    return Path(os.path.relpath(path, start)).as_posix()
+
+
 def load_golden(root: str | Path) -> Golden:
-    """Load and validate ``root/lots.csv`` and ``root/cases/*.json``; raise one InputError listing all problems."""
+    """Load and validate ``root/lots.csv`` and ``root/cases/*.json``; raise one InputError listing all problems.
+    ``lots.csv`` is optional: a folder of cases alone is a bench without lots (a bench of neither is an
+    InputError naming both)."""
     root = Path(root)
     problems: list[Problem] = []
     lots_file = root / LOTS_FILE
-    lots, lot_problems = parse_lots(read_text(lots_file, expected="the golden set's lots.csv"),
-                                    file=lots_file.as_posix())
+    case_files = sorted((root / CASES_DIR).glob("*.json"))
+    if not lots_file.exists() and not case_files:
+        raise InputError(Problem(root.as_posix(), "holds neither lots.csv nor cases", expected=(
+            f"{lots_file.as_posix()}, or case files {(root / CASES_DIR).as_posix()}/*.json")))
+    lots, lot_problems = ([], []) if not lots_file.exists() else parse_lots(
+        read_text(lots_file, expected="the golden set's lots.csv"), file=lots_file.as_posix())
     problems.extend(lot_problems)
     rows = {lot.id: i for i, lot in enumerate(lots, start=2)}
     for lot in lots:
@@ -261,7 +287,7 @@ def load_golden(root: str | Path) -> Golden:
                 problems.append(pr)
     cases: list[Case] = []
     seen: dict[str, str] = {lot.id: f"{lots_file.as_posix()} row {rows[lot.id]}" for lot in lots}
-    for file in sorted((root / CASES_DIR).glob("*.json")):
+    for file in case_files:
         where = file.as_posix()
         try:
             data = read_json(file, expected="a case JSON object")
@@ -278,7 +304,7 @@ def load_golden(root: str | Path) -> Golden:
                                     got=repr(case.name)))
             continue
         seen[case.name] = where
-        if (pr := _image_problem(root, case.image, f"{where}.image")):
+        if (pr := _case_image_problem(root, file, case.image, f"{where}.image")):
             problems.append(pr)
         cases.append(case)
     if problems:

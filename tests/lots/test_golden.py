@@ -137,3 +137,28 @@ def test_render_prompt_uses_the_library_or_the_defaults():
         "- categoryFunctional: Computers\n- categorySpecific: Laptops")
     assert render_prompt("A\n{{category_library}}\nB", lib, default=default) == f"A\n{block}\nB"
     assert render_prompt("A", None, default=default).endswith(render_library(None, default=default) + "\n")
+
+
+def test_a_folder_of_cases_alone_is_a_bench_without_lots(golden_dir: Path):
+    (golden_dir / "lots.csv").unlink()
+    shutil.rmtree(golden_dir / "photos")
+    g = load_golden(golden_dir)
+    assert g.lots == () and [c.name for c in g.cases] == ["drill"] and g.ids() == ["drill"]
+    shutil.rmtree(golden_dir / "cases")
+    with pytest.raises(InputError, match="holds neither lots.csv nor cases") as err:
+        load_golden(golden_dir)
+    assert "lots.csv, or case files" in err.value.message
+
+
+def test_an_image_written_relative_to_the_case_file_is_named_with_the_path_to_write(golden_dir: Path):
+    f = golden_dir / "cases" / "drill.json"
+    case = json.loads(f.read_text())
+    case["image"] = "images/drill.png"                 # beside the case file: cases/images/drill.png
+    f.write_text(json.dumps(case))
+    with pytest.raises(InputError) as err:
+        load_golden(golden_dir)
+    message = err.value.message
+    assert "drill.json.image: file not found: a case's image is relative to the bench folder" in message
+    assert f"{(golden_dir / 'cases/images/drill.png').as_posix()} exists" in message
+    assert 'exists: write "image": "cases/images/drill.png" to name it' in message
+    assert f"an image at {(golden_dir / 'images/drill.png').as_posix()}" in message
