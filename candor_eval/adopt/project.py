@@ -4,9 +4,10 @@ A *plan* maps each path (relative to the project folder) to its bytes. The scaff
 ``dvc.yaml`` and ``params.yaml`` (:mod:`candor_eval.adopt.scaffold`), the detector plots'
 Vega-Lite templates under ``plots/templates/`` (``dvc.yaml`` names them), for the lots track
 candor's default word lists as the bench's own starting ones (``data/lots/vocabulary/``: data the
-team edits, a dep of the lots stages), ``candor.lock`` and the marked block of ``.gitignore``;
-``--demo`` adds the embedded demo (its params, data, models, committed raw boxes, metrics, plot data
-and ``dvc.lock``), so the first ``dvc repro`` reruns no inference.
+team edits, a dep of the lots stages), ``candor.lock`` and the marked block of ``.gitignore``; for the
+``lots`` track the recordings kept out of Git (:data:`RECORDINGS_OUT_OF_GIT`); ``--demo`` adds the
+embedded demo (its params, data, models, committed raw boxes, metrics, plot data and ``dvc.lock``),
+so the first ``dvc repro`` reruns no inference.
 
 Ownership: candor owns a file it wrote. A folder with a ``candor.lock`` is a candor project, whose
 scaffold files candor wrote; its demo files are candor's when the lock says ``demo: true``. The
@@ -48,6 +49,15 @@ DEMO_PARTS = {
 }
 TEMPLATES = ("overlay.json", "anatomy.json")
 
+# A lots project keeps its recordings out of Git's diff: DVC tracks data/lots/recordings/ (this .dvc file, its
+# hash filled in by the first `dvc repro` or `dvc commit`, pushed to the DVC remote by `dvc push`) and Git
+# ignores the folder; a rerun's Git diff is the scores and one hash line (docs/adopting.md)
+RECORDINGS_OUT_OF_GIT = {
+    "data/lots/recordings.dvc": b"# the recordings, tracked by DVC (dvc push / dvc pull), out of Git's diff\n"
+                                b"outs:\n- path: recordings\n",
+    "data/lots/.gitignore": b"/recordings\n",
+}
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -88,6 +98,8 @@ def plan(*, track: Track, demo: bool, version: str, code: dict[str, str], existi
         out |= {f"plots/templates/{t}": (templates / t).read_bytes() for t in TEMPLATES}
     if track != "detector":
         out |= dict(walk(files("candor_eval") / "vocabulary", "data/lots/vocabulary", read=True))
+    if track == "lots":
+        out |= RECORDINGS_OUT_OF_GIT
     extra = demo_source() if demo else {}
     out |= extra
     out[LOCK_NAME] = render(Lock(candor=version, init=InitRecord(track=track, demo=demo), code=code)).encode()

@@ -192,7 +192,9 @@ def mismatch(entry: Entry, *, where: str, actual_sha256: str | None) -> Problem 
 
 
 def build_manifest_rows(root: Path, *, extra: dict[str, dict[str, str]] | None = None) -> list[Entry]:
-    """Entries for every file under ``root`` (except the manifest and dotfiles), sorted by path.
+    """Entries for every file under ``root`` (except the manifest, dotfiles and DVC's ``*.dvc`` pointer files), sorted
+    by path. A ``.dvc`` file is DVC's record of a tracked folder (``recordings.dvc``: the recordings kept out of
+    Git), rewritten by ``dvc repro``/``dvc commit``; the files it tracks are listed themselves.
 
     ``extra`` maps a path to its extra columns (e.g. ``session``, ``zoom``, ``split``).
     A file whose path the manifest reader would refuse (:func:`path_problem`, e.g. a name with a
@@ -203,7 +205,8 @@ def build_manifest_rows(root: Path, *, extra: dict[str, dict[str, str]] | None =
     problems = []
     for p in sorted(root.rglob("*")):
         rel = p.relative_to(root).as_posix()
-        if not p.is_file() or rel == MANIFEST_NAME or any(part.startswith(".") for part in rel.split("/")):
+        if not p.is_file() or rel == MANIFEST_NAME or p.suffix == ".dvc" or any(part.startswith(".")
+                                                                                for part in rel.split("/")):
             continue
         if (why := path_problem(rel)) is not None:
             problems.append(Problem((root / rel).as_posix(), why, expected="a file name the manifest can hold",

@@ -26,6 +26,16 @@ def test_a_detector_project_gets_the_scaffold_the_templates_the_lock_and_the_git
     assert lots["data/lots/vocabulary/tokens.yaml"] == (ROOT / "data/lots/vocabulary/tokens.yaml").read_bytes()
 
 
+def test_a_lots_project_keeps_its_recordings_out_of_git_and_tracked_by_dvc():
+    import yaml
+
+    lots = make("lots").files
+    assert yaml.safe_load(lots["data/lots/recordings.dvc"]) == {"outs": [{"path": "recordings"}]}
+    assert lots["data/lots/.gitignore"] == b"/recordings\n"
+    for track in ("detector", "both"):                       # candor's own repository commits its demo recordings
+        assert "data/lots/recordings.dvc" not in make(track).files
+
+
 def test_the_demo_replaces_the_params_and_its_files_are_marked():
     p = make("both", demo=True)
     assert p.files["params.yaml"] == b"x: 1\n" and p.demo == {"data/a.txt"}

@@ -87,13 +87,16 @@ def test_build_format_and_parse_round_trip(tmp_path):
     (tmp_path / "a.jpg").write_bytes(b"a")
     (tmp_path / ".hidden").write_bytes(b"x")
     (tmp_path / "manifest.csv").write_text("old")
+    (tmp_path / "recordings.dvc").write_text("outs:\n- path: recordings\n")     # DVC's pointer, not data
+    (tmp_path / "recordings").mkdir()
+    (tmp_path / "recordings" / "p.jsonl").write_bytes(b"{}\n")
     rows = build_manifest_rows(tmp_path, extra={"a.jpg": {"split": "dev"}})
-    assert [r.path for r in rows] == ["a.jpg", "sub/b.txt"]
+    assert [r.path for r in rows] == ["a.jpg", "recordings/p.jsonl", "sub/b.txt"]
     assert rows[0].sha256 == hashlib.sha256(b"a").hexdigest()
     text = format_manifest(rows, extra_columns=("split",))
     m = parse_manifest(text, file=tmp_path / "manifest.csv")
     assert [(e.path, e.sha256, e.bytes) for e in m.entries] == [(r.path, r.sha256, r.bytes) for r in rows]
-    assert [e.extra for e in m.entries] == [{"split": "dev"}, {"split": ""}]
+    assert [e.extra for e in m.entries] == [{"split": "dev"}, {"split": ""}, {"split": ""}]
 
 
 def test_decide(tmp_path):
