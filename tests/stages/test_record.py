@@ -107,3 +107,19 @@ def test_bad_input_exits_2_writing_nothing(work: Path, capsys, argv, needle):
     assert run_main(record.main, argv) == 2
     err = capsys.readouterr().err
     assert needle in err and "Traceback" not in err and not rec(work).exists()
+
+
+def test_code_changed_during_the_live_run_promotes_nothing(work: Path, monkeypatch, capsys):
+    real = record.identify_live
+
+    def edit_meanwhile(args, live):
+        code = real(args, live)
+        with open(work / "prodcode/analyze.py", "a") as fh:
+            fh.write("# edited while recording\n")
+        return code
+
+    monkeypatch.setattr(record, "identify_live", edit_meanwhile)
+    assert run_main(record.main, ["p"]) == 2
+    err = capsys.readouterr().err
+    assert "params.yaml:identify.sources.p: changed during the live run: nothing promoted" in err
+    assert not rec(work).exists() and "Traceback" not in err
