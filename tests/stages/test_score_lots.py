@@ -223,3 +223,20 @@ def test_the_rebuild_hint_of_missing_answers_repeats_the_flags_and_parses_as_ide
     args = identify.build_parser().parse_args(hint_argv(err, stage="identify"))
     assert (args.candidate, args.lots, args.params, args.answers, args.tokens) == (
         "b", "my bench's lots", "my params.yaml", "my answers/b.jsonl", None)
+
+
+def test_a_bench_of_cases_alone_without_word_lists_is_scored(work: Path):
+    """No lots.csv, no photos, no vocabulary/: the cases are scored, the identification block has zero lots and
+    the identification outcomes are their header alone."""
+    lots = work / "data/lots"
+    for gone in ("lots.csv", "photos", "vocabulary"):
+        shutil.rmtree(lots / gone) if (lots / gone).is_dir() else (lots / gone).unlink()
+    for cand, rows in ANSWERS.items():
+        (work / "build/answers" / f"{cand}.jsonl").write_text(
+            "".join(json.dumps(r) + "\n" for r in rows if r["case"] == "drill"))
+    assert run() == 0
+    a = json.loads((work / "metrics/identification.json").read_text())["identification"]["a"]["all"]
+    assert (a["lots"], a["hit_rate"], a["runs"]["n"]) == (0, None, 0)
+    assert (work / "metrics/outcomes/identification.csv").read_text().count("\n") == 1
+    fields = json.loads((work / "metrics/fields/b.json").read_text())
+    assert fields["cases_met"]["n"] == 1
