@@ -13,7 +13,8 @@ Normalising one recording line (:class:`candor_eval.lots.recording.RecordLine`):
   ``itemType`` (falling back to ``categorySpecific``), count from ``quantity``;
 * container answers: make/model/category from the first container item naming a
   model (else the first item); count is the **sum** of the items' quantities,
-  which is exactly how accessories end up counted as units;
+  which counts accessories as units (the valuation's count follows a rule instead:
+  :mod:`candor_eval.lots.units`);
 * ``count`` is an integer or None (``"4"`` and ``4.0`` become 4; ``"several"`` None);
 * the model text is kept as given (trimmed): whether it hedges is a scoring rule
   (:meth:`candor_eval.lots.tokens.TokenRules.is_hedged`, params ``lots``), decided downstream;
@@ -65,14 +66,16 @@ class Answer(BaseModel):
         return json.dumps(self.model_dump(), ensure_ascii=False)
 
 
-def _text(value: Any) -> str | None:
+def text(value: Any) -> str | None:
+    """A stripped string, None when empty or absent."""
     if value is None:
         return None
     s = str(value).strip()
     return s or None
 
 
-def _count(value: Any) -> int | None:
+def quantity(value: Any) -> int | None:
+    """A whole-number quantity (``"4"`` and ``4.0`` are 4), None otherwise."""
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int):
@@ -84,20 +87,32 @@ def _count(value: Any) -> int | None:
     return None
 
 
-def _primary(parsed: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
-    """The item that names the lot, and the answer's unit count."""
+def container_items(parsed: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The items of a container answer (objects only, in order), None for an item answer."""
     container = parsed.get("container")
     if parsed.get("type") == "container" or (isinstance(container, dict) and not isinstance(parsed.get("item"), dict)):
-        items = [i for i in (container or {}).get("containerItems") or [] if isinstance(i, dict)]
+        return [i for i in (container if isinstance(container, dict) else {}).get("containerItems") or []
+                if isinstance(i, dict)]
+    return None
+
+
+def primary_of(items: list[dict[str, Any]]) -> dict[str, Any]:
+    """The container item that names the lot: the first naming a model, else the first (``items`` not empty)."""
+    return next((i for i in items if text(i.get("itemModel"))), items[0])
+
+
+def _primary(parsed: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
+    """The item that names the lot, and the answer's unit count."""
+    items = container_items(parsed)
+    if items is not None:
         if not items:
             return {}, None
-        named = [i for i in items if _text(i.get("itemModel"))]
-        counts = [c for c in (_count(i.get("quantity")) for i in items) if c is not None]
-        return (named or items)[0], (sum(counts) if counts else None)
+        counts = [c for c in (quantity(i.get("quantity")) for i in items) if c is not None]
+        return primary_of(items), (sum(counts) if counts else None)
     item = parsed.get("item")
     if not isinstance(item, dict):
         return {}, None
-    return item, _count(item.get("quantity"))
+    return item, quantity(item.get("quantity"))
 
 
 def normalise_line(line: RecordLine) -> Answer:
@@ -108,10 +123,10 @@ def normalise_line(line: RecordLine) -> Answer:
     if line.parsed is None:
         return Answer(case=line.case, run=line.run, status="unparseable", error=line.parse_error, **empty)
     item, count = _primary(line.parsed)
-    model = _text(item.get("itemModel"))
-    return Answer(case=line.case, run=line.run, status="ok", make=_text(item.get("itemManufacturer")), model=model,
+    model = text(item.get("itemModel"))
+    return Answer(case=line.case, run=line.run, status="ok", make=text(item.get("itemManufacturer")), model=model,
                   count=count,
-                  category=_text(item.get("itemType")) or _text(item.get("categorySpecific")),
+                  category=text(item.get("itemType")) or text(item.get("categorySpecific")),
                   fields=line.parsed, error=None)
 
 
@@ -138,7 +153,7 @@ def read_answers(path: str | os.PathLike[str], *, rebuild: str | None = None) ->
     """Read and validate an answers file; a missing or unreadable one too is an InputError with
     :func:`rebuild_hint` (``rebuild``: the command that writes it)."""
     try:
-        text = read_text(path, expected="the identify stage's answers")
+        body = read_text(path, expected="the identify stage's answers")
     except InputError as err:
         raise InputError(err.problems, hint=rebuild_hint(rebuild)) from None
-    return parse_answers(text, file=Path(path).as_posix(), rebuild=rebuild)
+    return parse_answers(body, file=Path(path).as_posix(), rebuild=rebuild)

@@ -202,6 +202,9 @@ class LotsParams(BaseModel):
 class CompsParams(BaseModel):
     """``comps``: matching switches, abstention, band and ceiling arithmetic (docs/valuation.md).
 
+    ``units``: which items of a container answer count as the lot's units (:mod:`candor_eval.lots.units`):
+    ``lot_item`` (default: the lot's item, accessories excluded) or ``all_items`` (every item's quantity).
+
     Amounts in USD, percentages in %; decimals are kept exact (``0.1`` stays ``0.1``). The accessory
     words and the words keys leave out are data (``data/lots/vocabulary/accessory-words.yaml``,
     ``comps-words.yaml``, :mod:`candor_eval.lots.vocabulary`).
@@ -221,6 +224,7 @@ class CompsParams(BaseModel):
     margin_pct: ExactDecimal = Field(default=Decimal("25"), ge=0)
     shipping: ExactDecimal = Field(default=Decimal("25.00"), ge=0)
     buy_headroom_pct: ExactDecimal = Field(default=Decimal("20"), ge=0, le=100)
+    units: Literal["lot_item", "all_items"] = "lot_item"
 
     @field_validator("buyer_premium_pct", "sell_fee_pct", "margin_pct", "shipping", "buy_headroom_pct",
                      mode="before")
