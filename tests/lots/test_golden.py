@@ -131,9 +131,25 @@ def test_render_prompt_uses_the_library_or_the_defaults():
     default = CategoryLibrary(functional=("Computers",), specific=("Laptops",))
     block = render_library(lib, default=default)
     assert "Reuse one of these" in block and "- categoryFunctional: Tools" in block and "- itemType: Drill" in block
-    assert "categorySpecific" not in block
+    assert block.endswith("Not in this inventory yet. Suggested categories (reuse them when they fit):\n"
+                          "- categorySpecific: Laptops")  # the omitted tier: what a fresh install sees
     assert render_library(None, default=default) == (
         "No inventory yet. Suggested categories (reuse them when they fit):\n"
         "- categoryFunctional: Computers\n- categorySpecific: Laptops")
     assert render_prompt("A\n{{category_library}}\nB", lib, default=default) == f"A\n{block}\nB"
     assert render_prompt("A", None, default=default).endswith(render_library(None, default=default) + "\n")
+
+
+def test_an_omitted_tier_renders_its_defaults_and_an_empty_one_stays_empty():
+    """functional given, specific omitted (default Laptops), itemType given empty ([]: the inventory has none)."""
+    default = CategoryLibrary(functional=("Computers",), specific=("Laptops",), itemType=("Laptop",))
+    assert render_library(CategoryLibrary(functional=("Tools",), itemType=()), default=default) == (
+        "Categories already in this inventory. Reuse one of these, in this order of preference, before inventing "
+        "a new one (power-tools, Power tools and Power Tools are the same value):\n"
+        "- categoryFunctional: Tools\n"
+        "Not in this inventory yet. Suggested categories (reuse them when they fit):\n"
+        "- categorySpecific: Laptops")
+    full = CategoryLibrary(functional=("Tools",), specific=("Power Tools",), itemType=("Drill",))
+    assert "Suggested" not in render_library(full, default=default)
+    assert "Suggested" not in render_library(CategoryLibrary(functional=("Tools",)),
+                                             default=CategoryLibrary(functional=("Computers",)))
