@@ -123,6 +123,9 @@ class IdentifyParams(BaseModel):
     iterates over it, so when it is set it names every candidate. Empty (the default outside the
     committed pipeline): ``<lots>/prompts/<candidate>.txt``, or a ``python`` provider's module file.
 
+    ``gallery``: the photos a lot sends, ``first`` or ``all`` (default); a mapping candidate -> first|all sets
+    it per candidate (unlisted: ``all``), so one photo and the full gallery compare as two candidates.
+
     A candidate's name (in ``candidates``, and each key of ``providers`` and ``sources``) becomes a file
     name and a word of dvc.yaml's commands, so it follows the rule of names
     (:mod:`candor_eval.common.names`): ``prompt-a``, never ``a/b``, ``..`` or ``x;y``."""
@@ -133,7 +136,7 @@ class IdentifyParams(BaseModel):
     candidates: list[Name] = Field(default_factory=list)
     providers: dict[str, Provider] = Field(default_factory=dict)
     runs: Integer = Field(default=3, ge=1)
-    gallery: Literal["first", "all"] = "all"
+    gallery: Literal["first", "all"] | dict[str, Literal["first", "all"]] = "all"
     pause_s: Number = Field(default=1.0, ge=0, le=3600, allow_inf_nan=False)
     timeout_s: Number = Field(default=60.0, gt=0, le=3600, allow_inf_nan=False)
     retries: Integer = Field(default=3, ge=0, le=20)
@@ -183,6 +186,21 @@ class IdentifyParams(BaseModel):
                 raise ValueError(f"sources.{name}: {why}; a path relative to the project's folder (that of its "
                                  "dvc.yaml), inside the repository")
         return self
+
+    @model_validator(mode="after")
+    def _gallery_per_candidate(self) -> IdentifyParams:
+        # gallery: first|all for every candidate, or candidate -> first|all (unlisted candidates: all)
+        if isinstance(self.gallery, dict):
+            if unknown := [c for c in self.gallery if c not in self.candidates]:
+                raise ValueError(f"gallery: {', '.join(map(repr, unknown))} is not a candidate (a per-candidate "
+                                 "gallery maps each of candidates to first or all)")
+        return self
+
+    def gallery_of(self, candidate: str) -> Literal["first", "all"]:
+        """The photos ``candidate`` is sent: ``first`` or ``all`` (``gallery``, a scalar or per candidate)."""
+        if isinstance(self.gallery, dict):
+            return self.gallery.get(candidate, "all")
+        return self.gallery
 
     def provider(self, candidate: str) -> str | PythonProvider | HttpProvider | ExecProvider:
         """The live-mode provider of ``candidate``."""

@@ -36,3 +36,14 @@ def test_the_demo_candidates_are_names():
     p = IdentifyParams(candidates=["prompt-a", "prompt-b", "ocr-baseline"], providers={"ocr-baseline": "local-ocr"},
                        sources={"prompt-a": "a.txt", "prompt-b": "b.txt", "ocr-baseline": "o.txt"})
     assert p.candidates == ["prompt-a", "prompt-b", "ocr-baseline"]
+
+
+def test_gallery_is_one_setting_or_one_per_candidate():
+    from pydantic import ValidationError
+    assert IdentifyParams(candidates=["a", "b"], gallery="first").gallery_of("b") == "first"
+    per = IdentifyParams(candidates=["a", "b"], gallery={"a": "first"})
+    assert (per.gallery_of("a"), per.gallery_of("b")) == ("first", "all")   # unlisted: all
+    with pytest.raises(ValidationError, match="gallery: 'c' is not a candidate"):
+        IdentifyParams(candidates=["a"], gallery={"c": "first"})
+    with pytest.raises(ValidationError, match="gallery"):
+        IdentifyParams(candidates=["a"], gallery={"a": "some"})

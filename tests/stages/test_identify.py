@@ -181,6 +181,23 @@ def test_live_gallery_first_sends_one_photo(work: Path, monkeypatch):
     assert all(len(r["json"]["messages"][0]["content"]) == 2 for r in srv.requests)
 
 
+def test_gallery_per_candidate_first_for_one_all_for_the_other(work: Path, monkeypatch):
+    """gallery {p: first}: p sends one photo per call (prompt + 1 image = 2 parts); q, unlisted, the whole gallery
+    (T001 has two photos: 3 parts). A replay of p's gallery-all recording is refused under first."""
+    monkeypatch.setenv(ENV, KEY)
+    shutil.copy(work / "data/lots/prompts/p.txt", work / "data/lots/prompts/q.txt")
+    with chat_server([("ok", ANSWER)]) as srv:
+        write_params(work, base_url=srv.url, mode="live", gallery={"p": "first"}, candidates=["p", "q"], runs=1)
+        assert run() == 0
+        sent_p = len(srv.requests)
+        assert run("--candidate", "q", "--answers", "build/answers/q.jsonl") == 0
+    parts = [len(r["json"]["messages"][0]["content"]) for r in srv.requests]
+    assert sent_p == 3 and parts[:3] == [2, 2, 2] and 3 in parts[3:]
+    write_recording(work, gallery="all")
+    write_params(work, gallery={"p": "first"}, candidates=["p", "q"])
+    assert run() == 2
+
+
 def test_live_failures_are_recorded_others_kept_exit_1_and_retried_on_rerun(work: Path, monkeypatch, capsys, caplog):
     monkeypatch.setenv(ENV, KEY)
     # retries=2: run T001/1 ok, then T001/2 fails three times, then the rest succeed
