@@ -5,7 +5,11 @@ value read it (:func:`read_answers`). One JSON object per (lot or case, run), so
 (case, run), every key always present, in this order::
 
     {"case", "run", "status": "ok" | "unparseable" | "error", "make", "model",
-     "count", "category", "fields", "error"}
+     "count", "category", "fields", "error"[, "environment"]}
+
+``environment`` (the recording line's: the mode switches params ``identify.record_env`` names, null when
+unset) is the one optional key, present only when the recording carries it, so answers of candidates
+without it keep their bytes; :func:`environment_of` sums it up per candidate.
 
 Normalising one recording line (:class:`candor_eval.lots.recording.RecordLine`):
 
@@ -57,13 +61,17 @@ class Answer(BaseModel):
     category: str | None
     fields: dict[str, Any] | None
     error: str | None
+    environment: dict[str, str | None] | None = None
 
     def run_answer(self) -> RunAnswer:
         """This answer as one run of field scoring (:mod:`candor_eval.lots.fields`)."""
         return RunAnswer(run=self.run, status=self.status, data=self.fields, error=self.error)
 
     def to_json(self) -> str:
-        return json.dumps(self.model_dump(), ensure_ascii=False)
+        doc = self.model_dump()
+        if doc["environment"] is None:
+            del doc["environment"]
+        return json.dumps(doc, ensure_ascii=False)
 
 
 def text(value: Any) -> str | None:
@@ -118,16 +126,27 @@ def _primary(parsed: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
 def normalise_line(line: RecordLine) -> Answer:
     """The normalised answer of one recording line (see the module docstring)."""
     empty = dict(make=None, model=None, count=None, category=None, fields=None)
+    env = line.environment
     if line.error is not None:
-        return Answer(case=line.case, run=line.run, status="error", error=line.error, **empty)
+        return Answer(case=line.case, run=line.run, status="error", error=line.error, environment=env, **empty)
     if line.parsed is None:
-        return Answer(case=line.case, run=line.run, status="unparseable", error=line.parse_error, **empty)
+        return Answer(case=line.case, run=line.run, status="unparseable", error=line.parse_error, environment=env,
+                      **empty)
     item, count = _primary(line.parsed)
     model = text(item.get("itemModel"))
     return Answer(case=line.case, run=line.run, status="ok", make=text(item.get("itemManufacturer")), model=model,
                   count=count,
                   category=text(item.get("itemType")) or text(item.get("categorySpecific")),
-                  fields=line.parsed, error=None)
+                  fields=line.parsed, error=None, environment=line.environment)
+
+
+def environment_of(answers: Iterable[Answer]) -> dict[str, list[str | None]]:
+    """Each recorded variable -> the distinct values its answers recorded (None, unset, first; then sorted);
+    a variable some answers do not record gets None too. Empty when no answer records an environment."""
+    answers = list(answers)
+    names = sorted({n for a in answers if a.environment for n in a.environment})
+    seen: dict[str, set[str | None]] = {n: {(a.environment or {}).get(n) for a in answers} for n in names}
+    return {n: sorted(v, key=lambda x: (x is not None, x or "")) for n, v in seen.items()}
 
 
 def write_answers(path: str | os.PathLike[str], answers: Iterable[Answer]) -> None:

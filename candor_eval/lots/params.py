@@ -123,6 +123,12 @@ class IdentifyParams(BaseModel):
     iterates over it, so when it is set it names every candidate. Empty (the default outside the
     committed pipeline): ``<lots>/prompts/<candidate>.txt``, or a ``python`` provider's module file.
 
+    ``record_env`` maps a candidate to the *non-secret* environment variables its production code reads as mode
+    switches (``{webapp-v2: [ANALYSIS_MODE]}``): their values (as candor's environment holds them; null when
+    unset) are recorded with every live answer, carried into the answers and the identification metrics and
+    shown in the report. A declared secret (``api_key_env``, an http header's variable, an exec secret) is
+    refused; an exec candidate's variables must be among its ``env`` (what the child sees).
+
     ``gallery``: the photos a lot sends, ``first`` or ``all`` (default); a mapping candidate -> first|all sets
     it per candidate (unlisted: ``all``), so one photo and the full gallery compare as two candidates.
 
@@ -147,6 +153,7 @@ class IdentifyParams(BaseModel):
     model: str = "gpt-4o-mini"
     api_key_env: str = Field(default="OPENAI_API_KEY", pattern=ENV_NAME)
     sources: dict[str, str] = Field(default_factory=dict)
+    record_env: dict[str, list[Annotated[str, Field(pattern=ENV_NAME)]]] = Field(default_factory=dict)
 
     @field_validator("candidates")
     @classmethod
@@ -185,6 +192,29 @@ class IdentifyParams(BaseModel):
             if (why := source_problem(path)) is not None:
                 raise ValueError(f"sources.{name}: {why}; a path relative to the project's folder (that of its "
                                  "dvc.yaml), inside the repository")
+        return self
+
+    @model_validator(mode="after")
+    def _recorded_switches(self) -> IdentifyParams:
+        # record_env: candidate -> the non-secret variables whose values every answer records
+        for cand, names in self.record_env.items():
+            where = f"record_env.{cand}"
+            if cand not in self.candidates:
+                raise ValueError(f"{where}: not a candidate (record_env maps candidates to variable names)")
+            if twice := repeated(names):
+                raise ValueError(f"{where}: listed more than once: {', '.join(twice)}")
+            provider = self.provider(cand)
+            secret = {self.api_key_env}
+            if isinstance(provider, HttpProvider):
+                secret |= set(provider.headers.values())
+            if isinstance(provider, ExecProvider):
+                secret |= set(provider.secrets)
+            if named := [n for n in names if n in secret]:
+                raise ValueError(f"{where}: {', '.join(named)} is a declared secret (api_key_env, an http header's "
+                                 "variable or an exec secret): its value is never recorded; record only mode switches")
+            if isinstance(provider, ExecProvider) and (unseen := [n for n in names if n not in provider.env]):
+                raise ValueError(f"{where}: {', '.join(unseen)} not in providers.{cand}.env: the child process "
+                                 "never sees it; pass it on with env to record it")
         return self
 
     @model_validator(mode="after")

@@ -198,6 +198,21 @@ def test_gallery_per_candidate_first_for_one_all_for_the_other(work: Path, monke
     assert run() == 2
 
 
+def test_record_env_values_are_in_every_recorded_line_and_answer(work: Path, monkeypatch):
+    """record_env {p: [ANALYSIS_MODE, PROVIDER_CHOICE]}: ANALYSIS_MODE=experimental set, PROVIDER_CHOICE unset."""
+    monkeypatch.setenv(ENV, KEY)
+    monkeypatch.setenv("ANALYSIS_MODE", "experimental")
+    monkeypatch.delenv("PROVIDER_CHOICE", raising=False)
+    with chat_server([("ok", ANSWER)]) as srv:
+        write_params(work, base_url=srv.url, mode="live", runs=1,
+                     record_env={"p": ["ANALYSIS_MODE", "PROVIDER_CHOICE"]})
+        assert run() == 0
+    want = {"ANALYSIS_MODE": "experimental", "PROVIDER_CHOICE": None}
+    rec = load_recording(work / "build/live/p.jsonl")
+    assert len(rec) == 3 and all(x.environment == want for x in rec)
+    assert all(a["environment"] == want for a in answers(work))
+
+
 def test_live_failures_are_recorded_others_kept_exit_1_and_retried_on_rerun(work: Path, monkeypatch, capsys, caplog):
     monkeypatch.setenv(ENV, KEY)
     # retries=2: run T001/1 ok, then T001/2 fails three times, then the rest succeed
