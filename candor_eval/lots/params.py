@@ -8,6 +8,8 @@ so a misspelled key is an error naming the params file and the key
 """
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
@@ -43,18 +45,65 @@ class PythonProvider(BaseModel):
         return self.python.partition(":")[2]
 
 
+BODY_PLACEHOLDERS = ("image", "images", "category_library", "default_library", "id", "kind", "run")
+PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
+ANSWER_PATH = r"^[^.\s]+(\.[^.\s]+)*$"
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def body_problem(body: Any) -> str | None:
+    """Why a declared request ``body`` cannot be sent (None when it can): a string holding ``{{...}}`` must be
+    exactly one placeholder of :data:`BODY_PLACEHOLDERS`, and one of ``{{image}}``/``{{images}}`` must occur
+    (a route that is never sent the photos cannot answer about them)."""
+    found: list[str] = []
+    for text in _strings(body):
+        names = PLACEHOLDER.findall(text)
+        if names and (len(names) > 1 or PLACEHOLDER.fullmatch(text) is None):
+            return (f"the string {text[:60]!r} holds a placeholder inside other text: a placeholder is the whole "
+                    "string (\"{{images}}\"), so that it can stand for a list or an object")
+        if names and names[0] not in BODY_PLACEHOLDERS:
+            return (f"unknown placeholder {{{{{names[0]}}}}} (expected one of "
+                    + ", ".join(f"{{{{{n}}}}}" for n in BODY_PLACEHOLDERS) + ")")
+        found += names
+    if not {"image", "images"} & set(found):
+        return "it never sends the photos: put \"{{image}}\" (the first, a data URL) or \"{{images}}\" (the list) in it"
+    return None
+
+
 class HttpProvider(BaseModel):
-    """``{http: URL, version_header: NAME, headers: {Header: ENV_VAR}}``: the app's own route
-    (:mod:`candor_eval.lots.route`). ``headers`` maps a request header to the *name* of the environment
-    variable holding its value (a token, a cookie); the URL follows the rules of
-    :func:`candor_eval.lots.chat.endpoint_problem`, so no credential rides in it."""
+    """``{http: URL, version_header: NAME | null, headers: {Header: ENV_VAR}, body: JSON, answer_path: PATH}``:
+    the app's own route (:mod:`candor_eval.lots.route`). ``headers`` maps a request header to the *name* of the
+    environment variable holding its value (a token, a cookie); the URL follows the rules of
+    :func:`candor_eval.lots.chat.endpoint_problem`, so no credential rides in it. ``version_header: null``: the
+    route reports no version (recorded as absent). ``body`` (default: candor's own request body) is the route's
+    own request shape, with placeholders (:func:`body_problem`); ``answer_path`` (``result.analysis``; a
+    number is a list index) is where the answer sits in a JSON response (default: the whole body)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     http: str = Field(repr=False)
-    version_header: str = Field(default="X-Analyzer-Version", pattern=HEADER_NAME)
+    version_header: str | None = Field(default="X-Analyzer-Version", pattern=HEADER_NAME)
     headers: dict[Annotated[str, Field(pattern=HEADER_NAME)], Annotated[str, Field(pattern=ENV_NAME)]] = Field(
         default_factory=dict)
+    body: dict[str, Any] | list[Any] | None = None
+    answer_path: str | None = Field(default=None, pattern=ANSWER_PATH)
+
+    @field_validator("body")
+    @classmethod
+    def _sendable(cls, v: dict[str, Any] | list[Any] | None) -> dict[str, Any] | list[Any] | None:
+        if v is not None and (why := body_problem(v)) is not None:
+            raise ValueError(why)
+        return v
 
     @model_validator(mode="after")
     def _callable_route(self) -> HttpProvider:

@@ -213,6 +213,22 @@ def test_record_env_values_are_in_every_recorded_line_and_answer(work: Path, mon
     assert all(a["environment"] == want for a in answers(work))
 
 
+def test_an_http_route_as_it_is_declared_body_answer_path_no_version(work: Path, monkeypatch):
+    """The app's own route: its request shape, its answer under result.analysis, no version header."""
+    analysis = json.loads(ANSWER)
+    body = json.dumps({"result": {"analysis": analysis}}).encode()
+    with chat_server([("reply", 200, body, {})]) as srv:
+        route = {"http": srv.url + "/api/analyze", "version_header": None, "answer_path": "result.analysis",
+                 "body": {"imageDataUrl": "{{image}}", "categoryLibrary": "{{category_library}}"}}
+        write_params(work, mode="live", runs=1, providers={"p": route}, sources={"p": "data/lots/prompts/p.txt"})
+        assert run() == 0
+    assert all(set(r["json"]) == {"imageDataUrl", "categoryLibrary"} for r in srv.requests) and len(srv.requests) == 3
+    assert all(r["json"]["imageDataUrl"].startswith("data:image/") for r in srv.requests)
+    rec = load_recording(work / "build/live/p.jsonl")
+    assert all(x.parsed == analysis and x.version is None and x.provider == "http" for x in rec)
+    assert '"version"' not in (work / "build/live/p.jsonl").read_text()
+
+
 def test_live_failures_are_recorded_others_kept_exit_1_and_retried_on_rerun(work: Path, monkeypatch, capsys, caplog):
     monkeypatch.setenv(ENV, KEY)
     # retries=2: run T001/1 ok, then T001/2 fails three times, then the rest succeed
