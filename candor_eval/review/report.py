@@ -13,6 +13,7 @@ from __future__ import annotations
 from candor_eval.review.error_kinds import report_lines
 from candor_eval.review.gate import Criterion, GateResult
 from candor_eval.review.headline import dig, headline
+from candor_eval.review.runs import consistency_lines
 from candor_eval.review.stats_file import StatsFile
 from candor_eval.stats.outcomes import LOTS_TRACKS
 from candor_eval.stats.paired import Paired, fmt_diff
@@ -337,6 +338,7 @@ def review(stats: StatsFile, gate: GateResult | None, docs: dict, *, sets: dict[
     head = headline(stats, gate, docs, sets=sets, candidates=lots, reference=reference)
     text, details = render_report(stats, gate, forest=forest)
     text += "\n".join(environment_lines(docs, lots, reference))
+    text += "\n".join(consistency_lines(docs, lots, escape=md_text))     # what the runs buy
     for name, lines in report_lines(docs, sets).items():       # what kind of error changed: descriptive
         text += "\n".join(lines) + "\n"
         for cand in sets[name][1:]:
