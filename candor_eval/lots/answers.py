@@ -5,7 +5,11 @@ value read it (:func:`read_answers`). One JSON object per (lot or case, run), so
 (case, run), every key always present, in this order::
 
     {"case", "run", "status": "ok" | "unparseable" | "error", "make", "model",
-     "count", "category", "fields", "error"}
+     "count", "category", "fields", "error"[, "environment"]}
+
+``environment`` (the recording line's: the mode switches params ``identify.record_env`` names, null when
+unset) is the one optional key, present only when the recording carries it, so answers of candidates
+without it keep their bytes; :func:`environment_of` sums it up per candidate.
 
 Normalising one recording line (:class:`candor_eval.lots.recording.RecordLine`):
 
@@ -13,7 +17,8 @@ Normalising one recording line (:class:`candor_eval.lots.recording.RecordLine`):
   ``itemType`` (falling back to ``categorySpecific``), count from ``quantity``;
 * container answers: make/model/category from the first container item naming a
   model (else the first item); count is the **sum** of the items' quantities,
-  which is exactly how accessories end up counted as units;
+  which counts accessories as units (the valuation's count follows a rule instead:
+  :mod:`candor_eval.lots.units`);
 * ``count`` is an integer or None (``"4"`` and ``4.0`` become 4; ``"several"`` None);
 * the model text is kept as given (trimmed): whether it hedges is a scoring rule
   (:meth:`candor_eval.lots.tokens.TokenRules.is_hedged`, params ``lots``), decided downstream;
@@ -56,23 +61,29 @@ class Answer(BaseModel):
     category: str | None
     fields: dict[str, Any] | None
     error: str | None
+    environment: dict[str, str | None] | None = None
 
     def run_answer(self) -> RunAnswer:
         """This answer as one run of field scoring (:mod:`candor_eval.lots.fields`)."""
         return RunAnswer(run=self.run, status=self.status, data=self.fields, error=self.error)
 
     def to_json(self) -> str:
-        return json.dumps(self.model_dump(), ensure_ascii=False)
+        doc = self.model_dump()
+        if doc["environment"] is None:
+            del doc["environment"]
+        return json.dumps(doc, ensure_ascii=False)
 
 
-def _text(value: Any) -> str | None:
+def text(value: Any) -> str | None:
+    """A stripped string, None when empty or absent."""
     if value is None:
         return None
     s = str(value).strip()
     return s or None
 
 
-def _count(value: Any) -> int | None:
+def quantity(value: Any) -> int | None:
+    """A whole-number quantity (``"4"`` and ``4.0`` are 4), None otherwise."""
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int):
@@ -84,35 +95,58 @@ def _count(value: Any) -> int | None:
     return None
 
 
-def _primary(parsed: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
-    """The item that names the lot, and the answer's unit count."""
+def container_items(parsed: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The items of a container answer (objects only, in order), None for an item answer."""
     container = parsed.get("container")
     if parsed.get("type") == "container" or (isinstance(container, dict) and not isinstance(parsed.get("item"), dict)):
-        items = [i for i in (container or {}).get("containerItems") or [] if isinstance(i, dict)]
+        return [i for i in (container if isinstance(container, dict) else {}).get("containerItems") or []
+                if isinstance(i, dict)]
+    return None
+
+
+def primary_of(items: list[dict[str, Any]]) -> dict[str, Any]:
+    """The container item that names the lot: the first naming a model, else the first (``items`` not empty)."""
+    return next((i for i in items if text(i.get("itemModel"))), items[0])
+
+
+def _primary(parsed: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
+    """The item that names the lot, and the answer's unit count."""
+    items = container_items(parsed)
+    if items is not None:
         if not items:
             return {}, None
-        named = [i for i in items if _text(i.get("itemModel"))]
-        counts = [c for c in (_count(i.get("quantity")) for i in items) if c is not None]
-        return (named or items)[0], (sum(counts) if counts else None)
+        counts = [c for c in (quantity(i.get("quantity")) for i in items) if c is not None]
+        return primary_of(items), (sum(counts) if counts else None)
     item = parsed.get("item")
     if not isinstance(item, dict):
         return {}, None
-    return item, _count(item.get("quantity"))
+    return item, quantity(item.get("quantity"))
 
 
 def normalise_line(line: RecordLine) -> Answer:
     """The normalised answer of one recording line (see the module docstring)."""
     empty = dict(make=None, model=None, count=None, category=None, fields=None)
+    env = line.environment
     if line.error is not None:
-        return Answer(case=line.case, run=line.run, status="error", error=line.error, **empty)
+        return Answer(case=line.case, run=line.run, status="error", error=line.error, environment=env, **empty)
     if line.parsed is None:
-        return Answer(case=line.case, run=line.run, status="unparseable", error=line.parse_error, **empty)
+        return Answer(case=line.case, run=line.run, status="unparseable", error=line.parse_error, environment=env,
+                      **empty)
     item, count = _primary(line.parsed)
-    model = _text(item.get("itemModel"))
-    return Answer(case=line.case, run=line.run, status="ok", make=_text(item.get("itemManufacturer")), model=model,
+    model = text(item.get("itemModel"))
+    return Answer(case=line.case, run=line.run, status="ok", make=text(item.get("itemManufacturer")), model=model,
                   count=count,
-                  category=_text(item.get("itemType")) or _text(item.get("categorySpecific")),
-                  fields=line.parsed, error=None)
+                  category=text(item.get("itemType")) or text(item.get("categorySpecific")),
+                  fields=line.parsed, error=None, environment=line.environment)
+
+
+def environment_of(answers: Iterable[Answer]) -> dict[str, list[str | None]]:
+    """Each recorded variable -> the distinct values its answers recorded (None, unset, first; then sorted);
+    a variable some answers do not record gets None too. Empty when no answer records an environment."""
+    answers = list(answers)
+    names = sorted({n for a in answers if a.environment for n in a.environment})
+    seen: dict[str, set[str | None]] = {n: {(a.environment or {}).get(n) for a in answers} for n in names}
+    return {n: sorted(v, key=lambda x: (x is not None, x or "")) for n, v in seen.items()}
 
 
 def write_answers(path: str | os.PathLike[str], answers: Iterable[Answer]) -> None:
@@ -138,7 +172,7 @@ def read_answers(path: str | os.PathLike[str], *, rebuild: str | None = None) ->
     """Read and validate an answers file; a missing or unreadable one too is an InputError with
     :func:`rebuild_hint` (``rebuild``: the command that writes it)."""
     try:
-        text = read_text(path, expected="the identify stage's answers")
+        body = read_text(path, expected="the identify stage's answers")
     except InputError as err:
         raise InputError(err.problems, hint=rebuild_hint(rebuild)) from None
-    return parse_answers(text, file=Path(path).as_posix(), rebuild=rebuild)
+    return parse_answers(body, file=Path(path).as_posix(), rebuild=rebuild)

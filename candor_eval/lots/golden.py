@@ -320,22 +320,28 @@ PLACEHOLDER = "{{category_library}}"
 def render_library(library: CategoryLibrary | None, *, default: CategoryLibrary) -> str:
     """The category block of the prompt (the reuse-first ladder of docs/lots.md).
 
-    With a case's ``categoryLibrary``: the tiers it gives, to be reused before
-    inventing new names. Without one (a fresh install, and every lot): the
-    suggestions ``default`` (data: ``<lots>/vocabulary/category-library.yaml``,
-    :func:`candor_eval.lots.vocabulary.read_category_library`). Tiers that are missing are left out.
+    With a case's ``categoryLibrary``: the tiers it gives, to be reused before inventing new names.
+    A tier it omits (absent or null) is what a fresh install sees for that tier: the suggestions of
+    ``default`` (data: ``<lots>/vocabulary/category-library.yaml``,
+    :func:`candor_eval.lots.vocabulary.read_category_library`), under the suggestions' heading after
+    the given tiers. A tier given as an empty list is empty: nothing is shown for it. Without a
+    library (a fresh install, and every lot): every tier's suggestions. A tier empty on both sides is
+    left out.
     """
+    tiers = (("categoryFunctional", "functional"), ("categorySpecific", "specific"), ("itemType", "itemType"))
+    suggest = "No inventory yet. Suggested categories (reuse them when they fit):"
     if library is None:
-        head = "No inventory yet. Suggested categories (reuse them when they fit):"
-        library = default
-    else:
-        head = ("Categories already in this inventory. Reuse one of these, in this order of preference, "
-                "before inventing a new one (power-tools, Power tools and Power Tools are the same value):")
-    lines = [head]
-    for label, values in (("categoryFunctional", library.functional), ("categorySpecific", library.specific),
-                          ("itemType", library.itemType)):
-        if values:
-            lines.append(f"- {label}: " + ", ".join(values))
+        return "\n".join([suggest, *(f"- {label}: " + ", ".join(values) for label, attr in tiers
+                                     if (values := getattr(default, attr)))])
+    given = [(label, getattr(library, attr)) for label, attr in tiers if getattr(library, attr) is not None]
+    omitted = [(label, values) for label, attr in tiers
+               if getattr(library, attr) is None and (values := getattr(default, attr))]
+    lines = ["Categories already in this inventory. Reuse one of these, in this order of preference, "
+             "before inventing a new one (power-tools, Power tools and Power Tools are the same value):"]
+    lines += [f"- {label}: " + ", ".join(values) for label, values in given if values]
+    if omitted:
+        lines.append("Not in this inventory yet. Suggested categories (reuse them when they fit):")
+        lines += [f"- {label}: " + ", ".join(values) for label, values in omitted]
     return "\n".join(lines)
 
 

@@ -321,7 +321,8 @@ def _run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: Gallery
             time.sleep(pause_s)
         worker.called = True
         line = partial(RecordLine, case=ident, run=run, provider=responder.provider, model=responder.model,
-                       prompt_sha256=sha, gallery=gallery, endpoint=responder.endpoint, sources=sources)
+                       prompt_sha256=sha, gallery=gallery, endpoint=responder.endpoint, sources=sources,
+                       environment=getattr(responder, "environment", None))  # responders.Recorded
         try:
             reply = responder.reply(prompt=prompts[ident], images=images[ident],
                                     context=call_context(golden, ident, run, default_library=default_library))

@@ -8,6 +8,8 @@ so a misspelled key is an error naming the params file and the key
 """
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
@@ -43,18 +45,65 @@ class PythonProvider(BaseModel):
         return self.python.partition(":")[2]
 
 
+BODY_PLACEHOLDERS = ("image", "images", "category_library", "default_library", "id", "kind", "run")
+PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
+ANSWER_PATH = r"^[^.\s]+(\.[^.\s]+)*$"
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def body_problem(body: Any) -> str | None:
+    """Why a declared request ``body`` cannot be sent (None when it can): a string holding ``{{...}}`` must be
+    exactly one placeholder of :data:`BODY_PLACEHOLDERS`, and one of ``{{image}}``/``{{images}}`` must occur
+    (a route that is never sent the photos cannot answer about them)."""
+    found: list[str] = []
+    for text in _strings(body):
+        names = PLACEHOLDER.findall(text)
+        if names and (len(names) > 1 or PLACEHOLDER.fullmatch(text) is None):
+            return (f"the string {text[:60]!r} holds a placeholder inside other text: a placeholder is the whole "
+                    "string (\"{{images}}\"), so that it can stand for a list or an object")
+        if names and names[0] not in BODY_PLACEHOLDERS:
+            return (f"unknown placeholder {{{{{names[0]}}}}} (expected one of "
+                    + ", ".join(f"{{{{{n}}}}}" for n in BODY_PLACEHOLDERS) + ")")
+        found += names
+    if not {"image", "images"} & set(found):
+        return "it never sends the photos: put \"{{image}}\" (the first, a data URL) or \"{{images}}\" (the list) in it"
+    return None
+
+
 class HttpProvider(BaseModel):
-    """``{http: URL, version_header: NAME, headers: {Header: ENV_VAR}}``: the app's own route
-    (:mod:`candor_eval.lots.route`). ``headers`` maps a request header to the *name* of the environment
-    variable holding its value (a token, a cookie); the URL follows the rules of
-    :func:`candor_eval.lots.chat.endpoint_problem`, so no credential rides in it."""
+    """``{http: URL, version_header: NAME | null, headers: {Header: ENV_VAR}, body: JSON, answer_path: PATH}``:
+    the app's own route (:mod:`candor_eval.lots.route`). ``headers`` maps a request header to the *name* of the
+    environment variable holding its value (a token, a cookie); the URL follows the rules of
+    :func:`candor_eval.lots.chat.endpoint_problem`, so no credential rides in it. ``version_header: null``: the
+    route reports no version (recorded as absent). ``body`` (default: candor's own request body) is the route's
+    own request shape, with placeholders (:func:`body_problem`); ``answer_path`` (``result.analysis``; a
+    number is a list index) is where the answer sits in a JSON response (default: the whole body)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     http: str = Field(repr=False)
-    version_header: str = Field(default="X-Analyzer-Version", pattern=HEADER_NAME)
+    version_header: str | None = Field(default="X-Analyzer-Version", pattern=HEADER_NAME)
     headers: dict[Annotated[str, Field(pattern=HEADER_NAME)], Annotated[str, Field(pattern=ENV_NAME)]] = Field(
         default_factory=dict)
+    body: dict[str, Any] | list[Any] | None = None
+    answer_path: str | None = Field(default=None, pattern=ANSWER_PATH)
+
+    @field_validator("body")
+    @classmethod
+    def _sendable(cls, v: dict[str, Any] | list[Any] | None) -> dict[str, Any] | list[Any] | None:
+        if v is not None and (why := body_problem(v)) is not None:
+            raise ValueError(why)
+        return v
 
     @model_validator(mode="after")
     def _callable_route(self) -> HttpProvider:
@@ -124,6 +173,15 @@ class IdentifyParams(BaseModel):
     iterates over it, so when it is set it names every candidate. Empty (the default outside the
     committed pipeline): ``<lots>/prompts/<candidate>.txt``, or a ``python`` provider's module file.
 
+    ``record_env`` maps a candidate to the *non-secret* environment variables its production code reads as mode
+    switches (``{webapp-v2: [ANALYSIS_MODE]}``): their values (as candor's environment holds them; null when
+    unset) are recorded with every live answer, carried into the answers and the identification metrics and
+    shown in the report. A declared secret (``api_key_env``, an http header's variable, an exec secret) is
+    refused; an exec candidate's variables must be among its ``env`` (what the child sees).
+
+    ``gallery``: the photos a lot sends, ``first`` or ``all`` (default); a mapping candidate -> first|all sets
+    it per candidate (unlisted: ``all``), so one photo and the full gallery compare as two candidates.
+
     A candidate's name (in ``candidates``, and each key of ``providers`` and ``sources``) becomes a file
     name and a word of dvc.yaml's commands, so it follows the rule of names
     (:mod:`candor_eval.common.names`): ``prompt-a``, never ``a/b``, ``..`` or ``x;y``."""
@@ -134,7 +192,7 @@ class IdentifyParams(BaseModel):
     candidates: list[Name] = Field(default_factory=list)
     providers: dict[str, Provider] = Field(default_factory=dict)
     runs: Integer = Field(default=3, ge=1)
-    gallery: Literal["first", "all"] = "all"
+    gallery: Literal["first", "all"] | dict[str, Literal["first", "all"]] = "all"
     pause_s: Number = Field(default=1.0, ge=0, le=3600, allow_inf_nan=False)
     timeout_s: Number = Field(default=60.0, gt=0, le=3600, allow_inf_nan=False)
     retries: Integer = Field(default=3, ge=0, le=20)
@@ -145,6 +203,7 @@ class IdentifyParams(BaseModel):
     model: str = "gpt-4o-mini"
     api_key_env: str = Field(default="OPENAI_API_KEY", pattern=ENV_NAME)
     sources: dict[str, str | list[str]] = Field(default_factory=dict)
+    record_env: dict[str, list[Annotated[str, Field(pattern=ENV_NAME)]]] = Field(default_factory=dict)
 
     @field_validator("candidates")
     @classmethod
@@ -181,6 +240,44 @@ class IdentifyParams(BaseModel):
                                  "identifies their answers offline")
         _check_source_paths(self.sources)
         return self
+
+    @model_validator(mode="after")
+    def _recorded_switches(self) -> IdentifyParams:
+        # record_env: candidate -> the non-secret variables whose values every answer records
+        for cand, names in self.record_env.items():
+            where = f"record_env.{cand}"
+            if cand not in self.candidates:
+                raise ValueError(f"{where}: not a candidate (record_env maps candidates to variable names)")
+            if twice := repeated(names):
+                raise ValueError(f"{where}: listed more than once: {', '.join(twice)}")
+            provider = self.provider(cand)
+            secret = {self.api_key_env}
+            if isinstance(provider, HttpProvider):
+                secret |= set(provider.headers.values())
+            if isinstance(provider, ExecProvider):
+                secret |= set(provider.secrets)
+            if named := [n for n in names if n in secret]:
+                raise ValueError(f"{where}: {', '.join(named)} is a declared secret (api_key_env, an http header's "
+                                 "variable or an exec secret): its value is never recorded; record only mode switches")
+            if isinstance(provider, ExecProvider) and (unseen := [n for n in names if n not in provider.env]):
+                raise ValueError(f"{where}: {', '.join(unseen)} not in providers.{cand}.env: the child process "
+                                 "never sees it; pass it on with env to record it")
+        return self
+
+    @model_validator(mode="after")
+    def _gallery_per_candidate(self) -> IdentifyParams:
+        # gallery: first|all for every candidate, or candidate -> first|all (unlisted candidates: all)
+        if isinstance(self.gallery, dict):
+            if unknown := [c for c in self.gallery if c not in self.candidates]:
+                raise ValueError(f"gallery: {', '.join(map(repr, unknown))} is not a candidate (a per-candidate "
+                                 "gallery maps each of candidates to first or all)")
+        return self
+
+    def gallery_of(self, candidate: str) -> Literal["first", "all"]:
+        """The photos ``candidate`` is sent: ``first`` or ``all`` (``gallery``, a scalar or per candidate)."""
+        if isinstance(self.gallery, dict):
+            return self.gallery.get(candidate, "all")
+        return self.gallery
 
     def provider(self, candidate: str) -> str | PythonProvider | HttpProvider | ExecProvider:
         """The live-mode provider of ``candidate``."""
@@ -225,6 +322,9 @@ class LotsParams(BaseModel):
 class CompsParams(BaseModel):
     """``comps``: matching switches, abstention, band and ceiling arithmetic (docs/valuation.md).
 
+    ``units``: which items of a container answer count as the lot's units (:mod:`candor_eval.lots.units`):
+    ``lot_item`` (default: the lot's item, accessories excluded) or ``all_items`` (every item's quantity).
+
     Amounts in USD, percentages in %; decimals are kept exact (``0.1`` stays ``0.1``). The accessory
     words and the words keys leave out are data (``data/lots/vocabulary/accessory-words.yaml``,
     ``comps-words.yaml``, :mod:`candor_eval.lots.vocabulary`).
@@ -244,6 +344,7 @@ class CompsParams(BaseModel):
     margin_pct: ExactDecimal = Field(default=Decimal("25"), ge=0)
     shipping: ExactDecimal = Field(default=Decimal("25.00"), ge=0)
     buy_headroom_pct: ExactDecimal = Field(default=Decimal("20"), ge=0, le=100)
+    units: Literal["lot_item", "all_items"] = "lot_item"
 
     @field_validator("buyer_premium_pct", "sell_fee_pct", "margin_pct", "shipping", "buy_headroom_pct",
                      mode="before")

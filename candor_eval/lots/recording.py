@@ -5,7 +5,8 @@ A **recording line** (one finished run of one lot or case)::
     {"case": "L001", "run": 1, "raw": "<the model's text>", "parsed": {...} | null,
      "parse_error": null | "<why raw is not a JSON object>", "error": null | "<provider error>",
      "provider": "api.example.com", "model": "<model name>", "prompt_sha256": "<hex>",
-     "gallery": "first" | "all", "endpoint": "<url, redacted>", "version": "<served version>"}
+     "gallery": "first" | "all", "endpoint": "<url, redacted>", "version": "<served version>",
+     "environment": {"ANALYSIS_MODE": "fast" | null}}
 
 ``prompt_sha256`` is the SHA-256 of what produced the answer: the prompt file, or the
 production code of a ``python`` or ``http`` provider (:mod:`candor_eval.lots.identity`).
@@ -13,7 +14,9 @@ production code of a ``python`` or ``http`` provider (:mod:`candor_eval.lots.ide
 ``version`` (an ``http`` provider: its declared version header) are optional and left out
 of the line when absent, so recordings made before they existed keep their bytes; so is
 ``sources`` (production code of several paths: each listed path -> its own SHA-256, so a stale
-recording names the paths that changed).
+recording names the paths that changed), and so is ``environment``, the values of the variables
+params ``identify.record_env`` names for the candidate (null: unset), the production code's mode
+switches at the time of the call.
 ``run`` is a JSON integer (``true`` is not run 1).
 
 Exactly one of two shapes: a provider **error** (``error`` set; ``raw``,
@@ -119,6 +122,7 @@ class RecordLine(BaseModel):
     endpoint: str | None = None
     version: str | None = None
     sources: dict[str, Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]] | None = None
+    environment: dict[str, str | None] | None = None
 
     @model_validator(mode="after")
     def _one_shape(self) -> RecordLine:
@@ -136,7 +140,7 @@ class RecordLine(BaseModel):
 
     def to_json(self) -> str:
         doc = self.model_dump()
-        for optional in ("endpoint", "version", "sources"):
+        for optional in ("endpoint", "version", "sources", "environment"):
             if doc[optional] is None:
                 del doc[optional]
         return json.dumps(doc, ensure_ascii=False, sort_keys=False)

@@ -14,16 +14,22 @@ responder (:mod:`candor_eval.lots.live`):
   the key of ``api_key_env`` (a missing, short or CR/LF-tainted key is an InputError naming the
   variable, never showing the value) and the call-rate limit.
 
+A candidate with params ``identify.record_env`` gets its responder wrapped in :class:`Recorded`, whose
+``environment`` (the declared variables' values in ``env``, None when unset, every run secret redacted) the
+live loop writes into every recording line.
+
 The environment is passed in (``env``), never read here, so a test gives its own.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 from candor_eval.lots.chat import ChatConfig, read_api_key
 from candor_eval.lots.child import exec_responder
 from candor_eval.lots.client import Policy
-from candor_eval.lots.live import ChatResponder, Responder
+from candor_eval.lots.live import ChatResponder, Reply, Responder
 from candor_eval.lots.ocr import OcrResponder
 from candor_eval.lots.ocr_reading import ReadingRules
 from candor_eval.lots.params import ExecProvider, HttpProvider, IdentifyParams, PythonProvider
@@ -33,10 +39,55 @@ from candor_eval.lots.redact import Redactor, url_secrets
 from candor_eval.lots.route import RouteResponder, header_secrets, read_headers
 
 
+class Recorded:
+    """A responder whose every answer records ``environment`` (module docstring); everything else is ``inner``'s."""
+
+    def __init__(self, inner: Responder, environment: dict[str, str | None]) -> None:
+        self.inner, self.environment = inner, environment
+
+    @property
+    def provider(self) -> str:
+        return self.inner.provider
+
+    @property
+    def model(self) -> str:
+        return self.inner.model
+
+    @property
+    def endpoint(self) -> str | None:
+        return self.inner.endpoint
+
+    def load(self, images: Sequence[Path]) -> Any:
+        return self.inner.load(images)
+
+    def reply(self, *, prompt: str, images: Any, context: Mapping[str, Any]) -> Reply:
+        return self.inner.reply(prompt=prompt, images=images, context=context)
+
+    def close(self) -> None:
+        if (close := getattr(self.inner, "close", None)) is not None:
+            close()
+
+
+def recorded_environment(params: IdentifyParams, candidate: str, env: Mapping[str, str]) -> dict[str, str | None]:
+    """The values in ``env`` of the variables ``identify.record_env`` names for ``candidate`` (None: unset), in
+    the declared order, with every secret of the run (:func:`run_secrets`) redacted."""
+    redact = run_secrets(params, candidate, env)
+    return {name: None if (v := env.get(name)) is None else redact(v) for name in params.record_env.get(candidate, [])}
+
+
 def live_responder(params: IdentifyParams, candidate: str, *, env: Mapping[str, str], reading: ReadingRules | None,
                    params_file: str) -> Responder:
-    """The responder of ``candidate`` (module docstring); ``reading``: a local reader's rules (None for the
-    others); ``params_file`` names the params in error messages."""
+    """The responder of ``candidate`` (module docstring), wrapped in :class:`Recorded` when ``record_env`` names
+    variables for it; ``reading``: a local reader's rules (None for the others); ``params_file`` names the params
+    in error messages."""
+    inner = _responder(params, candidate, env=env, reading=reading, params_file=params_file)
+    if candidate in params.record_env:
+        return Recorded(inner, recorded_environment(params, candidate, env))
+    return inner
+
+
+def _responder(params: IdentifyParams, candidate: str, *, env: Mapping[str, str], reading: ReadingRules | None,
+               params_file: str) -> Responder:
     provider = params.provider(candidate)
     limiter = RateLimiter(params.max_calls_per_minute)
     policy = Policy(timeout_s=params.timeout_s, retries=params.retries, backoff_s=params.backoff_s)

@@ -1,7 +1,8 @@
 """Lot values per candidate: comps -> unit value -> lot value -> bid ceiling -> verdict,
 and the file that carries them (``build/values/<candidate>.csv``), written and read here.
 
-Every run of a lot is valued on its own (:func:`candor_eval.lots.comps.value_lot`); the lot's
+Every run of a lot is valued on its own (:func:`candor_eval.lots.comps.value_lot`), its unit count being that
+of the lot's item (:mod:`candor_eval.lots.units`: accessories in a container are not units by default); the lot's
 valuation is the *representative run*: the median run by lot value
 (:func:`candor_eval.lots.comps.representative_run`: the middle of three estimates, the lower of
 two, the only one; the first run when none has an estimate). One valuation per lot, always
@@ -30,6 +31,7 @@ from candor_eval.lots.answers import Answer
 from candor_eval.lots.ceiling import CeilingRules, bid_ceiling, verdict
 from candor_eval.lots.comps import Estimate, Listing, Query, Rules, RunSet, value_lot
 from candor_eval.lots.golden import Lot
+from candor_eval.lots.units import UnitRule, lot_units
 
 VALUE_COLUMNS = ("lot", "run", "runs_estimated", "make", "model", "hedged", "count", "unit_value", "value",
                  "ceiling", "current_price", "verdict", "reason", "comps")
@@ -60,9 +62,10 @@ class ValueRow:
 
 
 def value_lots(lots: Sequence[Lot], answers: Iterable[Answer], listings: Sequence[Listing], *,
-               rules: Rules, ceiling: CeilingRules, answers_file: str = "answers",
+               rules: Rules, ceiling: CeilingRules, units: UnitRule, answers_file: str = "answers",
                rebuild: str | None = None) -> list[LotValue]:
-    """Value every valuation lot from its answers (module docstring); sorted by lot id.
+    """Value every valuation lot from its answers (module docstring); sorted by lot id. ``units``: which
+    answer items count as the lot's units (:mod:`candor_eval.lots.units`, params ``comps.units``).
     A valuation lot without any answer is an InputError naming ``answers_file``, with ``rebuild`` (the
     command that writes the answers again) as the fix."""
     by_lot: dict[str, dict[int, Answer]] = {}
@@ -77,7 +80,9 @@ def value_lots(lots: Sequence[Lot], answers: Iterable[Answer], listings: Sequenc
     for lot in sorted((x for x in lots if x.valuation), key=lambda x: x.id):
         runs = by_lot[lot.id]
         rs = RunSet({run: value_lot(listings, Query(make=a.make, model=a.model, hedged=rules.tokens.is_hedged(a.model)),
-                                    count=a.count, rules=rules, ok=a.status == "ok")
+                                    count=lot_units(a, rule=units, tokens=rules.tokens,
+                                                    accessory_words=rules.accessory_words),
+                                    rules=rules, ok=a.status == "ok")
                      for run, a in sorted(runs.items())})
         est = rs.chosen
         limit = bid_ceiling(est.lot_value, rules=ceiling) if est.lot_value is not None else None

@@ -13,6 +13,7 @@ from __future__ import annotations
 from candor_eval.review.error_kinds import report_lines
 from candor_eval.review.gate import Criterion, GateResult
 from candor_eval.review.headline import dig, headline
+from candor_eval.review.runs import consistency_lines
 from candor_eval.review.stats_file import StatsFile
 from candor_eval.stats.outcomes import LOTS_TRACKS
 from candor_eval.stats.paired import Paired, fmt_diff
@@ -295,6 +296,33 @@ def render_report(stats: StatsFile, gate: GateResult | None, *, forest: str | No
     return "\n".join(out) + "\n", files
 
 
+def environment_lines(docs: dict, candidates: list[str], reference: str | None) -> list[str]:
+    """The recorded mode switches of each lots candidate (``identification.<c>.environment`` of
+    ``metrics/identification.json``: params ``identify.record_env``), and, for each candidate whose switches
+    differ from the reference's (another value, or recorded on one side only), a warning that says which:
+    its comparison is not between two codes under one environment. Empty when no candidate recorded any."""
+    ident = dig(docs.get("identification", ("", None))[1], "identification") or {}
+    env = {c: (ident.get(c) or {}).get("environment") or {} for c in candidates}
+    if not any(env.values()):
+        return []
+
+    def shown(values: list[str | None]) -> str:
+        return " or ".join("unset" if v is None else f"`{md_text(v)}`" for v in values)
+
+    out = ["## Recorded environment (`identify.record_env`)", ""]
+    out += [f"- {md_text(c)}: " + ("; ".join(f"{md_text(n)} = {shown(v)}" for n, v in e.items()) or "none recorded")
+            for c, e in env.items()]
+    ref = env.get(reference or "", {})
+    for c in candidates:
+        if c == reference:
+            continue
+        differ = sorted(n for n in set(ref) | set(env[c]) if ref.get(n) != env[c].get(n))
+        if differ:
+            out.append(f"- **{md_text(c)} against {md_text(reference or '')}: the recorded switches differ** ("
+                       + ", ".join(md_text(n) for n in differ) + "): the comparison is not under one environment.")
+    return out + [""]
+
+
 def review(stats: StatsFile, gate: GateResult | None, docs: dict, *, sets: dict[str, list[str]],
            forest: str | None) -> tuple[dict, str, dict[str, str]]:
     """What a reviewer reads: the headline metrics (:func:`candor_eval.review.headline.headline`, the
@@ -309,6 +337,8 @@ def review(stats: StatsFile, gate: GateResult | None, docs: dict, *, sets: dict[
         | set(candidates_of(stats, "lots")) | {reference})
     head = headline(stats, gate, docs, sets=sets, candidates=lots, reference=reference)
     text, details = render_report(stats, gate, forest=forest)
+    text += "\n".join(environment_lines(docs, lots, reference))
+    text += "\n".join(consistency_lines(docs, lots, escape=md_text))     # what the runs buy
     for name, lines in report_lines(docs, sets).items():       # what kind of error changed: descriptive
         text += "\n".join(lines) + "\n"
         for cand in sets[name][1:]:

@@ -134,8 +134,8 @@ def replay_lines(params: IdentifyParams, args: argparse.Namespace, cand: Identit
     rec_file = Path(args.lots) / "recordings" / f"{args.candidate}.jsonl"
     rerecord = rerecord_command(args, cand)
     return check_replay(load_recording(rec_file, rerecord=rerecord), ids=ids, runs=runs, sha=cand.sha,
-                        gallery=params.gallery, file=rec_file.as_posix(), code=cand.code, rerecord=rerecord,
-                        parts=cand.parts)
+                        gallery=params.gallery_of(args.candidate), file=rec_file.as_posix(), code=cand.code,
+                        rerecord=rerecord, parts=cand.parts)
 
 
 def live_lines(params: IdentifyParams, args: argparse.Namespace, cand: Identity, golden: Golden, *,
@@ -151,7 +151,8 @@ def live_lines(params: IdentifyParams, args: argparse.Namespace, cand: Identity,
     reading = cand.makes.rules(tokens=token_rules(tokens, params=args.params)) if cand.makes else None
     responder = live_responder(params, args.candidate, env=os.environ, reading=reading, params_file=args.params)
     with redacted_logs(redact), redacted_exceptions(redact):
-        return run_live(golden, ids=ids, runs=runs, gallery=params.gallery, pause_s=0.0 if local else params.pause_s,
+        return run_live(golden, ids=ids, runs=runs, gallery=params.gallery_of(args.candidate),
+                        pause_s=0.0 if local else params.pause_s,
                         template=template, sha=cand.sha, record=record, responder=responder,
                         default_library=read_category_library(vocabulary(args.categories, "category-library.yaml",
                                                                          lots=args.lots)),

@@ -102,13 +102,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     golden = load_golden(args.lots)
     cand = identity(params, args)
     ids = select_ids(golden, [])
+    gallery = params.gallery_of(args.candidate)
     rec_file = Path(args.lots) / "recordings" / f"{args.candidate}.jsonl"
     existing = load_recording(rec_file) if rec_file.exists() else []
     if not args.force:
         if (problem := replaced_problem(existing, sha=cand.sha, file=rec_file.as_posix())) is not None:
             raise InputError(problem, hint=f"to replace it: candor record {args.candidate} --force")
         try:
-            promoted_lines(existing, ids=ids, runs=params.runs, sha=cand.sha, gallery=params.gallery,
+            promoted_lines(existing, ids=ids, runs=params.runs, sha=cand.sha, gallery=gallery,
                            file=rec_file.as_posix(), code=cand.code, parts=cand.parts)
             print(f"{rec_file}: up to date (every run recorded with this code); --force records it anew")
             return EXIT_OK
@@ -116,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             pass                                            # runs are missing: record them
     live = live_record(args.candidate, cand.sha)
     if not args.force and existing and not live.exists():
-        write_text(live, recording_text(seed_lines(existing, sha=cand.sha, gallery=params.gallery)))
+        write_text(live, recording_text(seed_lines(existing, sha=cand.sha, gallery=gallery)))
     if (code := identify_live(args, live)) != EXIT_OK:
         log.error("%s: not promoted (identify exited %d); `candor record %s` again asks the failed runs only",
                   live, code, args.candidate)
@@ -126,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                  "changed during the live run: nothing promoted", expected=f"SHA-256 {cand.sha}",
                                  got=now.sha),
                          hint=f"run `candor record {args.candidate}` again to record the code as it is now")
-    lines = promoted_lines(load_recording(live), ids=ids, runs=params.runs, sha=cand.sha, gallery=params.gallery,
+    lines = promoted_lines(load_recording(live), ids=ids, runs=params.runs, sha=cand.sha, gallery=gallery,
                            file=live.as_posix(), code=cand.code, parts=cand.parts)
     text = recording_text(lines)
     write_text(rec_file, text)

@@ -14,7 +14,8 @@ else candor's packaged default list) and params ``lots`` (:class:`candor_eval.lo
   (``hit``/``abstain``/``wrong``/``split``, ``hedged``), ``consistent`` lots and
   their rates (unit lot), per-run counts under ``runs`` (descriptive), ``errors``
   (provider failures, not scored); the exact-count rate under ``count`` per tier
-  (unit lot); then the ``counts`` block (k, n and unit of every rate);
+  (unit lot); ``environment`` (only when the answers recorded one: params ``identify.record_env``,
+  each variable's distinct values); then the ``counts`` block (k, n and unit of every rate);
 * ``<metrics>/fields/<candidate>.json``: field scores per case, the share of
   (case, field) and of cases met, notes and provider errors, and the ``counts``
   block; no model text;
@@ -39,7 +40,7 @@ from typing import Any
 
 from candor_eval.common.atomic import remove_others, write_json, write_text
 from candor_eval.common.errors import EXIT_OK, run_main
-from candor_eval.lots.answers import read_answers
+from candor_eval.lots.answers import environment_of, read_answers
 from candor_eval.lots.field_scoring import field_rows, field_scores, fields_json
 from candor_eval.lots.fields import format_case_table
 from candor_eval.lots.golden import load_golden
@@ -88,6 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         answers = read_answers(Path(args.answers) / f"{cand}.jsonl", rebuild=rebuild_command(args, cand))
         runs = score_runs(golden, answers, rules=rules)
         summaries[cand] = summarise_identification(runs, errors=provider_errors(golden, answers))
+        if environment := environment_of(answers):           # the recorded mode switches (identify.record_env)
+            summaries[cand][0]["environment"] = environment
         id_rows.extend(r.row(cand) for r in runs)
         cases = field_scores(golden, answers)
         reports[cand] = fields_json(cand, cases)

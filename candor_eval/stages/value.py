@@ -19,7 +19,8 @@ Inputs
                    ``vocabulary/<file>`` in the folder of ``--lots`` when that file exists, else
                    candor's packaged default list.
     params         section ``comps`` (:class:`candor_eval.lots.params.CompsParams`): the matching
-                   switches, ``min_comps`` and the ceiling arithmetic (``band`` is read by
+                   switches, ``min_comps``, ``units`` (which answer items are the lot's
+                   units: :mod:`candor_eval.lots.units`) and the ceiling arithmetic (``band`` is read by
                    scoring); section ``lots``: ``min_number_digits`` of the token rules.
 
 Output ``--out``: the values file, one row per valuation lot (:mod:`candor_eval.lots.values`:
@@ -92,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     answers = read_answers(args.answers, rebuild=rebuild)
     rules = params.rules(tokens=tokens, accessory_words=accessory_words, words=words)
     values = value_lots(read_lots(args.lots), answers, listings, rules=rules, ceiling=params.ceiling_rules(),
-                        answers_file=args.answers, rebuild=rebuild)
+                        units=params.units, answers_file=args.answers, rebuild=rebuild)
     write_text(args.out, values_text(values))
     n_est = sum(v.estimate.lot_value is not None for v in values)
     log.info("%s: %d valuation lots, %d with an estimate, %d no estimate", args.candidate, len(values), n_est,

@@ -89,3 +89,16 @@ def test_duplicate_and_missing_answers(tmp_path):
     with pytest.raises(InputError, match="(?s)not UTF-8.*hint: rebuild the answers: `cmd`"):
         read_answers(tmp_path / "bad.jsonl", rebuild="cmd")
     assert parse_answers(text, file="a.jsonl") == [Answer.model_validate(GOOD)]
+
+
+def test_the_recorded_environment_rides_along_and_is_summed_up_per_variable():
+    from candor_eval.lots.answers import environment_of
+    fast = line().model_copy(update={"environment": {"MODE": "fast"}})
+    ok = normalise_line(fast)
+    err = normalise_line(line(run=2, error="HTTP 500").model_copy(update={"environment": {"MODE": None}}))
+    assert (ok.environment, err.environment) == ({"MODE": "fast"}, {"MODE": None})
+    assert json.loads(ok.to_json())["environment"] == {"MODE": "fast"}
+    assert "environment" not in normalise_line(line()).to_json()       # answers without one keep their bytes
+    slow = normalise_line(line(run=3).model_copy(update={"environment": {"MODE": "slow", "X": "1"}}))
+    assert environment_of([ok, err, slow]) == {"MODE": [None, "fast", "slow"], "X": [None, "1"]}
+    assert environment_of([normalise_line(line())]) == {}

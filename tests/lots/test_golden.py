@@ -131,7 +131,8 @@ def test_render_prompt_uses_the_library_or_the_defaults():
     default = CategoryLibrary(functional=("Computers",), specific=("Laptops",))
     block = render_library(lib, default=default)
     assert "Reuse one of these" in block and "- categoryFunctional: Tools" in block and "- itemType: Drill" in block
-    assert "categorySpecific" not in block
+    assert block.endswith("Not in this inventory yet. Suggested categories (reuse them when they fit):\n"
+                          "- categorySpecific: Laptops")  # the omitted tier: what a fresh install sees
     assert render_library(None, default=default) == (
         "No inventory yet. Suggested categories (reuse them when they fit):\n"
         "- categoryFunctional: Computers\n- categorySpecific: Laptops")
@@ -162,3 +163,18 @@ def test_an_image_written_relative_to_the_case_file_is_named_with_the_path_to_wr
     assert f"{(golden_dir / 'cases/images/drill.png').as_posix()} exists" in message
     assert 'exists: write "image": "cases/images/drill.png" to name it' in message
     assert f"an image at {(golden_dir / 'images/drill.png').as_posix()}" in message
+
+
+def test_an_omitted_tier_renders_its_defaults_and_an_empty_one_stays_empty():
+    """functional given, specific omitted (default Laptops), itemType given empty ([]: the inventory has none)."""
+    default = CategoryLibrary(functional=("Computers",), specific=("Laptops",), itemType=("Laptop",))
+    assert render_library(CategoryLibrary(functional=("Tools",), itemType=()), default=default) == (
+        "Categories already in this inventory. Reuse one of these, in this order of preference, before inventing "
+        "a new one (power-tools, Power tools and Power Tools are the same value):\n"
+        "- categoryFunctional: Tools\n"
+        "Not in this inventory yet. Suggested categories (reuse them when they fit):\n"
+        "- categorySpecific: Laptops")
+    full = CategoryLibrary(functional=("Tools",), specific=("Power Tools",), itemType=("Drill",))
+    assert "Suggested" not in render_library(full, default=default)
+    assert "Suggested" not in render_library(CategoryLibrary(functional=("Tools",)),
+                                             default=CategoryLibrary(functional=("Computers",)))

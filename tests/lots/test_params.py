@@ -48,3 +48,32 @@ def test_a_source_may_be_a_list_of_distinct_paths():
                         (["a.ts", "/srv/b.ts"], "absolute path")]:
         with pytest.raises(ValidationError, match=f"sources.c: {needle}"):
             IdentifyParams(candidates=["c"], sources={"c": bad})
+
+
+def test_gallery_is_one_setting_or_one_per_candidate():
+    from pydantic import ValidationError
+    assert IdentifyParams(candidates=["a", "b"], gallery="first").gallery_of("b") == "first"
+    per = IdentifyParams(candidates=["a", "b"], gallery={"a": "first"})
+    assert (per.gallery_of("a"), per.gallery_of("b")) == ("first", "all")   # unlisted: all
+    with pytest.raises(ValidationError, match="gallery: 'c' is not a candidate"):
+        IdentifyParams(candidates=["a"], gallery={"c": "first"})
+    with pytest.raises(ValidationError, match="gallery"):
+        IdentifyParams(candidates=["a"], gallery={"a": "some"})
+
+
+def test_record_env_names_candidates_and_never_a_secret():
+    from pydantic import ValidationError
+    route = {"http": "http://127.0.0.1:9/a", "headers": {"Authorization": "APP_TOKEN"}}
+    child = {"exec": ["node", "a.mjs"], "env": ["ANALYSIS_MODE"], "secrets": ["APP_KEY"]}
+    ok = IdentifyParams(candidates=["a", "b"], providers={"b": child}, sources={"a": "a", "b": "b"},
+                        record_env={"a": ["ANALYSIS_MODE"], "b": ["ANALYSIS_MODE"]})
+    assert ok.record_env["b"] == ["ANALYSIS_MODE"]
+    for over, needle in [({"record_env": {"z": ["X"]}}, "record_env.z: not a candidate"),
+                         ({"record_env": {"a": ["OPENAI_API_KEY"]}}, "OPENAI_API_KEY is a declared secret"),
+                         ({"providers": {"a": route}, "record_env": {"a": ["APP_TOKEN"]}}, "APP_TOKEN is a declared"),
+                         ({"providers": {"b": child}, "record_env": {"b": ["APP_KEY"]}}, "APP_KEY is a declared"),
+                         ({"providers": {"b": child}, "record_env": {"b": ["OTHER"]}}, "OTHER not in providers.b.env"),
+                         ({"record_env": {"a": ["X", "X"]}}, "listed more than once: X"),
+                         ({"record_env": {"a": ["not-a-name"]}}, "record_env.a.0")]:
+        with pytest.raises(ValidationError, match=needle):
+            IdentifyParams(**{"candidates": ["a", "b"], "sources": {"a": "a", "b": "b"}, **over})

@@ -95,6 +95,10 @@ def test_endpoint_and_version_are_left_out_when_absent_and_kept_when_set():
     doc = json.loads(full.to_json())
     assert (doc["endpoint"], doc["version"]) == ("http://h/v1?k=***", "app 1.2")
     assert parse_recording(full.to_json() + "\n", file="r") == [full]
+    assert "environment" not in line().to_json()
+    env = line().model_copy(update={"environment": {"ANALYSIS_MODE": "fast", "PROVIDER": None}})
+    assert json.loads(env.to_json())["environment"] == {"ANALYSIS_MODE": "fast", "PROVIDER": None}
+    assert parse_recording(env.to_json() + "\n", file="r") == [env]
 
 
 def test_sources_are_left_out_when_absent_and_each_is_a_sha256():

@@ -10,7 +10,7 @@ from candor_eval.common.errors import InputError
 from candor_eval.lots.live import ChatResponder
 from candor_eval.lots.params import IdentifyParams
 from candor_eval.lots.production import PythonResponder
-from candor_eval.lots.responders import live_responder, run_secrets
+from candor_eval.lots.responders import Recorded, live_responder, run_secrets
 from candor_eval.lots.route import RouteResponder
 
 KEY = "sk-test-0123456789abcdef"
@@ -60,3 +60,14 @@ def test_run_secrets_of_a_route_cover_key_url_query_and_headers():
 
 def test_run_secrets_of_a_chat_candidate_leave_unset_variables_out():
     assert run_secrets(params(), "c", {}).secrets == ()
+
+
+def test_record_env_wraps_the_responder_with_the_values_unset_as_none_and_secrets_redacted():
+    """ANALYSIS_MODE=fast is recorded, PROVIDER unset is None; a switch whose value is the key shows ***."""
+    p = params(record_env={"c": ["ANALYSIS_MODE", "PROVIDER", "ECHO"]})
+    env = {"OPENAI_API_KEY": KEY, "ANALYSIS_MODE": "fast", "ECHO": f"k={KEY}"}
+    got = live_responder(p, "c", env=env, reading=None, params_file="p.yaml")
+    assert isinstance(got, Recorded) and isinstance(got.inner, ChatResponder)
+    assert got.environment == {"ANALYSIS_MODE": "fast", "PROVIDER": None, "ECHO": "k=***"}
+    assert (got.provider, got.model, got.endpoint) == (got.inner.provider, got.inner.model, got.inner.endpoint)
+    assert not isinstance(live_responder(params(), "c", env=env, reading=None, params_file="p.yaml"), Recorded)

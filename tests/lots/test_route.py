@@ -97,3 +97,67 @@ def test_header_values_come_from_the_environment_by_name_never_shown():
 def test_bad_route_declarations_are_refused(spec, needle):
     with pytest.raises(ValueError, match=needle.replace("(", r"\(").replace(")", r"\)")):
         HttpProvider(**spec)
+
+
+# ------------------------------------------------------------------ the app's own route as it is
+
+OWN = {"imageDataUrl": "{{image}}", "all": "{{images}}", "options": {"categoryLibrary": "{{category_library}}",
+                                                                      "attempt": "{{run}}", "note": "kept as is"}}
+
+
+def own_route(url: str, **over) -> RouteResponder:
+    spec = HttpProvider(http=url, version_header=None, body=OWN, answer_path="result.analysis", **over)
+    return RouteResponder(spec=spec, headers={}, sleep=lambda s: None, policy=Policy(timeout_s=2.0, retries=0))
+
+
+def test_a_declared_body_and_answer_path_call_the_route_as_it_is_and_no_version_is_recorded():
+    analysis = {"type": "item", "item": {"itemType": "Drill"}}
+    body = json.dumps({"ok": True, "result": {"analysis": analysis, "ms": 812}}).encode()
+    with chat_server([("reply", 200, body, {})]) as srv:
+        reply = own_route(srv.url + "/api/analyze").reply(prompt="", images=[IMG, "data:image/png;base64,AA=="],
+                                                          context=CONTEXT)
+    assert srv.requests[0]["json"] == {
+        "imageDataUrl": IMG, "all": [IMG, "data:image/png;base64,AA=="],
+        "options": {"categoryLibrary": CONTEXT["category_library"], "attempt": 2, "note": "kept as is"}}
+    assert json.loads(reply.text) == analysis and reply.version is None
+
+
+@pytest.mark.parametrize("body, text", [
+    (b'{"result": {"analysis": "{\\"type\\": \\"item\\"}"}}', '{"type": "item"}'),      # a string: as is
+    (b'{"result": {"analysis": [1, {"a": "\\u00e9"}]}}', '[1, {"a": "\xe9"}]'),         # else its JSON text
+])
+def test_the_answer_at_the_path_is_a_string_as_is_or_json_text(body, text):
+    with chat_server([("reply", 200, body, {})]) as srv:
+        assert own_route(srv.url + "/a").reply(prompt="", images=[IMG], context=CONTEXT).text == text
+
+
+def test_a_list_index_in_the_path():
+    with chat_server([("reply", 200, b'{"choices": [{"text": "x"}, {"text": "second"}]}', {})]) as srv:
+        spec = HttpProvider(http=srv.url + "/a", version_header=None, body={"i": "{{images}}"},
+                            answer_path="choices.1.text")
+        r = RouteResponder(spec=spec, headers={}, policy=Policy(timeout_s=2.0, retries=0))
+        assert r.reply(prompt="", images=[IMG], context=CONTEXT).text == "second"
+
+
+@pytest.mark.parametrize("body, needle", [
+    (b'{"result": {}}', "nothing at result.analysis (the provider's answer_path is result.analysis)"),
+    (b'{"error": "quota"}', "nothing at result (the provider's answer_path"),
+    (b"<html>oops</html>", "body is not JSON (the provider's answer_path result.analysis needs it)"),
+])
+def test_a_response_without_the_answer_at_the_path_is_a_recorded_failure(body, needle):
+    with chat_server([("reply", 200, body, {})]) as srv:
+        with pytest.raises(ReplyError) as err:
+            own_route(srv.url + "/a").reply(prompt="", images=[IMG], context=CONTEXT)
+    assert "malformed response: " + needle in str(err.value) and len(srv.requests) == 1
+
+
+@pytest.mark.parametrize("spec, needle", [
+    ({"body": {"image": "{{picture}}"}}, "unknown placeholder {{picture}}"),
+    ({"body": {"image": "data:{{image}}"}}, "holds a placeholder inside other text"),
+    ({"body": {"library": "{{category_library}}"}}, "never sends the photos"),
+    ({"body": "{{images}}"}, "Input should be a valid"),
+    ({"answer_path": "result..analysis"}, "String should match pattern"),
+])
+def test_bad_bodies_and_paths_are_refused(spec, needle):
+    with pytest.raises(ValueError, match=needle.replace("(", r"\(").replace("{", r"\{").replace("}", r"\}")):
+        HttpProvider(http="http://h/a", **spec)

@@ -128,3 +128,21 @@ def test_report_refuses_a_stats_file_of_another_shape(tmp_path):
     doc["paired"] = {"m": {"prompt-b": {"reference": "prompt-a"}}}      # the old shape
     with pytest.raises(InputError, match="stats.json: not a stats file"):
         review(StatsFile.from_json(doc, where=str(stats)), None, {}, sets={}, forest=None)
+
+
+def test_recorded_switches_are_listed_and_a_difference_from_the_reference_is_said():
+    from candor_eval.review.report import environment_lines
+
+    def docs(**env):
+        return {"identification": ("metrics/identification.json", {"identification": {
+            c: ({"environment": e} if e else {"all": {}}) for c, e in env.items()}})}
+    same = docs(a={"MODE": ["fast"]}, b={"MODE": ["fast"]})
+    lines = environment_lines(same, ["a", "b"], "a")
+    assert "- a: MODE = `fast`" in lines and not any("differ" in x for x in lines)
+    diff = environment_lines(docs(a={"MODE": ["fast"]}, b={"MODE": ["slow"], "P": [None]}), ["a", "b"], "a")
+    assert "- b: MODE = `slow`; P = unset" in diff
+    assert [x for x in diff if "differ" in x] == [
+        "- **b against a: the recorded switches differ** (MODE, P): the comparison is not under one environment."]
+    one_side = environment_lines(docs(a=None, b={"MODE": ["x"]}), ["a", "b"], "a")
+    assert "- a: none recorded" in one_side and any("differ** (MODE)" in x for x in one_side)
+    assert environment_lines(docs(a=None, b=None), ["a", "b"], "a") == []

@@ -181,6 +181,54 @@ def test_live_gallery_first_sends_one_photo(work: Path, monkeypatch):
     assert all(len(r["json"]["messages"][0]["content"]) == 2 for r in srv.requests)
 
 
+def test_gallery_per_candidate_first_for_one_all_for_the_other(work: Path, monkeypatch):
+    """gallery {p: first}: p sends one photo per call (prompt + 1 image = 2 parts); q, unlisted, the whole gallery
+    (T001 has two photos: 3 parts). A replay of p's gallery-all recording is refused under first."""
+    monkeypatch.setenv(ENV, KEY)
+    shutil.copy(work / "data/lots/prompts/p.txt", work / "data/lots/prompts/q.txt")
+    with chat_server([("ok", ANSWER)]) as srv:
+        write_params(work, base_url=srv.url, mode="live", gallery={"p": "first"}, candidates=["p", "q"], runs=1)
+        assert run() == 0
+        sent_p = len(srv.requests)
+        assert run("--candidate", "q", "--answers", "build/answers/q.jsonl") == 0
+    parts = [len(r["json"]["messages"][0]["content"]) for r in srv.requests]
+    assert sent_p == 3 and parts[:3] == [2, 2, 2] and 3 in parts[3:]
+    write_recording(work, gallery="all")
+    write_params(work, gallery={"p": "first"}, candidates=["p", "q"])
+    assert run() == 2
+
+
+def test_record_env_values_are_in_every_recorded_line_and_answer(work: Path, monkeypatch):
+    """record_env {p: [ANALYSIS_MODE, PROVIDER_CHOICE]}: ANALYSIS_MODE=experimental set, PROVIDER_CHOICE unset."""
+    monkeypatch.setenv(ENV, KEY)
+    monkeypatch.setenv("ANALYSIS_MODE", "experimental")
+    monkeypatch.delenv("PROVIDER_CHOICE", raising=False)
+    with chat_server([("ok", ANSWER)]) as srv:
+        write_params(work, base_url=srv.url, mode="live", runs=1,
+                     record_env={"p": ["ANALYSIS_MODE", "PROVIDER_CHOICE"]})
+        assert run() == 0
+    want = {"ANALYSIS_MODE": "experimental", "PROVIDER_CHOICE": None}
+    rec = load_recording(work / "build/live/p.jsonl")
+    assert len(rec) == 3 and all(x.environment == want for x in rec)
+    assert all(a["environment"] == want for a in answers(work))
+
+
+def test_an_http_route_as_it_is_declared_body_answer_path_no_version(work: Path, monkeypatch):
+    """The app's own route: its request shape, its answer under result.analysis, no version header."""
+    analysis = json.loads(ANSWER)
+    body = json.dumps({"result": {"analysis": analysis}}).encode()
+    with chat_server([("reply", 200, body, {})]) as srv:
+        route = {"http": srv.url + "/api/analyze", "version_header": None, "answer_path": "result.analysis",
+                 "body": {"imageDataUrl": "{{image}}", "categoryLibrary": "{{category_library}}"}}
+        write_params(work, mode="live", runs=1, providers={"p": route}, sources={"p": "data/lots/prompts/p.txt"})
+        assert run() == 0
+    assert all(set(r["json"]) == {"imageDataUrl", "categoryLibrary"} for r in srv.requests) and len(srv.requests) == 3
+    assert all(r["json"]["imageDataUrl"].startswith("data:image/") for r in srv.requests)
+    rec = load_recording(work / "build/live/p.jsonl")
+    assert all(x.parsed == analysis and x.version is None and x.provider == "http" for x in rec)
+    assert '"version"' not in (work / "build/live/p.jsonl").read_text()
+
+
 def test_live_failures_are_recorded_others_kept_exit_1_and_retried_on_rerun(work: Path, monkeypatch, capsys, caplog):
     monkeypatch.setenv(ENV, KEY)
     # retries=2: run T001/1 ok, then T001/2 fails three times, then the rest succeed

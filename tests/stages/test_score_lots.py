@@ -128,6 +128,17 @@ def test_stale_field_reports_are_removed(work: Path):
     assert sorted(p.name for p in (work / "metrics/fields").iterdir()) == ["a.json", "b.json"]
 
 
+def test_the_recorded_environment_reaches_the_identification_metrics(work: Path):
+    """b's answers recorded MODE=fast on T001 run 1 and MODE unset on run 2: {MODE: [null, "fast"]}; a recorded
+    none, so its summary has no environment key."""
+    rows = [dict(r, environment={"MODE": "fast" if r["run"] == 1 else None}) if r["case"] == "T001" else r
+            for r in ANSWERS["b"]]
+    (work / "build/answers/b.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert run() == 0
+    doc = json.loads((work / "metrics/identification.json").read_text())["identification"]
+    assert doc["b"]["environment"] == {"MODE": [None, "fast"]} and "environment" not in doc["a"]
+
+
 @pytest.mark.parametrize("edit, needle", [
     (lambda w: (w / "build/answers/b.jsonl").unlink(), "file not found"),
     (lambda w: (w / "build/answers/b.jsonl").write_text(json.dumps(ans("T001", 1, "maybe")) + "\n"),

@@ -185,7 +185,7 @@ def demo_summary(candidate: str, params: CompsParams):
     answers = [normalise_line(x) for x in load_recording(ROOT / "data" / "lots" / "recordings" / f"{candidate}.jsonl")]
     listings = read_listings(ROOT / "data" / "comps" / "listings.csv")
     rules = params.rules(tokens=committed_token_rules(), accessory_words=ACCESSORY_WORDS, words=KEY_WORDS)
-    values = value_lots(lots, answers, listings, rules=rules, ceiling=params.ceiling_rules())
+    values = value_lots(lots, answers, listings, rules=rules, ceiling=params.ceiling_rules(), units=params.units)
     verified = {x.id: x.verified_value for x in lots}
     return summarise_valuation([score_lot(v.lot, verified[v.lot], v.estimate.lot_value, relevant=(), chosen=(),
                                 hedged=v.estimate.hedged, band=params.band) for v in values]), answers
