@@ -71,7 +71,7 @@ def identify_stage() -> str:
             "a secret\n"
             + "".join(f"        - identify.{k}\n" for k in (
                 "mode", "runs", "gallery", "pause_s", "timeout_s", "retries", "backoff_s", "concurrency",
-                "max_calls_per_minute", "model", "api_key_env", "providers"))
+                "max_calls_per_minute", "model", "api_key_env", "providers", "record_env"))
             + "        - identify.sources.${key}\n        - lots.min_number_digits\n" + _code("identify", "        ")
             + "      outs:\n" + _outs([("build/answers/${key}.jsonl", False)], "        "))
 
@@ -90,7 +90,7 @@ def score_lots_stage() -> str:
 
 def value_stage() -> str:
     keys = ("require_brand", "require_model_token", "hedged_fallback", "exclude_accessories", "per_unit_price",
-            "min_comps", "buyer_premium_pct", "sell_fee_pct", "margin_pct", "shipping", "buy_headroom_pct")
+            "min_comps", "buyer_premium_pct", "sell_fee_pct", "margin_pct", "shipping", "buy_headroom_pct", "units")
     return ("  value:                       # lots track: comps -> unit value -> lot value -> ceiling -> verdict "
             "(docs/valuation.md)\n"
             "    foreach: ${identify.candidates}\n"
@@ -263,6 +263,7 @@ identify:                      # lots track, model step (candor identify --help;
   base_url: https://api.openai.com/v1
   model: gpt-4o-mini
   api_key_env: OPENAI_API_KEY  # the NAME of the variable holding the key
+  record_env: {}               # candidate -> non-secret variables (mode switches) recorded with every answer
 lots:                          # lots track, scoring (docs/lots.md, "Token rules")
   min_number_digits: 3         # a bare number shorter than this is never a model token
 comps:                         # lots track, valuation (docs/valuation.md)
@@ -280,6 +281,7 @@ comps:                         # lots track, valuation (docs/valuation.md)
   margin_pct: 25
   shipping: 25.00
   buy_headroom_pct: 20
+  units: lot_item              # a container answer's units: the lot's item only (accessories out); all_items: every item
 """
 
 PARAMS_STATS = """\
