@@ -19,7 +19,7 @@ environment, scope, frames and warm-up: the release gate compares candidate with
 only then (docs/stats.md, ``inference_latency_no_increase``).
 
 The figures are machine-specific: compare them only with a candidate run on the same host,
-provider, inputs and scope (``docs/stats.md``, the release gate's ``latency_p95``).
+provider, inputs and scope (``docs/stats.md``, the release gate's ``inference_latency_no_increase``).
 Serving needs the scoring kernel's NMS (:func:`candor_eval.detection.scoring.boxes.nms`), so
 this module sits beside, not inside, the inference sub-package.
 """
@@ -45,7 +45,7 @@ from candor_eval.detection.scoring.boxes import nms as greedy_nms
 from candor_eval.detection.scoring.boxes import rank_order
 
 LABEL = ("diagnostic: machine-specific latency; compare only with a candidate run on the same host, "
-         "provider, inputs and scope (docs/stats.md, latency_p95)")
+         "provider, inputs and scope (docs/stats.md, inference_latency_no_increase)")
 SCOPE = ("decoded image -> postprocessed boxes (letterbox, run, decode, thresholds, same-class NMS); "
          "JPEG decoding excluded")
 

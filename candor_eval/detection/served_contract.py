@@ -11,7 +11,8 @@ model on a detection set (:func:`contract`) is everything of the package but the
 - ``nms``: the served NMS (``iou``, ``agnostic``, ``max_det``: ``detector.nms_*`` with the
   model's ``nms_by_model`` keys applied).
 
-Beside it (never compared) the ONNX file's SHA-256 and the card's ``training_sessions``.
+Beside it (never compared) the ONNX file's SHA-256 and the card's ``training_sessions``. The
+score stage writes every model's contract to ``<outcomes>/<set>/served.json`` (:data:`FILE`).
 
 A *weights experiment* compares two models whose contracts are equal, so that a difference is
 the checkpoint's; :func:`differing_keys` names the keys where two contracts differ
@@ -26,6 +27,7 @@ from typing import Any
 from candor_eval.detection.config import ServedNms
 from candor_eval.detection.model_card import ModelCard
 
+FILE = "served.json"
 COMPARED = ("preprocess", "input_size", "output_layout", "thresholds", "nms")
 
 

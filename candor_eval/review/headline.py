@@ -17,8 +17,9 @@ Pure: no I/O. About ten numbers per candidate, each taken as it is from the file
   ``count_exact_rate``, the field expectations' ``fields_score`` and ``fields_met_rate``, the
   valuation's ``in_band_rate``, ``median_ratio`` and ``worst_error``; for a candidate other than
   the reference, ``p_hit``, ``p_not_wrong``, ``p_fields`` and ``p_in_band`` and ``verdict`` (of ``hit``);
-- ``gate``: the predeclared gate's ``set``, ``reference``, ``candidate``, ``split`` and ``passed``
-  (``null`` when it was not evaluated).
+- ``gate``: the predeclared gate's ``set``, ``reference``, ``candidate``, ``split``, ``verdict``
+  (``PASSED``, ``FAILED`` or ``NOT EVALUATED``), ``passed`` and ``pending`` (the criteria whose
+  input is missing) (``null`` when it was not evaluated).
 
 A project has the blocks of its own tracks only: ``detection`` and ``gate`` when it has a detection
 set (or a gate), ``lots`` when it has a lots reference. A number whose source is absent is
@@ -115,5 +116,6 @@ def headline(stats: StatsFile, gate: GateResult | None, docs: Docs, *, sets: Map
     if sets or gate is not None:
         out["gate"] = None if gate is None else {"set": gate.set, "reference": gate.reference,
                                                  "candidate": gate.candidate, "split": gate.split,
-                                                 "passed": gate.passed}
+                                                 "verdict": gate.verdict, "passed": gate.passed,
+                                                 "pending": gate.pending}
     return out

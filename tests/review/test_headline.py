@@ -144,14 +144,16 @@ def gate_result(*statuses: str) -> GateResult:
                       per_class={}, params_file="params.yaml")
 
 
-@pytest.mark.parametrize("statuses,passed", [(("pass", "waived"), True), (("pass", "not evaluated"), False),
-                                             (("fail",), False)])
-def test_headline_gate_block(statuses, passed):
+@pytest.mark.parametrize("statuses,verdict,pending", [
+    (("pass", "waived"), "PASSED", []), (("pass", "not evaluated"), "NOT EVALUATED", ["c1"]),
+    (("fail", "not evaluated"), "FAILED", ["c1"])])
+def test_headline_gate_block(statuses, verdict, pending):
     """``gate``: the declared set, reference, candidate and split, and whether it passed (a criterion
     not evaluated is no pass); ``null`` without a gate result."""
     doc = headline(stats_of({}), gate_result(*statuses), {}, sets={"detector": []}, candidates=[], reference="a")
     assert doc == {"detection": {}, "lots": {}, "gate": {"set": "detector", "reference": "v1", "candidate": "v2",
-                                                         "split": "dev", "passed": passed}}
+                                                         "split": "dev", "verdict": verdict,
+                                                         "passed": verdict == "PASSED", "pending": pending}}
     assert headline(stats_of({}), None, {}, sets={"detector": []}, candidates=[], reference="a")["gate"] is None
 
 
