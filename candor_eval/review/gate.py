@@ -451,7 +451,8 @@ def _critical(per_class: Mapping[str, ClassResult], critical: Sequence[str], *, 
     if not critical:
         return Criterion(status="not evaluated", note="no critical classes declared (match.critical)")
     small, not_shown = [], []
-    regressed = [f"{n} (p={c.paired.p:.3g})" for n, c in checked.items() if c.status == "regressed" and c.paired]
+    regressed = [f"{n} (Holm p={c.paired.p_holm if c.paired.p_holm is not None else c.paired.p:.3g})"
+                 for n, c in checked.items() if c.status == "regressed" and c.paired]
     for name, c in checked.items():
         if c.status == "regressed":
             continue

@@ -18,7 +18,8 @@ of the data's classes), the per-frame and per-label outcome tables of the set's 
 ``f1_models``, ``anatomy``; rendered as PNGs by
 :mod:`stages.figures`, outside the pipeline), and the served detections as COCO results JSON
 (``<coco-out>/<model>.json``). Nothing is written unless every model scored. A card whose frozen
-``evaluation`` did not reproduce is said on the console, naming the differing fields.
+``evaluation`` did not reproduce is said on the console, naming the differing fields, and so are
+frames without a recorded zoom (no zoom claim follows from them).
 
 The models are scored side by side, one process per model up to the usable cores
 (:func:`candor_eval.common.parallel.fork_map`; each streams its own COCO export): the outputs do not
@@ -44,12 +45,14 @@ from candor_eval.common.errors import run_main
 from candor_eval.common.parallel import fork_map
 from candor_eval.detection.frames import SPLITS, check_sessions_within_splits, load_frames
 from candor_eval.detection.scoring.evaluation import ModelScore, frame_rows, label_rows, score_model
+from candor_eval.detection.scoring.metrics import zoom_key
 from candor_eval.detection.scoring.plots import PLOT_KINDS, set_plot_files
 from candor_eval.detection.served_contract import FILE as SERVED_FILE
 from candor_eval.stages.cli_detection import add_scoring_arguments, read_score_params, set_of_args
 from candor_eval.stats.outcomes import write_outcome
 
 log = logging.getLogger("candor.score")
+ZOOM_UNKNOWN = zoom_key("")
 
 
 def _f(v: float | None) -> str:
@@ -133,6 +136,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print_summary(results)
     for model, res in results.items():
         warn_unreproduced(model, res.metrics.get("frozen"), card=Path(args.models) / f"{model}.yaml")
+    unknown = next(iter(results.values())).metrics["all"]["by_zoom"].get(ZOOM_UNKNOWN) if results else None
+    if unknown:
+        log.warning("%d frame(s) of set %s have no recorded zoom (%s): no zoom-robustness claim follows from "
+                    "them (frames.csv: zoom)", unknown["frames"], dset.name, ZOOM_UNKNOWN)
     return 0
 
 

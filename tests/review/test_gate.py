@@ -463,3 +463,13 @@ def test_ratio_difference_floors_a_small_t_p_at_the_exact_minimum():
     b = [(19, 20), (20, 20), (19, 20)]
     d, lo, hi, p = ratio_difference(a, b, confidence=0.95)
     assert p == 0.25 and lo is not None and lo > 0
+
+
+def test_a_shown_regression_of_a_small_critical_class_fails_even_when_unqualified_classes_are_waived():
+    """relic: 8 labels in 8 frames, all lost (8-0 frames, p = 2 / 2**8 = 0.0078): too small to qualify
+    (min_support 10), yet its drop is shown, so waiving unqualified classes does not waive it."""
+    lost = label_rows("relic", {"ref": [True] * 8, "cand": [False] * 8}, offset=700)
+    g = run(labels=GOOD_LABELS + lost, critical=("deer", "relic"), min_support=10, unqualified="waive")
+    assert g["per_class"]["relic"]["status"] == "regressed"
+    crit = g["criteria"]["critical_recall_non_inferior"]
+    assert crit["status"] == "fail" and "regressed, whatever the support): relic (Holm p=0.0156)" in crit["note"]

@@ -546,3 +546,13 @@ def test_a_kill_from_outside_mid_run_leaves_no_debris_after_the_rerun(pristine, 
     assert {rel: blob for rel, blob in tree(ws).items() if not rel.startswith(".candor-tmp/")}.items() <= clean.items()
     assert stage(ws, 0).wait() == 0
     assert tree(ws) == clean
+
+
+def test_frames_without_a_recorded_zoom_say_no_zoom_claim_follows(repo, caplog):
+    frames = Path("data/detector/frames.csv")
+    frames.write_text(frames.read_text().replace("b,s2,2,test", "b,s2,,test"))
+    relist()
+    assert run_score() == 0
+    m = json.loads(Path("metrics/detection/detector/tiny.json").read_text())
+    assert m["all"]["by_zoom"]["zoom_unknown"]["frames"] == 1
+    assert "1 frame(s) of set detector have no recorded zoom (zoom_unknown): no zoom-robustness claim" in caplog.text
