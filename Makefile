@@ -81,14 +81,15 @@ bench-results: $(VENV)/.test
 	$(BIN)/python bench/run.py --results bench/RESULTS.md $(BENCH_ARGS)
 
 # A queued multi-value sweep (README "Sweeps"): one experiment per value through DVC's queue, run
-# JOBS at a time, then the experiments ranked by SORT (a headline metric). Inference never reruns
+# JOBS at a time, then the experiments ranked by SORT (a headline metric of the dev split: thresholds are
+# tuned on dev, never on the test split, which gives the verdict only). Inference never reruns
 # for a threshold: each experiment reruns scoring and what reads it. It waits until each of its
 # experiments has finished, prints each failed one's error, and then exits 1 when any failed.
 #   make sweep PARAM=thresholds.deer VALUES="0.15 0.25 0.3"
 PARAM ?= thresholds.deer
 VALUES ?= 0.15 0.2 0.25
 JOBS ?= 2
-SORT ?= metrics/headline.json:detection.detector.demo-v2.f1
+SORT ?= metrics/headline.json:detection.detector.demo-v2.dev.f1
 comma := ,
 sweep: $(VENV)/.runtime
 	@set -e; queued=$$($(BIN)/dvc exp run --queue -S '$(PARAM)=$(subst $() ,$(comma),$(strip $(VALUES)))'); \

@@ -79,7 +79,8 @@ class Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     what: str = Field(min_length=1)
-    stage: Literal["fetch", "detect", "score-detection", "coco-eval", "identify", "score-lots", "value", "stats"]
+    stage: Literal["fetch", "detect", "score-detection", "coco-eval", "identify", "score-lots", "value", "stats",
+                   "gate"]
     args: list[str] | None = None                     # replaces the stage's default arguments
     remove: list[str] = Field(default_factory=list)   # files deleted from the workspace
     append: dict[str, str] = Field(default_factory=dict)   # path -> hex bytes appended
@@ -259,7 +260,7 @@ def test_corpus_is_large_enough_and_covers_every_stage():
     per_class = {c: sum(n.startswith(prefix) for n in SPECS) for prefix, c in CLASSES.items()}
     assert min(per_class.values()) >= 8, per_class
     assert {s.stage for s in SPECS.values()} == {"fetch", "detect", "score-detection", "coco-eval", "identify",
-                                                 "score-lots", "value", "stats"}
+                                                 "score-lots", "value", "stats", "gate"}
     # every case names at least one file (or the command-line argument) in its expected message,
     # or documents that it works
     for name, spec in SPECS.items():

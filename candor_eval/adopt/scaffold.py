@@ -303,7 +303,9 @@ gate:                          # the PREDECLARED release gate (docs/stats.md): f
   candidate:                   # empty: the set's second model (when it has exactly two)
   split: test
   alpha: 0.05
-  latency_p95_ms: 2000
+  comparison: weights          # weights: the served contract must be equal | package: whole packages compared
+  refresh_p95_ms: 2000         # the p95 of a whole requested refresh (candor gate run --refresh; docs/stats.md)
+  latency_tolerance: 0.1       # decoded-image p95 increase allowed vs the reference timed in the same run
   improvement: shown           # shown: each micro P/R/F1 difference must reach alpha | higher: point estimate
   max_recall_drop: 0.05        # a critical class passes when its recall drop is shown to be below this
   unqualified: fail            # a critical class too small to show anything: fail | waive

@@ -11,10 +11,15 @@ timed with ``time.perf_counter`` on each call:
 Reported per span (:func:`summary`): ``median_ms`` and ``p95_ms`` (numpy's default linear
 interpolation), ``min_ms``, ``max_ms`` (3 decimals) and ``n``; plus the environment
 (:func:`environment`: OS, CPU model, core count, Python, onnxruntime, numpy and Pillow
-versions, execution provider, onnxruntime thread settings).
+versions, execution provider, onnxruntime thread settings, host name).
+
+Two diagnostics are **comparable** (:func:`incomparable`) only when they were measured in one
+run of ``candor latency`` (its ``run``: start time and the models timed together) on the same
+environment, scope, frames and warm-up: the release gate compares candidate with reference
+only then (docs/stats.md, ``inference_latency_no_increase``).
 
 The figures are machine-specific: compare them only with a candidate run on the same host,
-provider, inputs and scope (``docs/stats.md``, the release gate's ``latency_p95``).
+provider, inputs and scope (``docs/stats.md``, the release gate's ``inference_latency_no_increase``).
 Serving needs the scoring kernel's NMS (:func:`candor_eval.detection.scoring.boxes.nms`), so
 this module sits beside, not inside, the inference sub-package.
 """
@@ -40,7 +45,7 @@ from candor_eval.detection.scoring.boxes import nms as greedy_nms
 from candor_eval.detection.scoring.boxes import rank_order
 
 LABEL = ("diagnostic: machine-specific latency; compare only with a candidate run on the same host, "
-         "provider, inputs and scope (docs/stats.md, latency_p95)")
+         "provider, inputs and scope (docs/stats.md, inference_latency_no_increase)")
 SCOPE = ("decoded image -> postprocessed boxes (letterbox, run, decode, thresholds, same-class NMS); "
          "JPEG decoding excluded")
 
@@ -130,10 +135,24 @@ def environment(model: LoadedModel) -> dict:
 
     opts = model.session.get_session_options()
     return {
-        "os": platform.platform(), "machine": platform.machine(), "cpu": cpu_model(), "cores": os.cpu_count(),
+        "host": platform.node(), "os": platform.platform(), "machine": platform.machine(), "cpu": cpu_model(),
+        "cores": os.cpu_count(),
         "python": platform.python_version(), "onnxruntime": ort.__version__, "numpy": np.__version__,
         "pillow": PIL.__version__, "providers": model.session.get_providers(),
         "threads": {"intra_op_num_threads": opts.intra_op_num_threads,
                     "inter_op_num_threads": opts.inter_op_num_threads,
                     "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS")},
     }
+
+
+SAME_RUN = ("run", "environment", "scope", "frames", "warmup")
+
+
+def incomparable(reference: dict, candidate: dict) -> list[str]:
+    """The keys of :data:`SAME_RUN` on which two latency diagnostics differ (empty: comparable).
+
+    >>> a = {"run": {"started_utc": "t0"}, "environment": {"host": "h"}, "scope": "s", "frames": 3, "warmup": 1}
+    >>> incomparable(a, a | {"frames": 4}), incomparable(a, dict(a))
+    (['frames'], [])
+    """
+    return [k for k in SAME_RUN if reference.get(k) != candidate.get(k) or k not in reference]

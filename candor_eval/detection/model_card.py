@@ -10,8 +10,10 @@ when it is missing, as in manifests), ``classes`` (names in output order),
 ``input_size`` ([height, width]), ``output_layout``, ``preprocess`` (how a frame becomes the
 model's input, :class:`Preprocess`; docs/detector.md, "Preprocessing"), ``class_map`` (card class -> data
 class, :mod:`candor_eval.detection.scoring.scope`: declares renamed classes and a model that
-covers a subset of the data set's classes), ``training`` (free-form facts: sessions, seed,
-epochs), ``eval_manifest_sha256`` (the evaluation set it was scored on) and a frozen
+covers a subset of the data set's classes), ``training`` (free-form facts: seed, epochs),
+``training_sessions`` (the capture sessions the model was trained on, as ``frames.csv`` names
+them: the release gate's held-out check fails when a test session is among them, and cannot
+check anything when a card declares none), ``eval_manifest_sha256`` (the evaluation set it was scored on) and a frozen
 ``evaluation`` (metrics the score stage must reproduce). Unknown keys are an error, so a
 typo never passes silently. A card holds no thresholds: the served per-class thresholds
 live in ``params.yaml`` (``thresholds``, ``thresholds_by_model``;
@@ -73,6 +75,7 @@ class ModelCard(BaseModel):
     preprocess: Preprocess = Preprocess()
     class_map: dict[str, str] | None = None
     training: dict[str, Any] | None = None
+    training_sessions: list[str] | None = None
     eval_manifest_sha256: str | None = Field(default=None, pattern=SHA256_PATTERN)
     evaluation: dict[str, Any] | None = None
 
@@ -83,6 +86,14 @@ class ModelCard(BaseModel):
         dup = repeated(v or ())
         if dup:
             raise ValueError(f"class name(s) listed more than once: {dup}")
+        return v
+
+    @field_validator("training_sessions")
+    @classmethod
+    def sessions_named_once(cls, v: list[str] | None) -> list[str] | None:
+        """Each session a non-empty name, listed once (an empty name would match an unnamed session)."""
+        if v is not None and (not all(s.strip() for s in v) or repeated(v)):
+            raise ValueError(f"each training session a non-empty name listed once; repeated: {repeated(v)}")
         return v
 
     @field_validator("onnx")

@@ -8,13 +8,25 @@ visible diff in review (docs/stats.md, "The predeclared release gate"). ``gate.j
 Reference and candidate are compared on the frames of one split (``gate.split``, ``test`` by
 default: never tune on it), every unit clustered as the stats stage clusters it
 (``stats.cluster``: frames, or capture sessions). Each criterion is ``pass``, ``fail``, ``not
-evaluated`` (its input is missing) or ``waived`` (listed in ``gate.waive``); the candidate passes
-only when every criterion passes or is waived: a criterion that was not evaluated never reads
-as a pass.
+evaluated`` (its input is missing: *pending*) or ``waived`` (listed in ``gate.waive``) and names
+the split it read (``None``: it reads no frames). The gate's verdict (:attr:`GateResult.verdict`)
+is ``FAILED`` when a criterion fails, else ``NOT EVALUATED`` when one is pending or when nothing
+was checked at all (every criterion waived), else ``PASSED``: a criterion that was not evaluated
+never reads as a pass.
 
-1. ``same_frames_and_labels``: both were scored on the same frames with the same labels.
+1. ``reference_reproduced``: the reference's card declares a frozen ``evaluation`` and the score
+   stage reproduced it field for field on the card's model file and evaluation set. A failed
+   reproduction fails the gate naming the differing fields (nothing else may be read before it
+   holds); a card without a frozen evaluation leaves it pending.
+2. ``same_frames_and_labels``: both were scored on the same frames with the same labels.
    Otherwise nothing else is comparable (not waivable).
-2. ``micro_precision_higher``, ``micro_recall_higher``, ``micro_f1_higher``: the candidate's
+3. ``served_contract_fixed``: the two models' served contracts
+   (:mod:`candor_eval.detection.served_contract`: preprocessing, input size, output layout,
+   per-class thresholds, NMS, max detections) are equal, so that a difference is the
+   checkpoint's (``gate.comparison: weights``, the default); otherwise it fails naming the
+   differing keys. ``gate.comparison: package`` declares a comparison of whole packages: it
+   passes, naming what differs, and the report shows the package's effects side by side.
+4. ``micro_precision_higher``, ``micro_recall_higher``, ``micro_f1_higher``: the candidate's
    micro P, R and F1 are higher than the reference's. Each carries B - A with its cluster
    interval and p: recall by the sign-flip test of labels found per cluster, precision by the
    sign-flip test of false positives per cluster (the totals precision and FP/frame report),
@@ -23,24 +35,35 @@ as a pass.
    reaches alpha: requiring every test at alpha is an intersection-union test, so two equally
    good models pass with probability at most alpha. With ``higher`` the point estimate suffices
    and the gate has no noise control (said so in the check).
-3. ``critical_recall_non_inferior``: each class of ``match.critical`` on its own (never pooled,
+5. ``critical_recall_non_inferior``: each class of ``match.critical`` on its own (never pooled,
    so a drop is never masked by gains elsewhere) must *show* that its recall drop is within
    ``gate.max_recall_drop``: the upper bound of the cluster interval of A's recall minus B's is
    below the margin. Otherwise it is ``not shown`` and the gate fails, naming the class and the
    largest drop its data allow. A class too small to show anything (support below
    ``match.min_support``, or held by fewer clusters than the smallest split that can reach
    alpha) is *unqualified*; ``gate.unqualified`` declares whether that fails the gate
-   (``fail``) or not (``waive``).
-4. ``wrong_targets_no_increase``: the candidate's total wrong action targets (critical-class
+   (``fail``) or not (``waive``). A critical class whose drop is *shown* (status
+   ``regressed``) fails the gate whatever its support: waiving unqualified classes waives only
+   the non-inferiority they cannot show.
+6. ``wrong_targets_no_increase``: the candidate's total wrong action targets (critical-class
    detections on a label of another class: ``<split>.critical.total.wrong`` of the detection
    metrics) are not more than the reference's.
-5. ``latency_p95``: the candidate's end-to-end p95 latency, measured on its current ONNX file
-   (``candor latency``, then ``candor gate run --latency``), is at most ``gate.latency_p95_ms``.
-   Unmeasured: ``not evaluated``.
+7. ``sessions_held_out``: no capture session of the split's frames is among the training
+   sessions a model's card declares (``training_sessions``), for the reference and the
+   candidate; pending when a card declares none.
+8. ``refresh_p95``: the p95 of the *whole requested refresh* (capture, transport, detection,
+   handoff), recorded on the serving runtime (:mod:`candor_eval.detection.refresh`, ``candor
+   gate run --refresh FILE``), is shown to be at most ``gate.refresh_p95_ms``: the
+   distribution-free 95% upper bound of the p95 is within it. Pending without a timing file.
+9. ``inference_latency_no_increase``: the decoded-image diagnostic (``candor latency``,
+   :mod:`candor_eval.detection.latency`), which is no refresh time, is compared only between the
+   two models timed in one run on one host: the candidate's end-to-end p95 is at most the
+   reference's times ``1 + gate.latency_tolerance``. Pending without both diagnostics, or when
+   they are not comparable.
 
 Per-class status (every class with labels on the split): ``regressed`` / ``improved`` (the
 paired test reaches alpha after Holm's adjustment over the split's classes, the family the stats
-file adjusts too), ``no detectable change``, or ``unqualified`` (as in 3: never
+file adjusts too), ``no detectable change``, or ``unqualified`` (as in 5: never
 called improved; a significant drop is still ``regressed``). A critical class without labels on
 the split has status ``no labels`` and is unqualified.
 """
@@ -48,7 +71,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from scipy.special import stdtr, stdtrit
@@ -56,6 +79,9 @@ from scipy.special import stdtr, stdtrit
 from candor_eval.common.counts import Count, clusters_of
 from candor_eval.common.errors import fail
 from candor_eval.common.rounding import rounded
+from candor_eval.detection.latency import incomparable
+from candor_eval.detection.refresh import MIN_REFRESHES, RefreshTimings, refresh_p95
+from candor_eval.detection.served_contract import differing_keys, seen_in_training
 from candor_eval.review.params import DeclaredGate
 from candor_eval.stats.multiple import holm
 from candor_eval.stats.outcomes import int_cell
@@ -65,6 +91,7 @@ from candor_eval.stats.records import decoded, p6
 
 Row = Mapping[str, object]
 Status = Literal["pass", "fail", "not evaluated", "waived"]
+Verdict = Literal["PASSED", "FAILED", "NOT EVALUATED"]
 STATUSES: tuple[Status, ...] = ("pass", "fail", "not evaluated", "waived")
 
 
@@ -103,8 +130,11 @@ class Criterion:
     ``reference``/``candidate``: the two compared values (P, R, F1, wrong targets; latency: the
     candidate's p95 in ms). ``reference_rate``/``candidate_rate``: P and R with their counts and
     cluster intervals. ``diff``/``diff_lo``/``diff_hi``/``p``: B - A with its cluster interval and
-    p (micro criteria). ``limit``: the latency limit in ms or the recall-drop margin.
-    ``tally``: what ``same_frames_and_labels`` counted. ``classes``: the critical classes.
+    p (micro criteria). ``limit``: the refresh limit in ms, the latency tolerance or the recall-drop
+    margin; ``bound``: the refresh p95's upper confidence bound. ``tally``: what was counted
+    (frames and labels, refreshes). ``classes``: the critical classes. ``keys``: the served
+    contract's differing keys, the differing frozen fields or the sessions seen in training.
+    ``split``: the split whose frames it read (``None``: none).
     """
 
     status: Status
@@ -120,6 +150,9 @@ class Criterion:
     limit: float | None = None
     tally: dict[str, int] = field(default_factory=dict)
     classes: dict[str, ClassResult] = field(default_factory=dict)
+    bound: float | None = None
+    keys: tuple[str, ...] = ()
+    split: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -134,7 +167,8 @@ class Criterion:
                 "candidate_rate": rate(self.candidate_rate), "diff": rounded(self.diff),
                 "diff_lo": rounded(self.diff_lo), "diff_hi": rounded(self.diff_hi),
                 "p": None if self.p is None else p6(self.p), "limit": self.limit,
-                "tally": dict(self.tally), "classes": {n: c.as_json() for n, c in self.classes.items()}}
+                "tally": dict(self.tally), "classes": {n: c.as_json() for n, c in self.classes.items()},
+                "bound": self.bound, "keys": list(self.keys), "split": self.split}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], *, where: str) -> Criterion:
@@ -147,7 +181,9 @@ class Criterion:
                    diff=doc["diff"], diff_lo=doc["diff_lo"], diff_hi=doc["diff_hi"], p=doc["p"],
                    limit=doc["limit"], tally={str(k): int(v) for k, v in doc["tally"].items()},
                    classes={n: ClassResult.from_json(c, where=f"{where}.classes.{n}")
-                            for n, c in doc["classes"].items()})
+                            for n, c in doc["classes"].items()},
+                   bound=doc["bound"], keys=tuple(map(str, doc["keys"])),
+                   split=None if doc["split"] is None else str(doc["split"]))
 
 
 @dataclass(frozen=True)
@@ -155,9 +191,10 @@ class GateResult:
     """The content of ``metrics/gate.json``: the declared comparison, every criterion, every class.
 
     Stored as ``{"predeclared", "set", "reference", "candidate", "split", "alpha", "cluster",
-    "improvement", "max_recall_drop", "unqualified", "waive", "critical", "min_support", "passed",
-    "failed", "criteria": {name: Criterion}, "per_class": {name: ClassResult}}``; ``passed`` and
-    ``failed`` follow from the criteria, ``predeclared`` (``<params file>:gate``) from ``params_file``,
+    "improvement", "max_recall_drop", "unqualified", "waive", "comparison", "refresh_p95_ms",
+    "latency_tolerance", "critical", "min_support", "verdict", "passed", "failed", "pending",
+    "criteria": {name: Criterion}, "per_class": {name: ClassResult}}``; ``verdict``, ``passed``,
+    ``failed`` and ``pending`` follow from the criteria, ``predeclared`` (``<params file>:gate``) from ``params_file``,
     the params file the gate was declared in.
     """
 
@@ -176,16 +213,36 @@ class GateResult:
     max_recall_drop: float = 0.05
     unqualified: str = "fail"
     waive: tuple[str, ...] = ()
+    comparison: str = "weights"
+    refresh_p95_ms: float = 2000.0
+    latency_tolerance: float = 0.1
 
     @property
     def failed(self) -> list[str]:
         """Names of the failed criteria, in criterion order."""
-        return [n for n, c in self.criteria.items() if not c.passed]
+        return [n for n, c in self.criteria.items() if c.status == "fail"]
+
+    @property
+    def pending(self) -> list[str]:
+        """Names of the criteria not evaluated (their input is missing), in criterion order."""
+        return [n for n, c in self.criteria.items() if c.status == "not evaluated"]
+
+    @property
+    def verdict(self) -> Verdict:
+        """``FAILED`` (a criterion failed), ``NOT EVALUATED`` (one is pending, or every criterion but the
+        precondition ``same_frames_and_labels`` was waived: nothing was checked) or ``PASSED``
+        (module docstring)."""
+        if self.failed:
+            return "FAILED"
+        checked = [n for n, c in self.criteria.items() if c.status == "pass" and n != "same_frames_and_labels"]
+        if self.pending or not checked:
+            return "NOT EVALUATED"
+        return "PASSED"
 
     @property
     def passed(self) -> bool:
-        """Every criterion passed."""
-        return not self.failed
+        """The verdict is PASSED."""
+        return self.verdict == "PASSED"
 
     @property
     def predeclared(self) -> str:
@@ -196,8 +253,10 @@ class GateResult:
         return {"predeclared": self.predeclared, "set": self.set, "reference": self.reference,
                 "candidate": self.candidate, "split": self.split, "alpha": self.alpha, "cluster": self.cluster,
                 "improvement": self.improvement, "max_recall_drop": self.max_recall_drop,
-                "unqualified": self.unqualified, "waive": list(self.waive), "critical": list(self.critical),
-                "min_support": self.min_support, "passed": self.passed, "failed": self.failed,
+                "unqualified": self.unqualified, "waive": list(self.waive), "comparison": self.comparison,
+                "refresh_p95_ms": self.refresh_p95_ms, "latency_tolerance": self.latency_tolerance,
+                "critical": list(self.critical), "min_support": self.min_support, "verdict": self.verdict,
+                "passed": self.passed, "failed": self.failed, "pending": self.pending,
                 "criteria": {n: c.as_json() for n, c in self.criteria.items()},
                 "per_class": {n: c.as_json() for n, c in self.per_class.items()}}
 
@@ -214,7 +273,8 @@ class GateResult:
                        alpha=float(doc["alpha"]), critical=tuple(map(str, doc["critical"])),
                        cluster=str(doc["cluster"]), improvement=str(doc["improvement"]),
                        max_recall_drop=float(doc["max_recall_drop"]), unqualified=str(doc["unqualified"]),
-                       waive=tuple(map(str, doc["waive"])),
+                       waive=tuple(map(str, doc["waive"])), comparison=str(doc["comparison"]),
+                       refresh_p95_ms=float(doc["refresh_p95_ms"]), latency_tolerance=float(doc["latency_tolerance"]),
                        min_support=int(doc["min_support"]),
                        criteria={n: Criterion.from_json(c, where=f"{where}:criteria.{n}")
                                  for n, c in doc["criteria"].items()},
@@ -386,51 +446,168 @@ def _micro(frames: Sequence[Row], labels: Sequence[Row], *, ref: str, cand: str,
 
 def _critical(per_class: Mapping[str, ClassResult], critical: Sequence[str], *, margin: float, unqualified: str,
               min_support: int) -> Criterion:
-    """Criterion 3 of the module docstring."""
+    """Criterion 5 of the module docstring."""
     checked = {n: per_class.get(n, ClassResult("no labels", 0, None)) for n in critical}
     if not critical:
         return Criterion(status="not evaluated", note="no critical classes declared (match.critical)")
     small, not_shown = [], []
+    regressed = [f"{n} (Holm p={c.paired.p_holm if c.paired.p_holm is not None else c.paired.p:.3g})"
+                 for n, c in checked.items() if c.status == "regressed" and c.paired]
     for name, c in checked.items():
+        if c.status == "regressed":
+            continue
         if c.paired is None or not qualified(c.paired, support=c.support, min_support=min_support):
             small.append(name)
         elif c.max_drop is None or c.max_drop >= margin:
             drop = "unbounded" if c.max_drop is None else f"up to {c.max_drop:.3f}"
             not_shown.append(f"{name} (recall drop {drop})")
     notes = []
+    if regressed:
+        notes.append("recall drop shown (regressed, whatever the support): " + ", ".join(regressed))
     if not_shown:
         notes.append(f"not shown within {margin:g}: " + ", ".join(not_shown))
     if small:
         notes.append(f"unqualified ({unqualified}): " + ", ".join(small))
-    ok = not not_shown and (not small or unqualified == "waive")
+    ok = not regressed and not not_shown and (not small or unqualified == "waive")
     return Criterion(status="pass" if ok else "fail", note="; ".join(notes) or None, limit=margin, classes=checked)
 
 
-def evaluate_gate(*, frames: Sequence[Row] | None, labels: Sequence[Row] | None,
-                  wrong_targets: Mapping[str, int | None], latency_p95_ms: float | None, params: DeclaredGate,
-                  params_file: str, critical: Sequence[str], min_support: int, confidence: float,
-                  cluster: str = "frame", cluster_of: Mapping[str, str] | None = None) -> GateResult:
+@dataclass(frozen=True)
+class Evidence:
+    """What the gate reads beside the outcome tables, per model (``None`` or absent: not available).
+
+    ``wrong_targets``: total wrong targets on the split; ``frozen``: the ``frozen`` block of the
+    detection metrics (the card's frozen evaluation as reproduced; absent: the card declares
+    none); ``served``: the served contracts (``served.json``); ``refresh``: the candidate's
+    whole-refresh timings; ``latency``: the decoded-image diagnostics of both models, each on
+    its current ONNX file."""
+
+    wrong_targets: Mapping[str, int | None] = field(default_factory=dict)
+    frozen: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    served: Mapping[str, Mapping[str, Any]] | None = None
+    refresh: RefreshTimings | None = None
+    latency: Mapping[str, Mapping[str, Any]] | None = None
+
+
+def _reproduced(frozen: Mapping[str, Any] | None, *, ref: str) -> Criterion:
+    """Criterion 1 of the module docstring."""
+    if frozen is None:
+        return Criterion(status="not evaluated",
+                         note=f"pending: the card of {ref} declares no frozen evaluation to reproduce "
+                              f"(models/{ref}.yaml: evaluation, eval_manifest_sha256)")
+    if not frozen.get("comparable"):
+        why = ("the model file is not the card's" if not frozen.get("model_sha256_matches")
+               else "the evaluation set is not the card's (eval_manifest_sha256)")
+        return Criterion(status="fail", note=f"the frozen evaluation of {ref} cannot be reproduced: {why}")
+    differing = tuple(map(str, frozen.get("differing", [])))
+    return Criterion(status="fail" if differing else "pass", keys=differing,
+                     note=f"{ref} did not reproduce its frozen evaluation: " + ", ".join(differing) if differing
+                     else None, tally={"compared": int(frozen.get("compared", 0))})
+
+
+def _contract(served: Mapping[str, Mapping[str, Any]] | None, *, ref: str, cand: str,
+              comparison: str) -> Criterion:
+    """Criterion 3 of the module docstring."""
+    if served is None or ref not in served or cand not in served:
+        return Criterion(status="not evaluated", note="served contracts absent (served.json of score-detection)")
+    keys = tuple(differing_keys(served[ref], served[cand]))
+    if comparison == "package":
+        note = ("package comparison (gate.comparison: package): the contracts differ in " + ", ".join(keys)
+                if keys else "package comparison declared, but the contracts are equal: a weights experiment")
+        return Criterion(status="pass", note=note, keys=keys)
+    return Criterion(status="fail" if keys else "pass", keys=keys,
+                     note=("weights experiment (gate.comparison: weights), but the served contract differs: "
+                           + ", ".join(keys) + "; hold them fixed, or declare gate.comparison: package")
+                     if keys else None)
+
+
+def _held_out(served: Mapping[str, Mapping[str, Any]] | None, sessions: set[str], *, models: Sequence[str],
+              split: str) -> Criterion:
+    """Criterion 7 of the module docstring."""
+    if served is None or not sessions:
+        return Criterion(status="not evaluated", split=split,
+                         note="no served contracts or no sessions of the split's frames to check")
+    seen = {m: seen_in_training(served.get(m, {}).get("training_sessions"), sessions) for m in models}
+    bad = {m: s for m, s in seen.items() if s}
+    undeclared = [m for m, s in seen.items() if s is None]
+    tally = {"sessions": len(sessions)}
+    if bad:
+        return Criterion(status="fail", split=split, tally=tally,
+                         keys=tuple(sorted({x for s in bad.values() for x in s})),
+                         note="; ".join(f"{m} was trained on {split} session(s) {', '.join(s)}"
+                                        for m, s in bad.items()))
+    if undeclared:
+        return Criterion(status="not evaluated", split=split, tally=tally,
+                         note="pending: no training_sessions declared in the card(s) of " + ", ".join(undeclared))
+    return Criterion(status="pass", split=split, tally=tally)
+
+
+def _refresh(timings: RefreshTimings | None, *, limit: float, cand: str) -> Criterion:
+    """Criterion 8 of the module docstring."""
+    if timings is None:
+        return Criterion(status="not evaluated", limit=limit,
+                         note=f"pending: no whole-refresh timings of {cand} (record capture-to-handoff times on the "
+                              "serving runtime; candor gate run --refresh FILE; docs/stats.md)")
+    s = refresh_p95(timings.ms)
+    numbers: dict[str, Any] = {"candidate": s.p95, "bound": s.upper, "limit": limit, "tally": {"refreshes": s.n}}
+    if s.upper is None:
+        return Criterion(status="fail", note=f"{s.n} refreshes cannot bound a p95 (at least {MIN_REFRESHES})",
+                         **numbers)
+    if s.upper <= limit:
+        return Criterion(status="pass", note=f"on {timings.host}", **numbers)
+    what = "p95 above the limit" if s.p95 > limit else "not shown: the p95's 95% upper bound is above the limit"
+    return Criterion(status="fail", note=f"{what} (on {timings.host})", **numbers)
+
+
+def _inference_latency(latency: Mapping[str, Mapping[str, Any]] | None, *, ref: str, cand: str, set_name: str,
+                       tolerance: float) -> Criterion:
+    """Criterion 9 of the module docstring."""
+    how = (f"candor latency --set {set_name} --out metrics/latency/{set_name} times both in one run; "
+           "candor gate run --latency metrics/latency reads it")
+    if latency is None or ref not in latency or cand not in latency:
+        return Criterion(status="not evaluated", limit=tolerance, note=f"pending: {how}")
+    a, b = latency[ref], latency[cand]
+    differ = incomparable(dict(a), dict(b))
+    if differ:
+        return Criterion(status="not evaluated", limit=tolerance, keys=tuple(differ),
+                         note="not comparable (measured apart: " + ", ".join(differ) + f"); {how}")
+    pa, pb = float(a["end_to_end"]["p95_ms"]), float(b["end_to_end"]["p95_ms"])
+    ok = pb <= pa * (1 + tolerance)
+    return Criterion(status="pass" if ok else "fail", reference=pa, candidate=pb, limit=tolerance,
+                     note=None if ok else f"decoded-image p95 up {pb / pa - 1:+.1%}, beyond the {tolerance:.0%} "
+                                          "tolerance (same run, same host)")
+
+
+READS_SPLIT = ("same_frames_and_labels", "micro_precision_higher", "micro_recall_higher", "micro_f1_higher",
+               "critical_recall_non_inferior", "wrong_targets_no_increase", "sessions_held_out")
+
+
+def evaluate_gate(*, frames: Sequence[Row] | None, labels: Sequence[Row] | None, evidence: Evidence,
+                  params: DeclaredGate, params_file: str, critical: Sequence[str], min_support: int,
+                  confidence: float, cluster: str = "frame", cluster_of: Mapping[str, str] | None = None) -> GateResult:
     """Evaluate every criterion (module docstring).
 
     ``frames``/``labels``: parsed per-frame and per-label outcome rows (``None`` when the table
-    is absent); ``wrong_targets``: model -> total wrong targets on the split (``None`` when
-    unknown); ``latency_p95_ms``: the candidate's end-to-end p95, ``None`` when not measured;
-    ``params``: the declared gate, read from ``params_file`` (named in the result and its notes);
+    is absent); ``evidence``: everything else the criteria read (:class:`Evidence`); ``params``:
+    the declared gate, read from ``params_file`` (named in the result and its notes);
     ``cluster_of``: frame -> its cluster id, named ``cluster`` (``None``: each frame is its own).
     """
     ref, cand, split = params.reference, params.candidate, params.split
     of = dict(cluster_of or {})
-    crit: dict[str, Criterion] = {}
+    crit: dict[str, Criterion] = {"reference_reproduced": _reproduced(evidence.frozen.get(ref), ref=ref)}
     per_class: dict[str, ClassResult] = {}
     absent = "per-frame or per-label outcome table absent"
 
     if frames is None or labels is None:
         crit["same_frames_and_labels"] = Criterion(status="not evaluated", note=absent)
-        for name in ("micro_precision_higher", "micro_recall_higher", "micro_f1_higher"):
-            crit[name] = Criterion(status="not evaluated", note=absent)
-        crit["critical_recall_non_inferior"] = Criterion(status="not evaluated", note=absent)
     else:
         crit["same_frames_and_labels"] = _same_frames_and_labels(frames, labels, ref=ref, cand=cand, split=split)
+    crit["served_contract_fixed"] = _contract(evidence.served, ref=ref, cand=cand, comparison=params.comparison)
+    if frames is None or labels is None:
+        for name in ("micro_precision_higher", "micro_recall_higher", "micro_f1_higher",
+                     "critical_recall_non_inferior"):
+            crit[name] = Criterion(status="not evaluated", note=absent)
+    else:
         crit |= _micro(frames, labels, ref=ref, cand=cand, split=split, alpha=params.alpha, confidence=confidence,
                        cluster=cluster, of=of, declared=params.improvement)
         per_class = per_class_results(labels, ref=ref, cand=cand, split=split, alpha=params.alpha,
@@ -439,47 +616,44 @@ def evaluate_gate(*, frames: Sequence[Row] | None, labels: Sequence[Row] | None,
         crit["critical_recall_non_inferior"] = _critical(per_class, critical, margin=params.max_recall_drop,
                                                          unqualified=params.unqualified, min_support=min_support)
 
-    wa, wb = wrong_targets.get(ref), wrong_targets.get(cand)
+    wa, wb = evidence.wrong_targets.get(ref), evidence.wrong_targets.get(cand)
     known = wa is not None and wb is not None
     crit["wrong_targets_no_increase"] = Criterion(
         status="not evaluated" if wa is None or wb is None else "pass" if wb <= wa else "fail",
         reference=wa, candidate=wb, note=None if known else "wrong targets not found in the detection metrics")
-
-    measured = latency_p95_ms is not None
-    crit["latency_p95"] = Criterion(
-        status=("not evaluated" if latency_p95_ms is None
-                else "pass" if latency_p95_ms <= params.latency_p95_ms else "fail"),
-        note=None if measured else (f"not measured (candor latency --set {params.set} --out "
-                                    f"metrics/latency/{params.set} measures it on this machine; candor gate run "
-                                    "--latency metrics/latency reads it)"),
-        limit=params.latency_p95_ms, candidate=None if latency_p95_ms is None else round(latency_p95_ms, 3))
+    sessions = {str(r["session"]) for r in _rows(frames or [], model=ref, split=split) if r.get("session")}
+    crit["sessions_held_out"] = _held_out(evidence.served, sessions, models=(ref, cand), split=split)
+    crit["refresh_p95"] = _refresh(evidence.refresh, limit=params.refresh_p95_ms, cand=cand)
+    crit["inference_latency_no_increase"] = _inference_latency(
+        evidence.latency, ref=ref, cand=cand, set_name=params.set, tolerance=params.latency_tolerance)
+    crit = {n: replace(c, split=split) if n in READS_SPLIT else c for n, c in crit.items()}
 
     waived = set(params.waive)                  # GateParams.waive never names same_frames_and_labels
-    crit = {n: Criterion(**{**c.__dict__, "status": "waived",
-                            "note": f"waived by {params_file}:gate.waive" + (f" ({c.status}: {c.note})" if c.note else
-                                                                         f" ({c.status})")})
+    crit = {n: replace(c, status="waived",
+                       note=f"waived by {params_file}:gate.waive" + (f" ({c.status}: {c.note})" if c.note else
+                                                                     f" ({c.status})"))
             if n in waived else c for n, c in crit.items()}
     return GateResult(set=params.set, reference=ref, candidate=cand, split=split, alpha=params.alpha,
                       critical=tuple(critical), min_support=min_support, criteria=crit, per_class=per_class,
                       params_file=params_file,
                       cluster=cluster, improvement=params.improvement, max_recall_drop=params.max_recall_drop,
-                      unqualified=params.unqualified, waive=tuple(params.waive))
+                      unqualified=params.unqualified, waive=tuple(params.waive), comparison=params.comparison,
+                      refresh_p95_ms=params.refresh_p95_ms, latency_tolerance=params.latency_tolerance)
 
 
-def latency_p95(doc: Any, *, where: str, onnx_sha256: str | None) -> float | None:
-    """The end-to-end ``p95_ms`` of a latency diagnostic (written by ``candor latency``).
-
-    ``None`` (the criterion is then "not measured") when the diagnostic was taken on another
-    model file than ``onnx_sha256`` (or that is unknown): a stale figure must never pass the
-    gate. A document without a numeric ``end_to_end.p95_ms`` is an InputError naming ``where``.
+def latency_diagnostic(doc: Any, *, where: str, onnx_sha256: str | None) -> Mapping[str, Any] | None:
+    """A latency diagnostic (written by ``candor latency``) when it was taken on the model file
+    ``onnx_sha256``; ``None`` (the criterion is then pending) when it was taken on another model
+    file (or that is unknown): a stale figure must never count. A document without a numeric
+    ``end_to_end.p95_ms`` is an InputError naming ``where``.
     """
     p95 = doc.get("end_to_end", {}).get("p95_ms") if isinstance(doc, Mapping) else None
-    if not isinstance(p95, (int, float)) or isinstance(p95, bool):
-        raise fail(where, "not a latency diagnostic", expected="end_to_end.p95_ms (written by candor latency)",
+    if not isinstance(p95, (int, float)) or isinstance(p95, bool) or not p95 > 0:
+        raise fail(where, "not a latency diagnostic", expected="end_to_end.p95_ms > 0 (written by candor latency)",
                    got=p95)
     if onnx_sha256 is None or doc.get("onnx_sha256") != onnx_sha256:
         return None
-    return float(p95)
+    return doc
 
 
 def find_wrong_targets(doc: Any, *, split: str) -> int | None:

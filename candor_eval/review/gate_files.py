@@ -7,24 +7,31 @@ criteria, declared before scoring: the detection set ``gate.set``, whose models 
 ``match.critical`` / ``match.min_support``) and reads the set's per-frame and per-label detection outcome tables
 ``<outcomes>/<set>/`` (an absent table is logged, and the criteria that need it are not
 evaluated), clustered as ``stats.cluster`` declares for the set; each
-model's wrong action targets from ``<detection>/<set>/<model>.json``; and, only when ``latency``
-is given (``candor gate run --latency``; the pipeline never passes it, latency being machine-specific), the
-candidate's latency diagnostic ``<latency>/<set>/<candidate>.json``, used only when it was
-measured on the candidate's current ONNX file (its card in ``models``).
+model's wrong action targets and reproduced frozen evaluation from ``<detection>/<set>/<model>.json``;
+the served contracts ``<outcomes>/<set>/served.json``; only when ``latency`` is given (``candor gate
+run --latency``; the pipeline never passes it, latency being machine-specific), both models' latency
+diagnostics ``<latency>/<set>/<model>.json``, each used only when it was measured on the model's
+current ONNX file (its card in ``models``); and only when ``refresh`` is given (``candor gate run
+--refresh``), the candidate's whole-refresh timings (:mod:`candor_eval.detection.refresh`), which
+must be of the candidate.
 """
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from candor_eval.common.atomic import write_json
-from candor_eval.common.errors import InputError, Problem
+from candor_eval.common.errors import InputError, Problem, fail
 from candor_eval.common.tables import read_json, read_text
 from candor_eval.detection.config import DetectorParams
 from candor_eval.detection.frames import SPLITS
 from candor_eval.detection.model_card import load_card
+from candor_eval.detection.refresh import read_refresh
+from candor_eval.detection.served_contract import FILE as SERVED_FILE
 from candor_eval.detection.sets import find_set
-from candor_eval.review.gate import GateResult, evaluate_gate, find_wrong_targets, latency_p95
+from candor_eval.review.gate import Evidence, GateResult, evaluate_gate, find_wrong_targets, latency_diagnostic
 from candor_eval.review.gate_views import GateSettings
 from candor_eval.review.params import DeclaredGate
 from candor_eval.stats.outcomes import parse_tables
@@ -50,7 +57,7 @@ def check_gate(gp: DeclaredGate, det: DetectorParams, *, where: str) -> None:
 
 
 def gate_from_files(settings: GateSettings, *, outcomes: Path, detection: Path, models: Path,
-                    latency: Path | None) -> GateResult:
+                    latency: Path | None, refresh: Path | None = None) -> GateResult:
     """Evaluate the gate of ``settings`` on the files of the module docstring."""
     gp, sp, mp = settings.gate, settings.stats, settings.match
     check_gate(gp, settings.detector, where=settings.where)
@@ -59,30 +66,54 @@ def gate_from_files(settings: GateSettings, *, outcomes: Path, detection: Path, 
     for name in (n for n, text in texts.items() if text is None):
         log.warning("%s is absent: gate criteria that need it fail", folder / name)
     tables = parse_tables(texts, where=lambda name: (folder / name).as_posix())
-    wrong = {}
+    wrong, frozen = {}, {}
     for model in (gp.reference, gp.candidate):
         f = Path(detection) / gp.set / f"{model}.json"
-        wrong[model] = find_wrong_targets(read_json(f), split=gp.split) if f.is_file() else None
-    p95 = None
-    latency_file = Path(latency) / gp.set / f"{gp.candidate}.json" if latency else None
-    if latency_file is not None and latency_file.is_file():
-        card_file = Path(models) / f"{gp.candidate}.yaml"
-        card_sha = load_card(card_file).sha256 if card_file.is_file() else None
-        rerun = f"rerun: candor latency --set {gp.set} --out {latency_file.parent.as_posix()}"
-        p95 = latency_p95(read_json(latency_file, hint=rerun), where=latency_file.as_posix(), onnx_sha256=card_sha)
-        if p95 is None:
-            why = "was measured on another model file than" if card_sha else "cannot be tied to a model card: no"
-            log.warning("%s %s %s: not used (%s)", latency_file, why, card_file, rerun)
+        doc = read_json(f) if f.is_file() else None
+        wrong[model] = None if doc is None else find_wrong_targets(doc, split=gp.split)
+        if isinstance(doc, dict) and isinstance(doc.get("frozen"), dict):
+            frozen[model] = doc["frozen"]
+    served_file = folder / SERVED_FILE
+    served = read_json(served_file) if served_file.is_file() else None
+    if served is not None and not (isinstance(served, dict) and all(isinstance(c, dict) for c in served.values())):
+        raise fail(served_file.as_posix(), "not the served contracts", expected="model -> contract (score-detection)")
+    timings = read_refresh(refresh) if refresh is not None else None
+    if timings is not None and timings.model != gp.candidate:
+        raise fail(timings.where, "whole-refresh timings of another model", expected=gp.candidate, got=timings.model)
+    evidence = Evidence(wrong_targets=wrong, frozen=frozen, served=served, refresh=timings,
+                        latency=_latency(latency, gp.set, (gp.reference, gp.candidate), models) if latency else None)
     cluster = sp.cluster.detection_of(gp.set)
     frames = tables.get(TABLES[0])
-    return evaluate_gate(frames=frames, labels=tables.get(TABLES[1]), wrong_targets=wrong,
-                         latency_p95_ms=p95, params=gp, params_file=settings.where, critical=mp.critical,
-                         min_support=mp.min_support, confidence=sp.confidence, cluster=cluster,
+    return evaluate_gate(frames=frames, labels=tables.get(TABLES[1]), evidence=evidence, params=gp,
+                         params_file=settings.where, critical=mp.critical, min_support=mp.min_support,
+                         confidence=sp.confidence, cluster=cluster,
                          cluster_of=frame_clusters(frames or [], by=cluster))
+
+
+def _latency(folder: Path, set_name: str, models: tuple[str, ...], cards: Path) -> dict[str, Mapping[str, Any]]:
+    """Each model's latency diagnostic ``<folder>/<set>/<model>.json`` that was measured on its current
+    ONNX file (a stale or missing one is logged and left out)."""
+    out = {}
+    for model in models:
+        f = Path(folder) / set_name / f"{model}.json"
+        if not f.is_file():
+            continue
+        card_file = Path(cards) / f"{model}.yaml"
+        card_sha = load_card(card_file).sha256 if card_file.is_file() else None
+        rerun = f"rerun: candor latency --set {set_name} --out {f.parent.as_posix()}"
+        doc = latency_diagnostic(read_json(f, hint=rerun), where=f.as_posix(), onnx_sha256=card_sha)
+        if doc is None:
+            why = "was measured on another model file than" if card_sha else "cannot be tied to a model card: no"
+            log.warning("%s %s %s: not used (%s)", f, why, card_file, rerun)
+        else:
+            out[model] = doc
+    return out
 
 
 def write_gate(result: GateResult, path: str | Path) -> None:
     """Write ``result`` (``gate.json``) to ``path`` and log its verdict."""
     write_json(path, result.as_json())
-    log.info("gate %s -> %s (%s)", "PASSED" if result.passed else "FAILED", path,
-             ", ".join(result.failed) or "all criteria met")
+    log.info("gate %s -> %s (%s)", result.verdict, path,
+             "; ".join(f"{what}: {', '.join(names)}" for what, names in (("failed", result.failed),
+                                                                         ("pending", result.pending)) if names)
+             or "all criteria met")

@@ -9,13 +9,17 @@ Pure: no I/O. About ten numbers per candidate, each taken as it is from the file
   from the model's metrics file; for a model other than the set's reference, the paired p-values
   against it: ``p_label_found`` (unit label), ``p_frame_error_free`` (unit frame) and
   ``p_false_positives`` (per-frame false positives, fewer is better), each the exact sign-flip
-  test over the set's clusters, and ``verdict`` (of ``label_found``);
+  test over the set's clusters, and ``verdict`` (of ``label_found``); and ``dev``: the same
+  micro ``precision``, ``recall`` and ``f1`` on the ``dev`` split, the figures a sweep ranks
+  experiments by (thresholds are tuned on dev and never on the test split, which only gives
+  the verdict);
 - ``lots.<candidate>``: identification ``hit_rate``, ``wrong_rate`` and ``hedged_rate`` (unit lot),
   ``count_exact_rate``, the field expectations' ``fields_score`` and ``fields_met_rate``, the
   valuation's ``in_band_rate``, ``median_ratio`` and ``worst_error``; for a candidate other than
   the reference, ``p_hit``, ``p_not_wrong``, ``p_fields`` and ``p_in_band`` and ``verdict`` (of ``hit``);
-- ``gate``: the predeclared gate's ``set``, ``reference``, ``candidate``, ``split`` and ``passed``
-  (``null`` when it was not evaluated).
+- ``gate``: the predeclared gate's ``set``, ``reference``, ``candidate``, ``split``, ``verdict``
+  (``PASSED``, ``FAILED`` or ``NOT EVALUATED``), ``passed`` and ``pending`` (the criteria whose
+  input is missing) (``null`` when it was not evaluated).
 
 A project has the blocks of its own tracks only: ``detection`` and ``gate`` when it has a detection
 set (or a gate), ``lots`` when it has a lots reference. A number whose source is absent is
@@ -70,6 +74,7 @@ def detection_headline(stats: StatsFile, docs: Docs, sets: Mapping[str, list[str
             doc = docs.get(f"{track}.{model}", ("", None))[1]
             block = {k: dig(doc, "test", "micro", k) for k in ("precision", "recall", "f1", "fp_per_frame")}
             block["wrong_targets"] = dig(doc, "test", "critical", "total", "wrong")
+            block["dev"] = {k: dig(doc, "dev", "micro", k) for k in ("precision", "recall", "f1")}
             block |= versus(stats, model, models[0],
                             p={"p_label_found": f"{track}.test.label_found",
                                "p_frame_error_free": f"{track}.test.frame_error_free",
@@ -111,5 +116,6 @@ def headline(stats: StatsFile, gate: GateResult | None, docs: Docs, *, sets: Map
     if sets or gate is not None:
         out["gate"] = None if gate is None else {"set": gate.set, "reference": gate.reference,
                                                  "candidate": gate.candidate, "split": gate.split,
-                                                 "passed": gate.passed}
+                                                 "verdict": gate.verdict, "passed": gate.passed,
+                                                 "pending": gate.pending}
     return out

@@ -71,6 +71,15 @@ def power_line(c: Paired, *, confidence: float) -> str:
             f"{pp(bigger)}")
 
 
+def verdict_line(gate: GateResult) -> str:
+    """``PASSED``, or the verdict with the failed and the pending criteria named."""
+    named = "; ".join(f"{what}: {', '.join(names)}" for what, names in (("failed", gate.failed),
+                                                                       ("pending", gate.pending)) if names)
+    if gate.verdict == "NOT EVALUATED" and not named:
+        named = "every criterion waived: nothing was checked"
+    return gate.verdict + (f" ({named})" if named else "")
+
+
 def _numbers(c: Criterion, name: str) -> str:
     """A criterion's numbers for a table cell."""
     parts = [c.note] if c.note else []
@@ -83,9 +92,14 @@ def _numbers(c: Criterion, name: str) -> str:
             parts.append(f"{side}: {fmt_count(rate)}")
         elif value is not None:
             parts.append(f"{side}: {value:g}")
+    if c.bound is not None:
+        parts.append(f"95% upper bound: {c.bound:g} ms")
     if c.limit is not None:
-        parts.append(f"margin: {c.limit:g}" if name == "critical_recall_non_inferior" else f"limit: {c.limit:g} ms")
+        parts.append({"critical_recall_non_inferior": f"margin: {c.limit:g}",
+                      "inference_latency_no_increase": f"tolerance: {c.limit:.0%}"}.get(name, f"limit: {c.limit:g} ms"))
     parts += [f"{k}: {v}" for k, v in c.tally.items()]
+    if c.split is not None:
+        parts.append(f"split: {c.split}")
     if c.classes:
         parts.append("classes: " + ", ".join(
             f"{n} {r.status}" + ("" if r.max_drop is None else f" (drop up to {r.max_drop:.3f})")
@@ -106,7 +120,7 @@ def render_check(gate: GateResult) -> str:
              + f"; critical recall drop margin {gate.max_recall_drop:g}; unqualified critical classes "
                f"{gate.unqualified}; waived: {', '.join(gate.waive) or 'none'}"]
     lines += [f"  {STATUS[c.status]:<13} {name} {_numbers(c, name)}".rstrip() for name, c in gate.criteria.items()]
-    lines.append("PASSED" if gate.passed else "FAILED: " + ", ".join(gate.failed))
+    lines.append(verdict_line(gate))
     return "\n".join(lines) + "\n"
 
 
@@ -174,9 +188,8 @@ def summary(stats: StatsFile, gate: GateResult | None) -> list[str]:
                     "; ".join(f"{c}: {k.explanation}" for c, k in counts.candidates.items())]
         out += bench_lines(stats, group) + [""]
     if gate is not None:
-        verdict = "PASSED" if gate.passed else "FAILED (" + ", ".join(gate.failed) + ")"
         out += [f"**Release gate** (predeclared): {gate.candidate} vs {gate.reference} on set `{gate.set}`, split "
-                f"`{gate.split}`: **{verdict}** (criteria below)", ""]
+                f"`{gate.split}`: **{verdict_line(gate)}** (criteria below)", ""]
     return out
 
 

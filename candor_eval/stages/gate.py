@@ -1,19 +1,24 @@
-"""gate command: the predeclared release gate, with latency, and its check (criteria: :mod:`candor_eval.review.gate`).
+"""gate command: the predeclared release gate with its timings, and its check (:mod:`candor_eval.review.gate`).
 
     candor gate run --outcomes metrics/outcomes --detection metrics/detection \\
-        --out build/gate-with-latency.json [--latency metrics/latency] [--params params.yaml]
-    candor gate check [--gate metrics/gate.json]    # print it; exit 1 when it failed
+        --out build/gate-with-latency.json [--latency metrics/latency] [--refresh timings.csv]
+        [--params params.yaml]
+    candor gate check [--gate metrics/gate.json]    # print it; exit 1 unless it PASSED
 
-The pipeline's ``stats`` stage evaluates the gate (``metrics/gate.json``) without latency, which is
-machine-specific. ``run`` evaluates the same gate from the same files
-(:func:`candor_eval.review.gate_files.gate_from_files`), plus the candidate's latency diagnostic when
-``--latency`` is given (measured on this machine by ``candor latency --set SET --out
-metrics/latency/SET``). It always exits 0 on valid input (a project without a detection set has
-no gate: it says so and writes nothing); ``check`` prints every criterion and exits 1 when the
-gate failed (the command CI calls). With latency, on this machine::
+The pipeline's ``stats`` stage evaluates the gate (``metrics/gate.json``) without timings, which
+are machine-specific: its ``refresh_p95`` and ``inference_latency_no_increase`` are pending.
+``run`` evaluates the same gate from the same files
+(:func:`candor_eval.review.gate_files.gate_from_files`), plus both models' decoded-image
+diagnostics when ``--latency`` is given (timed in one run on this machine by ``candor latency
+--set SET --out metrics/latency/SET``) and the candidate's whole-refresh timings when
+``--refresh`` is given (recorded on the serving runtime; :mod:`candor_eval.detection.refresh`).
+It always exits 0 on valid input (a project without a detection set has no gate: it says so
+and writes nothing); ``check`` prints every criterion and exits 1 unless the gate PASSED (a
+FAILED or NOT EVALUATED gate: the command CI calls). With timings::
 
     dvc repro stats
-    candor gate run --latency metrics/latency --out build/gate-with-latency.json
+    candor latency --set detector --out metrics/latency/detector
+    candor gate run --latency metrics/latency --refresh refresh.csv --out build/gate-with-latency.json
     candor gate check --gate build/gate-with-latency.json
 
 Exit codes: 0 ok (``run``; ``check`` of a passed gate); 1 ``check`` of a failed gate; 2 bad input or
@@ -43,7 +48,8 @@ def _run(args: argparse.Namespace) -> int:
                     args.params, args.out)
         return 0
     result = gate_from_files(settings, outcomes=Path(args.outcomes), detection=Path(args.detection),
-                             models=Path(args.models), latency=Path(args.latency) if args.latency else None)
+                             models=Path(args.models), latency=Path(args.latency) if args.latency else None,
+                             refresh=Path(args.refresh) if args.refresh else None)
     write_gate(result, args.out)
     return 0
 
@@ -62,12 +68,15 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="candor gate", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
-    g = sub.add_parser("run", help="evaluate the predeclared release gate (with --latency: on this machine)")
+    g = sub.add_parser("run", help="evaluate the predeclared release gate (with --latency, --refresh: timings)")
     g.add_argument("--outcomes", default="metrics/outcomes")
     g.add_argument("--detection", default="metrics/detection", help="detection metrics: a folder of <model>.json")
     g.add_argument("--latency", default=None,
                    help="folder of <set>/<model>.json latency diagnostics (candor latency); machine-specific, so "
                         "the pipeline's stats stage never reads it and this command does")
+    g.add_argument("--refresh", default=None,
+                   help="whole-refresh timings of the candidate on the serving runtime (CSV: refresh,model,host,"
+                        "scope,ms; scope capture-to-handoff)")
     g.add_argument("--models", default="models", help="model cards: a latency figure counts only for the "
                    "candidate's current ONNX file")
     g.add_argument("--params", default="params.yaml")

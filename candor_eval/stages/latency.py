@@ -13,8 +13,10 @@ the two timed spans and the summary fields are defined in :mod:`candor_eval.dete
 These figures are machine-specific: this command runs outside the pipeline's byte-identical
 contract (by hand, or from a pipeline file of its own such as ``diagnostics/dvc.yaml``), and
 nothing of it is committed or pushed. Compare them only with a candidate run on the same host,
-provider, inputs and scope. The release gate reads ``end_to_end.p95_ms`` when given
-(``candor gate run --latency metrics/latency``; ``docs/stats.md``).
+provider, inputs and scope: every model of the set is timed in one run (``run``: its start time
+and the models, the same in each file), and the release gate compares the candidate's
+``end_to_end.p95_ms`` with the reference's of the same run when given (``candor gate run
+--latency metrics/latency``; ``docs/stats.md``).
 
 Exit codes: 0 ok; 2 bad input or configuration (the card, model or frame named; nothing written).
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 from candor_eval.common.atomic import write_json
@@ -69,8 +72,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     threshold_params = read_threshold_params(args.params)
     threshold_params.check_models(det.models)
     dset, data, _ = set_of_args(args, det)
-    docs = {name: time_one(name, data=data, models=Path(args.models), verified=Path(args.verified), det=det,
-                           lat=lat, threshold_params=threshold_params) for name in dset.models}
+    run = {"started_utc": datetime.now(UTC).isoformat(timespec="seconds"), "models": list(dset.models)}
+    docs = {name: {"run": run} | time_one(name, data=data, models=Path(args.models), verified=Path(args.verified),
+                                          det=det, lat=lat, threshold_params=threshold_params)
+            for name in dset.models}
     for name, doc in docs.items():
         write_json(Path(args.out) / f"{name}.json", doc)
     return 0

@@ -12,10 +12,14 @@ same keys), its served NMS (``detector.nms_iou``, ``max_det``, ``nms_agnostic``,
 ``dev``, ``test``, ``frozen`` when the card has a frozen evaluation, and ``counts``: the k of n
 behind every rate; a split block has ``out_of_scope`` when the card maps the model onto a subset
 of the data's classes), the per-frame and per-label outcome tables of the set's models
-(``<outcomes>/detection-*.csv``), plot data under ``<plots>/<kind>/<set>/`` (per model, and the
-set's models compared in one file: ``pr_models``, ``f1_models``, ``anatomy``; rendered as PNGs by
+(``<outcomes>/detection-*.csv``), each model's served contract (``<outcomes>/served.json``:
+:mod:`candor_eval.detection.served_contract`, read by the release gate), plot data under
+``<plots>/<kind>/<set>/`` (per model, and the set's models compared in one file: ``pr_models``,
+``f1_models``, ``anatomy``; rendered as PNGs by
 :mod:`stages.figures`, outside the pipeline), and the served detections as COCO results JSON
-(``<coco-out>/<model>.json``). Nothing is written unless every model scored.
+(``<coco-out>/<model>.json``). Nothing is written unless every model scored. A card whose frozen
+``evaluation`` did not reproduce is said on the console, naming the differing fields, and so are
+frames without a recorded zoom (no zoom claim follows from them).
 
 The models are scored side by side, one process per model up to the usable cores
 (:func:`candor_eval.common.parallel.fork_map`; each streams its own COCO export): the outputs do not
@@ -31,6 +35,7 @@ Exit codes: 0 ok; 2 bad input or configuration (the file and line, row, field or
 from __future__ import annotations
 
 import argparse
+import logging
 from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
@@ -40,9 +45,14 @@ from candor_eval.common.errors import run_main
 from candor_eval.common.parallel import fork_map
 from candor_eval.detection.frames import SPLITS, check_sessions_within_splits, load_frames
 from candor_eval.detection.scoring.evaluation import ModelScore, frame_rows, label_rows, score_model
+from candor_eval.detection.scoring.metrics import zoom_key
 from candor_eval.detection.scoring.plots import PLOT_KINDS, set_plot_files
+from candor_eval.detection.served_contract import FILE as SERVED_FILE
 from candor_eval.stages.cli_detection import add_scoring_arguments, read_score_params, set_of_args
 from candor_eval.stats.outcomes import write_outcome
+
+log = logging.getLogger("candor.score")
+ZOOM_UNKNOWN = zoom_key("")
 
 
 def _f(v: float | None) -> str:
@@ -57,6 +67,20 @@ def print_summary(results: dict[str, ModelScore]) -> None:
             m = res.metrics[split]["micro"]
             print(f"{model:<14}{split:<6}{m['frames']:>7}{_f(m['precision']):>9}{_f(m['recall']):>9}{_f(m['f1']):>9}"
                   f"{m['tp']:>7}{m['fp']:>7}{m['fn']:>7}{_f(m['fp_per_frame']):>8}")
+
+
+def warn_unreproduced(model: str, frozen: dict | None, *, card: Path) -> None:
+    """Say on the console when a card's frozen evaluation did not reproduce (before anyone reads a
+    difference: the release gate fails on it too)."""
+    if frozen is None or frozen.get("reproduced"):
+        return
+    if not frozen.get("comparable"):
+        why = ("the model file is not the card's" if not frozen.get("model_sha256_matches")
+               else "the evaluation set is not the card's (eval_manifest_sha256)")
+        log.warning("%s: the frozen evaluation of %s cannot be reproduced: %s", model, card, why)
+    else:
+        log.warning("%s: the frozen evaluation of %s did NOT reproduce; differing: %s", model, card,
+                    ", ".join(frozen.get("differing", [])))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -100,6 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         scored = {m: res.outcomes for m, res in results.items()}
         write_outcome(outcomes / "detection-frames.csv", "detection-frames.csv", frame_rows(scored))
         write_outcome(outcomes / "detection-labels.csv", "detection-labels.csv", label_rows(scored))
+        write_json(outcomes / SERVED_FILE, {m: res.served for m, res in results.items()})
         for kind in PLOT_KINDS:
             replace_dir_files(Path(args.plots) / kind / dset.name,
                               {rel: blob for res in results.values() for rel, blob in res.plots[kind].items()},
@@ -109,6 +134,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         for kind, blobs in compared.items():
             replace_dir_files(Path(args.plots) / kind / dset.name, blobs, clean=True)
     print_summary(results)
+    for model, res in results.items():
+        warn_unreproduced(model, res.metrics.get("frozen"), card=Path(args.models) / f"{model}.yaml")
+    unknown = next(iter(results.values())).metrics["all"]["by_zoom"].get(ZOOM_UNKNOWN) if results else None
+    if unknown:
+        log.warning("%d frame(s) of set %s have no recorded zoom (%s): no zoom-robustness claim follows from "
+                    "them (frames.csv: zoom)", unknown["frames"], dset.name, ZOOM_UNKNOWN)
     return 0
 
 

@@ -101,6 +101,8 @@ STAGES: dict[str, list[str]] = {
     "score-lots": ["candor_eval.stages.score_lots", "--lots", "data/lots", "--answers", "build/answers", "--metrics", "metrics"],
     "value": ["candor_eval.stages.value", "--candidate", CANDIDATE, "--answers", f"build/answers/{CANDIDATE}.jsonl",
               "--lots", "data/lots/lots.csv", "--comps", "data/comps", "--out", f"build/values/{CANDIDATE}.csv"],
+    "gate": ["candor_eval.stages.gate", "run", "--outcomes", "metrics/outcomes", "--detection", "metrics/detection",
+             "--models", "models", "--out", "build/gate.json"],
     "stats": ["candor_eval.stages.stats", "run", "--outcomes", "metrics/outcomes", "--metrics", "metrics/identification.json",
               "metrics/fields", "metrics/detection", "--out", "metrics/stats.json"],
 }

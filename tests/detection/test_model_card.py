@@ -4,9 +4,10 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from pydantic import ValidationError
 
 from candor_eval.common.errors import InputError
-from candor_eval.detection.model_card import load_card, verify_cards
+from candor_eval.detection.model_card import ModelCard, load_card, verify_cards
 
 CARD = "onnx: m.onnx\nsha256: " + "a" * 64 + "\n"
 
@@ -52,3 +53,9 @@ def test_a_cards_numbers_are_never_bools_or_text(tmp_path, key, value):
     (tmp_path / "m.yaml").write_text(yaml.safe_dump(card))
     with pytest.raises(InputError, match=f"m.yaml.{key}"):
         load_card(tmp_path / "m.yaml")
+
+
+@pytest.mark.parametrize("sessions", [["s1", "s1"], ["s1", " "], [""]])
+def test_training_sessions_are_named_once(sessions):
+    with pytest.raises(ValidationError, match="training session"):
+        ModelCard(onnx="m.onnx", sha256="0" * 64, training_sessions=sessions)

@@ -47,21 +47,35 @@ def write_inputs(root: Path, *, tables=TABLES, wrong=(2, 1)) -> dict[str, Path]:
     for model, w in zip(("r", "c"), wrong):
         if w is not None:
             (det / f"{model}.json").write_text(json.dumps({"test": {"critical": {"total": {"wrong": w}}},
-                                                           "dev": {"critical": {"total": {"wrong": 99}}}}))
+                                                           "dev": {"critical": {"total": {"wrong": 99}}},
+                                                           "frozen": FROZEN}))
+    contract = {"preprocess": {"resize": "pillow-bilinear"}, "thresholds": {"deer": 0.3}, "nms": {"iou": 0.5},
+                "training_sessions": ["t0"]}
+    (folder / "served.json").write_text(json.dumps({"r": contract, "c": contract}))
     models = root / "models"
     models.mkdir()
-    (models / "c.yaml").write_text(f"onnx: c.onnx\nsha256: {SHA}\n")
     lat = root / "latency" / "s"
     lat.mkdir(parents=True)
-    (lat / "c.json").write_text(json.dumps({"onnx_sha256": SHA, "end_to_end": {"p95_ms": 120.5}}))
+    run = {"run": {"started_utc": "2026-12-03T08:00:00+00:00", "models": ["r", "c"]}, "environment": {"host": "h"},
+           "scope": "decoded", "frames": 6, "warmup": 3}
+    for model, p95 in (("r", 118.0), ("c", 120.5)):
+        (models / f"{model}.yaml").write_text(f"onnx: {model}.onnx\nsha256: {SHA}\n")
+        (lat / f"{model}.json").write_text(json.dumps(run | {"onnx_sha256": SHA, "end_to_end": {"p95_ms": p95}}))
+    (root / "refresh.csv").write_text("refresh,model,host,scope,ms\n" + "".join(
+        f"q{i},c,edge,capture-to-handoff,{1000 + i}\n" for i in range(60)))
     return {"outcomes": root / "outcomes", "detection": root / "detection", "models": models,
-            "latency": root / "latency"}
+            "latency": root / "latency", "refresh": root / "refresh.csv"}
+
+
+FROZEN = {"model_sha256_matches": True, "manifest_sha256_matches": True, "comparable": True, "compared": 3,
+          "reproduced": True, "differing": []}
 
 
 def gate(tmp_path: Path, s: GateSettings | None = None, *, latency: bool = False, **inputs) -> GateResult:
     paths = write_inputs(tmp_path, **inputs)
     return gate_from_files(s or settings(), outcomes=paths["outcomes"], detection=paths["detection"],
-                           models=paths["models"], latency=paths["latency"] if latency else None)
+                           models=paths["models"], latency=paths["latency"] if latency else None,
+                           refresh=paths["refresh"] if latency else None)
 
 
 def test_the_gate_from_complete_files(tmp_path):
@@ -81,14 +95,28 @@ def test_the_gate_from_complete_files(tmp_path):
     assert g.per_class["deer"].max_drop == pytest.approx(0.390334, abs=1e-6)
     assert (c["wrong_targets_no_increase"].reference, c["wrong_targets_no_increase"].candidate) == (2, 1)
     assert c["wrong_targets_no_increase"].status == "pass"              # the test split's, not dev's 99
-    assert c["latency_p95"].status == "not evaluated" and g.failed == ["latency_p95"]
+    assert (c["reference_reproduced"].status, c["served_contract_fixed"].status) == ("pass", "pass")
+    assert c["sessions_held_out"].status == "pass" and c["sessions_held_out"].tally == {"sessions": 3}
+    assert g.failed == [] and g.pending == ["refresh_p95", "inference_latency_no_increase"]
+    assert g.verdict == "NOT EVALUATED"
 
 
-def test_the_latency_measured_on_the_current_model_file_counts(tmp_path):
-    """With ``latency`` given, the candidate's p95 is read when its ONNX sha is the card's."""
+def test_the_timings_measured_on_the_current_model_files_count(tmp_path):
+    """With ``latency`` and ``refresh`` given, both diagnostics are read when their ONNX sha is the
+    card's, and the refresh timings bound the candidate's p95 (60 refreshes: p95 the 57th, 1056 ms;
+    bound the largest, 1059 ms)."""
     g = gate(tmp_path, latency=True)
-    assert (g.criteria["latency_p95"].status, g.criteria["latency_p95"].candidate) == ("pass", 120.5)
+    lat, ref = g.criteria["inference_latency_no_increase"], g.criteria["refresh_p95"]
+    assert (lat.status, lat.reference, lat.candidate) == ("pass", 118.0, 120.5)
+    assert (ref.status, ref.candidate, ref.bound) == ("pass", 1056.0, 1059.0)
     assert g.passed
+
+
+def test_timings_of_another_model_are_an_input_error(tmp_path):
+    paths = write_inputs(tmp_path)
+    paths["refresh"].write_text(paths["refresh"].read_text().replace(",c,", ",r,"))
+    with pytest.raises(InputError, match="refresh.csv: whole-refresh timings of another model"):
+        gate_from_files(settings(), **paths)
 
 
 def test_a_latency_measured_on_another_model_file_is_not_used(tmp_path, caplog):
@@ -98,7 +126,7 @@ def test_a_latency_measured_on_another_model_file_is_not_used(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="candor.gate"):
         g = gate_from_files(settings(), latency=paths["latency"], **{k: paths[k] for k in ("outcomes", "detection",
                                                                                            "models")})
-    assert (g.criteria["latency_p95"].status, g.criteria["latency_p95"].candidate) == ("not evaluated", None)
+    assert g.criteria["inference_latency_no_increase"].status == "not evaluated"
     assert "measured on another model file" in caplog.text
     assert f"rerun: candor latency --set s --out {paths['latency'].as_posix()}/s" in caplog.text
 
@@ -110,7 +138,7 @@ def test_a_latency_without_a_model_card_is_not_used(tmp_path, caplog):
     (paths["models"] / "c.yaml").unlink()
     with caplog.at_level(logging.WARNING, logger="candor.gate"):
         g = gate_from_files(settings(), **paths)
-    assert g.criteria["latency_p95"].status == "not evaluated"
+    assert g.criteria["inference_latency_no_increase"].status == "not evaluated"
     assert "cannot be tied to a model card: no" in caplog.text and "another model file" not in caplog.text
 
 
@@ -176,7 +204,7 @@ def test_an_unknown_gate_name_is_an_input_error_naming_the_key(tmp_path, gp, whe
     assert [(p.where, p.what) for p in info.value.problems] == [(where, what)]
     with pytest.raises(InputError, match=where):
         gate_from_files(s, outcomes=tmp_path / "none", detection=tmp_path / "none", models=tmp_path / "none",
-                        latency=None)
+                        latency=None, refresh=None)
 
 
 def test_every_unknown_name_is_reported_at_once():
@@ -190,7 +218,7 @@ def test_every_unknown_name_is_reported_at_once():
     assert check_gate(settings().gate, settings().detector, where="p.yaml") is None
 
 
-@pytest.mark.parametrize("latency,verdict", [(True, "PASSED"), (False, "FAILED")])
+@pytest.mark.parametrize("latency,verdict", [(True, "PASSED"), (False, "NOT EVALUATED")])
 def test_write_gate_writes_gate_json_and_logs_the_verdict(tmp_path, caplog, latency, verdict):
     """``gate.json`` is the result's stored form, read back by :meth:`GateResult.from_json`."""
     g = gate(tmp_path, latency=latency)
@@ -201,4 +229,4 @@ def test_write_gate_writes_gate_json_and_logs_the_verdict(tmp_path, caplog, late
     assert doc == g.as_json() and doc["passed"] is latency
     assert GateResult.from_json(doc, where=str(out)).as_json() == doc
     assert f"gate {verdict} -> {out}" in caplog.text
-    assert ("all criteria met" in caplog.text) is latency and ("latency_p95" in caplog.text) is not latency
+    assert ("all criteria met" in caplog.text) is latency and ("refresh_p95" in caplog.text) is not latency

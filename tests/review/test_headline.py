@@ -85,13 +85,15 @@ def test_detection_headline_takes_the_test_split_numbers_and_the_paired_p_agains
     out = detection_headline(stats, docs, {"detector": ["v1", "v2", "v3"]})
     assert list(out) == ["detector"] and list(out["detector"]) == ["v1", "v2", "v3"]
     assert out["detector"]["v1"] == {"precision": 0.5, "recall": 0.6, "f1": 0.545455, "fp_per_frame": 1.25,
-                                     "wrong_targets": 3}
+                                     "wrong_targets": 3, "dev": {"precision": 0.0, "recall": None, "f1": None}}
     # 1-1 discordant lots: p = 1
     assert out["detector"]["v2"] == {"precision": 0.75, "recall": 0.6, "f1": 0.666667, "fp_per_frame": 0.5,
-                                     "wrong_targets": 0, "p_label_found": 0.03125, "p_frame_error_free": 0.0625,
+                                     "wrong_targets": 0, "dev": {"precision": 0.0, "recall": None, "f1": None},
+                                     "p_label_found": 0.03125, "p_frame_error_free": 0.0625,
                                      "p_false_positives": 1.0, "verdict": "B better"}
     assert out["detector"]["v3"] == {"precision": None, "recall": None, "f1": None, "fp_per_frame": None,
-                                     "wrong_targets": None, "p_label_found": 0.03125, "p_frame_error_free": None,
+                                     "wrong_targets": None, "dev": {"precision": None, "recall": None, "f1": None},
+                                     "p_label_found": 0.03125, "p_frame_error_free": None,
                                      "p_false_positives": None, "verdict": "B worse"}
 
 
@@ -142,14 +144,16 @@ def gate_result(*statuses: str) -> GateResult:
                       per_class={}, params_file="params.yaml")
 
 
-@pytest.mark.parametrize("statuses,passed", [(("pass", "waived"), True), (("pass", "not evaluated"), False),
-                                             (("fail",), False)])
-def test_headline_gate_block(statuses, passed):
+@pytest.mark.parametrize("statuses,verdict,pending", [
+    (("pass", "waived"), "PASSED", []), (("pass", "not evaluated"), "NOT EVALUATED", ["c1"]),
+    (("fail", "not evaluated"), "FAILED", ["c1"])])
+def test_headline_gate_block(statuses, verdict, pending):
     """``gate``: the declared set, reference, candidate and split, and whether it passed (a criterion
     not evaluated is no pass); ``null`` without a gate result."""
     doc = headline(stats_of({}), gate_result(*statuses), {}, sets={"detector": []}, candidates=[], reference="a")
     assert doc == {"detection": {}, "lots": {}, "gate": {"set": "detector", "reference": "v1", "candidate": "v2",
-                                                         "split": "dev", "passed": passed}}
+                                                         "split": "dev", "verdict": verdict,
+                                                         "passed": verdict == "PASSED", "pending": pending}}
     assert headline(stats_of({}), None, {}, sets={"detector": []}, candidates=[], reference="a")["gate"] is None
 
 

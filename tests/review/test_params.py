@@ -31,7 +31,7 @@ def test_gate_defaults():
     margin, unqualified classes fail, nothing waived."""
     g = GateParams()
     assert (g.set, g.reference, g.candidate, g.split) == (None, None, None, "test")
-    assert (g.alpha, g.latency_p95_ms, g.improvement, g.max_recall_drop, g.unqualified, g.waive) == \
+    assert (g.alpha, g.refresh_p95_ms, g.improvement, g.max_recall_drop, g.unqualified, g.waive) == \
         (0.05, 2000.0, "shown", 0.05, "fail", [])
 
 
@@ -87,14 +87,14 @@ def test_stats_probabilities_are_strictly_between_0_and_1(field, value, ok):
     ({"alpha": 1.0}, ("alpha",)),
     ({"max_recall_drop": 0.0}, ("max_recall_drop",)),
     ({"max_recall_drop": 1.0}, ("max_recall_drop",)),
-    ({"latency_p95_ms": 0.0}, ("latency_p95_ms",)),           # gt 0
-    ({"latency_p95_ms": -5}, ("latency_p95_ms",)),
-    ({"latency_p95_ms": math.inf}, ("latency_p95_ms",)),
-    ({"latency_p95_ms": math.nan}, ("latency_p95_ms",)),
+    ({"refresh_p95_ms": 0.0}, ("refresh_p95_ms",)),           # gt 0
+    ({"refresh_p95_ms": -5}, ("refresh_p95_ms",)),
+    ({"refresh_p95_ms": math.inf}, ("refresh_p95_ms",)),
+    ({"refresh_p95_ms": math.nan}, ("refresh_p95_ms",)),
     ({"improvement": "better"}, ("improvement",)),
     ({"unqualified": "pass"}, ("unqualified",)),
     ({"waive": ["same_frames_and_labels"]}, ("waive", 0)),   # the one criterion that cannot be waived
-    ({"waive": ["latency_p95", "latency"]}, ("waive", 1)),
+    ({"waive": ["refresh_p95", "latency"]}, ("waive", 1)),
 ])
 def test_gate_values_out_of_range_are_refused(data, loc):
     """Each gate key has its range: probabilities in (0, 1), a positive finite latency limit, the
@@ -106,10 +106,10 @@ def test_gate_values_out_of_range_are_refused(data, loc):
 
 def test_gate_values_in_range_are_kept():
     """The boundary values just inside each range are accepted as given."""
-    g = GateParams(latency_p95_ms=0.5, max_recall_drop=0.2, improvement="higher", unqualified="waive",
-                   waive=["latency_p95", "wrong_targets_no_increase"])
-    assert (g.latency_p95_ms, g.max_recall_drop, g.improvement, g.unqualified) == (0.5, 0.2, "higher", "waive")
-    assert g.waive == ["latency_p95", "wrong_targets_no_increase"]
+    g = GateParams(refresh_p95_ms=0.5, max_recall_drop=0.2, improvement="higher", unqualified="waive",
+                   waive=["refresh_p95", "wrong_targets_no_increase"])
+    assert (g.refresh_p95_ms, g.max_recall_drop, g.improvement, g.unqualified) == (0.5, 0.2, "higher", "waive")
+    assert g.waive == ["refresh_p95", "wrong_targets_no_increase"]
 
 
 @pytest.mark.parametrize("data,loc", [

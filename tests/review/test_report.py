@@ -54,7 +54,8 @@ def test_report_is_deterministic_summary_first_with_details_per_candidate(tmp_pa
     assert "[lots](../figures/forest-lots.png)" in text and "forest-detection.detector.png" in text
     assert "False positives per test frame" in text and "demo-v2: no detectable difference: B - A = +0.000" in text
     assert "Split `test` rests on 3 frames from 2 capture sessions, units clustered by frame" in text
-    assert "**FAILED (latency_p95)**" in text and "**Not measured** (input absent)" in text
+    assert "**NOT EVALUATED (pending: inference_latency_no_increase)**" in text
+    assert "**Not measured** (input absent)" in text
     assert sorted(details) == ["detection.detector--demo-v1.md", "detection.detector--demo-v2.md",
                                "lots--prompt-a.md", "lots--prompt-b.md"]
     cand = details["detection.detector--demo-v2.md"].decode()
@@ -70,7 +71,7 @@ def test_headline_holds_what_a_reviewer_reads_and_stays_small(tmp_path):
     run_report(tmp_path)
     head = json.loads((tmp_path / "headline.json").read_text())
     v2 = head["detection"]["detector"]["demo-v2"]
-    assert set(v2) == {"precision", "recall", "f1", "fp_per_frame", "wrong_targets", "p_label_found",
+    assert set(v2) == {"precision", "recall", "f1", "fp_per_frame", "wrong_targets", "dev", "p_label_found",
                        "p_frame_error_free", "p_false_positives", "verdict"}
     assert "p_label_found" not in head["detection"]["detector"]["demo-v1"]      # the reference
     assert v2["p_false_positives"] == 1.0 and v2["verdict"] == "no detectable difference"
@@ -78,7 +79,8 @@ def test_headline_holds_what_a_reviewer_reads_and_stays_small(tmp_path):
     assert a["hit_rate"] == 0.416667 and "p_hit" not in a                  # the fixture's metrics file
     assert (b["hit_rate"], b["p_hit"]) == (None, 1.0) and b["in_band_rate"] is None   # no metrics for it: null
     assert head["gate"] == {"set": "detector", "reference": "demo-v1", "candidate": "demo-v2", "split": "test",
-                            "passed": False}                  # latency is not measured by the pipeline
+                            "verdict": "NOT EVALUATED", "passed": False,
+                            "pending": ["inference_latency_no_increase"]}    # the pipeline times nothing
     for block in [*head["detection"]["detector"].values(), *head["lots"].values()]:
         assert len(block) <= MAX_KEYS_PER_CANDIDATE
 

@@ -18,7 +18,7 @@ stats:
   confidence: 0.9
   alpha: 0.01
   cluster: {detection: session, by_set: {night: frame}}
-gate: {set: night, reference: n1, candidate: n2, split: dev, max_recall_drop: 0.1, waive: [latency_p95]}
+gate: {set: night, reference: n1, candidate: n2, split: dev, max_recall_drop: 0.1, waive: [refresh_p95]}
 detector: {sets: {detector: [demo-v1, demo-v2], night: [n1, n2]}, floor: 0.1}
 match: {critical: [deer, boar], min_support: 4, iou: 0.45}
 identify: {}
@@ -38,7 +38,7 @@ def test_the_four_sections_are_read_into_one_value(tmp_path):
     s = read_gate_settings(path)
     assert isinstance(s, GateSettings) and s.where == path
     assert (s.gate.set, s.gate.reference, s.gate.candidate, s.gate.split) == ("night", "n1", "n2", "dev")
-    assert (s.gate.max_recall_drop, s.gate.waive, s.gate.alpha) == (0.1, ["latency_p95"], 0.05)
+    assert (s.gate.max_recall_drop, s.gate.waive, s.gate.alpha) == (0.1, ["refresh_p95"], 0.05)
     assert s.stats.confidence == 0.9 and s.stats.cluster.detection_of("night") == "frame"
     assert s.stats.cluster.detection_of("detector") == "session"
     assert (s.match.critical, s.match.min_support) == (["deer", "boar"], 4)
@@ -72,8 +72,8 @@ DETECTOR = DetectorParams(sets={"birds": ["old", "new"], "night": ["n1", "n2", "
     ({"set": "night", "reference": "n9", "candidate": "n1"}, ("night", "n9", "n1")),   # checked by check_gate
 ])
 def test_resolve_gate_names_the_set_and_its_two_models(gate, expected):
-    g = resolve_gate(GateParams(**gate, waive=["latency_p95"]), DETECTOR, where="eval/params.yaml")
-    assert (g.set, g.reference, g.candidate) == expected and g.waive == ["latency_p95"]
+    g = resolve_gate(GateParams(**gate, waive=["refresh_p95"]), DETECTOR, where="eval/params.yaml")
+    assert (g.set, g.reference, g.candidate) == expected and g.waive == ["refresh_p95"]
     one = resolve_gate(GateParams(), DetectorParams(sets={"birds": ["old", "new"]}), where="eval/params.yaml")
     assert (one.set, one.reference, one.candidate) == ("birds", "old", "new")
 
@@ -143,7 +143,7 @@ def test_a_misspelled_key_is_an_input_error_naming_the_file_and_key(tmp_path, ol
 @pytest.mark.parametrize("old,new,key", [
     ("confidence: 0.9", "confidence: 1.5", "stats.confidence"),
     ("min_support: 4", "min_support: -4", "match.min_support"),
-    ("waive: [latency_p95]", "waive: [latency]", "gate.waive.0"),
+    ("waive: [refresh_p95]", "waive: [latency]", "gate.waive.0"),
     ("night: [n1, n2]", "night: []", "detector.sets"),
 ])
 def test_a_value_out_of_range_names_the_file_and_key(tmp_path, old, new, key):

@@ -26,7 +26,8 @@ def test_stage_writes_labelled_diagnostic(repo, capsys):
     assert doc["model_call"]["median_ms"] <= doc["end_to_end"]["median_ms"]
     env = doc["environment"]
     assert {"os", "cpu", "cores", "python", "onnxruntime", "numpy", "pillow", "providers", "threads"} <= set(env)
-    assert env["providers"] == ["CPUExecutionProvider"]
+    assert env["providers"] == ["CPUExecutionProvider"] and env["host"]
+    assert doc["run"]["models"] == ["tiny"] and doc["run"]["started_utc"].endswith("+00:00")
     assert "p95" in capsys.readouterr().out
 
 

@@ -201,7 +201,7 @@ def test_detections_made_with_another_preprocessing_are_refused(repo, capsys):
     assert not Path("metrics/detection/detector/tiny.json").exists()
 
 
-def test_frozen_evaluation_reproduced_and_differences(repo):
+def test_frozen_evaluation_reproduced_and_differences(repo, caplog):
     import yaml
 
     from candor_eval.common.manifest import load_manifest
@@ -222,11 +222,22 @@ def test_frozen_evaluation_reproduced_and_differences(repo):
     assert run_score() == 0
     fz = json.loads(Path("metrics/detection/detector/tiny.json").read_text())["frozen"]
     assert fz["reproduced"] is False and fz["differing"] == ["micro.tp", "per_class.deer.recall"]
+    assert "did NOT reproduce; differing: micro.tp, per_class.deer.recall" in caplog.text
     card["eval_manifest_sha256"] = "0" * 64
     card_path.write_text(yaml.safe_dump(card))
     assert run_score() == 0
     fz = json.loads(Path("metrics/detection/detector/tiny.json").read_text())["frozen"]
     assert fz["manifest_sha256_matches"] is False and fz["comparable"] is False and fz["reproduced"] is False
+    assert "cannot be reproduced: the evaluation set is not the card's" in caplog.text
+
+
+def test_the_served_contract_of_each_model_is_written_for_the_gate(repo):
+    set_card(training_sessions=["s0"])
+    assert run_score() == 0
+    served = json.loads(Path("metrics/outcomes/detector/served.json").read_text())
+    tiny = served["tiny"]
+    assert tiny["training_sessions"] == ["s0"] and tiny["preprocess"]["resize"] == "pillow-bilinear"
+    assert set(tiny["thresholds"]) == {"deer", "sheep", "relic"} and tiny["nms"]["iou"] == 0.5
 
 
 def test_counts_block_holds_k_and_n_of_every_rate(repo):
@@ -535,3 +546,13 @@ def test_a_kill_from_outside_mid_run_leaves_no_debris_after_the_rerun(pristine, 
     assert {rel: blob for rel, blob in tree(ws).items() if not rel.startswith(".candor-tmp/")}.items() <= clean.items()
     assert stage(ws, 0).wait() == 0
     assert tree(ws) == clean
+
+
+def test_frames_without_a_recorded_zoom_say_no_zoom_claim_follows(repo, caplog):
+    frames = Path("data/detector/frames.csv")
+    frames.write_text(frames.read_text().replace("b,s2,2,test", "b,s2,,test"))
+    relist()
+    assert run_score() == 0
+    m = json.loads(Path("metrics/detection/detector/tiny.json").read_text())
+    assert m["all"]["by_zoom"]["zoom_unknown"]["frames"] == 1
+    assert "1 frame(s) of set detector have no recorded zoom (zoom_unknown): no zoom-robustness claim" in caplog.text

@@ -164,7 +164,7 @@ def test_a_detector_only_project_gets_nothing_of_the_lots_track(tmp_path, caplog
     set's two models (``gate`` names none) and names the params file read."""
     import logging
 
-    params = "detector: {sets: {detector: [demo-v1, demo-v2]}}\ngate: {waive: [latency_p95]}\n"
+    params = "detector: {sets: {detector: [demo-v1, demo-v2]}}\ngate: {waive: [refresh_p95]}\n"
     with caplog.at_level(logging.WARNING, logger="candor_eval.stats"):
         code, root = one_track_run(tmp_path, params, tables=["detector/detection-frames.csv",
                                                              "detector/detection-labels.csv"],
@@ -179,7 +179,7 @@ def test_a_detector_only_project_gets_nothing_of_the_lots_track(tmp_path, caplog
     gate = json.loads((root / "m" / "gate.json").read_text())
     assert gate["predeclared"] == f"{root / 'eval' / 'params.yaml'}:gate"
     report = (root / "r" / "report.md").read_text()
-    assert not re.search(r"\blots?\b|prompt-|identification|valuation", report, re.IGNORECASE), report
+    assert not re.search(r"\blots?\b|prompt-|identification|\bvaluation", report, re.IGNORECASE), report
     assert "(frames, or capture sessions)" in report and "## Release gate (predeclared in `" in report
     assert sorted(p.name for p in (root / "r" / "details").iterdir()) == ["detection.detector--demo-v1.md",
                                                                           "detection.detector--demo-v2.md"]

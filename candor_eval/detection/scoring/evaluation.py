@@ -16,7 +16,9 @@ off the chunks' summed counts (:class:`~candor_eval.detection.scoring.tally.Tall
   outcome tables ``detection-frames.csv`` (``frame,split,session,zoom,model,tp,fp,fn``) and
   ``detection-labels.csv`` (``frame,split,label,class,model,found``; crowd labels have no row);
 - ``plots``: plot data files (kind -> relative path -> bytes, :mod:`candor_eval.detection.scoring.plots`);
-- ``figure``: the inputs of the model's PNGs (drawn outside the pipeline).
+- ``figure``: the inputs of the model's PNGs (drawn outside the pipeline);
+- ``served``: the model's served contract (:mod:`candor_eval.detection.served_contract`), which the
+  stage writes to ``<outcomes>/served.json`` for the release gate.
 
 The served detections (kept at the operating point) go, as COCO results, to the ``coco``
 callback as each chunk is scored, so the export is written without holding it.
@@ -51,6 +53,7 @@ from candor_eval.detection.scoring.scene import Scene, build_scene
 from candor_eval.detection.scoring.scope import out_of_scope_block
 from candor_eval.detection.scoring.stream import Outcomes, score_stream
 from candor_eval.detection.scoring.truth import Truth
+from candor_eval.detection.served_contract import contract
 
 log = logging.getLogger("candor.score")
 
@@ -68,6 +71,7 @@ class ModelScore:
     outcomes: Outcomes
     plots: dict[str, dict[str, bytes]]
     figure: dp.FigureInputs
+    served: dict
 
 
 def add_quality(block: dict, outcomes: Outcomes, *, labels: np.ndarray) -> None:
@@ -271,7 +275,9 @@ def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetection
                              per_class=blocks["all"]["per_class"],
                              served_by_class={c: float(class_thresholds[i]) for i, c in enumerate(scene.classes)},
                              min_support=match.min_support)
-    return ModelScore(model=model, metrics=metrics, outcomes=outcomes,
+    served_contract = contract(card, onnx_sha256=head["onnx_sha256"], nms=nms,
+                               thresholds={c: float(class_thresholds[i]) for i, c in enumerate(scene.classes)})
+    return ModelScore(model=model, metrics=metrics, outcomes=outcomes, served=served_contract,
                       plots=dp.plot_files(model, curves=cv, matrix=tally.matrix, classes=scene.classes,
                                           per_class=blocks["all"]["per_class"]),
                       figure=figure)
