@@ -281,7 +281,7 @@ comps:                         # lots track, valuation (docs/valuation.md)
   margin_pct: 25
   shipping: 25.00
   buy_headroom_pct: 20
-  units: lot_item              # a container answer's units: the lot's item only (accessories out); all_items: every item
+  units: lot_item              # a container answer's units: the lot's item only; all_items: every item
 """
 
 PARAMS_STATS = """\
