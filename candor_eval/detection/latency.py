@@ -13,10 +13,10 @@ interpolation), ``min_ms``, ``max_ms`` (3 decimals) and ``n``; plus the environm
 (:func:`environment`: OS, CPU model, core count, Python, onnxruntime, numpy and Pillow
 versions, execution provider, onnxruntime thread settings, host name).
 
-Two diagnostics are **comparable** (:func:`incomparable`) only when they were measured in one
-run of ``candor latency`` (its ``run``: start time and the models timed together) on the same
-environment, scope, frames and warm-up: the release gate compares candidate with reference
-only then (docs/stats.md, ``inference_latency_no_increase``).
+Two diagnostics are comparable only when they were measured in one run of ``candor latency``
+(its ``run``: start time and the models timed together) on the same environment, scope, frames
+and warm-up: the release gate compares candidate with reference only then
+(:func:`candor_eval.review.gate.incomparable`; docs/stats.md, ``inference_latency_no_increase``).
 
 The figures are machine-specific: compare them only with a candidate run on the same host,
 provider, inputs and scope (``docs/stats.md``, the release gate's ``inference_latency_no_increase``).
@@ -144,15 +144,3 @@ def environment(model: LoadedModel) -> dict:
                     "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS")},
     }
 
-
-SAME_RUN = ("run", "environment", "scope", "frames", "warmup")
-
-
-def incomparable(reference: dict, candidate: dict) -> list[str]:
-    """The keys of :data:`SAME_RUN` on which two latency diagnostics differ (empty: comparable).
-
-    >>> a = {"run": {"started_utc": "t0"}, "environment": {"host": "h"}, "scope": "s", "frames": 3, "warmup": 1}
-    >>> incomparable(a, a | {"frames": 4}), incomparable(a, dict(a))
-    (['frames'], [])
-    """
-    return [k for k in SAME_RUN if reference.get(k) != candidate.get(k) or k not in reference]

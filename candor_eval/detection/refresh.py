@@ -15,15 +15,10 @@ refresh:
   (the model call alone, detection alone) is not a refresh and is refused;
 - ``ms``: the refresh's wall time in milliseconds, a finite number >= 0.
 
-**Summary** (:func:`refresh_p95`): ``p95`` is the nearest-rank 95th percentile (the
-``ceil(0.95 n)``-th smallest time, a time that was observed) and ``upper`` its one-sided 95%
-distribution-free upper confidence bound: the smallest order statistic ``X_(k)`` with
-``P(Binomial(n, 0.95) <= k - 1) >= 0.95``, so that ``X_(k)`` is at least the true p95 with
-probability at least 0.95 whatever the distribution of the times (the binomial order-statistic
-bound for a quantile). It exists only from :data:`MIN_REFRESHES` = 59 refreshes (``1 -
-0.95**n >= 0.95``); with fewer, no p95 claim can be shown and ``upper`` is ``None``.
+The release gate reads the times' nearest-rank p95 and its distribution-free upper bound
+(:mod:`candor_eval.stats.quantile`); it needs at least 59 refreshes to bound a p95.
 
-Written here because no library reads this format; the quantile bound uses SciPy's binomial.
+Written here because no library reads this format.
 """
 from __future__ import annotations
 
@@ -31,17 +26,12 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from scipy.stats import binom
-
 from candor_eval.common.errors import InputError, Problem, fail
 from candor_eval.common.tables import NUMBER, parse_rows, read_text
 
 COLUMNS = ("refresh", "model", "host", "scope", "ms")
 SCOPE = "capture-to-handoff"
 MAX_BYTES = 16 * 1024 * 1024
-QUANTILE = 0.95
-CONFIDENCE = 0.95
-MIN_REFRESHES = 59
 
 
 @dataclass(frozen=True)
@@ -52,43 +42,6 @@ class RefreshTimings:
     model: str
     host: str
     ms: tuple[float, ...]
-
-
-@dataclass(frozen=True)
-class RefreshP95:
-    """``n`` refreshes, their nearest-rank ``p95`` and its one-sided upper bound ``upper`` (ms; ``None``
-    under :data:`MIN_REFRESHES`)."""
-
-    n: int
-    p95: float
-    upper: float | None
-
-
-def upper_rank(n: int, *, quantile: float = QUANTILE, confidence: float = CONFIDENCE) -> int | None:
-    """The 1-based rank ``k`` of the smallest order statistic that bounds the ``quantile`` from above
-    with ``confidence`` (module docstring); ``None`` when even the largest of ``n`` does not.
-
-    >>> upper_rank(58), upper_rank(59), upper_rank(100)
-    (None, 59, 99)
-    """
-    for k in range(math.ceil(quantile * n), n + 1):
-        if binom.cdf(k - 1, n, quantile) >= confidence:
-            return k
-    return None
-
-
-def refresh_p95(ms: tuple[float, ...]) -> RefreshP95:
-    """The summary of the module docstring, of at least one time.
-
-    >>> refresh_p95(tuple(float(i) for i in range(1, 101)))
-    RefreshP95(n=100, p95=95.0, upper=99.0)
-    >>> refresh_p95((5.0, 1.0, 3.0))
-    RefreshP95(n=3, p95=5.0, upper=None)
-    """
-    times = sorted(ms)
-    n = len(times)
-    k = upper_rank(n)
-    return RefreshP95(n=n, p95=times[math.ceil(QUANTILE * n) - 1], upper=None if k is None else times[k - 1])
 
 
 def parse_refresh(text: str, *, where: str) -> RefreshTimings:

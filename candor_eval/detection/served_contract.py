@@ -21,7 +21,7 @@ them deliberately, contracts and all (the release gate's ``gate.comparison``).
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from candor_eval.detection.config import ServedNms
@@ -63,14 +63,3 @@ def differing_keys(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
     lb = {k: v for part in COMPARED for k, v in _leaves(b.get(part), part).items()}
     return sorted(k for k in la.keys() | lb.keys() if la.get(k, KeyError) != lb.get(k, KeyError))
 
-
-def seen_in_training(training_sessions: Iterable[str] | None, evaluated: Iterable[str]) -> list[str] | None:
-    """The evaluated sessions the model was trained on, sorted; ``None`` when the card declares no
-    training sessions (nothing can be checked).
-
-    >>> seen_in_training(["s1", "s2"], ["s2", "s9"]), seen_in_training(None, ["s9"])
-    (['s2'], None)
-    """
-    if training_sessions is None:
-        return None
-    return sorted(set(training_sessions) & set(evaluated))

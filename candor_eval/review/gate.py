@@ -79,13 +79,11 @@ from scipy.special import stdtr, stdtrit
 from candor_eval.common.counts import Count, clusters_of
 from candor_eval.common.errors import fail
 from candor_eval.common.rounding import rounded
-from candor_eval.detection.latency import incomparable
-from candor_eval.detection.refresh import MIN_REFRESHES, RefreshTimings, refresh_p95
-from candor_eval.detection.served_contract import differing_keys, seen_in_training
 from candor_eval.review.params import DeclaredGate
 from candor_eval.stats.multiple import holm
 from candor_eval.stats.outcomes import int_cell
 from candor_eval.stats.paired import Case, Paired, compare_paired
+from candor_eval.stats.quantile import quantile_bound, upper_rank
 from candor_eval.stats.rates import Rate, interval
 from candor_eval.stats.records import decoded, p6
 
@@ -473,20 +471,46 @@ def _critical(per_class: Mapping[str, ClassResult], critical: Sequence[str], *, 
 
 
 @dataclass(frozen=True)
-class Evidence:
-    """What the gate reads beside the outcome tables, per model (``None`` or absent: not available).
+class Timings:
+    """Whole-refresh timings of the candidate, read (:mod:`candor_eval.detection.refresh`): the serving
+    ``host`` and the times in ms."""
 
-    ``wrong_targets``: total wrong targets on the split; ``frozen``: the ``frozen`` block of the
-    detection metrics (the card's frozen evaluation as reproduced; absent: the card declares
-    none); ``served``: the served contracts (``served.json``); ``refresh``: the candidate's
-    whole-refresh timings; ``latency``: the decoded-image diagnostics of both models, each on
-    its current ONNX file."""
+    host: str
+    ms: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the gate reads beside the outcome tables (``None`` or absent: not available).
+
+    ``wrong_targets``: model -> total wrong targets on the split; ``frozen``: model -> the
+    ``frozen`` block of its detection metrics (the card's frozen evaluation as reproduced; absent:
+    the card declares none); ``contract_keys``: the keys where the two served contracts differ
+    (:func:`candor_eval.detection.served_contract.differing_keys`); ``training``: model -> the
+    training sessions its card declares (``None``: none declared); ``refresh``: the candidate's
+    whole-refresh timings; ``latency``: model -> its decoded-image diagnostic, each on its current
+    ONNX file."""
 
     wrong_targets: Mapping[str, int | None] = field(default_factory=dict)
     frozen: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    served: Mapping[str, Mapping[str, Any]] | None = None
-    refresh: RefreshTimings | None = None
+    contract_keys: Sequence[str] | None = None
+    training: Mapping[str, Sequence[str] | None] | None = None
+    refresh: Timings | None = None
     latency: Mapping[str, Mapping[str, Any]] | None = None
+
+
+SAME_RUN = ("run", "environment", "scope", "frames", "warmup")
+
+
+def incomparable(reference: Mapping[str, Any], candidate: Mapping[str, Any]) -> list[str]:
+    """The keys of :data:`SAME_RUN` on which two latency diagnostics differ (empty: measured in one run
+    of ``candor latency`` on one host, :mod:`candor_eval.detection.latency`, so comparable).
+
+    >>> a = {"run": {"started_utc": "t0"}, "environment": {"host": "h"}, "scope": "s", "frames": 3, "warmup": 1}
+    >>> incomparable(a, a | {"frames": 4}), incomparable(a, dict(a))
+    (['frames'], [])
+    """
+    return [k for k in SAME_RUN if k not in reference or reference.get(k) != candidate.get(k)]
 
 
 def _reproduced(frozen: Mapping[str, Any] | None, *, ref: str) -> Criterion:
@@ -505,57 +529,53 @@ def _reproduced(frozen: Mapping[str, Any] | None, *, ref: str) -> Criterion:
                      else None, tally={"compared": int(frozen.get("compared", 0))})
 
 
-def _contract(served: Mapping[str, Mapping[str, Any]] | None, *, ref: str, cand: str,
-              comparison: str) -> Criterion:
+def _contract(keys: Sequence[str] | None, *, comparison: str) -> Criterion:
     """Criterion 3 of the module docstring."""
-    if served is None or ref not in served or cand not in served:
+    if keys is None:
         return Criterion(status="not evaluated", note="served contracts absent (served.json of score-detection)")
-    keys = tuple(differing_keys(served[ref], served[cand]))
     if comparison == "package":
         note = ("package comparison (gate.comparison: package): the contracts differ in " + ", ".join(keys)
                 if keys else "package comparison declared, but the contracts are equal: a weights experiment")
-        return Criterion(status="pass", note=note, keys=keys)
-    return Criterion(status="fail" if keys else "pass", keys=keys,
+        return Criterion(status="pass", note=note, keys=tuple(keys))
+    return Criterion(status="fail" if keys else "pass", keys=tuple(keys),
                      note=("weights experiment (gate.comparison: weights), but the served contract differs: "
                            + ", ".join(keys) + "; hold them fixed, or declare gate.comparison: package")
                      if keys else None)
 
 
-def _held_out(served: Mapping[str, Mapping[str, Any]] | None, sessions: set[str], *, models: Sequence[str],
+def _held_out(training: Mapping[str, Sequence[str] | None] | None, sessions: set[str], *, models: Sequence[str],
               split: str) -> Criterion:
     """Criterion 7 of the module docstring."""
-    if served is None or not sessions:
-        return Criterion(status="not evaluated", split=split,
-                         note="no served contracts or no sessions of the split's frames to check")
-    seen = {m: seen_in_training(served.get(m, {}).get("training_sessions"), sessions) for m in models}
+    if training is None or not sessions:
+        return Criterion(status="not evaluated", note="no served contracts or no sessions of the split's frames")
+    seen = {m: None if training.get(m) is None else sorted(sessions & set(training.get(m) or ())) for m in models}
     bad = {m: s for m, s in seen.items() if s}
     undeclared = [m for m, s in seen.items() if s is None]
     tally = {"sessions": len(sessions)}
     if bad:
-        return Criterion(status="fail", split=split, tally=tally,
-                         keys=tuple(sorted({x for s in bad.values() for x in s})),
+        return Criterion(status="fail", tally=tally, keys=tuple(sorted({x for s in bad.values() for x in s})),
                          note="; ".join(f"{m} was trained on {split} session(s) {', '.join(s)}"
                                         for m, s in bad.items()))
     if undeclared:
-        return Criterion(status="not evaluated", split=split, tally=tally,
+        return Criterion(status="not evaluated", tally=tally,
                          note="pending: no training_sessions declared in the card(s) of " + ", ".join(undeclared))
-    return Criterion(status="pass", split=split, tally=tally)
+    return Criterion(status="pass", tally=tally)
 
 
-def _refresh(timings: RefreshTimings | None, *, limit: float, cand: str) -> Criterion:
+def _refresh(timings: Timings | None, *, limit: float, cand: str) -> Criterion:
     """Criterion 8 of the module docstring."""
     if timings is None:
         return Criterion(status="not evaluated", limit=limit,
                          note=f"pending: no whole-refresh timings of {cand} (record capture-to-handoff times on the "
                               "serving runtime; candor gate run --refresh FILE; docs/stats.md)")
-    s = refresh_p95(timings.ms)
-    numbers: dict[str, Any] = {"candidate": s.p95, "bound": s.upper, "limit": limit, "tally": {"refreshes": s.n}}
+    s = quantile_bound(timings.ms)
+    numbers: dict[str, Any] = {"candidate": s.point, "bound": s.upper, "limit": limit, "tally": {"refreshes": s.n}}
     if s.upper is None:
-        return Criterion(status="fail", note=f"{s.n} refreshes cannot bound a p95 (at least {MIN_REFRESHES})",
-                         **numbers)
+        least = next(n for n in range(1, 1000) if upper_rank(n) is not None)
+        return Criterion(status="fail", note=f"{s.n} refreshes cannot bound a p95 (at least {least})", **numbers)
     if s.upper <= limit:
         return Criterion(status="pass", note=f"on {timings.host}", **numbers)
-    what = "p95 above the limit" if s.p95 > limit else "not shown: the p95's 95% upper bound is above the limit"
+    what = "p95 above the limit" if s.point > limit else "not shown: the p95's 95% upper bound is above the limit"
     return Criterion(status="fail", note=f"{what} (on {timings.host})", **numbers)
 
 
@@ -567,7 +587,7 @@ def _inference_latency(latency: Mapping[str, Mapping[str, Any]] | None, *, ref: 
     if latency is None or ref not in latency or cand not in latency:
         return Criterion(status="not evaluated", limit=tolerance, note=f"pending: {how}")
     a, b = latency[ref], latency[cand]
-    differ = incomparable(dict(a), dict(b))
+    differ = incomparable(a, b)
     if differ:
         return Criterion(status="not evaluated", limit=tolerance, keys=tuple(differ),
                          note="not comparable (measured apart: " + ", ".join(differ) + f"); {how}")
@@ -602,7 +622,7 @@ def evaluate_gate(*, frames: Sequence[Row] | None, labels: Sequence[Row] | None,
         crit["same_frames_and_labels"] = Criterion(status="not evaluated", note=absent)
     else:
         crit["same_frames_and_labels"] = _same_frames_and_labels(frames, labels, ref=ref, cand=cand, split=split)
-    crit["served_contract_fixed"] = _contract(evidence.served, ref=ref, cand=cand, comparison=params.comparison)
+    crit["served_contract_fixed"] = _contract(evidence.contract_keys, comparison=params.comparison)
     if frames is None or labels is None:
         for name in ("micro_precision_higher", "micro_recall_higher", "micro_f1_higher",
                      "critical_recall_non_inferior"):
@@ -622,7 +642,7 @@ def evaluate_gate(*, frames: Sequence[Row] | None, labels: Sequence[Row] | None,
         status="not evaluated" if wa is None or wb is None else "pass" if wb <= wa else "fail",
         reference=wa, candidate=wb, note=None if known else "wrong targets not found in the detection metrics")
     sessions = {str(r["session"]) for r in _rows(frames or [], model=ref, split=split) if r.get("session")}
-    crit["sessions_held_out"] = _held_out(evidence.served, sessions, models=(ref, cand), split=split)
+    crit["sessions_held_out"] = _held_out(evidence.training, sessions, models=(ref, cand), split=split)
     crit["refresh_p95"] = _refresh(evidence.refresh, limit=params.refresh_p95_ms, cand=cand)
     crit["inference_latency_no_increase"] = _inference_latency(
         evidence.latency, ref=ref, cand=cand, set_name=params.set, tolerance=params.latency_tolerance)

@@ -30,8 +30,16 @@ from candor_eval.detection.frames import SPLITS
 from candor_eval.detection.model_card import load_card
 from candor_eval.detection.refresh import read_refresh
 from candor_eval.detection.served_contract import FILE as SERVED_FILE
+from candor_eval.detection.served_contract import differing_keys
 from candor_eval.detection.sets import find_set
-from candor_eval.review.gate import Evidence, GateResult, evaluate_gate, find_wrong_targets, latency_diagnostic
+from candor_eval.review.gate import (
+    Evidence,
+    GateResult,
+    Timings,
+    evaluate_gate,
+    find_wrong_targets,
+    latency_diagnostic,
+)
 from candor_eval.review.gate_views import GateSettings
 from candor_eval.review.params import DeclaredGate
 from candor_eval.stats.outcomes import parse_tables
@@ -73,21 +81,33 @@ def gate_from_files(settings: GateSettings, *, outcomes: Path, detection: Path, 
         wrong[model] = None if doc is None else find_wrong_targets(doc, split=gp.split)
         if isinstance(doc, dict) and isinstance(doc.get("frozen"), dict):
             frozen[model] = doc["frozen"]
-    served_file = folder / SERVED_FILE
-    served = read_json(served_file) if served_file.is_file() else None
-    if served is not None and not (isinstance(served, dict) and all(isinstance(c, dict) for c in served.values())):
-        raise fail(served_file.as_posix(), "not the served contracts", expected="model -> contract (score-detection)")
+    served = _served(folder / SERVED_FILE, (gp.reference, gp.candidate))
     timings = read_refresh(refresh) if refresh is not None else None
     if timings is not None and timings.model != gp.candidate:
         raise fail(timings.where, "whole-refresh timings of another model", expected=gp.candidate, got=timings.model)
-    evidence = Evidence(wrong_targets=wrong, frozen=frozen, served=served, refresh=timings,
-                        latency=_latency(latency, gp.set, (gp.reference, gp.candidate), models) if latency else None)
+    evidence = Evidence(
+        wrong_targets=wrong, frozen=frozen,
+        contract_keys=None if served is None else differing_keys(served[gp.reference], served[gp.candidate]),
+        training=None if served is None else {m: c.get("training_sessions") for m, c in served.items()},
+        refresh=None if timings is None else Timings(host=timings.host, ms=timings.ms),
+        latency=_latency(latency, gp.set, (gp.reference, gp.candidate), models) if latency else None)
     cluster = sp.cluster.detection_of(gp.set)
     frames = tables.get(TABLES[0])
     return evaluate_gate(frames=frames, labels=tables.get(TABLES[1]), evidence=evidence, params=gp,
                          params_file=settings.where, critical=mp.critical, min_support=mp.min_support,
                          confidence=sp.confidence, cluster=cluster,
                          cluster_of=frame_clusters(frames or [], by=cluster))
+
+
+def _served(path: Path, models: tuple[str, ...]) -> dict[str, dict[str, Any]] | None:
+    """The two models' served contracts (``served.json`` of score-detection); ``None`` when absent."""
+    if not path.is_file():
+        return None
+    doc = read_json(path)
+    if not (isinstance(doc, dict) and all(isinstance(doc.get(m), dict) for m in models)):
+        raise fail(path.as_posix(), "not the served contracts of the gate's models",
+                   expected=f"model -> contract for {', '.join(models)} (written by score-detection)")
+    return {m: doc[m] for m in models}
 
 
 def _latency(folder: Path, set_name: str, models: tuple[str, ...], cards: Path) -> dict[str, Mapping[str, Any]]:

@@ -52,13 +52,3 @@ def test_summary_median_and_p95():
     s = latency.summary([float(x) for x in range(1, 21)])
     assert s == {"n": 20, "median_ms": 10.5, "p95_ms": 19.05, "min_ms": 1.0, "max_ms": 20.0}
 
-
-def test_diagnostics_of_two_runs_or_hosts_are_not_comparable():
-    from candor_eval.detection.latency import incomparable
-
-    a = {"run": {"started_utc": "2026-01-01T00:00:00+00:00", "models": ["a", "b"]}, "environment": {"host": "h1"},
-         "scope": "s", "frames": 32, "warmup": 3}
-    assert incomparable(a, dict(a)) == []
-    assert incomparable(a, a | {"run": {"started_utc": "2026-01-02T00:00:00+00:00", "models": ["a", "b"]}}) == ["run"]
-    assert incomparable(a, a | {"environment": {"host": "h2"}, "warmup": 0}) == ["environment", "warmup"]
-    assert incomparable({}, {}) == ["run", "environment", "scope", "frames", "warmup"]      # nothing to tie them

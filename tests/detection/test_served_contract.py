@@ -1,9 +1,9 @@
-"""The served contract: what differs between two packages, and the held-out sessions."""
+"""The served contract: what differs between two packages."""
 from __future__ import annotations
 
 from candor_eval.detection.config import ServedNms
 from candor_eval.detection.model_card import ModelCard, Preprocess
-from candor_eval.detection.served_contract import contract, differing_keys, seen_in_training
+from candor_eval.detection.served_contract import contract, differing_keys
 
 SHA = "0" * 64
 
@@ -37,8 +37,3 @@ def test_training_sessions_are_recorded_not_compared():
     b = contract(card(), onnx_sha256=SHA, thresholds={}, nms=ServedNms(0.5))
     assert a["training_sessions"] == ["s1"] and differing_keys(a, b) == []
 
-
-def test_held_out_sessions():
-    assert seen_in_training(["s000", "s001"], ["s100", "s001", "s001"]) == ["s001"]
-    assert seen_in_training([], ["s100"]) == []
-    assert seen_in_training(None, ["s100"]) is None

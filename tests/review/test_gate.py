@@ -7,12 +7,13 @@ from pathlib import Path
 import pytest
 
 from candor_eval.common.errors import InputError, run_main
-from candor_eval.detection.refresh import RefreshTimings
 from candor_eval.review.gate import (
     Evidence,
     GateResult,
+    Timings,
     evaluate_gate,
     find_wrong_targets,
+    incomparable,
     latency_diagnostic,
     ratio_difference,
 )
@@ -53,12 +54,6 @@ def bench(n: int = 80, *, ref=(3, 2, 1), cand=(4, 1, 0)) -> tuple[list[dict], li
 GOOD_FRAMES, GOOD_LABELS = bench()
 
 
-def contract(**changes) -> dict:
-    return {"preprocess": {"resize": "pillow-bilinear"}, "input_size": [320, 320], "output_layout": None,
-            "thresholds": {"deer": 0.3, "tree": 0.3}, "nms": {"iou": 0.5, "agnostic": False, "max_det": 300},
-            "onnx_sha256": SHA, "training_sessions": ["train-0", "train-1"]} | changes
-
-
 def timed(p95: float, *, started="2026-12-03T08:00:00+00:00", host="h1") -> dict:
     return {"run": {"started_utc": started, "models": ["ref", "cand"]}, "environment": {"host": host},
             "scope": "decoded image -> boxes", "frames": 80, "warmup": 3, "end_to_end": {"p95_ms": p95}}
@@ -66,13 +61,13 @@ def timed(p95: float, *, started="2026-12-03T08:00:00+00:00", host="h1") -> dict
 
 REPRODUCED = {"model_sha256_matches": True, "manifest_sha256_matches": True, "comparable": True, "compared": 4,
               "reproduced": True, "differing": []}
-FAST = RefreshTimings(where="refresh.csv", model="cand", host="edge-1", ms=tuple(float(i) for i in range(900, 1000)))
+FAST = Timings(host="edge-1", ms=tuple(float(i) for i in range(900, 1000)))
 
 
 def evidence(**changes) -> Evidence:
     """Every input beside the outcome tables, as a passing candidate has them."""
-    base = dict(wrong_targets={"ref": 2, "cand": 1}, frozen={"ref": REPRODUCED},
-                served={"ref": contract(), "cand": contract()}, refresh=FAST,
+    base = dict(wrong_targets={"ref": 2, "cand": 1}, frozen={"ref": REPRODUCED}, contract_keys=[],
+                training={"ref": ["train-0", "train-1"], "cand": ["train-0", "train-1"]}, refresh=FAST,
                 latency={"ref": timed(100.0), "cand": timed(105.0)})
     return Evidence(**(base | changes))
 
@@ -203,7 +198,7 @@ def test_every_criterion_names_the_split_it_read():
     (tuple(float(i) for i in range(50)), "fail", "50 refreshes cannot bound a p95 (at least 59)"),
 ])
 def test_the_refresh_criterion_needs_the_p95_shown_within_the_limit(ms, status, what):
-    c = run(ev=evidence(refresh=RefreshTimings("r.csv", "cand", "edge-1", ms)))["criteria"]["refresh_p95"]
+    c = run(ev=evidence(refresh=Timings("edge-1", ms)))["criteria"]["refresh_p95"]
     assert c["status"] == status and (what is None or what in c["note"])
     assert c["tally"] == {"refreshes": len(ms)} and c["limit"] == 2000.0
 
@@ -244,21 +239,21 @@ def test_a_frozen_reference_that_does_not_reproduce_fails_naming_the_fields():
 
 
 def test_a_weights_experiment_fails_when_the_served_contract_differs():
-    served = {"ref": contract(), "cand": contract(thresholds={"deer": 0.2, "tree": 0.3},
-                                                  nms={"iou": 0.7, "agnostic": False, "max_det": 300})}
-    c = run(ev=evidence(served=served))["criteria"]["served_contract_fixed"]
+    keys = ["nms.iou", "thresholds.deer"]
+    c = run(ev=evidence(contract_keys=keys))["criteria"]["served_contract_fixed"]
     assert c["status"] == "fail" and c["keys"] == ["nms.iou", "thresholds.deer"]
     assert "gate.comparison: package" in c["note"]
-    c = run(ev=evidence(served=served), comparison="package")["criteria"]["served_contract_fixed"]
+    assert run(ev=evidence(contract_keys=None))["criteria"]["served_contract_fixed"]["status"] == "not evaluated"
+    c = run(ev=evidence(contract_keys=keys), comparison="package")["criteria"]["served_contract_fixed"]
     assert c["status"] == "pass" and c["note"].startswith("package comparison") and "thresholds.deer" in c["note"]
 
 
 def test_a_test_session_seen_in_training_fails_and_undeclared_training_is_pending():
-    seen = {"ref": contract(), "cand": contract(training_sessions=["s3", "train-9"])}
-    c = run(ev=evidence(served=seen))["criteria"]["sessions_held_out"]
+    seen = {"ref": ["train-0"], "cand": ["s3", "train-9"]}
+    c = run(ev=evidence(training=seen))["criteria"]["sessions_held_out"]
     assert c["status"] == "fail" and c["keys"] == ["s3"] and "cand was trained on test session(s) s3" in c["note"]
-    unknown = {"ref": contract(), "cand": contract(training_sessions=None)}
-    c = run(ev=evidence(served=unknown))["criteria"]["sessions_held_out"]
+    unknown = {"ref": ["train-0"], "cand": None}
+    c = run(ev=evidence(training=unknown))["criteria"]["sessions_held_out"]
     assert c["status"] == "not evaluated" and "no training_sessions declared in the card(s) of cand" in c["note"]
     assert run()["criteria"]["sessions_held_out"]["tally"] == {"sessions": 20}
 
@@ -473,3 +468,12 @@ def test_a_shown_regression_of_a_small_critical_class_fails_even_when_unqualifie
     assert g["per_class"]["relic"]["status"] == "regressed"
     crit = g["criteria"]["critical_recall_non_inferior"]
     assert crit["status"] == "fail" and "regressed, whatever the support): relic (Holm p=0.0156)" in crit["note"]
+
+
+def test_diagnostics_of_two_runs_or_hosts_are_not_comparable():
+    a = {"run": {"started_utc": "2026-01-01T00:00:00+00:00", "models": ["a", "b"]}, "environment": {"host": "h1"},
+         "scope": "s", "frames": 32, "warmup": 3}
+    assert incomparable(a, dict(a)) == []
+    assert incomparable(a, a | {"run": {"started_utc": "2026-01-02T00:00:00+00:00", "models": ["a", "b"]}}) == ["run"]
+    assert incomparable(a, a | {"environment": {"host": "h2"}, "warmup": 0}) == ["environment", "warmup"]
+    assert incomparable({}, {}) == ["run", "environment", "scope", "frames", "warmup"]      # nothing to tie them
