@@ -33,8 +33,9 @@ from candor_eval.common.counts import read_counts
 from candor_eval.common.errors import InputError, Problem, fail
 from candor_eval.common.rounding import rounded
 from candor_eval.common.tables import read_json, read_text
-from candor_eval.review.params import MIN_SESSIONS, StatsParams
+from candor_eval.review.params import StatsParams
 from candor_eval.review.stats_file import Comparisons, Presence, StatsFile
+from candor_eval.stats.clusters import check_session_clusters
 from candor_eval.stats.multiple import family
 from candor_eval.stats.outcomes import LOTS_TRACKS, int_cell, parse_tables, table_paths
 from candor_eval.stats.paired import compare_paired, holm_adjusted
@@ -178,25 +179,21 @@ def check_sessions_within_splits(tables: Mapping[str, list[dict[str, object]]], 
 
 
 def check_sessions(tables: Mapping[str, list[dict[str, object]]], clusters: Mapping[str, ClusterBy], *,
-                   where: str) -> None:
-    """A set clustered by session keeps each session in one split (:func:`check_sessions_within_splits`)
-    and needs at least :data:`MIN_SESSIONS` sessions in each split: with fewer, Student's t with
-    ``G - 1`` degrees of freedom makes every interval nearly [0, 1] and no paired test can reach
-    alpha (an InputError naming ``stats.cluster`` of the params file ``where``)."""
-    check_sessions_within_splits(tables, clusters)
-    problems = []
+                   alpha: float, where: Callable[[str], str] = str) -> None:
+    """A set clustered by session keeps each session in one split (:func:`check_sessions_within_splits`),
+    names every frame's session, has its per-frame table wherever it has label outcomes, and has at
+    least :func:`~candor_eval.stats.clusters.min_clusters` ``(alpha)`` sessions in each split
+    (:func:`~candor_eval.stats.clusters.check_session_clusters`; ``where(name)``: where table
+    ``name`` was read)."""
+    check_sessions_within_splits(tables, clusters, where=where)
     for name, by in sorted(clusters.items()):
         if by != "session":
             continue
-        sessions: dict[str, set[str]] = {}
-        for r in tables.get(f"{name}/{DETECTION_TABLES[0]}", []):
-            sessions.setdefault(str(r["split"]), set()).add(str(r["session"]))
-        problems += [Problem(f"{where}:stats.cluster (set {name}, split {split})",
-                             "too few capture sessions to cluster by session",
-                             expected=f">= {MIN_SESSIONS} sessions", got=f"{len(s)}: {', '.join(sorted(s))}")
-                     for split, s in sorted(sessions.items()) if len(s) < MIN_SESSIONS]
-    if problems:
-        raise InputError(problems, hint="cluster by frame (stats.cluster.detection: frame), or add sessions")
+        frames, labels = (f"{name}/{t}" for t in DETECTION_TABLES)
+        rows = tables.get(frames)
+        check_session_clusters(None if rows is None else ((str(r["frame"]), str(r["session"]), str(r["split"]))
+                                                          for r in rows),
+                               alpha=alpha, where=where(frames), labels=labels in tables)
 
 
 def benches(tables: Mapping[str, list[dict[str, object]]], clusters: Mapping[str, ClusterBy]) -> dict[str, dict]:
@@ -232,7 +229,7 @@ def build_stats(inputs: Inputs, *, params: StatsParams, refs: Mapping[str, str],
     ``where``: the params file ``params`` came from (named in errors)."""
     sets = sorted(t.split(".", 1)[1] for t in refs if t.startswith("detection."))
     clusters = {name: params.cluster.detection_of(name) for name in sets}
-    check_sessions(inputs.tables, clusters, where=where)
+    check_sessions(inputs.tables, clusters, alpha=params.alpha)
     return StatsFile(
         confidence=params.confidence, alpha=params.alpha, min_k0=min_k0(params.alpha),
         reference=dict(refs), inputs=dict(sorted(inputs.presence.items())),
