@@ -208,7 +208,8 @@ class _Bench:
 
 
 def clustered_detectable(discordant: Sequence[int], diffs: Sequence[int], n: int, *, alpha: float,
-                         power: float = POWER, reps: int = REPS, seed: int = SEED) -> ClusterPower:
+                         power: float = POWER, reps: int = REPS, seed: int = SEED,
+                         rho: float | None = None) -> ClusterPower:
     """The least improvement the exact sign-flip test over these clusters detects with ``power``
     (docs/stats.md, "What the bench could have detected"), planned with the observed (post-hoc)
     discordance.
@@ -218,7 +219,8 @@ def clustered_detectable(discordant: Sequence[int], diffs: Sequence[int], n: int
     ``delta`` (B's rate minus A's) each discordant unit favours B with probability
     ``q = 1/2 + delta n / (2 D)``, ``D = sum discordant``; a share ``rho`` of clusters
     (:func:`_rho`, the observed clustering of the differences) have all their discordant units move
-    together. The power at ``delta`` is the share of ``reps`` seeded simulated benches whose exact
+    together (``rho`` given: a plan's assumption instead). The power at ``delta`` is the share of
+    ``reps`` seeded simulated benches whose exact
     sign-flip p (:func:`candor_eval.stats.signflip.signflip_p`, the test the stats stage runs) is at
     most alpha in B's favour; the least ``delta`` on a grid of 0.001 up to ``D / n`` reaching
     ``power`` is found by bisection. Clusters with no discordant unit carry no information: with
@@ -230,10 +232,11 @@ def clustered_detectable(discordant: Sequence[int], diffs: Sequence[int], n: int
     g = sum(1 for m in discordant if m > 0)
     total = len(discordant)
     big_d = sum(discordant)
-    rho = _rho(discordant, diffs)
+    rho = _rho(discordant, diffs) if rho is None else rho
     disc = big_d / n
     if g < min_clusters(alpha):
-        why = (f"cannot reject at alpha {alpha:g} with {g} cluster{'s' if g != 1 else ''} that differ: even all of them moving one way "
+        clusters = f"{g} cluster{'s' if g != 1 else ''}"
+        why = (f"cannot reject at alpha {alpha:g} with {clusters} that differ: even all of them moving one way "
                f"gives p = {2.0 ** (1 - g):.3g}" if g else "no discordant unit: nothing to plan with")
         return ClusterPower(g, total, disc, rho, None, 0.0, power, alpha, why)
     bench = _Bench(discordant, rho, reps=reps, seed=seed)
@@ -278,3 +281,33 @@ def power_json(p: ClusterPower) -> dict[str, object]:
             "discordance": round(p.discordance, 6), "rho": round(p.rho, 6), "alpha": p.alpha, "power": p.power,
             "detectable": p.detectable, "power_at_most": round(p.best, 6), "reason": p.reason,
             "planned_with": "the observed (post-hoc) discordance", "reps": REPS, "seed": SEED}
+
+
+def plan_clusters(clusters: int, cluster_size: int, discordance: float, *, alpha: float, power: float = POWER,
+                  rho: float = 0.0) -> ClusterPower:
+    """What a planned clustered bench detects: ``clusters`` clusters of ``cluster_size`` units, each
+    with ``round(cluster_size * discordance)`` discordant units (at least 1) of which a share ``rho``
+    of clusters move together (:func:`clustered_detectable` on that bench)."""
+    m = max(1, round(cluster_size * discordance))
+    return clustered_detectable([m] * clusters, [0] * clusters, clusters * cluster_size, alpha=alpha, power=power,
+                                rho=rho)
+
+
+def clusters_needed(improvement: float, cluster_size: int, discordance: float, *, alpha: float, power: float = POWER,
+                    rho: float = 0.0, limit: int = 512) -> int | None:
+    """The least number of clusters of ``cluster_size`` units whose sign-flip test detects
+    ``improvement`` with ``power`` (:func:`plan_clusters`); ``None`` above ``limit``. Searched upward
+    from :func:`~candor_eval.stats.clusters.min_clusters` by doubling, then bisection."""
+    def ok(g: int) -> bool:
+        p = plan_clusters(g, cluster_size, discordance, alpha=alpha, power=power, rho=rho)
+        return p.detectable is not None and p.detectable <= improvement
+    hi = min_clusters(alpha)
+    while not ok(hi):
+        hi *= 2
+        if hi > limit:
+            return None
+    lo = max(min_clusters(alpha) - 1, hi // 2)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
