@@ -175,7 +175,8 @@ def test_a_detector_only_project_gets_nothing_of_the_lots_track(tmp_path, caplog
     assert s["reference"] == {"detection.detector": "demo-v1"} and s["cluster"] == {"detection.detector": "frame"}
     assert all("detect" in path for path in s["inputs"]) and all(m.startswith("detection.") for m in s["paired"])
     head = json.loads((root / "m" / "headline.json").read_text())
-    assert list(head) == ["detection", "gate"]
+    assert list(head) == ["detection", "gate", "cluster", "p_values"]
+    assert head["cluster"] == {"detection.detector": "frame"}
     assert (head["gate"]["reference"], head["gate"]["candidate"]) == ("demo-v1", "demo-v2")
     gate = json.loads((root / "m" / "gate.json").read_text())
     assert gate["predeclared"] == f"{root / 'eval' / 'params.yaml'}:gate"
@@ -202,7 +203,8 @@ def test_a_lots_only_project_gets_no_detector_section_gate_or_latency_hint(tmp_p
     assert set(s["reference"]) == {"identification", "fields", "valuation"}
     assert s["cluster"] == {"fields": "case"} and not any("detect" in path for path in s["inputs"])
     head = json.loads((root / "m" / "headline.json").read_text())
-    assert list(head) == ["lots"] and head["lots"]["prompt-b"]["p_hit"] == 1.0
+    assert list(head) == ["lots", "cluster", "p_values"] and head["lots"]["prompt-b"]["p_hit"] == 1.0
+    assert head["cluster"] == {"identification": "lot", "fields": "case", "valuation": "lot"}
     report = (root / "r" / "report.md").read_text()
     for absent in ("detection", "release gate", "Release gate", "latency", "frames, or capture sessions"):
         assert absent not in report, absent
