@@ -181,16 +181,20 @@ def summary(stats: StatsFile, gate: GateResult | None) -> list[str]:
 
 def bench_lines(stats: StatsFile, group: str) -> list[str]:
     """What a detection set's statistics rest on: frames and sessions per split, and each session's
-    micro P/R per model (intervals over frames do not cover session-to-session variation)."""
+    micro P/R per model (intervals over frames do not cover session-to-session variation; clustered
+    by session, they do)."""
     bench = stats.benches.get(group)
     if not bench:
         return []
     out = [""]
     for split, b in bench["splits"].items():
         sessions = b["sessions"]
+        cover = ("its intervals and tests treat the sessions as the independent units, so they cover "
+                 "session-to-session variation" if bench["cluster"] == "session" else
+                 "its intervals do not cover session-to-session variation")
         out.append(f"Split `{split}` rests on {b['frames']} frames from {len(sessions)} capture session"
-                   f"{'s' if len(sessions) != 1 else ''}, units clustered by {bench['cluster']}: its intervals do "
-                   "not cover session-to-session variation. Micro precision / recall per session: " +
+                   f"{'s' if len(sessions) != 1 else ''}, units clustered by {bench['cluster']}: {cover}. "
+                   "Micro precision / recall per session: " +
                    "; ".join(f"{md_text(s)} (" + ", ".join(f"{m} {_pr(v)}" for m, v in models.items()) + ")"
                              for s, models in sessions.items()))
     return out

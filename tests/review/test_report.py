@@ -132,3 +132,23 @@ def test_report_refuses_a_stats_file_of_another_shape(tmp_path):
     doc["paired"] = {"m": {"prompt-b": {"reference": "prompt-a"}}}      # the old shape
     with pytest.raises(InputError, match="stats.json: not a stats file"):
         review(StatsFile.from_json(doc, where=str(stats)), None, {}, sets={}, forest=None)
+
+
+def test_bench_lines_say_what_the_clustering_covers():
+    """By frame the intervals do not cover session-to-session variation; by session they do (the
+    frame-mode sentence is not printed in session mode)."""
+    from candor_eval.review.report import bench_lines
+    from candor_eval.review.stats_file import StatsFile
+
+    def bench(cluster: str) -> str:
+        b = {"cluster": cluster, "splits": {"test": {"frames": 12, "sessions": {
+            f"s{i}": {"m": {"frames": 2, "tp": 1, "fp": 0, "fn": 1, "precision": 1.0, "recall": 0.5}}
+            for i in range(6)}}}}
+        st = StatsFile(confidence=0.95, alpha=0.05, min_k0=6, reference={}, inputs={}, rates={}, paired={},
+                       benches={"detection.d": b})
+        return "\n".join(bench_lines(st, "detection.d"))
+    assert "units clustered by frame: its intervals do not cover session-to-session variation" in bench("frame")
+    by_session = bench("session")
+    assert "do not cover" not in by_session
+    assert "units clustered by session: its intervals and tests treat the sessions as the independent units" \
+        in by_session
