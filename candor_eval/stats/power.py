@@ -1,8 +1,8 @@
 """What a bench could have detected: exact power of the paired sign test, and the improvement it
 detects at a given power.
 
-Pure: no I/O, no simulation. The design is ``n`` independent pairs (lots; or clusters reduced to
-their effective number, below), each *discordant* (one side succeeds, the other not) with
+Pure: no I/O. For independent units, no simulation: the design is ``n`` independent pairs (lots),
+each *discordant* (one side succeeds, the other not) with
 probability ``d``; given that it is discordant it favours B with probability
 ``q = (d + delta) / (2 d)``, so that ``delta`` is B's rate minus A's. The test rejects in B's
 favour when the exact McNemar p of the discordant split reaches alpha, which for ``D`` discordant
@@ -15,11 +15,10 @@ is, exactly,
 detectable improvement at a given power is the least ``delta`` on a grid of 0.001 (a tenth of a
 percentage point) whose power reaches it: a grid, so the figure is the same on every machine.
 
-*Clusters.* Where units cluster (labels in frames), the pairs are not independent. The bench is
-then worth ``n_eff = n / deff`` independent pairs, with ``deff`` the design effect of the paired
-difference: its cluster-robust variance (the paired record's interval) over the variance
-``(d - delta**2) / n`` it would have over independent pairs, at least 1
-(:func:`effective_pairs`).
+*Clusters.* Where units cluster (labels in frames, fields in cases), the test that runs is the
+exact sign-flip test over the clusters, and its power is that of :func:`clustered_detectable`
+(a seeded simulation of that test over the bench's own clusters), not this formula on some
+"effective" number of pairs: with ``G`` clusters no outcome reaches a p below ``2 ** (1 - G)``.
 
 >>> round(sign_test_power(17, 0.3, 0.2, alpha=0.05), 4)
 0.1293
@@ -34,7 +33,7 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
-from scipy.special import betainc, stdtrit
+from scipy.special import betainc
 
 from candor_eval.stats.clusters import min_clusters
 from candor_eval.stats.signflip import signflip_p
@@ -129,20 +128,6 @@ def pairs_needed(discordance: float, improvement: float, *, alpha: float, power:
     while not all(ok(hi + i) for i in range(1, 11)):
         hi += 1
     return hi
-
-
-def effective_pairs(n: int, *, discordance: float, diff: float, diff_hi: float | None, clusters: int,
-                    confidence: float) -> int:
-    """The number of independent pairs a clustered paired comparison is worth (module docstring):
-    ``n / deff`` (rounded down), from its difference and the upper bound of its t interval over
-    ``clusters`` clusters."""
-    if diff_hi is None or clusters < 2 or n == 0:
-        return n
-    se = (diff_hi - diff) / float(stdtrit(clusters - 1, 0.5 + 0.5 * confidence))
-    independent = (discordance - diff * diff) / n
-    if independent <= 0:
-        return n
-    return max(1, math.floor(n / max(1.0, se * se / independent)))
 
 
 # --- the power of the test that runs: the exact sign-flip test over the bench's own clusters ---

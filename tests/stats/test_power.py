@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from candor_eval.stats.power import detectable, effective_pairs, pairs_needed, sign_test_power
+from candor_eval.stats.power import detectable, pairs_needed, sign_test_power
 from candor_eval.stats.rates import mcnemar_p
 
 
@@ -52,15 +52,6 @@ def test_detectable_and_pairs_needed_agree():
     assert detectable(5, 0.5, alpha=0.05) is None                       # 5 pairs can never reach 0.05
     n = pairs_needed(0.3, 0.15, alpha=0.05)
     assert sign_test_power(n, 0.3, 0.15, alpha=0.05) >= 0.8 > sign_test_power(n - 1, 0.3, 0.15, alpha=0.05)
-
-
-def test_effective_pairs():
-    assert effective_pairs(100, discordance=0.2, diff=0.0, diff_hi=None, clusters=10, confidence=0.95) == 100
-    # a paired difference whose clustered interval is twice as wide as over independent pairs: a quarter
-    from scipy.special import stdtrit
-    se = 2 * math.sqrt(0.2 / 100)
-    hi = float(stdtrit(9, 0.975)) * se
-    assert effective_pairs(100, discordance=0.2, diff=0.0, diff_hi=hi, clusters=10, confidence=0.95) == 25
 
 
 @pytest.mark.parametrize("alpha", [0.05, 0.01, 0.2])
