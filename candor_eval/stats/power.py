@@ -220,8 +220,8 @@ def clustered_detectable(discordant: Sequence[int], diffs: Sequence[int], n: int
     rho = _rho(discordant, diffs) if rho is None else rho
     disc = big_d / n
     if g < min_clusters(alpha):
-        clusters = f"{g} cluster{'s' if g != 1 else ''}"
-        why = (f"cannot reject at alpha {alpha:g} with {clusters} that differ: even all of them moving one way "
+        clusters = f"{g} cluster that differs" if g == 1 else f"{g} clusters that differ"
+        why = (f"cannot reject at alpha {alpha:g} with {clusters}: even all of them moving one way "
                f"gives p = {2.0 ** (1 - g):.3g}" if g else "no discordant unit: nothing to plan with")
         return ClusterPower(g, total, disc, rho, None, 0.0, power, alpha, why)
     bench = _Bench(discordant, rho, reps=reps, seed=seed)

@@ -61,7 +61,7 @@ def test_report_is_deterministic_summary_first_with_details_per_candidate(tmp_pa
     assert "| detection.detector.test.class.deer.label_found |" in cand and "p (Holm)" in cand
     # 3 test frames, 1 with a discordant label: no outcome can reach alpha, and the line says so (no 80% claim)
     assert "What this bench could have detected" in cand and "80% power" not in cand
-    assert ("- detection.detector.test.label_found: cannot reject at alpha 0.05 with 1 cluster that differ: even "
+    assert ("- detection.detector.test.label_found: cannot reject at alpha 0.05 with 1 cluster that differs: even "
             "all of them moving one way gives p = 1 (exact sign-flip test over 3 frames, 1 with a discordant label; "
             "planned with the observed (post-hoc) discordance 0.200)") in cand
     ref = details["detection.detector--demo-v1.md"].decode()
