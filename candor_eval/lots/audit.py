@@ -15,6 +15,12 @@ Definitions
     buys_before             lots the pipeline marked ``buy``; ``buys_stayed_buys`` those the
                             audit also marked ``buy``.
     root_causes             lots per root cause (non-empty causes only), sorted by cause.
+    counts                  the figures above that are rates over lots, as ``{k, n, unit: lot}``
+                            (each lot is audited once, so lots are independent units):
+                            ``verdicts_changed``, ``actionable_before`` and ``actionable_after`` of
+                            all lots, ``buys_stayed_buys`` of ``buys_before``; the score-valuation
+                            stage writes each with its Wilson interval (``intervals``). The ceiling
+                            sums are amounts, not rates: no interval.
 
 Files (``data/audit``; :func:`read_audit`): ``audit.csv`` (header exactly ``lot,
 description, pipeline_verdict, pipeline_ceiling, audited_verdict, audited_ceiling,
@@ -34,6 +40,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from candor_eval.common.counts import KEY, Count, counts_block
 from candor_eval.common.errors import InputError, Problem
 from candor_eval.common.tables import read_rows
 from candor_eval.common.unique import repeat_of
@@ -172,4 +179,18 @@ def audit_json(a: AuditSummary, causes: dict[str, dict[str, Any]]) -> dict[str, 
         "buys_before": a.buys_before, "buys_stayed_buys": a.buys_stayed_buys,
         "root_causes": a.root_causes,
         "guards": {name: causes[name]["guards"] for name in sorted(causes)},
+        KEY: counts_block(audit_counts(a)),
     }
+
+
+def audit_counts(a: AuditSummary) -> dict[str, Count]:
+    """The summary's rates over lots as counts, the lot as the unit (module docstring, ``rates``).
+
+    >>> c = audit_counts(AuditSummary(17, 3, 5, 4, Decimal(0), Decimal(0), None, 2, 1, {}))
+    >>> [(name, x.k, x.n, x.unit) for name, x in c.items()][0], c["buys_stayed_buys"].n
+    (('verdicts_changed', 3, 17, 'lot'), 2)
+    """
+    return {name: Count(k, n, "lot") for name, k, n in (("verdicts_changed", a.verdicts_changed, a.lots),
+                                                         ("actionable_before", a.actionable_before, a.lots),
+                                                         ("actionable_after", a.actionable_after, a.lots),
+                                                         ("buys_stayed_buys", a.buys_stayed_buys, a.buys_before))}

@@ -33,11 +33,13 @@ from candor_eval.common.counts import read_counts
 from candor_eval.common.errors import InputError, Problem, fail
 from candor_eval.common.rounding import rounded
 from candor_eval.common.tables import read_json, read_text
-from candor_eval.review.params import MIN_SESSIONS, StatsParams
+from candor_eval.review.params import StatsParams
 from candor_eval.review.stats_file import Comparisons, Presence, StatsFile
+from candor_eval.stats.clusters import check_session_clusters
 from candor_eval.stats.multiple import family
 from candor_eval.stats.outcomes import LOTS_TRACKS, int_cell, parse_tables, table_paths
 from candor_eval.stats.paired import compare_paired, holm_adjusted
+from candor_eval.stats.power import cluster_discordance, clustered_detectable, power_json
 from candor_eval.stats.rates import Rate, interval, min_k0
 from candor_eval.stats.units import DETECTION_TABLES, ClusterBy, Units, sessions_across_splits, units_from_tables
 
@@ -178,25 +180,21 @@ def check_sessions_within_splits(tables: Mapping[str, list[dict[str, object]]], 
 
 
 def check_sessions(tables: Mapping[str, list[dict[str, object]]], clusters: Mapping[str, ClusterBy], *,
-                   where: str) -> None:
-    """A set clustered by session keeps each session in one split (:func:`check_sessions_within_splits`)
-    and needs at least :data:`MIN_SESSIONS` sessions in each split: with fewer, Student's t with
-    ``G - 1`` degrees of freedom makes every interval nearly [0, 1] and no paired test can reach
-    alpha (an InputError naming ``stats.cluster`` of the params file ``where``)."""
-    check_sessions_within_splits(tables, clusters)
-    problems = []
+                   alpha: float, where: Callable[[str], str] = str) -> None:
+    """A set clustered by session keeps each session in one split (:func:`check_sessions_within_splits`),
+    names every frame's session, has its per-frame table wherever it has label outcomes, and has at
+    least :func:`~candor_eval.stats.clusters.min_clusters` ``(alpha)`` sessions in each split
+    (:func:`~candor_eval.stats.clusters.check_session_clusters`; ``where(name)``: where table
+    ``name`` was read)."""
+    check_sessions_within_splits(tables, clusters, where=where)
     for name, by in sorted(clusters.items()):
         if by != "session":
             continue
-        sessions: dict[str, set[str]] = {}
-        for r in tables.get(f"{name}/{DETECTION_TABLES[0]}", []):
-            sessions.setdefault(str(r["split"]), set()).add(str(r["session"]))
-        problems += [Problem(f"{where}:stats.cluster (set {name}, split {split})",
-                             "too few capture sessions to cluster by session",
-                             expected=f">= {MIN_SESSIONS} sessions", got=f"{len(s)}: {', '.join(sorted(s))}")
-                     for split, s in sorted(sessions.items()) if len(s) < MIN_SESSIONS]
-    if problems:
-        raise InputError(problems, hint="cluster by frame (stats.cluster.detection: frame), or add sessions")
+        frames, labels = (f"{name}/{t}" for t in DETECTION_TABLES)
+        rows = tables.get(frames)
+        check_session_clusters(None if rows is None else ((str(r["frame"]), str(r["session"]), str(r["split"]))
+                                                          for r in rows),
+                               alpha=alpha, where=where(frames), labels=labels in tables)
 
 
 def benches(tables: Mapping[str, list[dict[str, object]]], clusters: Mapping[str, ClusterBy]) -> dict[str, dict]:
@@ -227,20 +225,45 @@ def benches(tables: Mapping[str, list[dict[str, object]]], clusters: Mapping[str
     return out
 
 
+def headline_power(units: Mapping[str, Units], refs: Mapping[str, str], *, alpha: float) -> dict[str, dict]:
+    """Headline outcome metric -> candidate -> what the exact sign-flip test over its own clusters
+    could have detected (:func:`candor_eval.stats.power.clustered_detectable`, stored by
+    :func:`~candor_eval.stats.power.power_json`); the headline metrics are the report's
+    (:func:`candor_eval.review.report.headline_metrics`)."""
+    from candor_eval.review.report import headline_metrics, track_group
+
+    out: dict[str, dict] = {}
+    for track, by_metric in sorted(units.items()):
+        reference = refs.get(track)
+        wanted = set(headline_metrics(track_group(track)))
+        for metric, m in sorted(by_metric.items()):
+            if metric not in wanted or m.kind != "outcome" or reference not in m.values:
+                continue
+            for cand, cases in sorted(m.values.items()):
+                if cand == reference:
+                    continue
+                disc, diffs, n = cluster_discordance(m.values[reference], cases, cluster_of=m.cluster_of)
+                if n:
+                    out.setdefault(metric, {})[cand] = power_json(clustered_detectable(disc, diffs, n, alpha=alpha))
+    return out
+
+
 def build_stats(inputs: Inputs, *, params: StatsParams, refs: Mapping[str, str], where: str) -> StatsFile:
     """The whole of ``stats.json`` from what was read (pure); ``refs`` as :func:`references`;
     ``where``: the params file ``params`` came from (named in errors)."""
     sets = sorted(t.split(".", 1)[1] for t in refs if t.startswith("detection."))
     clusters = {name: params.cluster.detection_of(name) for name in sets}
-    check_sessions(inputs.tables, clusters, where=where)
+    check_sessions(inputs.tables, clusters, alpha=params.alpha)
+    units = units_from_tables(inputs.tables, clusters=clusters)
     return StatsFile(
         confidence=params.confidence, alpha=params.alpha, min_k0=min_k0(params.alpha),
         reference=dict(refs), inputs=dict(sorted(inputs.presence.items())),
         rates=rates_from_counts(inputs.metrics, confidence=params.confidence),
-        paired=adjusted_comparisons(paired_stats(units_from_tables(inputs.tables, clusters=clusters), refs,
+        paired=adjusted_comparisons(paired_stats(units, refs,
                                                  alpha=params.alpha, confidence=params.confidence,
                                                  where=where)),
         cluster={f"detection.{n}": c for n, c in clusters.items()}
         | ({"fields": params.cluster.fields} if "fields" in refs else {}),
         benches=benches(inputs.tables, clusters),
+        power=headline_power(units, refs, alpha=params.alpha),
     )

@@ -6,7 +6,9 @@ criteria, declared before scoring: the detection set ``gate.set``, whose models 
 ``gate.candidate`` must be in ``detector.sets``, and the ``gate.split``; ``stats.confidence``;
 ``match.critical`` / ``match.min_support``) and reads the set's per-frame and per-label detection outcome tables
 ``<outcomes>/<set>/`` (an absent table is logged, and the criteria that need it are not
-evaluated), clustered as ``stats.cluster`` declares for the set; each
+evaluated), clustered as ``stats.cluster`` declares for the set (by session: the gate's split must
+have enough named sessions for an exact test at ``gate.alpha``,
+:func:`candor_eval.stats.clusters.check_session_clusters`, else an InputError); each
 model's wrong action targets and reproduced frozen evaluation from ``<detection>/<set>/<model>.json``;
 the served contracts ``<outcomes>/<set>/served.json``; only when ``latency`` is given (``candor gate
 run --latency``; the pipeline never passes it, latency being machine-specific), both models' latency
@@ -42,6 +44,7 @@ from candor_eval.review.gate import (
 )
 from candor_eval.review.gate_views import GateSettings
 from candor_eval.review.params import DeclaredGate
+from candor_eval.stats.clusters import check_session_clusters
 from candor_eval.stats.outcomes import parse_tables
 from candor_eval.stats.units import frame_clusters
 
@@ -93,6 +96,10 @@ def gate_from_files(settings: GateSettings, *, outcomes: Path, detection: Path, 
         latency=_latency(latency, gp.set, (gp.reference, gp.candidate), models) if latency else None)
     cluster = sp.cluster.detection_of(gp.set)
     frames = tables.get(TABLES[0])
+    if cluster == "session":
+        check_session_clusters(None if frames is None else ((str(r["frame"]), str(r["session"]), str(r["split"]))
+                                                            for r in frames if r["split"] == gp.split),
+                               alpha=gp.alpha, where=(folder / TABLES[0]).as_posix(), labels=TABLES[1] in tables)
     return evaluate_gate(frames=frames, labels=tables.get(TABLES[1]), evidence=evidence, params=gp,
                          params_file=settings.where, critical=mp.critical, min_support=mp.min_support,
                          confidence=sp.confidence, cluster=cluster,

@@ -19,7 +19,10 @@ Pure: no I/O. About ten numbers per candidate, each taken as it is from the file
   the reference, ``p_hit``, ``p_not_wrong``, ``p_fields`` and ``p_in_band`` and ``verdict`` (of ``hit``);
 - ``gate``: the predeclared gate's ``set``, ``reference``, ``candidate``, ``split``, ``verdict``
   (``PASSED``, ``FAILED`` or ``NOT EVALUATED``), ``passed`` and ``pending`` (the criteria whose
-  input is missing) (``null`` when it was not evaluated).
+  input is missing) (``null`` when it was not evaluated);
+- ``cluster``: what each track's p-values and intervals are computed over (``detection.<set>``:
+  ``frame`` or ``session``; ``fields``: ``case``; the lots tracks: ``lot``), so that p-values that
+  change with ``stats.cluster`` say why; ``p_values``: a note on what the ``p_*`` numbers are.
 
 A project has the blocks of its own tracks only: ``detection`` and ``gate`` when it has a detection
 set (or a gate), ``lots`` when it has a lots reference. A number whose source is absent is
@@ -118,4 +121,12 @@ def headline(stats: StatsFile, gate: GateResult | None, docs: Docs, *, sets: Map
                                                  "candidate": gate.candidate, "split": gate.split,
                                                  "verdict": gate.verdict, "passed": gate.passed,
                                                  "pending": gate.pending}
+    out["cluster"] = {f"detection.{name}": stats.cluster.get(f"detection.{name}", "frame") for name in sets} | (
+        {"identification": "lot", "fields": stats.cluster.get("fields", "case"), "valuation": "lot"}
+        if reference is not None else {})
+    out["p_values"] = P_VALUES
     return out
+
+
+P_VALUES = ("each p_* is the two-sided exact sign-flip test over the clusters named in cluster, a single test "
+            "unadjusted for multiplicity (per-class and per-tier families are Holm-adjusted in stats.json, p_holm)")

@@ -24,16 +24,14 @@ class Reference(BaseModel):
     lots: str | None = None
 
 
-MIN_SESSIONS = 6            # clustering by session needs at least this many sessions per split (docs/stats.md)
-
-
 class Cluster(ClusterView):
     """``stats.cluster``: what the units of a track cluster in (docs/stats.md, "Units and clusters").
 
     ``detection``: ``frame`` (the labels and detections of one frame) or ``session`` (the frame's
-    capture session, its ``session`` column; a split then needs at least :data:`MIN_SESSIONS`
-    sessions), for every detection set unless ``by_set`` names another for a set (detection
-    scoring reads these keys through :class:`~candor_eval.detection.config.ClusterView`); ``fields``:
+    capture session, its ``session`` column; a split then needs at least
+    :func:`~candor_eval.stats.clusters.min_clusters` ``(alpha)`` sessions), for every detection set
+    unless ``by_set`` names another for a set (detection scoring reads these keys through
+    :class:`~candor_eval.detection.config.ClusterView`); ``fields``:
     ``case`` (the fields of one case). Lots are their own clusters.
     """
 

@@ -17,10 +17,7 @@ from candor_eval.review.runs import consistency_lines
 from candor_eval.review.stats_file import StatsFile
 from candor_eval.stats.outcomes import LOTS_TRACKS
 from candor_eval.stats.paired import Paired, fmt_diff
-from candor_eval.stats.power import POWER, detectable, effective_pairs
 from candor_eval.stats.rates import Rate
-
-SCALE = 4               # the power line also says what a bench this many times larger would detect
 
 
 def md_text(text: str) -> str:
@@ -53,22 +50,20 @@ def fmt_count(r: Rate) -> str:
     return f"{head} = {fmt_interval(r)}{by}"
 
 
-def power_line(c: Paired, *, confidence: float) -> str:
-    """What the bench could have detected with this test (:mod:`candor_eval.stats.power`): the least
-    improvement found with 80% power on this bench, and on one :data:`SCALE` times larger."""
-    if c.kind != "outcome" or c.n == 0:
+def power_line(c: Paired, power: dict | None) -> str:
+    """What the bench could have detected with the test it runs: the exact sign-flip test over its
+    own clusters, simulated at their observed discordant counts and planned with the observed
+    (post-hoc) discordance (``power``: the stored :func:`candor_eval.stats.power.power_json` of the
+    comparison ``c``). Either the least improvement found with 80% power, or plainly why none can be
+    (too few clusters that differ to reach alpha at all; or not 80% at any improvement): never both."""
+    if c.kind != "outcome" or c.n == 0 or power is None:
         return ""
-    disc = (c.a_only + c.b_only) / c.n
-    if disc == 0:
-        return f"no discordant {c.unit}s: the bench cannot say what it could detect"
-    n_eff = effective_pairs(c.n, discordance=disc, diff=c.diff or 0.0, diff_hi=c.diff_hi, clusters=c.clusters,
-                            confidence=confidence)
-    def pp(x: float | None) -> str:
-        return "nothing up to the observed discordance" if x is None else f">= {100 * x:.1f} pp"
-    now, bigger = (detectable(n, disc, alpha=c.alpha) for n in (n_eff, SCALE * n_eff))
-    where = f"{c.clusters} {c.cluster}s" + ("" if c.cluster == c.unit else f", worth {n_eff} independent {c.unit}s")
-    return (f"{POWER:.0%} power to detect {pp(now)} ({where}); {SCALE * c.clusters} {c.cluster}s would detect "
-            f"{pp(bigger)}")
+    where = (f"exact sign-flip test over {power['clusters_total']} {c.cluster}s, "
+             f"{power['clusters_discordant']} with a discordant {c.unit}; planned with the observed (post-hoc) "
+             f"discordance {power['discordance']:.3f}")
+    if power["reason"] is not None:
+        return f"{power['reason']} ({where})"
+    return f"{power['power']:.0%} power to detect >= {100 * power['detectable']:.1f} pp ({where})"
 
 
 def verdict_line(gate: GateResult) -> str:
@@ -136,6 +131,11 @@ def track_groups(stats: StatsFile) -> dict[str, str]:
     return groups | {t: r for t, r in sorted(stats.reference.items()) if t.startswith("detection.")}
 
 
+def track_group(track: str) -> str:
+    """The report group of a track: ``lots`` for the lots tracks, else the track itself."""
+    return "lots" if track in LOTS_TRACKS else track
+
+
 def headline_metrics(group: str) -> tuple[str, ...]:
     """The paired metrics of a report group's one-screen summary and forest plot."""
     if group == "lots":
@@ -195,16 +195,20 @@ def summary(stats: StatsFile, gate: GateResult | None) -> list[str]:
 
 def bench_lines(stats: StatsFile, group: str) -> list[str]:
     """What a detection set's statistics rest on: frames and sessions per split, and each session's
-    micro P/R per model (intervals over frames do not cover session-to-session variation)."""
+    micro P/R per model (intervals over frames do not cover session-to-session variation; clustered
+    by session, they do)."""
     bench = stats.benches.get(group)
     if not bench:
         return []
     out = [""]
     for split, b in bench["splits"].items():
         sessions = b["sessions"]
+        cover = ("its intervals and tests treat the sessions as the independent units, so they cover "
+                 "session-to-session variation" if bench["cluster"] == "session" else
+                 "its intervals do not cover session-to-session variation")
         out.append(f"Split `{split}` rests on {b['frames']} frames from {len(sessions)} capture session"
-                   f"{'s' if len(sessions) != 1 else ''}, units clustered by {bench['cluster']}: its intervals do "
-                   "not cover session-to-session variation. Micro precision / recall per session: " +
+                   f"{'s' if len(sessions) != 1 else ''}, units clustered by {bench['cluster']}: {cover}. "
+                   "Micro precision / recall per session: " +
                    "; ".join(f"{md_text(s)} (" + ", ".join(f"{m} {_pr(v)}" for m, v in models.items()) + ")"
                              for s, models in sessions.items()))
     return out
@@ -223,11 +227,12 @@ def details(stats: StatsFile, group: str, cand: str) -> str:
     tracks = LOTS_TRACKS if group == "lots" else (group,)
     power = [f"- {m}: {line}" for m in headline_metrics(group)
              if m in stats.paired and cand in stats.paired[m].candidates
-             and (line := power_line(stats.paired[m].candidates[cand], confidence=stats.confidence))]
+             and (line := power_line(stats.paired[m].candidates[cand], stats.power.get(m, {}).get(cand)))]
     out = [f"# {cand} against {reference} ({group})", ""]
     if power:
-        out += ["What this bench could have detected on its headline tests (exact power of the paired test, "
-                "docs/stats.md, \"What a bench can detect\"):", "", *power, ""]
+        out += ["What this bench could have detected on its headline tests (the power of the exact sign-flip test "
+                "it runs, over its own clusters, by seeded simulation; docs/stats.md, \"What a bench can detect\"):",
+                "", *power, ""]
     out += ["Every test is the exact sign-flip test over independent clusters (one lot per cluster: the exact "
            "McNemar test). Per-class and per-tier tests form families; their verdict reads the Holm-adjusted p "
            "(docs/stats.md, \"Multiple comparisons\"). Headline tests are single tests and are not adjusted.", "",

@@ -10,14 +10,16 @@ Shape (docs/stats.md)::
      "benches": {"detection.<set>": {"cluster": ..., "splits": {"<split>": {"frames": 32, "sessions":
                  {"<session>": {"<model>": {"frames", "tp", "fp", "fn", "precision", "recall"}}}}}}},
      "paired":  {"<metric>": {"reference": "<name>", "family": "<family>" | null,
-                              "candidates": {"<name>": <Paired>, ...}}, ...}}
+                              "candidates": {"<name>": <Paired>, ...}}, ...},
+     "power":   {"<headline metric>": {"<candidate>": <power>, ...}, ...}}
 
 ``<Rate>`` is :meth:`candor_eval.stats.rates.Rate.as_json` (its unit, cluster and interval),
 ``<Paired>`` is :meth:`candor_eval.stats.paired.Paired.as_json` (A = the reference, B = the
 candidate; outcome and count comparisons alike, told apart by its ``kind``). ``family`` names
 the metric's family of tests (:func:`candor_eval.stats.multiple.family`); each candidate's record then
 holds its Holm-adjusted ``p_holm`` within it, and its verdict reads it (``null`` for a headline
-test, which is not adjusted).
+test, which is not adjusted). ``<power>`` is :func:`candor_eval.stats.power.power_json`: what the
+exact sign-flip test over the bench's own clusters could have detected (headline outcome tests).
 """
 from __future__ import annotations
 
@@ -55,6 +57,7 @@ class StatsFile:
     paired: dict[str, Comparisons]
     cluster: dict[str, str] = field(default_factory=dict)     # track -> what its units cluster in
     benches: dict[str, Any] = field(default_factory=dict)     # detection track -> its frames and sessions
+    power: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)   # metric -> candidate -> power
 
     @property
     def absent(self) -> list[str]:
@@ -73,6 +76,7 @@ class StatsFile:
             "paired": {m: {"reference": c.reference, "family": c.family,
                            "candidates": {n: p.as_json() for n, p in sorted(c.candidates.items())}}
                        for m, c in sorted(self.paired.items())},
+            "power": {m: dict(sorted(by.items())) for m, by in sorted(self.power.items())},
         }
 
     @classmethod
@@ -94,5 +98,6 @@ class StatsFile:
                         for m, c in doc["paired"].items()},
                 cluster={str(t): str(c) for t, c in doc["cluster"].items()},
                 benches=dict(doc["benches"]),
+                power={str(m): {str(c): dict(p) for c, p in by.items()} for m, by in doc.get("power", {}).items()},
             )
         return decoded(where, "a stats file (written by the stats stage)", build)

@@ -26,7 +26,9 @@ instead of stdout. Exit 0 (this is a report, not a gate); 2 for an unknown revis
 
 The params file (``--params``, relative to ``--repo``) is read from disk: without ``--params``,
 ``params.yaml`` when it exists (else the defaults); a ``--params`` that does not exist is exit 2.
-A set clustered by session must keep each session in one split on both sides (docs/stats.md).
+A set clustered by session must keep each session in one split on both sides, name every frame's
+session, and have at least as many sessions per split as an exact test at alpha needs
+(:func:`candor_eval.stats.clusters.min_clusters`; docs/stats.md): else exit 2, nothing printed.
 """
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ from candor_eval.common.atomic import dumps_json, write_text
 from candor_eval.common.errors import run_main
 from candor_eval.common.params import DEFAULT_PARAMS, check_probability, section
 from candor_eval.detection.config import DetectorParams
-from candor_eval.review.collect import check_sessions_within_splits
+from candor_eval.review.collect import check_sessions
 from candor_eval.review.compare import compare_units, render_markdown, render_text
 from candor_eval.review.error_kinds import frame_totals, render_totals
 from candor_eval.review.params import StatsParams
@@ -98,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         texts = {name: read_at(rev, path, repo=repo) for name, path in paths.items()}
         absent += [f"{paths[name]} is absent in {label} ({rev})" for name, text in texts.items() if text is None]
         tables = parse_tables(texts, where=located(rev))
-        check_sessions_within_splits(tables, {d: params.cluster.detection_of(d) for d in sets}, where=located(rev))
+        check_sessions(tables, {d: params.cluster.detection_of(d) for d in sets}, alpha=alpha, where=located(rev))
         units.append(units_from_tables(tables, clusters={d: params.cluster.detection_of(d) for d in sets}))
         errors.append(frame_totals(tables))
     rows = compare_units(units[0], units[1], alpha=alpha, confidence=confidence)

@@ -26,7 +26,10 @@ The models are scored side by side, one process per model up to the usable cores
 depend on how many run at once, and memory is each model's bounded peak times the models in
 flight. The params sections are read here (:func:`stages.cli_detection.read_score_params`) and
 passed to the library typed. A set clustered by session (``stats.cluster``) must keep each capture
-session in one split (``frames.csv``; docs/stats.md): else exit 2 naming the session and its rows.
+session in one split, name every frame's session, and have in each split at least as many sessions
+as an exact test at ``stats.alpha`` needs (``frames.csv``;
+:func:`candor_eval.stats.clusters.check_session_clusters`; docs/stats.md): else exit 2 naming the
+session, frames or split, before anything is scored or written.
 Definitions: :mod:`candor_eval.detection.scoring.evaluation`, :mod:`candor_eval.detection.scoring.nms_match`,
 :mod:`candor_eval.detection.scoring.metrics`.
 
@@ -43,12 +46,15 @@ from pathlib import Path
 from candor_eval.common.atomic import JsonListWriter, atomic_open, replace_dir_files, write_json
 from candor_eval.common.errors import run_main
 from candor_eval.common.parallel import fork_map
+from candor_eval.common.params import section
 from candor_eval.detection.frames import SPLITS, check_sessions_within_splits, load_frames
 from candor_eval.detection.scoring.evaluation import ModelScore, frame_rows, label_rows, score_model
 from candor_eval.detection.scoring.metrics import zoom_key
 from candor_eval.detection.scoring.plots import PLOT_KINDS, set_plot_files
 from candor_eval.detection.served_contract import FILE as SERVED_FILE
+from candor_eval.review.params import StatsParams
 from candor_eval.stages.cli_detection import add_scoring_arguments, read_score_params, set_of_args
+from candor_eval.stats.clusters import check_session_clusters
 from candor_eval.stats.outcomes import write_outcome
 
 log = logging.getLogger("candor.score")
@@ -104,7 +110,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     outcomes = Path(args.outcomes or f"metrics/outcomes/{dset.name}")
     coco_out = Path(args.coco_out or f"build/coco-results/{dset.name}")
     if params.cluster.detection_of(dset.name) == "session":      # docs/stats.md: a session lies in one split
-        check_sessions_within_splits(load_frames(data), where=str(data / "frames.csv"))
+        info = load_frames(data)
+        check_sessions_within_splits(info, where=str(data / "frames.csv"))
+        check_session_clusters(zip(info.frames, info.session, info.split, strict=True),
+                               alpha=section(StatsParams, "stats", path=args.params).alpha,
+                               where=str(data / "frames.csv"))
     with ExitStack() as files:
         # each COCO export is streamed to a temporary file (opened here, before any worker forks)
         # while its model is scored; the temporaries replace the outputs only when every model

@@ -24,7 +24,9 @@ Outputs (deterministic: sorted rows, floats rounded to 6 decimals, no timestamps
     ``metrics/outcomes/valuation.csv``  ``lot,candidate,estimate,ratio,in_band,hedged,
         comps_precision,comps_recall`` (docs/CONVENTIONS.md): in_band/hedged 1/0 (no
         estimate: in_band 0, estimate and ratio empty); an undefined precision/recall is empty.
-    ``metrics/audit.json``  :class:`candor_eval.lots.audit.AuditSummary` and the guard of every root cause.
+    ``metrics/audit.json``  :class:`candor_eval.lots.audit.AuditSummary`, the guard of every root cause,
+                            the ``counts`` of its rates over lots and their Wilson ``intervals`` (the
+                            lot as the unit).
 
 Exit codes: 0 ok; 2 bad input or configuration (the file and row or field named; nothing written).
 """
@@ -38,7 +40,7 @@ from pathlib import Path
 from candor_eval.common.atomic import write_json, write_text
 from candor_eval.common.errors import EXIT_OK, run_main
 from candor_eval.common.params import section
-from candor_eval.lots.audit import audit_json, read_audit, summarise_audit
+from candor_eval.lots.audit import audit_counts, audit_json, read_audit, summarise_audit
 from candor_eval.lots.golden import read_lots
 from candor_eval.lots.listings import read_listings, read_relevance
 from candor_eval.lots.params import CompsParams
@@ -53,6 +55,7 @@ from candor_eval.lots.valuation import (
 from candor_eval.lots.values import read_values
 from candor_eval.stages.cli_lots import candidates, command, given, stage_parser
 from candor_eval.stats.outcomes import outcome_text
+from candor_eval.stats.rates import wilson
 
 log = logging.getLogger("candor.score_valuation")
 
@@ -101,14 +104,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                        f"worst {fmt(s.worst_error)[:5]:>5}x ({s.worst_lot})  no estimate {s.no_estimate}  "
                        f"comps P {fmt(s.comps_precision)[:4]} R {fmt(s.comps_recall)[:4]}")
     rows.sort(key=lambda r: (r[0], r[1]))
-    audit = audit_json(summarise_audit(audit_lots), causes)
+    summary = summarise_audit(audit_lots)
+    audit = audit_json(summary, causes)
+    intervals = {name: wilson(c.k, c.n, unit=c.unit) for name, c in audit_counts(summary).items()}
+    audit["intervals"] = {name: r.as_json() for name, r in intervals.items()}
     write_json(args.metrics, valuation_json(summaries))
     write_text(args.outcomes, outcome_text("valuation.csv", rows))
     write_json(args.audit_metrics, audit)
     print("\n".join(console))
-    print(f"audit: {audit['verdicts_changed']}/{audit['lots']} verdicts changed, actionable "
+    def ci(name: str) -> str:
+        r = intervals[name]
+        return "" if r.rate is None else f" ({r.rate:.3f} [{r.lo:.3f}, {r.hi:.3f}] of lots)"
+    print(f"audit: {audit['verdicts_changed']}/{audit['lots']} verdicts changed{ci('verdicts_changed')}, actionable "
           f"{audit['actionable_before']} -> {audit['actionable_after']}, ceilings {audit['ceiling_change_pct']}%, "
-          f"buys that stayed buys {audit['buys_stayed_buys']}/{audit['buys_before']}")
+          f"buys that stayed buys {audit['buys_stayed_buys']}/{audit['buys_before']}{ci('buys_stayed_buys')}")
     return EXIT_OK
 
 

@@ -9,9 +9,15 @@ they always rerun together).
     candor stats wilson K N [--confidence 0.95]     # prints JSON
     candor stats mcnemar B C [--alpha 0.05]         # prints JSON
     candor stats plan --discordance D (--improvement X | --units N) [--alpha --power]
+    candor stats plan --discordance D --cluster-size M (--improvement X | --clusters G) [--together R]
 
-``plan`` is the exact power of the paired test (:mod:`candor_eval.stats.power`): the independent units
-needed to detect an improvement at a discordance, or the least improvement ``--units`` detect.
+``plan`` is the power of the paired test (:mod:`candor_eval.stats.power`): for independent units
+(lots), exactly, the units needed to detect an improvement at a discordance, or the least
+improvement ``--units`` detect; for a clustered design (``--cluster-size``: units per cluster,
+e.g. labels per frame; ``--together``: the share of clusters whose discordant units move
+together), the answer is in clusters: the clusters needed, or the least improvement ``--clusters``
+detect, by a seeded simulation of the exact sign-flip test over them (with too few clusters to
+reach alpha at all, it says so).
 
 Bounds of the helpers' numbers (each computed within memory; beyond, exit 2 naming the argument):
 ``wilson`` ``0 <= K <= N < 2**53``; ``mcnemar`` ``B, C >= 0`` and ``B + C < 2**53``; ``plan``
@@ -61,7 +67,8 @@ from candor_eval.review.params import StatsParams
 from candor_eval.review.report import review
 from candor_eval.review.stats_file import StatsFile
 from candor_eval.stages.cli_review import lots_reference, read_gate_settings
-from candor_eval.stats.power import MAX_UNITS, detectable, pairs_needed
+from candor_eval.stats.clusters import min_clusters
+from candor_eval.stats.power import MAX_UNITS, clusters_needed, detectable, pairs_needed, plan_clusters
 from candor_eval.stats.rates import mcnemar_p, min_k0, min_split, wilson
 from candor_eval.stats.records import p6
 
@@ -116,6 +123,8 @@ def _plan(args: argparse.Namespace) -> int:
     d, alpha, power = args.discordance, args.alpha, args.power
     for name, v in (("--discordance", d), ("--alpha", alpha), ("--power", power)):
         check_probability(v, where=name)
+    if args.cluster_size is not None:
+        return _plan_clusters(args)
     if args.units is not None:
         if not 0 < args.units <= MAX_UNITS:
             raise fail("--units", "must be a positive number of independent pairs, at most 10**6", got=args.units,
@@ -129,6 +138,29 @@ def _plan(args: argparse.Namespace) -> int:
     n = pairs_needed(d, args.improvement, alpha=alpha, power=power)
     print(dumps_json({"improvement": args.improvement, "discordance": d, "alpha": alpha, "power": power,
                       "units_needed": n}), end="")
+    return 0
+
+
+def _plan_clusters(args: argparse.Namespace) -> int:
+    """``plan`` for a clustered design: the answer in clusters."""
+    d, alpha, power, m, rho = args.discordance, args.alpha, args.power, args.cluster_size, args.together
+    if not 1 <= m <= 10_000:
+        raise fail("--cluster-size", "must be a number of units per cluster in [1, 10000]", got=m)
+    if not 0.0 <= rho <= 1.0:
+        raise fail("--together", "must be a share in [0, 1]", got=rho)
+    common = {"discordance": d, "cluster_size": m, "together": rho, "alpha": alpha, "power": power,
+              "test": "exact sign-flip over clusters", "min_clusters": min_clusters(alpha)}
+    if args.clusters is not None:
+        if not 1 <= args.clusters <= 512:
+            raise fail("--clusters", "must be a number of clusters in [1, 512]", got=args.clusters)
+        p = plan_clusters(args.clusters, m, d, alpha=alpha, power=power, rho=rho)
+        print(dumps_json({"clusters": args.clusters, **common, "detectable_improvement": p.detectable,
+                          "reason": p.reason}), end="")
+        return 0
+    if args.improvement is None or not 0 < args.improvement <= d:
+        raise fail("--improvement", "give --clusters G, or an improvement in (0, discordance]", got=args.improvement)
+    g = clusters_needed(args.improvement, m, d, alpha=alpha, power=power, rho=rho)
+    print(dumps_json({"improvement": args.improvement, **common, "clusters_needed": g}), end="")
     return 0
 
 
@@ -194,7 +226,12 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--discordance", type=float, required=True,
                     help="share of units where the two sides disagree (a_only + b_only) / n, e.g. 0.19")
     pl.add_argument("--improvement", type=float, help="B's rate minus A's to detect (e.g. 0.05 = 5 pp)")
-    pl.add_argument("--units", type=int, help="independent units (lots; or effective frames) on the bench")
+    pl.add_argument("--units", type=int, help="independent units (lots) on the bench")
+    pl.add_argument("--cluster-size", type=int, help="a clustered design: units per cluster (e.g. labels per frame); "
+                                                     "the answer is then in clusters")
+    pl.add_argument("--clusters", type=int, help="with --cluster-size: clusters on the bench")
+    pl.add_argument("--together", type=float, default=0.0,
+                    help="with --cluster-size: share of clusters whose discordant units move together (0-1)")
     pl.add_argument("--alpha", type=float, default=0.05)
     pl.add_argument("--power", type=float, default=0.8)
     pl.set_defaults(func=_plan)

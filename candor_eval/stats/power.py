@@ -1,8 +1,8 @@
 """What a bench could have detected: exact power of the paired sign test, and the improvement it
 detects at a given power.
 
-Pure: no I/O, no simulation. The design is ``n`` independent pairs (lots; or clusters reduced to
-their effective number, below), each *discordant* (one side succeeds, the other not) with
+Pure: no I/O. For independent units, no simulation: the design is ``n`` independent pairs (lots),
+each *discordant* (one side succeeds, the other not) with
 probability ``d``; given that it is discordant it favours B with probability
 ``q = (d + delta) / (2 d)``, so that ``delta`` is B's rate minus A's. The test rejects in B's
 favour when the exact McNemar p of the discordant split reaches alpha, which for ``D`` discordant
@@ -15,11 +15,10 @@ is, exactly,
 detectable improvement at a given power is the least ``delta`` on a grid of 0.001 (a tenth of a
 percentage point) whose power reaches it: a grid, so the figure is the same on every machine.
 
-*Clusters.* Where units cluster (labels in frames), the pairs are not independent. The bench is
-then worth ``n_eff = n / deff`` independent pairs, with ``deff`` the design effect of the paired
-difference: its cluster-robust variance (the paired record's interval) over the variance
-``(d - delta**2) / n`` it would have over independent pairs, at least 1
-(:func:`effective_pairs`).
+*Clusters.* Where units cluster (labels in frames, fields in cases), the test that runs is the
+exact sign-flip test over the clusters, and its power is that of :func:`clustered_detectable`
+(a seeded simulation of that test over the bench's own clusters), not this formula on some
+"effective" number of pairs: with ``G`` clusters no outcome reaches a p below ``2 ** (1 - G)``.
 
 >>> round(sign_test_power(17, 0.3, 0.2, alpha=0.05), 4)
 0.1293
@@ -29,10 +28,15 @@ difference: its cluster-robust variance (the paired record's interval) over the 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
-from scipy.special import betainc, stdtrit
+from scipy.special import betainc
+
+from candor_eval.stats.clusters import min_clusters
+from candor_eval.stats.signflip import signflip_p
 
 POWER = 0.8
 GRID = 1000             # detectable improvements are multiples of 1 / GRID
@@ -126,15 +130,169 @@ def pairs_needed(discordance: float, improvement: float, *, alpha: float, power:
     return hi
 
 
-def effective_pairs(n: int, *, discordance: float, diff: float, diff_hi: float | None, clusters: int,
-                    confidence: float) -> int:
-    """The number of independent pairs a clustered paired comparison is worth (module docstring):
-    ``n / deff`` (rounded down), from its difference and the upper bound of its t interval over
-    ``clusters`` clusters."""
-    if diff_hi is None or clusters < 2 or n == 0:
-        return n
-    se = (diff_hi - diff) / float(stdtrit(clusters - 1, 0.5 + 0.5 * confidence))
-    independent = (discordance - diff * diff) / n
-    if independent <= 0:
-        return n
-    return max(1, math.floor(n / max(1.0, se * se / independent)))
+# --- the power of the test that runs: the exact sign-flip test over the bench's own clusters ---
+
+REPS = 600              # simulated benches per power figure (seeded: the same figure on every machine)
+SEED = 20260            # the simulation's fixed seed
+
+
+@dataclass(frozen=True)
+class ClusterPower:
+    """What a clustered bench could have detected with the exact sign-flip test it runs
+    (:func:`clustered_detectable`): ``clusters`` with any discordant unit of ``total`` clusters,
+    ``detectable`` the least improvement (rate units, a multiple of 0.001) found with ``power``
+    (``None``: none is), ``best`` the power at the largest improvement the observed discordance
+    allows, and ``reason`` when no improvement can reach ``power``."""
+
+    clusters: int
+    total: int
+    discordance: float
+    rho: float
+    detectable: float | None
+    best: float
+    power: float
+    alpha: float
+    reason: str | None = None
+
+
+def _rho(discordant: Sequence[int], diffs: Sequence[int]) -> float:
+    """The share of clusters whose discordant units move together, by moments: with ``m_g`` discordant
+    units and difference ``d_g``, ``(sum e_g**2 - sum m_g) / (sum m_g**2 - sum m_g)`` clipped to
+    ``[0, 1]``, ``e_g = d_g - m_g sum d / sum m`` (0 when no cluster has two discordant units)."""
+    total_m, total_d = sum(discordant), sum(diffs)
+    sm2 = sum(m * m for m in discordant)
+    if total_m == 0 or sm2 == total_m:
+        return 0.0
+    e2 = math.fsum((d - m * total_d / total_m) ** 2 for m, d in zip(discordant, diffs, strict=True))
+    return min(1.0, max(0.0, (e2 - total_m) / (sm2 - total_m)))
+
+
+class _Bench:
+    """Seeded draws of a bench's per-cluster differences under an improvement (common random
+    numbers: one set of uniforms serves every improvement, so power grows with it)."""
+
+    def __init__(self, discordant: Sequence[int], rho: float, *, reps: int, seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        self.m = np.asarray([m for m in discordant if m > 0], dtype=np.int64)
+        g, top = len(self.m), int(self.m.max()) if len(self.m) else 0
+        self.together = rng.random((reps, g)) < rho          # the cluster's units move as one
+        self.one = rng.random((reps, g))                      # that one direction's uniform
+        self.each = rng.random((reps, g, top))                # each unit's own uniform
+        self.mask = np.arange(top)[None, None, :] < self.m[None, :, None]
+
+    def power(self, q: float, alpha: float) -> float:
+        """Share of draws where the two-sided sign-flip test reaches alpha in B's favour, each
+        discordant unit favouring B with probability ``q``."""
+        b_units = ((self.each < q) & self.mask).sum(axis=2)
+        d = np.where(self.together, np.where(self.one < q, self.m, -self.m), 2 * b_units - self.m)
+        hits = 0
+        for row in d.tolist():
+            if sum(row) > 0 and signflip_p(row) <= alpha:
+                hits += 1
+        return hits / len(d)
+
+
+def clustered_detectable(discordant: Sequence[int], diffs: Sequence[int], n: int, *, alpha: float,
+                         power: float = POWER, reps: int = REPS, seed: int = SEED,
+                         rho: float | None = None) -> ClusterPower:
+    """The least improvement the exact sign-flip test over these clusters detects with ``power``
+    (docs/stats.md, "What the bench could have detected"), planned with the observed (post-hoc)
+    discordance.
+
+    ``discordant[g]``: the discordant units of cluster ``g`` (one side succeeded, the other not),
+    ``diffs[g]`` its B-minus-A difference, ``n`` the paired units. Model: under an improvement
+    ``delta`` (B's rate minus A's) each discordant unit favours B with probability
+    ``q = 1/2 + delta n / (2 D)``, ``D = sum discordant``; a share ``rho`` of clusters
+    (:func:`_rho`, the observed clustering of the differences) have all their discordant units move
+    together (``rho`` given: a plan's assumption instead). The power at ``delta`` is the share of
+    ``reps`` seeded simulated benches whose exact
+    sign-flip p (:func:`candor_eval.stats.signflip.signflip_p`, the test the stats stage runs) is at
+    most alpha in B's favour; the least ``delta`` on a grid of 0.001 up to ``D / n`` reaching
+    ``power`` is found by bisection. Clusters with no discordant unit carry no information: with
+    fewer than :func:`candor_eval.stats.clusters.min_clusters` that differ, no outcome can reach
+    alpha, and that is said instead (``reason``), never a power figure.
+    """
+    if len(discordant) != len(diffs) or n <= 0:
+        raise ValueError("need one difference per cluster and n > 0")
+    g = sum(1 for m in discordant if m > 0)
+    total = len(discordant)
+    big_d = sum(discordant)
+    rho = _rho(discordant, diffs) if rho is None else rho
+    disc = big_d / n
+    if g < min_clusters(alpha):
+        clusters = f"{g} cluster that differs" if g == 1 else f"{g} clusters that differ"
+        why = (f"cannot reject at alpha {alpha:g} with {clusters}: even all of them moving one way "
+               f"gives p = {2.0 ** (1 - g):.3g}" if g else "no discordant unit: nothing to plan with")
+        return ClusterPower(g, total, disc, rho, None, 0.0, power, alpha, why)
+    bench = _Bench(discordant, rho, reps=reps, seed=seed)
+    top = math.floor(disc * GRID)
+    def at(step: int) -> float:
+        return bench.power(0.5 + step / GRID * n / (2.0 * big_d), alpha)
+    best = at(top)
+    if top < 1 or best < power:
+        return ClusterPower(g, total, disc, rho, None, best, power, alpha,
+                            f"cannot reach {power:.0%} power at any improvement the observed discordance allows "
+                            f"(at most {best:.0%})")
+    lo, hi = 0, top
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if at(mid) >= power else (mid, hi)
+    return ClusterPower(g, total, disc, rho, hi / GRID, best, power, alpha)
+
+
+def cluster_discordance(a: Mapping[tuple[str, ...], int], b: Mapping[tuple[str, ...], int], *,
+                        cluster_of: Mapping[tuple[str, ...], str] | None) -> tuple[list[int], list[int], int]:
+    """Per cluster (sorted by cluster id) of the units A and B share: its discordant units and its
+    B-minus-A difference (outcomes, 1 = success), and the number of shared units; ``cluster_of``
+    ``None``: each unit is its own cluster.
+
+    >>> cluster_discordance({("f1", "0"): 1, ("f1", "1"): 0, ("f2", "0"): 1}, {("f1", "0"): 0, ("f1", "1"): 1,
+    ...                     ("f2", "0"): 1}, cluster_of={("f1", "0"): "f1", ("f1", "1"): "f1", ("f2", "0"): "f2"})
+    ([2, 0], [0, 0], 3)
+    """
+    common = sorted(set(a) & set(b))
+    per: dict[str, list[int]] = {}
+    for case in common:
+        s = per.setdefault("/".join(case) if cluster_of is None else cluster_of[case], [0, 0])
+        va, vb = int(a[case]), int(b[case])
+        s[0] += va != vb
+        s[1] += vb - va
+    return [per[g][0] for g in sorted(per)], [per[g][1] for g in sorted(per)], len(common)
+
+
+def power_json(p: ClusterPower) -> dict[str, object]:
+    """The stored form of a :class:`ClusterPower` (``stats.json``: ``power``)."""
+    return {"test": "exact sign-flip over clusters", "clusters_total": p.total, "clusters_discordant": p.clusters,
+            "discordance": round(p.discordance, 6), "rho": round(p.rho, 6), "alpha": p.alpha, "power": p.power,
+            "detectable": p.detectable, "power_at_most": round(p.best, 6), "reason": p.reason,
+            "planned_with": "the observed (post-hoc) discordance", "reps": REPS, "seed": SEED}
+
+
+def plan_clusters(clusters: int, cluster_size: int, discordance: float, *, alpha: float, power: float = POWER,
+                  rho: float = 0.0) -> ClusterPower:
+    """What a planned clustered bench detects: ``clusters`` clusters of ``cluster_size`` units, each
+    with ``round(cluster_size * discordance)`` discordant units (at least 1) of which a share ``rho``
+    of clusters move together (:func:`clustered_detectable` on that bench)."""
+    m = max(1, round(cluster_size * discordance))
+    return clustered_detectable([m] * clusters, [0] * clusters, clusters * cluster_size, alpha=alpha, power=power,
+                                rho=rho)
+
+
+def clusters_needed(improvement: float, cluster_size: int, discordance: float, *, alpha: float, power: float = POWER,
+                    rho: float = 0.0, limit: int = 512) -> int | None:
+    """The least number of clusters of ``cluster_size`` units whose sign-flip test detects
+    ``improvement`` with ``power`` (:func:`plan_clusters`); ``None`` above ``limit``. Searched upward
+    from :func:`~candor_eval.stats.clusters.min_clusters` by doubling, then bisection."""
+    def ok(g: int) -> bool:
+        p = plan_clusters(g, cluster_size, discordance, alpha=alpha, power=power, rho=rho)
+        return p.detectable is not None and p.detectable <= improvement
+    hi = min_clusters(alpha)
+    while not ok(hi):
+        hi *= 2
+        if hi > limit:
+            return None
+    lo = max(min_clusters(alpha) - 1, hi // 2)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi

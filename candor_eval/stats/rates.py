@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from scipy.special import betainc, ndtri, stdtrit
+from scipy.special import betainc, gammaincinv, ndtri, stdtrit
 
 from candor_eval.common.counts import MAX_COUNT, Count, Estimate
 from candor_eval.common.params import check_probability
@@ -135,16 +135,66 @@ def ratio_variance(k: int, n: int, *, g: int, sum_k2: int, sum_kn: int, sum_n2: 
     return Fraction(g * num, (g - 1) * n ** 4)
 
 
+def cluster_df(count: Count, var: Fraction) -> float:
+    """The degrees of freedom of Student's t for a clustered interval (docs/stats.md, "Rates"): the
+    least of
+
+    - ``G - 1``, the clusters' own;
+    - ``G_K - 1`` with ``G_K = n**2 / sum n_g**2`` (Kish's effective number of clusters: uneven
+      clusters are worth fewer; ``G_K = G`` when all are equal);
+    - Satterthwaite's ``2 / (2 / (G - 1) + g2 / G)``, the degrees of freedom of a variance estimated
+      from ``G`` clusters whose per-cluster values have excess kurtosis ``g2``, with ``g2`` that of a
+      working model fitted by moments to the rate and its cluster variance: for a proportion, the
+      cluster proportions as Beta with mean ``r`` and variance ``G V`` (all-or-none clusters when
+      that variance reaches ``r (1 - r)``); for a mean, the cluster totals as negative binomial
+      with mean ``m n / G`` and variance ``V n**2 / G`` (Poisson when not over-dispersed). Its
+      kurtosis is a moment estimate from few clusters, so for a mean it is not taken below
+      ``(G - 1) / 2``. ``g2 = 0`` (no adjustment) when the rate is 0 or, for a proportion, 1.
+
+    ``count`` has ``G >= 2`` clusters and ``n > 0``; ``var`` is its :func:`ratio_variance`.
+
+    >>> from candor_eval.common.counts import Clusters
+    >>> cluster_df(Count(4, 8, "label", Clusters("frame", 2, 8, 16, 32)), Fraction(0))   # 2 equal clusters
+    1.0
+    """
+    c = count.clusters
+    assert c is not None and c.g >= 2 and count.n > 0
+    g, k, n = c.g, count.k, count.n
+    df = min(g - 1.0, n * n / c.sum_n2 - 1.0)
+    g2 = 0.0
+    if count.estimate == "rate" and 0 < k < n:
+        r = k / n
+        s = max(0.0, r * (1.0 - r) / (g * float(var)) - 1.0) if var > 0 else math.inf
+        if math.isfinite(s):
+            a, b = r * s, (1.0 - r) * s
+            g2 = max(0.0, 6.0 * ((a - b) ** 2 * (a + b + 1) - a * b * (a + b + 2)) / (a * b * (a + b + 2) * (a + b + 3))
+                     if s > 0 else (1.0 - 6.0 * r * (1.0 - r)) / (r * (1.0 - r)))
+        return min(df, 2.0 / (2.0 / (g - 1) + g2 / g))
+    if count.estimate == "mean" and k > 0:
+        mu, v = k / g, float(var) * n * n / g          # a cluster total's mean and variance
+        if v > mu:
+            size = mu * mu / (v - mu)
+            g2 = 6.0 / size + size / (mu * (size + mu))
+        else:
+            g2 = 1.0 / mu
+        return min(df, max((g - 1) / 2.0, 2.0 / (2.0 / (g - 1) + g2 / g)))
+    return df
+
+
 def interval(count: Count, *, confidence: float = CONFIDENCE) -> Rate:
     """The rate of ``count`` with its interval over independent clusters (docs/stats.md, "Rates").
 
     - Independent units (no clusters, or every cluster holds one unit): the plain Wilson interval.
     - A proportion over ``G >= 2`` clusters: the Wilson interval at the effective sample size
-      ``n* = n / deff * (z / t_{G-1})**2``, ``deff = max(1, V / (r (1 - r) / n))`` with ``V``
+      ``n* = n / deff * (z / t)**2``, ``deff = max(1, V / (r (1 - r) / n))`` with ``V``
       the cluster-robust variance (:func:`ratio_variance`) and ``deff = 1`` when ``r`` is
-      0 or 1; ``t_{G-1}`` Student's quantile (SciPy's ``stdtrit``), so few clusters widen it.
-    - A mean (``estimate: mean``) over ``G >= 2`` clusters: ``m -/+ t_{G-1} sqrt(V)``, the lower
-      bound clipped at 0 (for independent units, the clusters are the units).
+      0 or 1; ``t`` Student's quantile (SciPy's ``stdtrit``) on :func:`cluster_df` degrees of
+      freedom, so few, uneven or heavy-tailed clusters widen it.
+    - A mean (``estimate: mean``, e.g. false positives per frame) over ``G >= 2`` clusters: the
+      exact Poisson (Garwood) interval of the count ``m n*`` at the effective exposure
+      ``n* = n / phi * (z / t)**2``, ``phi = max(1, V n / m)`` (the over-dispersion, stored as
+      ``deff``; ``phi = 1`` when ``m = 0``), bounds ``Gamma^-1(m n*, a/2) / n*`` (0 when
+      ``m = 0``) and ``Gamma^-1(m n* + 1, 1 - a/2) / n*``: skewed like the counts it describes.
     - Fewer than 2 clusters: no interval (``lo = hi = None``).
 
     >>> from candor_eval.common.counts import Clusters
@@ -163,13 +213,19 @@ def interval(count: Count, *, confidence: float = CONFIDENCE) -> Rate:
     if c is None or n == 0 or g < 2:
         return Rate(k=k, n=n, unit=count.unit, rate=k / n if n else None, lo=None, hi=None, cluster=name,
                     clusters=g, estimate=count.estimate)
-    z, t = float(ndtri(0.5 + 0.5 * confidence)), float(stdtrit(g - 1, 0.5 + 0.5 * confidence))
     var = ratio_variance(k, n, g=g, sum_k2=c.sum_k2, sum_kn=c.sum_kn, sum_n2=c.sum_n2)
+    z = float(ndtri(0.5 + 0.5 * confidence))
+    t = float(stdtrit(cluster_df(count, var), 0.5 + 0.5 * confidence))
     r = k / n
     if count.estimate == "mean":
-        half = t * math.sqrt(var)
-        return Rate(k=k, n=n, unit=count.unit, rate=r, lo=max(0.0, r - half), hi=r + half, cluster=name,
-                    clusters=g, deff=1.0, estimate="mean")
+        phi = 1.0 if k == 0 else max(1.0, float(var * n * n / k))
+        exposure = n / phi * (z / t) ** 2
+        x = r * exposure
+        tail = 0.5 - 0.5 * confidence
+        lo = 0.0 if k == 0 else min(r, float(gammaincinv(x, tail)) / exposure)
+        hi = max(r, float(gammaincinv(x + 1.0, 1.0 - tail)) / exposure)
+        return Rate(k=k, n=n, unit=count.unit, rate=r, lo=lo, hi=hi, cluster=name,
+                    clusters=g, deff=phi, estimate="mean")
     deff = 1.0 if k in (0, n) else max(1.0, float(var * n * n * n / (k * (n - k))))
     lo, hi = _wilson_bounds(r, n / deff * (z / t) ** 2, z)
     return Rate(k=k, n=n, unit=count.unit, rate=r, lo=lo, hi=hi, cluster=name, clusters=g, deff=deff)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from candor_eval.lots.audit import AuditLot, percent_change, summarise_audit
+from candor_eval.lots.audit import AuditLot, audit_counts, audit_json, percent_change, summarise_audit
 
 
 def A(lot, pv, pc, av, ac, cause=""):
@@ -48,3 +48,15 @@ def test_percent_change_rounds_half_up():
 def test_empty_audit():
     s = summarise_audit([])
     assert (s.lots, s.verdicts_changed, s.ceiling_change_pct, s.root_causes) == (0, 0, None, {})
+
+
+def test_the_audit_rates_are_counted_over_lots():
+    """verdicts changed, actionable before/after of all lots, buys that stayed buys of the buys: k of n
+    lots, in the counts block (ceiling sums are amounts: not there)."""
+    lots = [AuditLot("a", "buy", Decimal(1), "buy", Decimal(1)), AuditLot("b", "buy", Decimal(1), "pass", Decimal(0)),
+            AuditLot("c", "pass", Decimal(0), "watch", Decimal(2))]
+    s = summarise_audit(lots)
+    assert {k: (c.k, c.n, c.unit) for k, c in audit_counts(s).items()} == {
+        "verdicts_changed": (2, 3, "lot"), "actionable_before": (2, 3, "lot"), "actionable_after": (2, 3, "lot"),
+        "buys_stayed_buys": (1, 2, "lot")}
+    assert audit_json(s, {})["counts"]["buys_stayed_buys"] == {"k": 1, "n": 2, "unit": "lot"}

@@ -159,8 +159,8 @@ def test_a_session_in_two_splits_is_refused_before_the_session_count():
     rows = [{"frame": f"f{i}", "split": "dev" if i < 7 else "test", "session": f"s{i % 7}", "model": "m"}
             for i in range(14)]
     with pytest.raises(InputError) as err:
-        check_sessions({"d/detection-frames.csv": rows}, {"d": "session"}, where="p.yaml")
+        check_sessions({"d/detection-frames.csv": rows}, {"d": "session"}, alpha=0.05)
     assert len(err.value.problems) == 7
     assert str(err.value.problems[0]) == "d/detection-frames.csv: session 's0' lies in two splits: dev frames f0; " \
                                          "test frames f7"
-    check_sessions({"d/detection-frames.csv": rows}, {"d": "frame"}, where="p.yaml")     # by frame: not checked
+    check_sessions({"d/detection-frames.csv": rows}, {"d": "frame"}, alpha=0.05)     # by frame: not checked

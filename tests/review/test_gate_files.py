@@ -172,12 +172,30 @@ def test_wrong_targets_come_from_each_models_detection_metrics(tmp_path, wrong, 
 
 
 def test_units_cluster_as_stats_cluster_declares_for_the_set(tmp_path):
-    """``stats.cluster.detection: session``: the 6 frames fall in 3 sessions, so the precision test is
-    3-0 sessions, p = 2 / 2**3 = 0.25: not shown at alpha 0.05."""
-    g = gate(tmp_path, settings(cluster="session"))
+    """``stats.cluster.detection: session``: the 6 frames fall in 3 sessions. At gate alpha 0.05 an
+    exact test needs 6 clusters (2 ** -5 <= 0.05), so the gate refuses to run (an InputError naming
+    the table and split) rather than print 3-session numbers; at alpha 0.25 three suffice, and the
+    precision test is 3-0 sessions, p = 2 / 2**3 = 0.25."""
+    with pytest.raises(InputError, match=r"outcomes/s/detection-frames.csv \(split test\): too few capture sessions "
+                                         r"for an exact test at alpha 0.05 \(expected >= 6 sessions, got 3"):
+        gate(tmp_path, settings(cluster="session"))
+    g = gate(tmp_path / "wide", settings(cluster="session", alpha=0.25))
     crit = g.criteria["micro_precision_higher"]
-    assert g.cluster == "session" and crit.p == 0.25 and crit.status == "fail"
+    assert g.cluster == "session" and crit.p == 0.25
     assert crit.candidate_rate is not None and crit.candidate_rate.clusters == 3
+
+
+def test_a_frame_with_no_session_or_no_frame_table_is_an_error_by_session(tmp_path):
+    """By session, an empty session name is not one unnamed cluster, and label outcomes without the
+    per-frame table are not "sessions" that are frames: both InputErrors naming the table."""
+    paths = write_inputs(tmp_path)
+    f = paths["outcomes"] / "s" / TABLES[0]
+    f.write_text(f.read_text().replace("f0,test,s0,", "f0,test,,"))
+    with pytest.raises(InputError, match=r"frame with no session name, clustered by session: f0"):
+        gate_from_files(settings(cluster="session", alpha=0.25), **paths)
+    f.unlink()
+    with pytest.raises(InputError, match=r"detection-frames.csv: absent: the label outcomes are clustered by session"):
+        gate_from_files(settings(cluster="session", alpha=0.25), **paths)
 
 
 def test_a_malformed_outcome_table_names_the_file_row_and_column(tmp_path):

@@ -3,10 +3,12 @@ that counts it (never recomputed), ``null`` where its source is absent, the pair
 verdict only for a candidate against its reference."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from candor_eval.review.gate import Criterion, GateResult
-from candor_eval.review.headline import detection_headline, dig, headline, lots_headline, paired_p, versus
+from candor_eval.review.headline import P_VALUES, detection_headline, dig, headline, lots_headline, paired_p, versus
 from candor_eval.review.stats_file import Comparisons, StatsFile
 from candor_eval.stats.paired import Paired, compare_paired
 
@@ -153,7 +155,9 @@ def test_headline_gate_block(statuses, verdict, pending):
     doc = headline(stats_of({}), gate_result(*statuses), {}, sets={"detector": []}, candidates=[], reference="a")
     assert doc == {"detection": {}, "lots": {}, "gate": {"set": "detector", "reference": "v1", "candidate": "v2",
                                                          "split": "dev", "verdict": verdict,
-                                                         "passed": verdict == "PASSED", "pending": pending}}
+                                                         "passed": verdict == "PASSED", "pending": pending},
+                   "cluster": {"detection.detector": "frame", "identification": "lot", "fields": "case",
+                               "valuation": "lot"}, "p_values": P_VALUES}
     assert headline(stats_of({}), None, {}, sets={"detector": []}, candidates=[], reference="a")["gate"] is None
 
 
@@ -161,13 +165,23 @@ def test_a_project_of_one_track_has_only_its_own_blocks():
     """Detector only (no lots reference): no ``lots`` key; lots only (no detection set, no gate): no
     ``detection`` or ``gate`` key."""
     det = headline(stats_of({}), None, {}, sets={"birds": ["v1"]}, candidates=[], reference=None)
-    assert list(det) == ["detection", "gate"] and det["gate"] is None
+    assert list(det) == ["detection", "gate", "cluster", "p_values"] and det["gate"] is None
     lots = headline(stats_of({}), None, lots_docs(), sets={}, candidates=["a"], reference="a")
-    assert list(lots) == ["lots"] and lots["lots"]["a"]["hit_rate"] == 0.5
+    assert list(lots) == ["lots", "cluster", "p_values"] and lots["lots"]["a"]["hit_rate"] == 0.5
 
 
 def test_headline_holds_the_three_blocks():
     """The whole document: ``detection`` by set and model, ``lots`` by candidate, ``gate``."""
     doc = headline(stats_of({}), None, lots_docs(), sets={"detector": ["v1"]}, candidates=["a"], reference="a")
-    assert list(doc) == ["detection", "lots", "gate"]
+    assert list(doc) == ["detection", "lots", "gate", "cluster", "p_values"]
     assert list(doc["detection"]["detector"]) == ["v1"] and doc["lots"]["a"]["hit_rate"] == 0.5
+
+
+def test_the_headline_names_its_clusters_and_what_its_p_values_are():
+    """By session the p-values change: the headline says which clustering they were computed over, and
+    that they are single unadjusted tests (the adjustment named)."""
+    st = stats_of({})
+    st = dataclasses.replace(st, cluster={"detection.night": "session", "detection.day": "frame"})
+    doc = headline(st, None, {}, sets={"night": [], "day": []}, candidates=[], reference=None)
+    assert doc["cluster"] == {"detection.night": "session", "detection.day": "frame"}
+    assert "unadjusted" in doc["p_values"] and "Holm" in doc["p_values"] and "sign-flip" in doc["p_values"]

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from candor_eval.common.errors import InputError
 from candor_eval.common.params import validate
-from candor_eval.review.params import MIN_SESSIONS, Cluster, DeclaredGate, GateParams, Reference, StatsParams
+from candor_eval.review.params import Cluster, DeclaredGate, GateParams, Reference, StatsParams
 
 
 def error_locs(err: ValidationError) -> list[tuple]:
@@ -40,7 +40,8 @@ def test_a_set_may_cluster_by_session_while_the_others_cluster_by_frame():
     c = Cluster(detection="frame", by_set={"night": "session"})
     assert (c.detection_of("night"), c.detection_of("detector")) == ("session", "frame")
     assert Cluster(detection="session").detection_of("detector") == "session"
-    assert MIN_SESSIONS == 6
+    from candor_eval.stats.clusters import min_clusters
+    assert min_clusters(StatsParams().alpha) == 6
 
 
 @pytest.mark.parametrize("model,data,loc", [

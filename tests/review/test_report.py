@@ -60,7 +60,11 @@ def test_report_is_deterministic_summary_first_with_details_per_candidate(tmp_pa
                                "lots--prompt-a.md", "lots--prompt-b.md"]
     cand = details["detection.detector--demo-v2.md"].decode()
     assert "| detection.detector.test.class.deer.label_found |" in cand and "p (Holm)" in cand
-    assert "What this bench could have detected" in cand and "80% power to detect" in cand
+    # 3 test frames, 1 with a discordant label: no outcome can reach alpha, and the line says so (no 80% claim)
+    assert "What this bench could have detected" in cand and "80% power" not in cand
+    assert ("- detection.detector.test.label_found: cannot reject at alpha 0.05 with 1 cluster that differs: even "
+            "all of them moving one way gives p = 1 (exact sign-flip test over 3 frames, 1 with a discordant label; "
+            "planned with the observed (post-hoc) discordance 0.200)") in cand
     ref = details["detection.detector--demo-v1.md"].decode()
     assert ("| detection.detector.demo-v1.test.micro.recall | 3 / 5 | label | label (5, 1.00) "
             "| 0.600 [0.231, 0.882] |") in ref
@@ -148,3 +152,23 @@ def test_recorded_switches_are_listed_and_a_difference_from_the_reference_is_sai
     one_side = environment_lines(docs(a=None, b={"MODE": ["x"]}), ["a", "b"], "a")
     assert "- a: none recorded" in one_side and any("differ** (MODE)" in x for x in one_side)
     assert environment_lines(docs(a=None, b=None), ["a", "b"], "a") == []
+
+
+def test_bench_lines_say_what_the_clustering_covers():
+    """By frame the intervals do not cover session-to-session variation; by session they do (the
+    frame-mode sentence is not printed in session mode)."""
+    from candor_eval.review.report import bench_lines
+    from candor_eval.review.stats_file import StatsFile
+
+    def bench(cluster: str) -> str:
+        b = {"cluster": cluster, "splits": {"test": {"frames": 12, "sessions": {
+            f"s{i}": {"m": {"frames": 2, "tp": 1, "fp": 0, "fn": 1, "precision": 1.0, "recall": 0.5}}
+            for i in range(6)}}}}
+        st = StatsFile(confidence=0.95, alpha=0.05, min_k0=6, reference={}, inputs={}, rates={}, paired={},
+                       benches={"detection.d": b})
+        return "\n".join(bench_lines(st, "detection.d"))
+    assert "units clustered by frame: its intervals do not cover session-to-session variation" in bench("frame")
+    by_session = bench("session")
+    assert "do not cover" not in by_session
+    assert "units clustered by session: its intervals and tests treat the sessions as the independent units" \
+        in by_session

@@ -149,3 +149,16 @@ def test_a_session_in_both_splits_is_an_error_when_clustering_by_session(repo, c
            "f1, f2" in err
     (repo / "params.yaml").write_text("detector: {sets: {demo: [demo-v1]}}\n")       # by frame: not checked
     assert run_main(main, ["workspace", "--repo", str(repo)]) == 0
+
+
+def test_too_few_sessions_for_alpha_are_an_error_before_anything_is_printed(repo, capsys):
+    """Clustered by session, the one session of the test split cannot give an exact test at alpha:
+    exit 2 naming the table, split and the number needed (which follows --alpha), nothing printed."""
+    (repo / "params.yaml").write_text("detector: {sets: {demo: [demo-v1]}}\nstats: {cluster: {detection: session}}\n")
+    assert run_main(main, ["workspace", "--repo", str(repo)]) == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert "metrics/outcomes/demo/detection-frames.csv (split test): too few capture sessions for an exact test at " \
+           "alpha 0.05 (expected >= 6 sessions, got 1: s)" in out.err
+    assert run_main(main, ["workspace", "--repo", str(repo), "--alpha", "0.01"]) == 2
+    assert "(expected >= 8 sessions, got 1: s)" in capsys.readouterr().err

@@ -52,6 +52,12 @@ def test_hand_computed_metrics_and_outcomes(tmp_path):
     assert (a["buys_before"], a["buys_stayed_buys"]) == (2, 1)
     assert a["root_causes"] == {"screen_dimension_as_quantity": 1}
     assert a["guards"] == {"screen_dimension_as_quantity": ["lot:T1"]}
+    # the rates over lots, with their Wilson intervals (the lot as the unit); the lots of this audit:
+    assert a["counts"]["verdicts_changed"] == {"k": 1, "n": a["lots"], "unit": "lot"}
+    assert a["counts"]["buys_stayed_buys"] == {"k": 1, "n": 2, "unit": "lot"}
+    from candor_eval.stats.rates import wilson
+    assert a["intervals"]["buys_stayed_buys"] == wilson(1, 2, unit="lot").as_json() | {"deff": 1.0}
+    assert a["intervals"]["buys_stayed_buys"]["lo"] == 0.094531 and a["intervals"]["buys_stayed_buys"]["hi"] == 0.905469
 
 
 def test_outcome_table_matches_the_contract(tmp_path):

@@ -51,7 +51,8 @@ def test_stage_on_fixtures(tmp_path):
     code, out = run_stage(tmp_path)
     assert code == 0
     s = json.loads(out.read_text())
-    assert list(s) == ["confidence", "alpha", "min_k0", "reference", "inputs", "cluster", "benches", "rates", "paired"]
+    assert list(s) == ["confidence", "alpha", "min_k0", "reference", "inputs", "cluster", "benches", "rates", "paired",
+                       "power"]
     assert s["cluster"] == {"detection.detector": "frame", "fields": "case"}
     assert s["min_k0"] == 6
     # inputs: absent tables and metrics are listed, not dropped
@@ -174,7 +175,8 @@ def test_a_detector_only_project_gets_nothing_of_the_lots_track(tmp_path, caplog
     assert s["reference"] == {"detection.detector": "demo-v1"} and s["cluster"] == {"detection.detector": "frame"}
     assert all("detect" in path for path in s["inputs"]) and all(m.startswith("detection.") for m in s["paired"])
     head = json.loads((root / "m" / "headline.json").read_text())
-    assert list(head) == ["detection", "gate"]
+    assert list(head) == ["detection", "gate", "cluster", "p_values"]
+    assert head["cluster"] == {"detection.detector": "frame"}
     assert (head["gate"]["reference"], head["gate"]["candidate"]) == ("demo-v1", "demo-v2")
     gate = json.loads((root / "m" / "gate.json").read_text())
     assert gate["predeclared"] == f"{root / 'eval' / 'params.yaml'}:gate"
@@ -201,7 +203,8 @@ def test_a_lots_only_project_gets_no_detector_section_gate_or_latency_hint(tmp_p
     assert set(s["reference"]) == {"identification", "fields", "valuation"}
     assert s["cluster"] == {"fields": "case"} and not any("detect" in path for path in s["inputs"])
     head = json.loads((root / "m" / "headline.json").read_text())
-    assert list(head) == ["lots"] and head["lots"]["prompt-b"]["p_hit"] == 1.0
+    assert list(head) == ["lots", "cluster", "p_values"] and head["lots"]["prompt-b"]["p_hit"] == 1.0
+    assert head["cluster"] == {"identification": "lot", "fields": "case", "valuation": "lot"}
     report = (root / "r" / "report.md").read_text()
     for absent in ("detection", "release gate", "Release gate", "latency", "frames, or capture sessions"):
         assert absent not in report, absent
@@ -262,6 +265,10 @@ def test_cli_helpers_reject(argv):
     (["plan", "--discordance", "0.2", "--units", "0"], "--units: must be a positive number"),
     (["plan", "--discordance", "0.2", "--improvement", "0.3"], "--improvement: give --units N"),
     (["plan", "--discordance", "1.0", "--units", "10"], "--discordance: must be strictly between 0 and 1"),
+    (["plan", "--discordance", "0.2", "--cluster-size", "0", "--clusters", "8"], "--cluster-size: must be a number"),
+    (["plan", "--discordance", "0.2", "--cluster-size", "19", "--clusters", "9999"], "--clusters: must be a number"),
+    (["plan", "--discordance", "0.2", "--cluster-size", "19", "--together", "2"], "--together: must be a share"),
+    (["plan", "--discordance", "0.2", "--cluster-size", "19"], "--improvement: give --clusters G"),
     (["wilson", "1", str(2 ** 53)], "need 0 <= K <= N < 2**53"),
     (["mcnemar", str(2 ** 52), str(2 ** 52)], "B + C < 2**53"),
 ])
@@ -275,3 +282,20 @@ def test_every_helper_number_is_bounded(argv, message):
 def test_plan_at_its_bound_and_below(capsys):
     assert main(["plan", "--discordance", "0.2", "--units", "1000"]) == 0
     assert json.loads(capsys.readouterr().out)["detectable_improvement"] == 0.041
+
+
+def test_plan_answers_in_clusters_for_a_clustered_design(capsys):
+    """With --cluster-size the answer is in clusters (the sign-flip test over them); too few clusters
+    to reach alpha say so and give no improvement; more clusters detect less."""
+    assert main(["plan", "--discordance", "0.2", "--cluster-size", "19", "--clusters", "6", "--alpha", "0.01"]) == 0
+    few = json.loads(capsys.readouterr().out)
+    assert few["detectable_improvement"] is None and few["min_clusters"] == 8
+    assert few["reason"].startswith("cannot reject at alpha 0.01 with 6 clusters")
+    sizes = []
+    for g in ("12", "32"):
+        assert main(["plan", "--discordance", "0.2", "--cluster-size", "19", "--clusters", g]) == 0
+        sizes.append(json.loads(capsys.readouterr().out)["detectable_improvement"])
+    assert sizes[0] > sizes[1] > 0
+    assert main(["plan", "--discordance", "0.2", "--cluster-size", "19", "--improvement", str(sizes[1])]) == 0
+    needed = json.loads(capsys.readouterr().out)["clusters_needed"]
+    assert 12 < needed <= 32 + 2                   # about the 32 clusters that detect it (power is simulated)

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from candor_eval.stats.power import detectable, effective_pairs, pairs_needed, sign_test_power
+from candor_eval.stats.power import detectable, pairs_needed, sign_test_power
 from candor_eval.stats.rates import mcnemar_p
 
 
@@ -54,15 +54,6 @@ def test_detectable_and_pairs_needed_agree():
     assert sign_test_power(n, 0.3, 0.15, alpha=0.05) >= 0.8 > sign_test_power(n - 1, 0.3, 0.15, alpha=0.05)
 
 
-def test_effective_pairs():
-    assert effective_pairs(100, discordance=0.2, diff=0.0, diff_hi=None, clusters=10, confidence=0.95) == 100
-    # a paired difference whose clustered interval is twice as wide as over independent pairs: a quarter
-    from scipy.special import stdtrit
-    se = 2 * math.sqrt(0.2 / 100)
-    hi = float(stdtrit(9, 0.975)) * se
-    assert effective_pairs(100, discordance=0.2, diff=0.0, diff_hi=hi, clusters=10, confidence=0.95) == 25
-
-
 @pytest.mark.parametrize("alpha", [0.05, 0.01, 0.2])
 def test_critical_counts_are_the_least_split_reaching_alpha(alpha):
     from candor_eval.stats.power import _criticals
@@ -70,3 +61,73 @@ def test_critical_counts_are_the_least_split_reaching_alpha(alpha):
     ds, cs = _criticals(400, alpha)
     expected = {d: s[0] for d in range(401) if (s := min_split(d, alpha)) is not None}
     assert dict(zip(ds.tolist(), cs.tolist())) == expected
+
+
+# --- the power of the test that runs (clustered_detectable) ---
+
+def independent_power(discordant: list[int], diffs: list[int], n: int, improvement: float, *, alpha: float,
+                      reps: int, seed: int) -> float:
+    """The power of the exact sign-flip test, simulated unit by unit with its own seed and loop (not
+    the library's vectorised draws): each cluster's discordant units move together with probability
+    rho (the library's moment estimate), else each favours B on its own."""
+    import random
+
+    from candor_eval.stats.power import _rho
+    from candor_eval.stats.signflip import signflip_p
+    rng = random.Random(seed)
+    rho, q = _rho(discordant, diffs), 0.5 + improvement * n / (2 * sum(discordant))
+    hits = 0
+    for _ in range(reps):
+        d = []
+        for m in discordant:
+            if rng.random() < rho:
+                d.append(m if rng.random() < q else -m)
+            else:
+                d.append(sum(1 if rng.random() < q else -1 for _ in range(m)))
+        hits += sum(d) > 0 and signflip_p(d) <= alpha
+    return hits / reps
+
+
+@pytest.mark.parametrize("discordant,diffs,n,alpha", [
+    ([2, 3, 1, 2, 1, 1, 2, 1], [2, 1, 1, 0, 1, 1, 0, -1], 40, 0.05),          # 8 cases, fields-like
+    ([1] * 12, [1, -1] * 6, 30, 0.05),                                         # 12 lots: exact McNemar
+    ([4, 0, 6, 2, 3, 5, 1, 0, 2, 3], [2, 0, 4, 0, -1, 3, 1, 0, 2, 1], 190, 0.05),   # 10 frames of labels
+])
+def test_the_printed_power_is_the_simulated_power_of_the_test_that_runs(discordant, diffs, n, alpha):
+    """At the improvement it prints, the power of the exact sign-flip test (an independent
+    simulation) is within 0.05 of 80%; a point lower is under it."""
+    from candor_eval.stats.power import clustered_detectable
+    got = clustered_detectable(discordant, diffs, n, alpha=alpha)
+    assert got.reason is None and got.detectable is not None
+    sim = independent_power(discordant, diffs, n, got.detectable, alpha=alpha, reps=2000, seed=11)
+    assert abs(sim - 0.8) <= 0.05, (got, sim)
+    assert clustered_detectable(discordant, diffs, n, alpha=alpha) == got                 # seeded: deterministic
+
+
+def test_six_cases_at_35_pp_are_not_80_percent():
+    """The audit's case: 6 cases, 22 fields. The sign-flip test over 6 clusters rejects only when all
+    six move one way, so the least improvement at 80% power is far above 35 pp, or none."""
+    from candor_eval.stats.power import clustered_detectable
+    got = clustered_detectable([4, 4, 3, 4, 4, 3], [2, 1, 1, 0, 1, 1], 22, alpha=0.05)
+    assert got.detectable is None or got.detectable > 0.35
+    assert independent_power([4, 4, 3, 4, 4, 3], [2, 1, 1, 0, 1, 1], 22, 0.35, alpha=0.05, reps=1000, seed=3) < 0.8
+
+
+def test_too_few_clusters_say_so_and_give_no_power_figure():
+    """6 clusters at alpha 0.01: 2**-5 = 0.031 > 0.01, so nothing can reject: a reason, no figure."""
+    from candor_eval.stats.power import clustered_detectable, power_json
+    got = clustered_detectable([3, 2, 4, 1, 2, 2], [1, 0, 2, 1, 0, 2], 60, alpha=0.01)
+    assert got.detectable is None and got.best == 0.0
+    assert got.reason == ("cannot reject at alpha 0.01 with 6 clusters that differ: even all of them moving one way "
+                          "gives p = 0.0312")
+    assert power_json(got)["detectable"] is None
+    assert clustered_detectable([0, 0], [0, 0], 10, alpha=0.05).reason == "no discordant unit: nothing to plan with"
+
+
+def test_cluster_discordance_counts_each_clusters_discordant_units():
+    from candor_eval.stats.power import cluster_discordance
+    a = {("f1", "0"): 1, ("f1", "1"): 1, ("f2", "0"): 0, ("f3", "0"): 1, ("x", "0"): 1}
+    b = {("f1", "0"): 0, ("f1", "1"): 1, ("f2", "0"): 1, ("f3", "0"): 1}
+    of = {c: c[0] for c in a}
+    assert cluster_discordance(a, b, cluster_of=of) == ([1, 1, 0], [-1, 1, 0], 4)
+    assert cluster_discordance(a, b, cluster_of=None) == ([1, 0, 1, 0], [-1, 0, 1, 0], 4)

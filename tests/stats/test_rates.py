@@ -224,7 +224,15 @@ def test_clustered_interval_by_hand_and_invariants():
     r = k / n
     var = G / (G - 1) * sum((kg - r * ng) ** 2 for kg, ng in pairs) / n ** 2
     deff = max(1.0, var / (r * (1 - r) / n))
-    z, tq = 1.959963984540054, student.ppf(0.975, G - 1)
+    # degrees of freedom: the least of G - 1, Kish's n**2 / sum n_g**2 - 1, and Satterthwaite's with
+    # the excess kurtosis of a Beta of mean r and variance G var (the cluster proportions' variance)
+    kish = n * n / sum(ng * ng for _, ng in pairs) - 1
+    from scipy.stats import beta as beta_dist
+    s = r * (1 - r) / (G * var) - 1
+    g2 = float(beta_dist(r * s, (1 - r) * s).stats(moments="k"))
+    df = min(G - 1, kish, 2 / (2 / (G - 1) + max(0.0, g2) / G))
+    assert df < G - 1                                           # uneven clusters: fewer degrees of freedom
+    z, tq = 1.959963984540054, student.ppf(0.975, df)
     lo, hi = hand_wilson_real(r, n / deff * (z / tq) ** 2, z)
     got = interval(c)
     assert (got.lo, got.hi, got.deff) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12),
@@ -238,15 +246,29 @@ def hand_wilson_real(p: float, n: float, z: float) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def test_one_cluster_has_no_interval_and_a_mean_gets_a_t_interval():
+def test_one_cluster_has_no_interval_and_a_mean_gets_a_skewed_poisson_interval():
     one = interval(clustered([(3, 5)]))
     assert one.rate == 0.6 and (one.lo, one.hi) == (None, None)
-    fps = [(4, 1), (0, 1), (2, 1), (6, 1)]                       # false positives per frame
-    m = interval(Count(12, 4, "frame", clusters_of(fps, name="frame"), estimate="mean"))
+    fps = [(4, 1), (0, 1), (2, 1), (6, 1), (1, 1), (5, 1), (3, 1), (3, 1)]      # false positives per frame
+    m = interval(Count(24, 8, "frame", clusters_of(fps, name="frame"), estimate="mean"))
+    from scipy.stats import gamma
     from scipy.stats import t as student
-    sd = math.sqrt(sum((x - 3) ** 2 for x, _ in fps) / 3)
-    assert m.rate == 3.0 and m.hi == pytest.approx(3 + student.ppf(0.975, 3) * sd / 2, rel=1e-12)
-    assert m.lo == 0.0                                            # clipped at 0
+    G, mean = 8, 3.0
+    var = G / (G - 1) * sum((x - mean) ** 2 for x, _ in fps) / G ** 2        # cluster-robust variance of the mean
+    phi = max(1.0, var * G / mean)                                            # 4 / 3: over-dispersed
+    mu, v = mean, var * G                                   # a cluster total's mean and variance (one frame each)
+    size = mu * mu / (v - mu)                               # the negative binomial fitted by moments
+    g2 = 6 / size + size / (mu * (size + mu))
+    df = min(G - 1, max((G - 1) / 2, 2 / (2 / (G - 1) + g2 / G)))
+    exposure = G / phi * (1.959963984540054 / student.ppf(0.975, df)) ** 2
+    x = mean * exposure
+    assert (m.rate, m.deff) == (3.0, pytest.approx(phi, rel=1e-12))
+    assert m.lo == pytest.approx(gamma.ppf(0.025, x) / exposure, rel=1e-9)
+    assert m.hi == pytest.approx(gamma.ppf(0.975, x + 1) / exposure, rel=1e-9)
+    assert mean - m.lo < m.hi - mean                        # skewed upwards, like the counts
+    none = interval(Count(0, 4, "frame", clusters_of([(0, 1)] * 4, name="frame"), estimate="mean"))
+    assert none.lo == 0.0 and none.hi == pytest.approx(gamma.ppf(0.975, 1) / (4 * (1.959963984540054
+                                                                                  / student.ppf(0.975, 3)) ** 2))
 
 
 def test_all_or_nothing_keeps_deff_1():
