@@ -82,13 +82,15 @@ def test_counts_fewer_is_better_and_a_mean_per_unit():
 
 
 def test_no_discordance_interval_is_not_a_point():
+    """No discordant lot of 20: Tango's score interval, which is then the Wilson bound of 0 of 20 on
+    each side; two lots both won by B (p = 0.5) cannot exclude 0: the interval reaches -1."""
     a = {(str(i),): i % 2 == 0 for i in range(20)}
     r = compare_paired(a, dict(a), unit="lot", alpha=0.05, confidence=0.95)
     half = wilson(0, 20).hi
-    assert r.diff == 0 and (r.diff_lo, r.diff_hi) == (-half, half)
+    assert r.diff == 0 and (r.diff_lo, r.diff_hi) == (pytest.approx(-half, abs=1e-9), pytest.approx(half, abs=1e-9))
     every = compare_paired({("x",): False, ("y",): False}, {("x",): True, ("y",): True}, unit="lot", alpha=0.05,
                            confidence=0.95)
-    assert (every.diff, every.diff_lo, every.diff_hi) == (1.0, 1.0 - wilson(0, 2).hi, 1.0)   # clipped at 1
+    assert (every.diff, every.diff_lo, every.diff_hi, every.p) == (1.0, -1.0, 1.0, 0.5)
 
 
 def test_holm_adjusted_verdict_is_the_verdict():
