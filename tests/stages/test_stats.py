@@ -275,3 +275,50 @@ def test_every_helper_number_is_bounded(argv, message):
 def test_plan_at_its_bound_and_below(capsys):
     assert main(["plan", "--discordance", "0.2", "--units", "1000"]) == 0
     assert json.loads(capsys.readouterr().out)["detectable_improvement"] == 0.041
+
+
+def demo_sessions(tmp_path: Path, sessions: int) -> Path:
+    """A copy of the committed demo outcome tables whose frames are dealt into ``sessions`` capture
+    sessions per split (the demo itself has 2 a split, too few to cluster by)."""
+    import csv
+    import shutil
+    from tests.conftest import ROOT
+    out = tmp_path / "outcomes"
+    shutil.copytree(ROOT / "metrics" / "outcomes", out)
+    path = out / "detector" / "detection-frames.csv"
+    with path.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    order = {f: i for i, f in enumerate(sorted({r["frame"] for r in rows}))}
+    for r in rows:
+        r["session"] = f"{r['split']}-s{order[r['frame']] % sessions}"
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return out
+
+
+@pytest.mark.parametrize("cluster", ["frame", "session"])
+def test_no_demo_interval_excludes_0_beside_no_detectable_difference(tmp_path, cluster):
+    """Every paired record of the demo (stats.json and the gate's classes), by frame and by session:
+    its 95% interval excludes 0 exactly when its verdict is a difference (alpha = 1 - confidence)."""
+    from tests.conftest import ROOT
+    outcomes = ROOT / "metrics" / "outcomes" if cluster == "frame" else demo_sessions(tmp_path, 8)
+    params = (ROOT / "params.yaml").read_text().replace("    detection: frame ", f"    detection: {cluster} ")
+    assert f"detection: {cluster}" in params
+    (tmp_path / "params.yaml").write_text(params)
+    out = tmp_path / "stats.json"
+    metrics = ROOT / "metrics"
+    assert main(["run", "--outcomes", str(outcomes), "--metrics", str(metrics / "identification.json"),
+                 str(metrics / "fields"), str(metrics / "detection"), str(metrics / "valuation.json"),
+                 "--metrics-root", str(metrics), "--params", str(tmp_path / "params.yaml"), "--out", str(out),
+                 "--gate", str(tmp_path / "gate.json"), "--detection", str(metrics / "detection"),
+                 "--models", str(ROOT / "models")]) == 0
+    stats, gate = json.loads(out.read_text()), json.loads((tmp_path / "gate.json").read_text())
+    records = [r for comp in stats["paired"].values() for r in comp["candidates"].values()]
+    records += [c["paired"] for c in gate["per_class"].values() if c["paired"] is not None]
+    assert len(records) > 40 and {r["cluster"] for r in records if r["unit"] == "frame"} == {cluster}
+    for r in records:
+        lo, hi = r["diff_lo"], r["diff_hi"]
+        excludes = (lo is not None and lo > 0) or (hi is not None and hi < 0)
+        assert excludes == (r["verdict"] != "no detectable difference"), r["explanation"]
