@@ -55,6 +55,7 @@ class StatsFile:
     paired: dict[str, Comparisons]
     cluster: dict[str, str] = field(default_factory=dict)     # track -> what its units cluster in
     benches: dict[str, Any] = field(default_factory=dict)     # detection track -> its frames and sessions
+    precision: dict[str, Any] = field(default_factory=dict)   # paired micro precision (review.collect.precision_stats)
 
     @property
     def absent(self) -> list[str]:
@@ -73,6 +74,7 @@ class StatsFile:
             "paired": {m: {"reference": c.reference, "family": c.family,
                            "candidates": {n: p.as_json() for n, p in sorted(c.candidates.items())}}
                        for m, c in sorted(self.paired.items())},
+            "precision": self.precision,
         }
 
     @classmethod
@@ -93,6 +95,6 @@ class StatsFile:
                                        family=None if c["family"] is None else str(c["family"]))
                         for m, c in doc["paired"].items()},
                 cluster={str(t): str(c) for t, c in doc["cluster"].items()},
-                benches=dict(doc["benches"]),
+                benches=dict(doc["benches"]), precision=dict(doc["precision"]),
             )
         return decoded(where, "a stats file (written by the stats stage)", build)

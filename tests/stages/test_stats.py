@@ -51,7 +51,8 @@ def test_stage_on_fixtures(tmp_path):
     code, out = run_stage(tmp_path)
     assert code == 0
     s = json.loads(out.read_text())
-    assert list(s) == ["confidence", "alpha", "min_k0", "reference", "inputs", "cluster", "benches", "rates", "paired"]
+    assert list(s) == ["confidence", "alpha", "min_k0", "reference", "inputs", "cluster", "benches", "rates", "paired",
+                       "precision"]
     assert s["cluster"] == {"detection.detector": "frame", "fields": "case"}
     assert s["min_k0"] == 6
     # inputs: absent tables and metrics are listed, not dropped
@@ -87,6 +88,15 @@ def test_stage_on_fixtures(tmp_path):
     c = fp["candidates"]["demo-v2"]
     assert (c["kind"], c["unit"], c["n"], c["a"]["k"], c["b"]["k"], c["a_only"], c["b_only"], c["p"]) == (
         "count", "frame", 3, 1, 1, 1, 1, 1.0)
+    # paired precision itself (detections, by frame): A 2/2, 1/2, 0/0 = 3/4; B 2/2, 2/2, 0/1 = 4/5; pooled
+    # 7/9; linearised contributions -4/180, 41/180, -28/180 (sum 9/180 = +0.05): every sign pattern
+    # reaches |9/180|, p = 1
+    prec = s["precision"]["detection.detector.test.precision"]
+    assert (prec["reference"], prec["unit"], prec["cluster"]) == ("demo-v1", "detection", "frame")
+    c = prec["candidates"]["demo-v2"]
+    assert (c["a"], c["b"], c["diff"], c["p"], c["clusters"], c["verdict"]) == (
+        0.75, 0.8, 0.05, 1.0, 3, "no detectable difference")
+    assert c["diff_lo"] < 0 < c["diff_hi"] and "detection.detector.dev.precision" not in s["precision"]
     # per-class tests form a family (Holm); the headline label test is not adjusted
     assert deer_family(s) == "detection.detector.test.class.*.label_found"
     assert s["paired"]["detection.detector.test.label_found"]["family"] is None
@@ -282,6 +292,7 @@ def demo_sessions(tmp_path: Path, sessions: int) -> Path:
     sessions per split (the demo itself has 2 a split, too few to cluster by)."""
     import csv
     import shutil
+
     from tests.conftest import ROOT
     out = tmp_path / "outcomes"
     shutil.copytree(ROOT / "metrics" / "outcomes", out)
