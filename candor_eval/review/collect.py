@@ -261,7 +261,7 @@ def precision_stats(tables: Mapping[str, list[dict[str, object]]], clusters: Map
                         acc = sums[m].setdefault(g, [0, 0])
                         acc[0], acc[1] = acc[0] + tp, acc[1] + det
                 keys = sorted(sums[reference])
-                pa, pb = ([tuple(sums[m][k]) for k in keys] for m in (reference, cand))
+                pa, pb = ([(sums[m][k][0], sums[m][k][1]) for k in keys] for m in (reference, cand))
                 res = ratio_difference(pa, pb, level=1.0 - confidence)
                 ya, yb = sum(y for _, y in pa), sum(y for _, y in pb)
                 verdict = ("no detectable difference" if res.p is None or res.p > alpha or not res.diff
