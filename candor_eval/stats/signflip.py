@@ -121,12 +121,14 @@ class ShiftTest:
     sb: np.ndarray
     exact: bool
     estimate: float
+    scale_a: float = 0.0
+    scale_b: float = 0.0
 
     def p(self, delta: float) -> float:
         """Two-sided p of the shift ``delta``: the share of patterns whose ``|T|`` reaches the observed one
-        (ties within 1e-9 of its scale count as reaching it)."""
+        (ties within 1e-9 of the terms' scale ``sum |a_g| + |delta| sum |b_g|`` count as reaching it)."""
         t = np.abs(self.sa - delta * self.sb)
-        tol = 1e-9 * (float(np.abs(self.sa[0])) + abs(delta) * float(np.abs(self.sb[0])) + 1e-300)
+        tol = 1e-9 * (self.scale_a + abs(delta) * self.scale_b)
         hits = int(np.count_nonzero(t >= t[0] - tol))
         return min(1.0, hits / t.size)          # exact: hits / 2**G; sampled: (1 + hits) / (1 + FLIPS)
 
@@ -138,7 +140,8 @@ def shift_test(a: Sequence[float], b: Sequence[float]) -> ShiftTest:
     av, bv = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     pats = flip_patterns(len(av))
     sa, sb = (np.einsum("ij,j->i", pats, v) for v in (av, bv))   # einsum: no BLAS threads
-    return ShiftTest(sa=sa, sb=sb, exact=len(av) <= EXACT_CLUSTERS, estimate=float(av.sum()))
+    return ShiftTest(sa=sa, sb=sb, exact=len(av) <= EXACT_CLUSTERS, estimate=float(av.sum()),
+                     scale_a=float(np.abs(av).sum()), scale_b=float(np.abs(bv).sum()))
 
 
 def shift_interval(test: ShiftTest, *, level: float, bound: float | None,

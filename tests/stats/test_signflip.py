@@ -5,7 +5,7 @@ import itertools
 import math
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from candor_eval.stats.rates import mcnemar_p
@@ -75,6 +75,7 @@ def test_a_skewed_zero_mean_difference_is_rejected_more_often_than_alpha(frames,
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(st.integers(-4, 4), st.integers(1, 5)), min_size=1, max_size=12))
+@example([(0, 1)] * 7 + [(-1, 1), (2, 2), (-2, 2), (0, 1), (1, 2)])   # sum 0 in floating point: ties by scale
 def test_a_shift_test_at_zero_is_the_exact_test_and_its_interval_agrees(clusters):
     """Rate-scale terms ``d_g / n`` and ``n_g / n``: at shift 0 the p is :func:`signflip_p` of the
     integer differences, and the interval excludes 0 exactly when it is at most the level."""
