@@ -41,6 +41,8 @@ from candor_eval.stats.outcomes import LOTS_TRACKS, int_cell, parse_tables, tabl
 from candor_eval.stats.paired import compare_paired, holm_adjusted
 from candor_eval.stats.power import cluster_discordance, clustered_detectable, power_json
 from candor_eval.stats.rates import Rate, interval, min_k0
+from candor_eval.stats.ratios import ratio_difference
+from candor_eval.stats.records import p6
 from candor_eval.stats.units import DETECTION_TABLES, ClusterBy, Units, sessions_across_splits, units_from_tables
 
 
@@ -248,6 +250,53 @@ def headline_power(units: Mapping[str, Units], refs: Mapping[str, str], *, alpha
     return out
 
 
+def precision_stats(tables: Mapping[str, list[dict[str, object]]], clusters: Mapping[str, ClusterBy],
+                    refs: Mapping[str, str], *, alpha: float, confidence: float) -> dict[str, dict]:
+    """Per detection set and split, its reference's micro precision against each other model's, paired
+    over the frames both were scored on and clustered as the set is (frames, or capture sessions):
+    ``a``/``b`` the two precisions, ``diff`` B - A with the interval of the shifts its test does not
+    reject at ``1 - confidence``, ``p`` the sign-flip test of the linearised precision difference
+    (:func:`candor_eval.stats.ratios.ratio_difference`; unit: detection), ``verdict`` as a paired
+    record's (alpha). A test of precision itself: the false-positive count per frame is a separate
+    record (``paired``, ``<split>.false_positives``)."""
+    out: dict[str, dict] = {}
+    for name, by in sorted(clusters.items()):
+        rows, reference = tables.get(f"{name}/{DETECTION_TABLES[0]}"), refs.get(f"detection.{name}")
+        if rows is None or reference is None:
+            continue
+        per: dict[str, dict[str, dict[str, tuple[str, int, int]]]] = {}     # split -> model -> frame -> counts
+        for r in rows:
+            tp = int_cell(r, "tp")
+            per.setdefault(str(r["split"]), {}).setdefault(str(r["model"]), {})[str(r["frame"])] = (
+                str(r["session"]) if by == "session" else str(r["frame"]), tp, tp + int_cell(r, "fp"))
+        for split, models in sorted(per.items()):
+            if reference not in models:
+                continue
+            record: dict[str, Any] = {"reference": reference, "unit": "detection", "cluster": by, "candidates": {}}
+            for cand in sorted(set(models) - {reference}):
+                frames = sorted(set(models[reference]) & set(models[cand]))
+                sums: dict[str, dict[str, list[int]]] = {reference: {}, cand: {}}
+                for m in (reference, cand):
+                    for f in frames:
+                        g, tp, det = models[m][f]
+                        acc = sums[m].setdefault(g, [0, 0])
+                        acc[0], acc[1] = acc[0] + tp, acc[1] + det
+                keys = sorted(sums[reference])
+                pa, pb = ([(sums[m][k][0], sums[m][k][1]) for k in keys] for m in (reference, cand))
+                res = ratio_difference(pa, pb, level=1.0 - confidence)
+                ya, yb = sum(y for _, y in pa), sum(y for _, y in pb)
+                verdict = ("no detectable difference" if res.p is None or res.p > alpha or not res.diff
+                           else "B better" if res.diff > 0 else "B worse")
+                record["candidates"][cand] = {
+                    "a": rounded(sum(x for x, _ in pa) / ya) if ya else None,
+                    "b": rounded(sum(x for x, _ in pb) / yb) if yb else None,
+                    "diff": rounded(res.diff), "diff_lo": rounded(res.lo), "diff_hi": rounded(res.hi),
+                    "p": None if res.p is None else p6(res.p), "clusters": len(keys), "verdict": verdict}
+            if record["candidates"]:
+                out[f"detection.{name}.{split}.precision"] = record
+    return out
+
+
 def build_stats(inputs: Inputs, *, params: StatsParams, refs: Mapping[str, str], where: str) -> StatsFile:
     """The whole of ``stats.json`` from what was read (pure); ``refs`` as :func:`references`;
     ``where``: the params file ``params`` came from (named in errors)."""
@@ -266,4 +315,5 @@ def build_stats(inputs: Inputs, *, params: StatsParams, refs: Mapping[str, str],
         | ({"fields": params.cluster.fields} if "fields" in refs else {}),
         benches=benches(inputs.tables, clusters),
         power=headline_power(units, refs, alpha=params.alpha),
+        precision=precision_stats(inputs.tables, clusters, refs, alpha=params.alpha, confidence=params.confidence),
     )

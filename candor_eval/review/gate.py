@@ -28,9 +28,12 @@ never reads as a pass.
    passes, naming what differs, and the report shows the package's effects side by side.
 4. ``micro_precision_higher``, ``micro_recall_higher``, ``micro_f1_higher``: the candidate's
    micro P, R and F1 are higher than the reference's. Each carries B - A with its cluster
-   interval and p: recall by the sign-flip test of labels found per cluster, precision by the
-   sign-flip test of false positives per cluster (the totals precision and FP/frame report),
-   F1 by its linearised cluster-robust t interval (:func:`f1_difference`). With
+   interval and p: recall by the sign-flip test of labels found per cluster; precision and F1,
+   ratios over detections, by the sign-flip test of each cluster's contribution to the linearised
+   ratio difference (:func:`candor_eval.stats.ratios.ratio_difference`: a test of precision, not of
+   false positives per frame, which stays a separate figure of the stats file). Every interval is
+   the set of differences its test does not reject, so it excludes 0 exactly when ``p`` reaches
+   ``1 - confidence``. With
    ``gate.improvement: shown`` (the default) a criterion passes only when the difference also
    reaches alpha: requiring every test at alpha is an intersection-union test, so two equally
    good models pass with probability at most alpha. With ``higher`` the point estimate suffices
@@ -69,12 +72,9 @@ the split has status ``no labels`` and is unqualified.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
-
-from scipy.special import stdtr, stdtrit
 
 from candor_eval.common.counts import Count, clusters_of
 from candor_eval.common.errors import fail
@@ -85,6 +85,7 @@ from candor_eval.stats.outcomes import int_cell
 from candor_eval.stats.paired import Case, Paired, compare_paired
 from candor_eval.stats.quantile import quantile_bound, upper_rank
 from candor_eval.stats.rates import Rate, interval
+from candor_eval.stats.ratios import ratio_difference
 from candor_eval.stats.records import decoded, p6
 
 Row = Mapping[str, object]
@@ -285,43 +286,6 @@ def _rows(rows: Sequence[Row], *, model: str, split: str) -> list[Row]:
     return [r for r in rows if r["model"] == model and r["split"] == split]
 
 
-def ratio_difference(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]], *,
-                     confidence: float) -> tuple[float | None, float | None, float | None, float | None]:
-    """``(diff, lo, hi, p)`` of the ratio ``R = sum x_g / sum y_g`` of B minus A, from per-cluster
-    ``(x_g, y_g)`` of each side (same clusters, same order): micro precision (``x = tp``, ``y = tp +
-    fp``) and micro F1 (``x = 2 tp``, ``y = 2 tp + fp + fn``) are such ratios.
-
-    The difference is linearised per cluster, ``u_g = (x_g^B - R_B y_g^B) / Y_B - (x_g^A - R_A
-    y_g^A) / Y_A``, ``var = G / (G - 1) sum u_g**2``; the interval is Student's t with ``G - 1``
-    degrees of freedom and ``p`` its two-sided t p-value (an approximation, used where no exact
-    paired test exists: F1), never below ``2 ** (1 - G)``: the smallest p an exact paired test
-    over ``G`` clusters can give (all ``G`` favouring one side), so that a few clusters that
-    moved alike (no spread, ``se = 0``) are not read as certainty; there the interval is
-    ``None``. ``None`` where undefined (no units; no interval under 2 clusters).
-
-    >>> d, lo, hi, p = ratio_difference([(1, 2), (1, 2)], [(2, 2), (1, 2)], confidence=0.95)
-    >>> (d, round(lo, 3), round(hi, 3), round(p, 3))
-    (0.25, -2.927, 3.427, 0.5)
-    >>> ratio_difference([(1, 2)] * 3, [(2, 2)] * 3, confidence=0.95)     # three frames alike
-    (0.5, None, None, 0.25)
-    """
-    ya, yb = sum(y for _, y in a), sum(y for _, y in b)
-    if not ya or not yb:
-        return None, None, None, None
-    ra, rb = sum(x for x, _ in a) / ya, sum(x for x, _ in b) / yb
-    g, diff = len(a), rb - ra
-    if g < 2:
-        return diff, None, None, None
-    u = [(xb - rb * yb_g) / yb - (xa - ra * ya_g) / ya for (xa, ya_g), (xb, yb_g) in zip(a, b)]
-    se = math.sqrt(g / (g - 1) * math.fsum(x * x for x in u))
-    floor = 2.0 ** (1 - g)
-    if se == 0:                         # every cluster moved alike: no spread to weigh the difference against
-        return diff, None, None, 1.0 if diff == 0 else floor
-    half = float(stdtrit(g - 1, 0.5 + 0.5 * confidence)) * se
-    p = 1.0 if diff == 0 else min(1.0, max(floor, 2.0 * float(stdtr(g - 1, -abs(diff) / se))))
-    return diff, diff - half, diff + half, p
-
-
 def _higher(name: str, a: float | None, b: float | None, *, shown: bool | None, declared: str,
             **numbers: Any) -> Criterion:
     """Higher for the candidate (and, with ``improvement: shown``, distinguishable from noise)."""
@@ -397,11 +361,6 @@ def _micro(frames: Sequence[Row], labels: Sequence[Row], *, ref: str, cand: str,
     """The three micro criteria from the per-frame and per-label tables of the split."""
     fr = {m: {str(r["frame"]): r for r in _rows(frames, model=m, split=split)} for m in (ref, cand)}
     common = sorted(set(fr[ref]) & set(fr[cand]))
-    def cases(m: str, col: str) -> dict[Case, int]:
-        return {(f,): int_cell(fr[m][f], col) for f in common}
-    frame_of: dict[Case, str] = {(f,): of.get(f, f) for f in common}
-    fp = compare_paired(cases(ref, "fp"), cases(cand, "fp"), unit="frame", alpha=alpha, confidence=confidence,
-                        kind="count", cluster=cluster, cluster_of=frame_of)
     found: dict[str, dict[Case, int]] = {
         m: {(str(r["frame"]), str(r["label"])): r["found"] is True for r in _rows(labels, model=m, split=split)}
         for m in (ref, cand)}
@@ -415,10 +374,9 @@ def _micro(frames: Sequence[Row], labels: Sequence[Row], *, ref: str, cand: str,
                 acc[i] += int_cell(fr[m][f], col)
     keys = sorted(groups[ref])
     t = {m: [groups[m][k] for k in keys] for m in (ref, cand)}
-    pd, plo, phi, _ = ratio_difference(*([(x[0], x[0] + x[1]) for x in t[m]] for m in (ref, cand)),
-                                       confidence=confidence)
-    fd, flo, fhi, fp1 = ratio_difference(*([(2 * x[0], 2 * x[0] + x[1] + x[2]) for x in t[m]] for m in (ref, cand)),
-                                         confidence=confidence)
+    level = 1.0 - confidence
+    pr = ratio_difference(*([(x[0], x[0] + x[1]) for x in t[m]] for m in (ref, cand)), level=level)
+    f1r = ratio_difference(*([(2 * x[0], 2 * x[0] + x[1] + x[2]) for x in t[m]] for m in (ref, cand)), level=level)
     totals = {m: [sum(x[i] for x in t[m]) for i in range(3)] for m in (ref, cand)}
     prec = {m: (x[0] / (x[0] + x[1]) if x[0] + x[1] else None) for m, x in totals.items()}
     f1 = {m: (2 * x[0] / (2 * x[0] + x[1] + x[2]) if 2 * x[0] + x[1] + x[2] else None) for m, x in totals.items()}
@@ -429,16 +387,16 @@ def _micro(frames: Sequence[Row], labels: Sequence[Row], *, ref: str, cand: str,
             for m in (ref, cand)}
     return {
         "micro_precision_higher": _higher(
-            "precision", prec[ref], prec[cand], shown=reached(fp.p, fp.favour_b > 0), declared=declared,
-            reference_rate=rate[ref], candidate_rate=rate[cand], diff=rounded(pd), diff_lo=rounded(plo),
-            diff_hi=rounded(phi), p=fp.p),
+            "precision", prec[ref], prec[cand], shown=reached(pr.p, (pr.diff or 0) > 0), declared=declared,
+            reference_rate=rate[ref], candidate_rate=rate[cand], diff=rounded(pr.diff), diff_lo=rounded(pr.lo),
+            diff_hi=rounded(pr.hi), p=pr.p),
         "micro_recall_higher": _higher(
             "recall", rec.a.rate, rec.b.rate, shown=reached(rec.p, rec.favour_b > 0), declared=declared,
             reference_rate=rec.a, candidate_rate=rec.b, diff=rounded(rec.diff), diff_lo=rounded(rec.diff_lo),
             diff_hi=rounded(rec.diff_hi), p=rec.p),
         "micro_f1_higher": _higher(
-            "F1", f1[ref], f1[cand], shown=reached(fp1, (fd or 0) > 0), declared=declared, diff=rounded(fd),
-            diff_lo=rounded(flo), diff_hi=rounded(fhi), p=fp1),
+            "F1", f1[ref], f1[cand], shown=reached(f1r.p, (f1r.diff or 0) > 0), declared=declared,
+            diff=rounded(f1r.diff), diff_lo=rounded(f1r.lo), diff_hi=rounded(f1r.hi), p=f1r.p),
     }
 
 

@@ -7,9 +7,11 @@ Pure: no I/O. About ten numbers per candidate, each taken as it is from the file
 - ``detection.<set>.<model>``: on the ``test`` split, micro ``precision``, ``recall``, ``f1`` and
   ``fp_per_frame``, and ``wrong_targets`` (critical labels whose best match is another class),
   from the model's metrics file; for a model other than the set's reference, the paired p-values
-  against it: ``p_label_found`` (unit label), ``p_frame_error_free`` (unit frame) and
-  ``p_false_positives`` (per-frame false positives, fewer is better), each the exact sign-flip
-  test over the set's clusters, and ``verdict`` (of ``label_found``); and ``dev``: the same
+  against it: ``p_label_found`` (unit label), ``p_frame_error_free`` (unit frame),
+  ``p_precision`` (micro precision, unit detection: the sign-flip test of its linearised
+  difference, ``stats.json`` ``precision``) and ``p_false_positives`` (false positives per frame,
+  fewer is better: a test of the count, not of precision), each a sign-flip test over the set's
+  clusters, and ``verdict`` (of ``label_found``); and ``dev``: the same
   micro ``precision``, ``recall`` and ``f1`` on the ``dev`` split, the figures a sweep ranks
   experiments by (thresholds are tuned on dev and never on the test split, which only gives
   the verdict);
@@ -83,6 +85,8 @@ def detection_headline(stats: StatsFile, docs: Docs, sets: Mapping[str, list[str
                                "p_frame_error_free": f"{track}.test.frame_error_free",
                                "p_false_positives": f"{track}.test.false_positives"},
                             verdict_of=f"{track}.test.label_found")
+            if model != models[0]:
+                block["p_precision"] = dig(stats.precision, f"{track}.test.precision", "candidates", model, "p")
             out.setdefault(name, {})[model] = block
     return out
 

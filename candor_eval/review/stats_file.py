@@ -58,6 +58,7 @@ class StatsFile:
     cluster: dict[str, str] = field(default_factory=dict)     # track -> what its units cluster in
     benches: dict[str, Any] = field(default_factory=dict)     # detection track -> its frames and sessions
     power: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)   # metric -> candidate -> power
+    precision: dict[str, Any] = field(default_factory=dict)   # paired micro precision (review.collect.precision_stats)
 
     @property
     def absent(self) -> list[str]:
@@ -77,6 +78,7 @@ class StatsFile:
                            "candidates": {n: p.as_json() for n, p in sorted(c.candidates.items())}}
                        for m, c in sorted(self.paired.items())},
             "power": {m: dict(sorted(by.items())) for m, by in sorted(self.power.items())},
+            "precision": self.precision,
         }
 
     @classmethod
@@ -99,5 +101,6 @@ class StatsFile:
                 cluster={str(t): str(c) for t, c in doc["cluster"].items()},
                 benches=dict(doc["benches"]),
                 power={str(m): {str(c): dict(p) for c, p in by.items()} for m, by in doc.get("power", {}).items()},
+                precision=dict(doc["precision"]),
             )
         return decoded(where, "a stats file (written by the stats stage)", build)

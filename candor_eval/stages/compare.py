@@ -12,7 +12,7 @@ per metric and candidate (:mod:`candor_eval.review.compare`; A = ``REV_A``, B = 
 family of tests such as the per-class table, the Holm-adjusted p), or ``no detectable difference``
 with what the bench could have seen. Every test is the exact sign-flip test over the clusters
 params ``stats.cluster`` declares (frames, sessions, cases); per-frame false-positive counts
-(the paired precision) are compared the same way. Only what changed is listed, most changed
+(a test of the count, not of precision) are compared the same way. Only what changed is listed, most changed
 first; ``--all`` lists the unchanged rows too. Then, descriptively,
 what kind of error changed: the test-split totals of each set's and model's FP kinds, aimed and
 missed FNs and strict TPs in A and B and their difference (:mod:`candor_eval.review.error_kinds`; JSON:

@@ -13,17 +13,23 @@ the difference ``d_g`` is, for outcomes, B's successes minus A's, for counts A's
 positive favours B either way. ``p`` is the exact sign-flip test over the clusters
 (:func:`candor_eval.stats.signflip.signflip_p`); with one unit per cluster it is the exact McNemar test
 on the discordant units. The verdict is ``B better`` or ``B worse`` when ``p <= alpha`` (the
-side ``sum d_g`` favours), else ``no detectable difference``; in a family of tests it reads the
+side ``sum d_g`` favours), else ``no detectable difference`` (a difference not shown, not shown
+to be absent); in a family of tests it reads the
 Holm-adjusted p (:meth:`Paired.adjusted`), everywhere the same. ``min_k0`` is the smallest split
 of clusters all one way that could reach alpha on ``G`` clusters (``None``: none could).
 
-``diff`` is B's rate minus A's (outcomes) or B's mean count per unit minus A's (counts), with
-its cluster-robust interval ``[diff_lo, diff_hi]`` (the ratio ``sum d_g / n`` with
-:func:`candor_eval.stats.rates.ratio_variance` and Student's t with ``G - 1`` degrees of freedom;
-``None`` with fewer than 2 clusters; for outcomes clipped to ``[-1, 1]``). When every cluster
-moved alike (no discordant unit at all, say) that variance is 0, yet the data do not rule out a
-difference as large as the share of discordant clusters they allow: the interval is then
-``diff -/+`` the Wilson upper bound of 0 of ``G``. Units present on one side only are not
+``diff`` is B's rate minus A's (outcomes) or B's mean count per unit minus A's (counts), and
+``[diff_lo, diff_hi]`` the interval that agrees with the test: every shift ``delta`` of B - A that
+the same sign-flip test does not reject at ``1 - confidence``, applied to the per-cluster
+differences on the rate scale ``z_g(delta) = (B_g - A_g) / n - delta * n_g / n`` (``n_g`` the
+cluster's units, ``n`` all of them; :func:`candor_eval.stats.signflip.shift_interval`). At
+``delta = 0`` that is the test of ``p``, so the interval excludes 0 exactly when ``p <= 1 -
+confidence``, the verdict's level (``stats.alpha = 1 - stats.confidence``, the default). In a Holm
+family the interval is the inversion at ``(1 - confidence) * p / p_holm``: it excludes 0 exactly
+when ``p_holm`` reaches the level, so a record never shows an interval clear of 0 beside "no
+detectable difference" (:meth:`Paired.adjusted`). With few clusters no shift within reach may be
+rejected: the interval is then ``[-1, 1]`` for outcomes and ``None`` on that side for counts;
+``None`` with fewer than 2 clusters. Units present on one side only are not
 compared; they are listed by name (``/``-joined unit key).
 """
 from __future__ import annotations
@@ -35,14 +41,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from scipy.special import stdtrit
+from scipy.special import ndtri, stdtrit
 
 from candor_eval.common.counts import Count, Estimate, clusters_of
 from candor_eval.common.rounding import rounded
 from candor_eval.stats.multiple import holm_by_family
-from candor_eval.stats.rates import Rate, interval, min_k0, ratio_variance, wilson
+from candor_eval.stats.rates import Rate, interval, min_k0
 from candor_eval.stats.records import decoded, p6
-from candor_eval.stats.signflip import signflip_p
+from candor_eval.stats.signflip import ShiftTest, shift_interval, shift_test, signflip_p
 
 Case = tuple[str, ...]
 Kind = Literal["outcome", "count"]
@@ -87,6 +93,8 @@ class Paired:
     p_holm: float | None = None
     only_in_a: tuple[str, ...] = ()
     only_in_b: tuple[str, ...] = ()
+    confidence: float = dataclasses.field(default=0.95, compare=False, repr=False)
+    basis: DiffBasis | None = dataclasses.field(default=None, compare=False, repr=False)   # not stored
 
     @property
     def n(self) -> int:
@@ -94,8 +102,15 @@ class Paired:
         return self.a.n
 
     def adjusted(self, p_holm: float) -> Paired:
-        """This comparison in a family: its Holm-adjusted p and the verdict read from it."""
-        return dataclasses.replace(self, p_holm=p_holm, verdict=verdict_of(self.favour_b, p_holm, alpha=self.alpha))
+        """This comparison in a family: its Holm-adjusted p, the verdict read from it and, when the
+        per-cluster differences are at hand, the interval at the level that agrees with it (module
+        docstring)."""
+        lo, hi = self.diff_lo, self.diff_hi
+        if self.basis is not None and lo is not None and p_holm > 0:
+            lo, hi = diff_bounds(self.basis, kind=self.kind, p0=self.p,
+                                 level=(1.0 - self.confidence) * min(1.0, self.p / p_holm))
+        return dataclasses.replace(self, p_holm=p_holm, verdict=verdict_of(self.favour_b, p_holm, alpha=self.alpha),
+                                   diff_lo=lo, diff_hi=hi)
 
     @property
     def favour_b(self) -> float:
@@ -168,7 +183,8 @@ def fmt_diff(r: Paired) -> str:
 
 def verdict_of(favour_b: float, p: float, *, alpha: float) -> Verdict:
     """``B better`` / ``B worse`` when ``p`` reaches alpha (the side ``favour_b`` points to: the
-    B-minus-A difference of a higher-is-better measure), else no difference."""
+    B-minus-A difference of a higher-is-better measure), else ``no detectable difference``: a
+    difference not shown (which is not a difference shown to be absent)."""
     if p <= alpha and favour_b > 0:
         return "B better"
     if p <= alpha and favour_b < 0:
@@ -181,20 +197,92 @@ def case_name(case: Case) -> str:
     return "/".join(case)
 
 
-def diff_interval(d: Mapping[str, tuple[int, int]], *, confidence: float) -> tuple[float | None, float | None,
-                                                                                    float | None]:
-    """``(diff, lo, hi)`` of the ratio ``sum d_g / sum n_g`` from per-cluster ``(d_g, n_g)``, with its
-    cluster-robust t interval (``lo = hi = None`` with fewer than 2 clusters; all ``None`` with no unit)."""
-    total, n = sum(x for x, _ in d.values()), sum(m for _, m in d.values())
-    if n == 0:
-        return None, None, None
-    g = len(d)
-    if g < 2:
-        return total / n, None, None
-    var = ratio_variance(total, n, g=g, sum_k2=sum(x * x for x, _ in d.values()),
-                         sum_kn=sum(x * m for x, m in d.values()), sum_n2=sum(m * m for _, m in d.values()))
-    half = float(stdtrit(g - 1, 0.5 + 0.5 * confidence)) * math.sqrt(var)
-    return total / n, total / n - half, total / n + half
+@dataclass(frozen=True)
+class DiffBasis:
+    """What the difference interval is computed from (kept on a fresh record so that a Holm family
+    can recompute it at its level; never stored): the shift test of the per-cluster differences,
+    the discordant units ``a_only``/``b_only`` of ``n``, the design effect ``deff`` (>= 1) and the
+    number of clusters."""
+
+    test: ShiftTest
+    a_only: int
+    b_only: int
+    n: int
+    deff: float
+    clusters: int
+
+
+def score_interval(a_only: int, b_only: int, n: int, *, deff: float, clusters: int,
+                   level: float) -> tuple[float, float]:
+    """Tango's score interval of a paired difference of rates ``(b_only - a_only) / n``, its variance
+    multiplied by the design effect ``deff`` and read on Student's t with ``clusters - 1`` degrees of
+    freedom (on the normal quantile when every cluster holds one unit, ``clusters >= n``: then it is
+    Tango's interval itself, and with no discordant unit the Wilson bound of 0 of ``n``): every
+    ``delta`` with ``|diff - delta| <= t * sqrt(deff * (q_a + q_b - delta**2) / n)``, where ``q_a``,
+    ``q_b`` are the restricted maximum-likelihood shares of A-only and B-only units under ``q_b - q_a
+    = delta`` (Tango 1998; the variance at the null, not at the estimate, is what keeps
+    its upper bound honest when the observed discordance is small).
+
+    >>> [round(x, 4) for x in score_interval(0, 0, 20, deff=1.0, clusters=5, level=0.05)]
+    [-0.2782, 0.2782]
+    >>> [round(x, 4) for x in score_interval(0, 0, 20, deff=1.0, clusters=20, level=0.05)]   # Wilson of 0/20
+    [-0.1611, 0.1611]
+    """
+    q = float(ndtri(1.0 - level / 2) if clusters >= n else stdtrit(clusters - 1, 1.0 - level / 2))
+    est, rest = (b_only - a_only) / n, n - a_only - b_only
+
+    def z(delta: float) -> float:
+        lin = b_only * (1 - delta) + a_only * (1 - 3 * delta) - 2 * rest * delta
+        qa = (lin + math.sqrt(max(0.0, lin * lin + 8 * n * a_only * delta * (1 - delta)))) / (4 * n)
+        qa = max(qa, -delta, 0.0)
+        var = deff * max(2 * qa + delta - delta * delta, 1e-300) / n
+        return (est - delta) / math.sqrt(var)
+
+    def side(direction: int) -> float:
+        inside, out = est, float(direction)
+        if abs(z(out)) <= q:
+            return out
+        for _ in range(60):
+            mid = 0.5 * (inside + out)
+            if abs(z(mid)) > q:
+                out = mid
+            else:
+                inside = mid
+        return inside
+
+    return side(-1), side(+1)
+
+
+def diff_bounds(basis: DiffBasis, *, kind: Kind, p0: float, level: float) -> tuple[float | None, float | None]:
+    """The ``1 - level`` interval of B - A that agrees with the test (module docstring). Counts: the
+    shifts the sign-flip test does not reject (unbounded: ``None`` on a side no shift in reach is
+    rejected). Outcomes: the hull of those shifts and :func:`score_interval`, within ``[-1, 1]``, except
+    that when the test rejects the side toward 0 is the sign-flip bound, so 0 is inside exactly when
+    ``p0 > level``."""
+    lo, hi = shift_interval(basis.test, level=level, bound=1.0 if kind == "outcome" else None, p0=p0)
+    if kind != "outcome" or lo is None or hi is None or basis.n == 0:
+        return lo, hi
+    slo, shi = score_interval(basis.a_only, basis.b_only, basis.n, deff=basis.deff, clusters=basis.clusters,
+                              level=level)
+    reject, est = p0 <= level, basis.test.estimate
+    new_lo = lo if reject and est > 0 else min(lo, slo)
+    new_hi = hi if reject and est < 0 else max(hi, shi)
+    return max(new_lo, -1.0), min(new_hi, 1.0)
+
+
+def jackknife_deff(d: list[int], n_g: list[int], *, discordant: int) -> float:
+    """The design effect of a paired difference of rates ``sum d_g / sum n_g``: its leave-one-cluster-out
+    (jackknife) variance over the variance of the same difference were every unit independent
+    (``(discordant / n - diff**2) / n``), at least 1 (clustering never buys precision here); 1 when
+    either is 0."""
+    total, n, g = sum(d), sum(n_g), len(d)
+    naive = (discordant / n - (total / n) ** 2) / n
+    if g < 2 or naive <= 0:
+        return 1.0
+    loo = [(total - x) / (n - m) if n > m else total / n for x, m in zip(d, n_g)]
+    mean = math.fsum(loo) / g
+    jk = (g - 1) / g * math.fsum((x - mean) ** 2 for x in loo)
+    return max(1.0, jk / naive)
 
 
 def compare_paired(a: Mapping[Case, int], b: Mapping[Case, int], *, unit: str, alpha: float, confidence: float,
@@ -234,21 +322,26 @@ def compare_paired(a: Mapping[Case, int], b: Mapping[Case, int], *, unit: str, a
             clusters_of(((s[i], s[2]) for s in sums.values()), name=name)
         return interval(Count(sum(s[i] for s in sums.values()), n, unit, clusters, estimate), confidence=confidence)
 
-    diff, lo, hi = diff_interval({g: (s[1] - s[0], s[2]) for g, s in sums.items()}, confidence=confidence)
-    if kind == "outcome" and diff is not None and lo is not None and hi is not None:
-        if lo == hi:            # every cluster moved alike: a sample variance of 0 is not certainty
-            half = wilson(0, len(sums), confidence=confidence).hi
-            assert half is not None         # a Wilson interval always has both bounds
-            lo, hi = diff - half, diff + half
-        lo, hi = max(lo, -1.0), min(hi, 1.0)            # a difference of two rates
     p = signflip_p(list(d.values()))
+    diff = lo = hi = None
+    basis = None
+    if n:
+        diff = sum(s[1] - s[0] for s in sums.values()) / n
+        if len(sums) >= 2:
+            raw = [s[1] - s[0] for s in sums.values()]
+            sizes = [s[2] for s in sums.values()]
+            basis = DiffBasis(shift_test([x / n for x in raw], [m / n for m in sizes]),
+                              a_only if kind == "outcome" else 0, b_only if kind == "outcome" else 0, n,
+                              jackknife_deff(raw, sizes, discordant=a_only + b_only), len(sums))
+            lo, hi = diff_bounds(basis, kind=kind, p0=p, level=1.0 - confidence)
     favour_b = sum(d.values())
     return Paired(kind=kind, unit=unit, cluster=name, clusters=len(sums), a=side(0), b=side(1),
                   a_only=a_only, b_only=b_only, a_better=sum(1 for x in d.values() if x < 0),
                   b_better=sum(1 for x in d.values() if x > 0), diff=diff, diff_lo=lo, diff_hi=hi, p=p,
                   alpha=alpha, min_k0=min_k0(alpha, n=len(sums)), verdict=verdict_of(favour_b, p, alpha=alpha),
                   only_in_a=tuple(case_name(c) for c in sorted(set(a) - set(b))),
-                  only_in_b=tuple(case_name(c) for c in sorted(set(b) - set(a))))
+                  only_in_b=tuple(case_name(c) for c in sorted(set(b) - set(a))), confidence=confidence,
+                  basis=basis)
 
 
 def holm_adjusted(records: Mapping[tuple[str, str], Paired]) -> dict[tuple[str, str], Paired]:

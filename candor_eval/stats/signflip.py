@@ -1,11 +1,27 @@
 """The exact sign-flip test of paired per-cluster differences: the one paired test of candor.
 
-Pure: no I/O, no random numbers. Under the null hypothesis that A and B are equally good, the
+Pure: no I/O; its only random numbers are a fixed set of sign patterns drawn once from a fixed
+generator (:func:`flip_patterns`, above :data:`EXACT_CLUSTERS` clusters), so every result is the
+same on every run and every CPU.
+
+**The null hypothesis is symmetry, not "equally good".** The test assumes that, under the null, the
 difference ``d_g`` of cluster ``g`` (an integer: B's successes minus A's on the cluster's units,
-or A's count minus B's where fewer is better) is as likely to have either sign, independently
-across clusters (the clusters are the independent units; what happens inside one is not). So
-every one of the ``2**G`` sign patterns ``s`` is equally likely, and the two-sided p-value is the
-share of patterns whose ``|sum_g s_g d_g|`` is at least the observed ``|sum_g d_g|``
+or A's count minus B's where fewer is better) is symmetric about 0 and independent across
+clusters: each ``d_g`` is as likely to be ``+x`` as ``-x`` (the clusters are the independent
+units; what happens inside one is not). That holds when A's and B's outputs on a cluster are
+exchangeable (swapping them would be as likely), which is stronger than "A and B equally good on
+average": a zero-mean but *skewed* difference (B gains 1 label on 80% of frames and loses 4 on
+20%) is rejected more often than alpha = 0.05, most with few clusters: exactly 16.9% at 8 frames,
+11.4% at 10, 7.3% at 12, and on and off beyond (3.5% at 16, 10.3% at 18, 7.1% at 48, 5.8% at 100,
+4.4% at 200: the binomial sum over how many frames lost, ``tests/stats/test_signflip.py``,
+``test_a_skewed_zero_mean_difference``). A verdict therefore says "B's and A's outputs are not
+exchangeable on these clusters"; it reads as "B's mean is higher" only when the per-cluster
+difference is not strongly skewed, which few clusters cannot check. Few clusters make it worse:
+a few large losses against many small gains are then both likely and easy to mistake for a
+shift.
+
+Under that null every one of the ``2**G`` sign patterns ``s`` is equally likely, and the two-sided
+p-value is the share of patterns whose ``|sum_g s_g d_g|`` is at least the observed ``|sum_g d_g|``
 (docs/stats.md, "Paired tests").
 
 Computed exactly: with ``D = sum_g |d_g|`` and ``X`` the sum of the ``|d_g|`` that keep their
@@ -18,19 +34,36 @@ computed as such (:func:`candor_eval.stats.rates.mcnemar_p`). Above ``D =`` :dat
 normal limit of the same permutation distribution is used: ``T`` has mean 0 and variance
 ``sum_g d_g**2``, ``p = erfc(|sum d| / sqrt(2 sum d**2))``.
 
+**Shifted, real-valued differences and the interval that agrees with the test**
+(:func:`shift_test`, :func:`shift_interval`). A difference ``delta`` of B minus A is tested by the
+sign-flip test of ``z_g(delta) = a_g - delta * b_g`` (``sum_g b_g = 1``, ``b_g >= 0``, so
+``sum_g z_g = sum_g a_g - delta``): for a rate, ``a_g = d_g / n`` and ``b_g = n_g / n``; for a
+ratio such as precision, the linearised per-cluster contributions of
+:mod:`candor_eval.stats.ratios`. The ``1 - level`` interval is the set of shifts the test does not
+reject at ``level``, from the estimate outward to the first rejected shift on each side (bisection
+to 1e-9). Its p is exact over every pattern up to :data:`EXACT_CLUSTERS` clusters, above over
+:data:`FLIPS` fixed random patterns plus the observed one (``p = (1 + hits) / (1 + FLIPS)``, a valid
+p-value). The interval excludes 0 exactly when the test at shift 0 rejects: where the caller has
+the exact integer p (:func:`signflip_p`) it is given as ``p0`` and decides that side.
+
 >>> signflip_p([3, 0, 1, 1]), signflip_p([1, 1, 1, 1, 1, 1]), signflip_p([2, -2])
 (0.25, 0.03125, 1.0)
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from candor_eval.stats.rates import mcnemar_p
 
 EXACT_LIMIT = 20_000       # sum of |d_g| up to which the distribution is enumerated (cost: clusters x this)
+EXACT_CLUSTERS = 16        # clusters up to which shift tests enumerate all 2**G sign patterns
+FLIPS = 20_000             # fixed random sign patterns of a shift test above EXACT_CLUSTERS clusters
+_PATTERN_SEED = 20261203   # the generator of those patterns: fixed, so every run draws the same
 
 
 def signflip_p(diffs: Sequence[int]) -> float:
@@ -60,3 +93,100 @@ def signflip_p(diffs: Sequence[int]) -> float:
         dist[:reach + 1] *= 0.5                            # ... each with probability 1/2
     lower = (total - observed) // 2                       # |2X - D| >= observed: X <= lower or, symmetrically, above
     return min(1.0, 2.0 * math.fsum(dist[:lower + 1].tolist()))
+
+
+@functools.lru_cache(maxsize=64)
+def flip_patterns(g: int) -> np.ndarray:
+    """The sign patterns a shift test over ``g`` clusters uses, one per row (``+1.0``/``-1.0``; cached,
+    read-only): every pattern up to :data:`EXACT_CLUSTERS` clusters (the first row all ``+1``: the observed one), above
+    the observed pattern and :data:`FLIPS` patterns drawn from a fixed generator."""
+    if g <= EXACT_CLUSTERS:
+        bits = (np.arange(2 ** g, dtype=np.int64)[:, None] >> np.arange(g, dtype=np.int64)) & 1
+        out = (1 - 2 * bits).astype(float)
+    else:
+        rng = np.random.default_rng(_PATTERN_SEED + g)
+        drawn = 1 - 2 * rng.integers(0, 2, size=(FLIPS, g), dtype=np.int8)
+        out = np.vstack([np.ones((1, g)), drawn]).astype(float)
+    out.flags.writeable = False             # shared by every test over g clusters (cached)
+    return out
+
+
+@dataclass(frozen=True)
+class ShiftTest:
+    """The sign-flip test of ``z_g(delta) = a_g - delta * b_g`` for every shift ``delta`` (module
+    docstring): ``sa``/``sb`` hold ``sum_g s_g a_g`` and ``sum_g s_g b_g`` for each pattern ``s`` of
+    :func:`flip_patterns` (the first one observed); ``exact``: every pattern was enumerated."""
+
+    sa: np.ndarray
+    sb: np.ndarray
+    exact: bool
+    estimate: float
+    scale_a: float = 0.0
+    scale_b: float = 0.0
+
+    def p(self, delta: float) -> float:
+        """Two-sided p of the shift ``delta``: the share of patterns whose ``|T|`` reaches the observed one
+        (ties within 1e-9 of the terms' scale ``sum |a_g| + |delta| sum |b_g|`` count as reaching it)."""
+        t = np.abs(self.sa - delta * self.sb)
+        tol = 1e-9 * (self.scale_a + abs(delta) * self.scale_b)
+        hits = int(np.count_nonzero(t >= t[0] - tol))
+        return min(1.0, hits / t.size)          # exact: hits / 2**G; sampled: (1 + hits) / (1 + FLIPS)
+
+
+def shift_test(a: Sequence[float], b: Sequence[float]) -> ShiftTest:
+    """The shift test of per-cluster ``(a_g, b_g)`` (``b_g >= 0``, ``sum b_g = 1``; module docstring)."""
+    if len(a) != len(b):
+        raise ValueError("a and b must have one value per cluster")
+    av, bv = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    pats = flip_patterns(len(av))
+    sa, sb = (np.einsum("ij,j->i", pats, v) for v in (av, bv))   # einsum: no BLAS threads
+    return ShiftTest(sa=sa, sb=sb, exact=len(av) <= EXACT_CLUSTERS, estimate=float(av.sum()),
+                     scale_a=float(np.abs(av).sum()), scale_b=float(np.abs(bv).sum()))
+
+
+def shift_interval(test: ShiftTest, *, level: float, bound: float | None,
+                   p0: float | None = None) -> tuple[float | None, float | None]:
+    """``(lo, hi)``: the shifts ``delta`` that ``test`` does not reject at ``level`` (module docstring),
+    searched within ``[-bound, bound]`` (``None``: unbounded, a mean count). A side on which no shift
+    within reach is rejected is ``-bound``/``bound`` (``None`` when unbounded): too few clusters to
+    bound it. ``p0``: the exact p at shift 0 when the caller has one (it then decides whether 0 is
+    inside); the interval contains 0 exactly when that p (else ``test.p(0)``) exceeds ``level``."""
+    est = test.estimate
+    reject0 = (test.p(0.0) if p0 is None else p0) <= level
+
+    def rejected(delta: float) -> bool:
+        return test.p(delta) <= level
+
+    def side(direction: int) -> float | None:
+        far_limit = None if bound is None else direction * bound
+        if reject0 and direction * (0.0 - est) > 0:        # 0 lies this way and is rejected: bracket with it
+            out = 0.0
+        else:
+            step = max(abs(est), 1e-3)
+            out = est + direction * step
+            for _ in range(80):
+                if far_limit is not None and direction * (out - far_limit) >= 0:
+                    out = far_limit
+                    if not rejected(out):
+                        return far_limit
+                    break
+                if rejected(out):
+                    break
+                step *= 2
+                out = est + direction * step
+            else:
+                return None
+        inside = est
+        for _ in range(100):
+            if abs(out - inside) <= 1e-9 * max(1.0, abs(est)):
+                break
+            mid = 0.5 * (inside + out)
+            if rejected(mid):
+                out = mid
+            else:
+                inside = mid
+        if not reject0 and direction * (0.0 - inside) > 0:     # 0 not rejected: the interval reaches it
+            inside = 0.0
+        return inside
+
+    return side(-1), side(+1)

@@ -15,12 +15,12 @@ from candor_eval.review.gate import (
     find_wrong_targets,
     incomparable,
     latency_diagnostic,
-    ratio_difference,
 )
 from candor_eval.review.gate_views import MatchView, StatsView
 from candor_eval.review.params import DeclaredGate
 from candor_eval.stages.gate import main
 from candor_eval.stats.rates import wilson
+from candor_eval.stats.signflip import FLIPS
 from tests.conftest import ROOT, TESTS
 
 DATA = TESTS / "data" / "stats"
@@ -102,7 +102,8 @@ def test_gate_passes_when_every_criterion_is_shown():
     c = g["criteria"]
     # by hand: ref TP 3 FP 2 FN 1 per frame -> P 3/5, R 3/4; cand TP 4 FP 1 FN 0: P 4/5, R 1
     assert c["micro_precision_higher"]["reference"] == 0.6 and c["micro_precision_higher"]["candidate"] == 0.8
-    assert c["micro_precision_higher"]["p"] == pytest.approx(2 / 2 ** 80)            # 80-0 frames, fewer FPs
+    # 80 frames all with a higher precision: no sampled sign pattern reaches it (p = 1 / (1 + FLIPS))
+    assert c["micro_precision_higher"]["p"] == pytest.approx(1 / (1 + FLIPS), rel=1e-5)
     rate = c["micro_precision_higher"]["candidate_rate"]
     assert ((rate["k"], rate["n"], rate["unit"], rate["cluster"], rate["clusters"])
             == (320, 400, "detection", "frame", 80))
@@ -314,34 +315,38 @@ OFF_TOPIC = ["reference_reproduced", "served_contract_fixed", "wrong_targets_no_
              "refresh_p95", "inference_latency_no_increase"]
 
 
-@pytest.mark.parametrize("improvement,bound", [("shown", 0.05), ("higher", None)])
-def test_null_pass_rate_of_the_gate_on_demo_frames_is_at_most_alpha(improvement, bound):
-    """Swapping the demo models' outputs frame by frame makes them equally good: the gate must not
-    pass more often than alpha. Without its noise control (``higher``) it does: this test can fail."""
+def null_pass_rate(improvement: str, *, sims: int, seed: int) -> float:
+    """How often the gate passes on the demo frames with the two models' outputs swapped frame by frame
+    (two equally good models), judged on the micro criteria alone: the criteria the noise control is
+    about. The critical-class criterion is waived: it never passes on demo-sized classes under swaps,
+    so keeping it would make any rate come out low, noise control or not."""
     import random
-    rng = random.Random(20261201)
+    rng = random.Random(seed)
     frames, labels = demo_tables()
     params = DeclaredGate(set="detector", reference="demo-v1", candidate="demo-v2", improvement=improvement,
-                        unqualified="waive", waive=OFF_TOPIC)
-    sims, passes = 300, 0
+                          waive=[*OFF_TOPIC, "critical_recall_non_inferior"])
+    passes = 0
     for _ in range(sims):
         f, lab = swapped(frames, labels, rng)
         g = evaluate_gate(frames=f, labels=lab, evidence=Evidence(), params=params,
-                          params_file="params.yaml", critical=["villager", "sheep", "deer", "boar", "berry_bush"],
-                          min_support=10, confidence=0.95)
+                          params_file="params.yaml", critical=[], min_support=10, confidence=0.95)
+        assert set(g.criteria) - set(params.waive) == {"same_frames_and_labels", "micro_precision_higher",
+                                                       "micro_recall_higher", "micro_f1_higher"}
         passes += g.passed
-    rate = passes / sims
-    if bound is None:
-        # the point-estimate gate on the micro criteria alone passes far more often than alpha
-        loose = DeclaredGate(set="detector", reference="demo-v1", candidate="demo-v2", improvement="higher",
-                           waive=[*OFF_TOPIC, "critical_recall_non_inferior"])
-        rng = random.Random(1)
-        hits = sum(evaluate_gate(frames=f, labels=lab, evidence=Evidence(), params=loose,
-                                 params_file="params.yaml", critical=[], min_support=10, confidence=0.95).passed
-                   for f, lab in (swapped(frames, labels, rng) for _ in range(sims)))
-        assert hits / sims > 0.15
-    else:
-        assert rate <= bound
+    return passes / sims
+
+
+def test_null_pass_rate_of_the_gate_on_demo_frames_is_at_most_alpha():
+    """Swapping the demo models' outputs frame by frame makes them equally good: the gate must not
+    pass more often than alpha (its criteria must all be shown: an intersection-union test)."""
+    assert null_pass_rate("shown", sims=300, seed=20261201) <= 0.05
+
+
+def test_without_its_noise_control_the_same_null_gate_passes_often():
+    """The same gate and data without the noise control (``improvement: higher``, the point estimates
+    suffice) pass far more often than alpha: the test above is about the noise control, and removing
+    it (by declaration here, or from the code: ``_higher`` ignoring ``shown``) makes it fail."""
+    assert null_pass_rate("higher", sims=300, seed=1) > 0.15
 
 
 
@@ -440,24 +445,6 @@ def test_an_unknown_gate_set_model_or_split_exits_2_naming_the_key(tmp_path, cap
     assert run_main(main, argv) == 2
     assert where in capsys.readouterr().err
     assert not (tmp_path / "gate.json").exists()
-
-
-@pytest.mark.parametrize("g", [2, 3, 6, 10])
-def test_ratio_difference_never_claims_more_than_g_clusters_can(g):
-    """Frames that all moved alike (no spread: se = 0) give p = 2**(1 - G), the exact sign-flip p of
-    G clusters all favouring B, and no interval: a t test with zero variance would say p = 0, and
-    a gate reading it would pass on two frames."""
-    d, lo, hi, p = ratio_difference([(1, 2)] * g, [(2, 2)] * g, confidence=0.95)
-    assert (d, lo, hi, p) == (0.5, None, None, 2.0 ** (1 - g))
-
-
-def test_ratio_difference_floors_a_small_t_p_at_the_exact_minimum():
-    """Three clusters with a large, nearly constant gain: Student's t gives p well under 0.25, but no
-    paired test over 3 clusters can give less than 2**-2 = 0.25."""
-    a = [(10, 20), (10, 20), (10, 20)]
-    b = [(19, 20), (20, 20), (19, 20)]
-    d, lo, hi, p = ratio_difference(a, b, confidence=0.95)
-    assert p == 0.25 and lo is not None and lo > 0
 
 
 def test_a_shown_regression_of_a_small_critical_class_fails_even_when_unqualified_classes_are_waived():

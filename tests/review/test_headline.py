@@ -23,9 +23,10 @@ def sign_test(b_wins: int, a_wins: int = 0, ties: int = 2) -> Paired:
     return compare_paired(a, b, unit="lot", alpha=0.05, confidence=0.95)
 
 
-def stats_of(paired: dict[str, dict[str, Paired]], reference: str = "ref") -> StatsFile:
+def stats_of(paired: dict[str, dict[str, Paired]], reference: str = "ref",
+             precision: dict | None = None) -> StatsFile:
     return StatsFile(confidence=0.95, alpha=0.05, min_k0=6, reference={}, inputs={}, rates={},
-                     paired={m: Comparisons(reference, c) for m, c in paired.items()})
+                     paired={m: Comparisons(reference, c) for m, c in paired.items()}, precision=precision or {})
 
 
 def test_sign_test_helper_gives_the_hand_computed_p():
@@ -81,7 +82,8 @@ def test_detection_headline_takes_the_test_split_numbers_and_the_paired_p_agains
     track = "detection.detector"
     stats = stats_of({f"{track}.test.label_found": {"v2": sign_test(6), "v3": sign_test(0, 6)},
                       f"{track}.test.frame_error_free": {"v2": sign_test(5)},
-                      f"{track}.test.false_positives": {"v2": sign_test(1, 1)}}, reference="v1")
+                      f"{track}.test.false_positives": {"v2": sign_test(1, 1)}}, reference="v1",
+                     precision={f"{track}.test.precision": {"reference": "v1", "candidates": {"v2": {"p": 0.25}}}})
     docs = {f"{track}.v1": ("v1.json", detection_doc(0.5, 0.6, 0.545455, 1.25, 3)),
             f"{track}.v2": ("v2.json", detection_doc(0.75, 0.6, 0.666667, 0.5, 0))}
     out = detection_headline(stats, docs, {"detector": ["v1", "v2", "v3"]})
@@ -92,11 +94,11 @@ def test_detection_headline_takes_the_test_split_numbers_and_the_paired_p_agains
     assert out["detector"]["v2"] == {"precision": 0.75, "recall": 0.6, "f1": 0.666667, "fp_per_frame": 0.5,
                                      "wrong_targets": 0, "dev": {"precision": 0.0, "recall": None, "f1": None},
                                      "p_label_found": 0.03125, "p_frame_error_free": 0.0625,
-                                     "p_false_positives": 1.0, "verdict": "B better"}
+                                     "p_false_positives": 1.0, "verdict": "B better", "p_precision": 0.25}
     assert out["detector"]["v3"] == {"precision": None, "recall": None, "f1": None, "fp_per_frame": None,
                                      "wrong_targets": None, "dev": {"precision": None, "recall": None, "f1": None},
                                      "p_label_found": 0.03125, "p_frame_error_free": None,
-                                     "p_false_positives": None, "verdict": "B worse"}
+                                     "p_false_positives": None, "verdict": "B worse", "p_precision": None}
 
 
 def test_each_detection_set_has_its_own_reference():

@@ -76,7 +76,7 @@ def test_headline_holds_what_a_reviewer_reads_and_stays_small(tmp_path):
     head = json.loads((tmp_path / "headline.json").read_text())
     v2 = head["detection"]["detector"]["demo-v2"]
     assert set(v2) == {"precision", "recall", "f1", "fp_per_frame", "wrong_targets", "dev", "p_label_found",
-                       "p_frame_error_free", "p_false_positives", "verdict"}
+                       "p_frame_error_free", "p_false_positives", "p_precision", "verdict"}
     assert "p_label_found" not in head["detection"]["detector"]["demo-v1"]      # the reference
     assert v2["p_false_positives"] == 1.0 and v2["verdict"] == "no detectable difference"
     a, b = head["lots"]["prompt-a"], head["lots"]["prompt-b"]

@@ -49,7 +49,7 @@ def test_the_stored_form_has_the_documented_keys_sorted_within_each_section():
     sorted by key (equal results, equal bytes)."""
     doc = small_stats().as_json()
     assert list(doc) == ["confidence", "alpha", "min_k0", "reference", "inputs", "cluster", "benches", "rates",
-                         "paired", "power"]
+                         "paired", "power", "precision"]
     assert list(doc["reference"]) == ["detection.detector", "identification"]
     assert list(doc["inputs"]) == ["metrics/outcomes/identification.csv", "metrics/outcomes/valuation.csv"]
     assert list(doc["cluster"]) == ["detection.detector", "fields"]

@@ -52,7 +52,7 @@ def test_stage_on_fixtures(tmp_path):
     assert code == 0
     s = json.loads(out.read_text())
     assert list(s) == ["confidence", "alpha", "min_k0", "reference", "inputs", "cluster", "benches", "rates", "paired",
-                       "power"]
+                       "power", "precision"]
     assert s["cluster"] == {"detection.detector": "frame", "fields": "case"}
     assert s["min_k0"] == 6
     # inputs: absent tables and metrics are listed, not dropped
@@ -88,6 +88,15 @@ def test_stage_on_fixtures(tmp_path):
     c = fp["candidates"]["demo-v2"]
     assert (c["kind"], c["unit"], c["n"], c["a"]["k"], c["b"]["k"], c["a_only"], c["b_only"], c["p"]) == (
         "count", "frame", 3, 1, 1, 1, 1, 1.0)
+    # paired precision itself (detections, by frame): A 2/2, 1/2, 0/0 = 3/4; B 2/2, 2/2, 0/1 = 4/5; pooled
+    # 7/9; linearised contributions -4/180, 41/180, -28/180 (sum 9/180 = +0.05): every sign pattern
+    # reaches |9/180|, p = 1
+    prec = s["precision"]["detection.detector.test.precision"]
+    assert (prec["reference"], prec["unit"], prec["cluster"]) == ("demo-v1", "detection", "frame")
+    c = prec["candidates"]["demo-v2"]
+    assert (c["a"], c["b"], c["diff"], c["p"], c["clusters"], c["verdict"]) == (
+        0.75, 0.8, 0.05, 1.0, 3, "no detectable difference")
+    assert c["diff_lo"] < 0 < c["diff_hi"] and "detection.detector.dev.precision" not in s["precision"]
     # per-class tests form a family (Holm); the headline label test is not adjusted
     assert deer_family(s) == "detection.detector.test.class.*.label_found"
     assert s["paired"]["detection.detector.test.label_found"]["family"] is None
@@ -299,3 +308,51 @@ def test_plan_answers_in_clusters_for_a_clustered_design(capsys):
     assert main(["plan", "--discordance", "0.2", "--cluster-size", "19", "--improvement", str(sizes[1])]) == 0
     needed = json.loads(capsys.readouterr().out)["clusters_needed"]
     assert 12 < needed <= 32 + 2                   # about the 32 clusters that detect it (power is simulated)
+
+
+def demo_sessions(tmp_path: Path, sessions: int) -> Path:
+    """A copy of the committed demo outcome tables whose frames are dealt into ``sessions`` capture
+    sessions per split (the demo itself has 2 a split, too few to cluster by)."""
+    import csv
+    import shutil
+
+    from tests.conftest import ROOT
+    out = tmp_path / "outcomes"
+    shutil.copytree(ROOT / "metrics" / "outcomes", out)
+    path = out / "detector" / "detection-frames.csv"
+    with path.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    order = {f: i for i, f in enumerate(sorted({r["frame"] for r in rows}))}
+    for r in rows:
+        r["session"] = f"{r['split']}-s{order[r['frame']] % sessions}"
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return out
+
+
+@pytest.mark.parametrize("cluster", ["frame", "session"])
+def test_no_demo_interval_excludes_0_beside_no_detectable_difference(tmp_path, cluster):
+    """Every paired record of the demo (stats.json and the gate's classes), by frame and by session:
+    its 95% interval excludes 0 exactly when its verdict is a difference (alpha = 1 - confidence)."""
+    from tests.conftest import ROOT
+    outcomes = ROOT / "metrics" / "outcomes" if cluster == "frame" else demo_sessions(tmp_path, 8)
+    params = (ROOT / "params.yaml").read_text().replace("    detection: frame ", f"    detection: {cluster} ")
+    assert f"detection: {cluster}" in params
+    (tmp_path / "params.yaml").write_text(params)
+    out = tmp_path / "stats.json"
+    metrics = ROOT / "metrics"
+    assert main(["run", "--outcomes", str(outcomes), "--metrics", str(metrics / "identification.json"),
+                 str(metrics / "fields"), str(metrics / "detection"), str(metrics / "valuation.json"),
+                 "--metrics-root", str(metrics), "--params", str(tmp_path / "params.yaml"), "--out", str(out),
+                 "--gate", str(tmp_path / "gate.json"), "--detection", str(metrics / "detection"),
+                 "--models", str(ROOT / "models")]) == 0
+    stats, gate = json.loads(out.read_text()), json.loads((tmp_path / "gate.json").read_text())
+    records = [r for comp in stats["paired"].values() for r in comp["candidates"].values()]
+    records += [c["paired"] for c in gate["per_class"].values() if c["paired"] is not None]
+    assert len(records) > 40 and {r["cluster"] for r in records if r["unit"] == "frame"} == {cluster}
+    for r in records:
+        lo, hi = r["diff_lo"], r["diff_hi"]
+        excludes = (lo is not None and lo > 0) or (hi is not None and hi < 0)
+        assert excludes == (r["verdict"] != "no detectable difference"), r["explanation"]

@@ -1,13 +1,14 @@
 """candor_eval/stats/paired.py: the one paired comparison, by hand, against McNemar, and its JSON shape."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 
 from candor_eval.common.errors import InputError
-from candor_eval.stats.paired import Paired, compare_paired, verdict_of
+from candor_eval.stats.paired import Paired, compare_paired, holm_adjusted, verdict_of
 from candor_eval.stats.rates import mcnemar_p, wilson
 
 
@@ -82,13 +83,15 @@ def test_counts_fewer_is_better_and_a_mean_per_unit():
 
 
 def test_no_discordance_interval_is_not_a_point():
+    """No discordant lot of 20: Tango's score interval, which is then the Wilson bound of 0 of 20 on
+    each side; two lots both won by B (p = 0.5) cannot exclude 0: the interval reaches -1."""
     a = {(str(i),): i % 2 == 0 for i in range(20)}
     r = compare_paired(a, dict(a), unit="lot", alpha=0.05, confidence=0.95)
     half = wilson(0, 20).hi
-    assert r.diff == 0 and (r.diff_lo, r.diff_hi) == (-half, half)
+    assert r.diff == 0 and (r.diff_lo, r.diff_hi) == (pytest.approx(-half, abs=1e-9), pytest.approx(half, abs=1e-9))
     every = compare_paired({("x",): False, ("y",): False}, {("x",): True, ("y",): True}, unit="lot", alpha=0.05,
                            confidence=0.95)
-    assert (every.diff, every.diff_lo, every.diff_hi) == (1.0, 1.0 - wilson(0, 2).hi, 1.0)   # clipped at 1
+    assert (every.diff, every.diff_lo, every.diff_hi, every.p) == (1.0, -1.0, 1.0, 0.5)
 
 
 def test_holm_adjusted_verdict_is_the_verdict():
@@ -117,3 +120,93 @@ def test_paired_json_is_one_shape_and_reads_back():
     assert back.as_json() == doc
     with pytest.raises(InputError, match="s.json: not a paired comparison"):
         Paired.from_json(doc | {"verdict": "maybe"}, where="s.json")
+
+
+def ni_bench(rng: np.random.Generator, sizes: list[int], session_of: list[int], *, spread: float | None,
+             p_a: float = 0.8, gain: float = 0.02, margin: float = 0.05) -> tuple[dict, dict, dict]:
+    """One class at a true recall drop equal to ``margin``: A finds each label with ``p_a``; B loses each
+    label A found with a frame's own rate ``c * w`` (``w`` gamma with mean 1 and shape ``spread``:
+    uneven loss; ``None``: the same everywhere) and finds ``gain`` of those A missed, with ``c`` set so
+    that the expected drop is exactly ``margin``. Labels clustered by ``session_of[frame]``."""
+    c = (margin + (1 - p_a) * gain) / p_a
+    a, b, of = {}, {}, {}
+    for f, n in enumerate(sizes):
+        w = 1.0 if spread is None else float(rng.gamma(spread, 1 / spread))
+        found = rng.random(n) < p_a
+        lost = rng.random(n) < min(1.0, c * w)
+        b_found = np.where(found, ~lost, rng.random(n) < gain)
+        for i in range(n):
+            key = (f"f{f}", str(i))
+            a[key], b[key], of[key] = bool(found[i]), bool(b_found[i]), f"s{session_of[f]}"
+    return a, b, of
+
+
+def ni_false_pass(sizes: list[int], session_of: list[int], *, spread: float | None, sims: int, seed: int) -> float:
+    """How often "the upper bound of the drop (A - B) is below the margin" holds at a drop equal to it."""
+    rng = np.random.default_rng(seed)
+    passes = 0
+    for _ in range(sims):
+        a, b, of = ni_bench(rng, sizes, session_of, spread=spread)
+        r = compare_paired(a, b, unit="label", alpha=0.05, confidence=0.95, cluster="c", cluster_of=of)
+        passes += r.diff_lo is not None and -r.diff_lo < 0.05
+    return passes / sims
+
+
+def uneven_sizes(total: int, clusters: int, seed: int) -> list[int]:
+    """``total`` labels in ``clusters`` frames of very different sizes (at least 1 each)."""
+    rng = np.random.default_rng(seed)
+    return [int(x) + 1 for x in rng.multinomial(total - clusters, rng.dirichlet(np.full(clusters, 0.7)))]
+
+
+FRAMES_290 = uneven_sizes(290, 30, 0)
+
+
+@pytest.mark.parametrize("shape,spread", [
+    ("290 labels in 30 uneven frames, by frame", None),
+    ("6 sessions of 4 frames, uneven loss", 2.0),
+    ("8 sessions of 4 frames, uneven loss", 2.0),
+    ("12 sessions of 4 frames, uneven loss", 2.0),
+    ("8 sessions of 4 frames, even loss", None),
+])
+def test_non_inferiority_at_the_margin_passes_at_most_2_5_percent(shape, spread):
+    """At a true recall drop equal to the 0.05 margin, the NI rule (upper bound of the drop < margin:
+    the 97.5% one-sided bound of the 95% interval) must pass at most 2.5% of the time."""
+    if shape.startswith("290"):
+        sizes, sessions = FRAMES_290, list(range(30))
+    else:
+        s = int(shape.split()[0])
+        sizes, sessions = [19] * (4 * s), [f // 4 for f in range(4 * s)]
+    assert ni_false_pass(sizes, sessions, spread=spread, sims=400, seed=len(sizes)) <= 0.025
+
+
+@pytest.mark.xfail(strict=True, reason="known gap: uneven loss on 30 uneven frames passes 0.035-0.048")
+def test_non_inferiority_with_uneven_loss_on_30_uneven_frames():
+    """The 290-label class with a frame-varying loss rate (gamma, shape 2): 0.035 to 0.048 over 400 runs.
+    Neither the sign-flip inversion, Tango's score interval with the jackknife design effect, nor
+    their hull reaches 0.025 here (skewed per-frame losses on uneven frames); left open."""
+    assert ni_false_pass(FRAMES_290, list(range(30)), spread=2.0, sims=400, seed=30) <= 0.025
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 24), st.integers(0, 2 ** 31), st.sampled_from(["outcome", "count"]))
+def test_no_interval_excludes_0_beside_no_detectable_difference(clusters, seed, kind):
+    """On random clustered benches, alone and in a Holm family: the 95% interval excludes 0 exactly
+    when the verdict is not "no detectable difference" (alpha = 1 - confidence)."""
+    rng = np.random.default_rng(seed)
+    records = {}
+    for m in range(3):
+        a, b, of = {}, {}, {}
+        for g in range(clusters):
+            for i in range(int(rng.integers(1, 6))):
+                key = (f"f{g}", str(i))
+                if kind == "outcome":
+                    a[key] = bool(rng.random() < 0.6)
+                    b[key] = bool(rng.random() < 0.6 + 0.15 * m)
+                else:
+                    a[key], b[key] = int(rng.poisson(1.0)), int(rng.poisson(1.0 / (1 + m)))
+                of[key] = f"f{g}"
+        records[(f"m{m}", "B")] = compare_paired(a, b, unit="label", alpha=0.05, confidence=0.95, kind=kind,
+                                                 cluster="frame", cluster_of=of)
+    for r in [*records.values(), *holm_adjusted(records).values()]:
+        excludes = (r.diff_lo is not None and r.diff_lo > 0) or (r.diff_hi is not None and r.diff_hi < 0)
+        assert excludes == (r.verdict != "no detectable difference"), r

@@ -5,7 +5,7 @@ import itertools
 import math
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from candor_eval.stats.rates import mcnemar_p
@@ -58,3 +58,50 @@ def test_rejects_non_integers():
         signflip_p([1.5])
     with pytest.raises(ValueError):
         signflip_p([True])
+
+
+@pytest.mark.parametrize("frames,rate", [(8, 0.169), (10, 0.1137), (12, 0.0726), (16, 0.0352), (18, 0.1033),
+                                         (48, 0.0714), (100, 0.0582), (200, 0.044)])
+def test_a_skewed_zero_mean_difference_is_rejected_more_often_than_alpha(frames, rate):
+    """The null of the test is symmetry, not a zero mean (module docstring): B gains 1 on 80% of
+    frames and loses 4 on 20% (mean 0). The rejection rate at alpha 0.05 is computed exactly, over
+    the binomial number of losing frames (the test depends only on it), and exceeds alpha well
+    beyond a few frames."""
+    from math import comb
+    rejected = math.fsum(comb(frames, k) * 0.2 ** k * 0.8 ** (frames - k) for k in range(frames + 1)
+                         if signflip_p([1] * (frames - k) + [-4] * k) <= 0.05)
+    assert rejected == pytest.approx(rate, abs=5e-4)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(-4, 4), st.integers(1, 5)), min_size=1, max_size=12))
+@example([(0, 1)] * 7 + [(-1, 1), (2, 2), (-2, 2), (0, 1), (1, 2)])   # sum 0 in floating point: ties by scale
+def test_a_shift_test_at_zero_is_the_exact_test_and_its_interval_agrees(clusters):
+    """Rate-scale terms ``d_g / n`` and ``n_g / n``: at shift 0 the p is :func:`signflip_p` of the
+    integer differences, and the interval excludes 0 exactly when it is at most the level."""
+    from candor_eval.stats.signflip import shift_interval, shift_test
+    d = [min(x, m) if x >= 0 else max(x, -m) for x, m in clusters]
+    n_g = [m for _, m in clusters]
+    n = sum(n_g)
+    t = shift_test([x / n for x in d], [m / n for m in n_g])
+    assert t.p(0.0) == pytest.approx(signflip_p(d), abs=1e-12)
+    assert t.p(sum(d) / n) == 1.0
+    for level in (0.05, 0.2):
+        lo, hi = shift_interval(t, level=level, bound=1.0)
+        assert lo is not None and hi is not None and lo <= sum(d) / n <= hi
+        assert (lo > 0 or hi < 0) == (signflip_p(d) <= level)
+
+
+def test_flip_patterns_are_fixed_and_shared():
+    """Above EXACT_CLUSTERS the patterns come from a fixed generator: the same on every call (cached)
+    and from a fresh process (their first rows checked by value); the first row is the observed one."""
+    from candor_eval.stats.signflip import EXACT_CLUSTERS, FLIPS, flip_patterns
+    small = flip_patterns(3)
+    assert small.shape == (8, 3) and small[0].tolist() == [1, 1, 1] and len({tuple(r) for r in small}) == 8
+    big = flip_patterns(EXACT_CLUSTERS + 1)
+    assert big.shape == (FLIPS + 1, EXACT_CLUSTERS + 1) and big[0].tolist() == [1] * (EXACT_CLUSTERS + 1)
+    assert flip_patterns(EXACT_CLUSTERS + 1) is big and not big.flags.writeable
+    assert big[1:4, :6].tolist() == FIRST_DRAWN
+
+
+FIRST_DRAWN = [[1, 1, -1, 1, -1, -1], [1, 1, -1, -1, 1, 1], [-1, -1, 1, 1, -1, -1]]   # PCG64: platform-stable
