@@ -257,9 +257,10 @@ def test_nothing_above_the_repository_top_is_imported(tmp_path, monkeypatch):
 
 
 def test_the_identify_stage_records_every_hostile_call_keeps_the_others_and_stays_put(tmp_path, monkeypatch,
-                                                                                    capsys, caplog):
+                                                                                    capsys, caplog, user_code):
     """The issue's examples through the stage: each is one recorded error, the third run of every item is
-    answered, exit 1, no traceback, the key nowhere, nothing written outside the repository."""
+    answered, exit 1, no traceback, the key nowhere, nothing written outside the repository. (``user_code``: the
+    stage puts the project's folder on ``sys.path`` to find the module's file; restored after.)"""
     import candor_eval.stages.identify as identify
     from tests.stages.test_identify import make_work, write_params
 
