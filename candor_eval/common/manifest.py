@@ -10,6 +10,10 @@ starts or ends with whitespace, duplicates, unsorted rows and malformed digests 
 before any file is read (and ``fetch manifest`` refuses to list such a file); a listed file
 that is a symlink out of the folder is refused by verify (:mod:`candor_eval.common.verify`).
 
+A manifest is a regular file of at most :data:`MANIFEST_MAX_BYTES` (256 MiB: a million rows with
+their source URLs); a larger file, a device (a symlink to ``/dev/zero``) or a FIFO is an input
+error naming it, never read (:func:`candor_eval.common.tables.read_bytes`).
+
 The manifest's own identity (:func:`manifest_sha256`) is the SHA-256 of the
 canonical listing ``"<sha256>  <path>\\n"`` per row, in order (the format of
 ``sha256sum``): it identifies the ordered set of file contents and does not
@@ -33,6 +37,7 @@ MANIFEST_NAME = "manifest.csv"
 REQUIRED_COLUMNS = ("path", "sha256", "bytes")
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
 CHUNK = 1 << 20
+MANIFEST_MAX_BYTES = 256 * 2 ** 20
 
 
 @dataclass(frozen=True)
@@ -152,9 +157,10 @@ def parse_manifest(text: str, *, file: Path) -> Manifest:
 
 
 def load_manifest(file: str | Path) -> Manifest:
-    """Read and validate a manifest file."""
+    """Read and validate a manifest file (a regular file of at most :data:`MANIFEST_MAX_BYTES`)."""
     p = Path(file)
-    return parse_manifest(read_text(p, expected="a manifest (path,sha256,bytes)"), file=p)
+    return parse_manifest(read_text(p, expected=f"a manifest (path,sha256,bytes) of at most {MANIFEST_MAX_BYTES} bytes",
+                                    max_bytes=MANIFEST_MAX_BYTES), file=p)
 
 
 class Action(Enum):

@@ -247,9 +247,12 @@ def parse_rows(text: str, *, where: str, columns: Sequence[str] = (), exact: boo
     return Table(where=where, header=header, rows=tuple(rows))
 
 
-def read_rows(path: str | os.PathLike[str], *, columns: Sequence[str] = (), exact: bool = False) -> Table:
-    """Read and parse a CSV file (see the module docstring)."""
-    return parse_rows(read_text(path, expected="a CSV file"), where=str(path), columns=columns, exact=exact)
+def read_rows(path: str | os.PathLike[str], *, columns: Sequence[str] = (), exact: bool = False,
+              max_bytes: int | None = None) -> Table:
+    """Read and parse a CSV file (see the module docstring); with ``max_bytes``, capped as :func:`read_bytes`."""
+    expected = "a CSV file" if max_bytes is None else f"a CSV file of at most {max_bytes} bytes"
+    return parse_rows(read_text(path, expected=expected, max_bytes=max_bytes), where=str(path), columns=columns,
+                      exact=exact)
 
 
 def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:

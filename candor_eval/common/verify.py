@@ -116,7 +116,7 @@ def find_manifests(data: Path) -> list[Path]:
     sets = sorted(p for p in data.iterdir() if p.is_dir() and not p.name.startswith("."))
     missing = [Problem(str(p / MANIFEST_NAME), "data set folder without a manifest",
                        expected="path,sha256,bytes of every file of the set")
-               for p in sets if not (p / MANIFEST_NAME).is_file()]
+               for p in sets if not ((p / MANIFEST_NAME).is_symlink() or (p / MANIFEST_NAME).exists())]
     if missing:
         raise InputError(missing, hint="write one with: candor fetch manifest <folder>")
     return [p / MANIFEST_NAME for p in sets]

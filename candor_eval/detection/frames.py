@@ -11,6 +11,10 @@ reader of a set calls first): when the set has a ``manifest.csv``, every file a 
 ``labels/*.txt``) must be listed in it; an unlisted one (an image added to ``images/`` without
 ``candor fetch manifest``) is an input error naming it, never scored unverified.
 
+``frames.csv`` is a regular file of at most :data:`FRAMES_MAX_BYTES` (64 MiB: over a million
+frames); a larger file, a device (a symlink to ``/dev/zero``) or a FIFO is an input error naming
+it, never read (:func:`candor_eval.common.tables.read_bytes`).
+
 Both inference (which frames to run, where their images are) and scoring (splits, sessions,
 zooms) read these, so they live beside, not inside, either sub-package.
 """
@@ -27,6 +31,7 @@ from candor_eval.common.unique import repeat_of
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
 SPLITS = ("dev", "test")
 COLUMNS = ("frame", "session", "zoom", "split")
+FRAMES_MAX_BYTES = 64 * 2 ** 20
 SET_FILES = ("frames.csv", "classes.txt", "coco.json")     # the set's own files a reader reads when present
 
 
@@ -44,11 +49,12 @@ class FrameInfo:
 def read_frames(path: Path) -> FrameInfo:
     """Read and validate ``frames.csv`` (:func:`~candor_eval.common.tables.read_rows`; columns
     ``frame,session,zoom,split``, values stripped; frame ids non-empty and unique; split in
-    dev/test). Every problem is reported at once, naming its row and column."""
+    dev/test; at most :data:`FRAMES_MAX_BYTES`, a regular file). Every problem is reported at once, naming its
+    row and column."""
     problems: list[Problem] = []
     rows: dict[str, tuple[str, str, str]] = {}
     first: dict[str, int] = {}
-    for rowno, row in read_rows(path, columns=COLUMNS).rows:
+    for rowno, row in read_rows(path, columns=COLUMNS, max_bytes=FRAMES_MAX_BYTES).rows:
         frame = row["frame"].strip()
         split = row["split"].strip()
         if not frame:
@@ -109,8 +115,9 @@ def read_files(data: Path) -> list[str]:
 
 def unlisted(data: Path) -> list[Problem]:
     """A Problem naming each file a reader of ``data`` reads (:func:`read_files`) that its
-    ``manifest.csv`` does not list (none when ``data`` has no manifest)."""
-    if not (data / MANIFEST_NAME).is_file():
+    ``manifest.csv`` does not list (none when ``data`` has no manifest; one that is there but not a regular file,
+    a symlink to ``/dev/zero`` or a dangling one, is read and refused, never taken for no manifest)."""
+    if not ((data / MANIFEST_NAME).is_symlink() or (data / MANIFEST_NAME).exists()):
         return []
     listed = {e.path for e in load_manifest(data / MANIFEST_NAME).entries}
     return [Problem(str(data / rel), f"not listed in {data / MANIFEST_NAME}, so not verified",

@@ -32,9 +32,11 @@ then killed with its process group.
 **Every failure is a recorded failed call**, never a traceback, and the other runs go on:
 
 * no answer within ``timeout_s`` (writing the request included; the first call of a process
-  also pays its start-up): the process group is killed, the attempt fails as ``timed out after
-  <timeout_s> s`` and is retried like the other providers' time-outs; a new process answers next;
-* the process exits or crashes before answering (``exited with status N``, ``killed by signal
+  also pays its start-up, for which a responder may give it ``startup_s`` more: the python
+  provider's worker, :mod:`candor_eval.lots.production`): the process group is killed, the
+  attempt fails as ``timed out after <timeout_s> s`` and is retried like the other providers'
+  time-outs; a new process answers next;
+* the process exits or crashes before answering (``exited with status N``, ``was killed by signal
   N``): failed at once, not retried; a new process answers the next call (a process that exits
   between two calls is restarted without any call failing);
 * a line that is not one JSON object of the shape above, not UTF-8, or over :data:`MAX_LINE`
@@ -74,7 +76,7 @@ from candor_eval.common.images import data_url
 from candor_eval.lots.client import MAX_BODY, CallError, Policy, Retryable, with_retries
 from candor_eval.lots.live import Reply, ReplyError
 from candor_eval.lots.params import ExecProvider
-from candor_eval.lots.production import MESSAGE_EXCERPT, result_text
+from candor_eval.lots.python_worker import MESSAGE_EXCERPT, result_text
 from candor_eval.lots.redact import Redactor
 from candor_eval.lots.route import header_secrets, read_secret, request_body
 
@@ -100,6 +102,7 @@ class Child:
         self.proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env=dict(env), start_new_session=True)
         self.lines: queue.Queue[bytes | None] = queue.Queue()
+        self.asked = 0                                  # requests written: the first pays the start-up
         self._tail = bytearray()
         self._tail_lock = threading.Lock()
         assert self.proc.stdout is not None and self.proc.stderr is not None
@@ -173,7 +176,7 @@ class Child:
             code = self.proc.wait(1.0)
         except subprocess.TimeoutExpired:
             return "closed its stdout"
-        return f"killed by signal {-code}" if code < 0 else f"exited with status {code}"
+        return f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
 
     def ask(self, payload: bytes, timeout_s: float) -> bytes:
         """Write ``payload`` (one line) and return the next line of stdout; :class:`Gone` or :class:`Expired`."""
@@ -187,6 +190,7 @@ class Child:
         watchdog.daemon = True
         deadline = time.monotonic() + timeout_s
         watchdog.start()
+        self.asked += 1
         try:
             try:
                 assert self.proc.stdin is not None
@@ -217,6 +221,8 @@ def answer_of(line: bytes) -> tuple[str, str | None]:
         obj = json.loads(line.decode("utf-8"))
     except UnicodeDecodeError as err:
         raise ValueError(f"the line is not UTF-8 (byte {err.start})") from None
+    except RecursionError:
+        raise ValueError("a JSON line nested too deeply to read") from None
     except json.JSONDecodeError as err:
         excerpt = line[:120].decode("utf-8", "replace").strip()
         raise ValueError(f"not a JSON line ({err.msg}): {excerpt!r}") from None
@@ -260,8 +266,10 @@ class ExecResponder:
     endpoint = None
 
     def __init__(self, argv: Sequence[str], *, env: Mapping[str, str], secrets: Sequence[str] = (),
-                 policy: Policy | None = None, sleep: Callable[[float], None] = time.sleep, model: str | None = None):
+                 policy: Policy | None = None, sleep: Callable[[float], None] = time.sleep, model: str | None = None,
+                 startup_s: float = 0.0):
         self.argv, self.env, self.policy, self.sleep = list(argv), dict(env), policy or Policy(), sleep
+        self.startup_s = startup_s
         self._model = model if model is not None else shlex.join(self.argv)
         self.redact = Redactor.of(header_secrets(secrets))
         self._children: dict[int, Child] = {}
@@ -299,12 +307,12 @@ class ExecResponder:
 
     def _attempt(self, payload: bytes) -> tuple[str, str | None]:
         child = self._child()
+        timeout_s = self.policy.timeout_s + (self.startup_s if child.asked == 0 else 0.0)
         try:
-            line = child.ask(payload, self.policy.timeout_s)
+            line = child.ask(payload, timeout_s)
         except Expired:
             self._drop(child)
-            raise Retryable(f"timed out after {self.policy.timeout_s:g} s (the process was killed)"
-                            + _stderr(child)) from None
+            raise Retryable(f"timed out after {timeout_s:g} s (the process was killed)" + _stderr(child)) from None
         except Gone as err:
             self._drop(child)
             raise CallError(f"{err}{_stderr(child)}") from None

@@ -5,14 +5,25 @@ in the user's code. **Found** by importing ``mypackage.analysis`` with the *impo
 working directory first on the import path: the project's folder (where DVC runs the stage, the
 folder of its ``dvc.yaml``), then each of its parents up to the repository top (the Git work tree's
 top folder; :mod:`candor_eval.common.repository`). So a package at the repository's top imports by
-its name from a project in ``eval/``, and so does an installed package. Import errors are bad
-configuration (exit 2, naming the key and the exception), never a traceback.
+its name from a project in ``eval/``, and so does an installed package.
+
+**Run in a worker process, never in the stage.** The stage does not import the user's code: a
+short-lived worker (:mod:`candor_eval.lots.python_worker` ``--check``) imports it first, with at most
+:data:`IMPORT_TIMEOUT_S` for the import; an import that fails, raises ``SystemExit``, ends the process
+or does not finish is bad configuration (exit 2, naming the key and what happened; never a
+traceback). Then the live run starts one worker per worker thread (``identify.concurrency``), with
+candor's own environment, kept alive for the whole run (module globals and caches persist from call
+to call), and asks it through the ``exec`` provider's protocol and machinery
+(:class:`candor_eval.lots.child.ExecResponder`): one JSON request line, one answer line. So
+``sys.exit``, ``os._exit``, a crash, a signal, ``os.chdir``, a ``print`` or an unbounded result
+happen in the worker: each is one call's recorded failure, the other runs go on, and the stage's
+working directory, console and outputs are never the code's to change.
 
 **Called** once per (lot or case, run), in the live loop (:mod:`candor_eval.lots.live`), as
 ``analyze(images, context)``:
 
 * ``images``: a list of ``(bytes, mime_type)`` pairs, the lot's photos in order (or the case's
-  image); each checked first like every live image (:func:`candor_eval.common.images.encode_data_url`:
+  image); each checked first like every live image (:func:`candor_eval.common.images.data_url`:
   JPEG/PNG/WebP/GIF by their bytes, at most 5 MB, decodable).
 * ``context``: a dict with ``id``, ``kind`` (``"lot"`` or ``"case"``), ``run`` (1-based),
   ``category_library`` (the case's ``categoryLibrary``, or the curated default of
@@ -21,158 +32,99 @@ configuration (exit 2, naming the key and the exception), never a traceback.
   when it is the default) and ``timeout_s`` (the deadline, to pass on to the code's own client).
 
 **Returns** the model-facing result: a dict (recorded as its JSON text, keys in the order
-given) or a string (recorded as is). Anything else, or a dict that is not JSON (a ``NaN``, a
-``datetime``), is a failed run.
+given) or a string (recorded as is). Anything else, a dict that is not JSON (a ``NaN``, a
+``datetime``) or nested too deep to serialise, or an answer over 16 MiB (the http body's cap), is a
+failed run.
 
-**Failures**: an exception is recorded as ``<ExceptionType>: <message>`` (never a
-traceback), the other runs go on, the stage exits 1. It is **transient**, and retried up to
-``retries`` times with the backoff of the remote providers, when the exception's ``transient``
-attribute is ``True`` (``err.transient = True`` before ``raise``, or a class attribute
-``transient = True``); every other exception fails the run at once. **Deadline**: a call
-that has not returned after ``timeout_s`` fails as ``timed out after <timeout_s> s``
-(transient). A Python call cannot be stopped from outside: the stage stops waiting and the
-call's thread is abandoned (it ends with the stage), which is why ``context["timeout_s"]`` is
-given to the code to pass to its client. The value of the variable named by
-``identify.api_key_env``, when set, is redacted from answers and errors (a production client
-echoing its key); other secrets the code holds are its own to keep out of its messages.
+**Failures**: an exception (``BaseException``: ``SystemExit`` and ``KeyboardInterrupt`` too) is
+recorded as ``<ExceptionType>: <message>`` (never a traceback), the other runs go on, the stage
+exits 1. It is **transient**, and retried up to ``retries`` times with the backoff of the remote
+providers, when the exception's ``transient`` attribute is ``True`` (``err.transient = True``
+before ``raise``, or a class attribute ``transient = True``); every other exception fails the run
+at once. The worker ending before it answers (``os._exit``, a crash) fails the call at once and a
+new worker answers the next. **Deadline**: a call that has not returned after ``timeout_s`` kills
+the worker and fails as ``timed out after <timeout_s> s`` (transient: retried by a new worker); a
+worker's first call is given, besides, twice the time the up-front import took plus one second
+(its own import). **Output**: what the code prints or logs goes to the worker's stderr, which is
+drained and never reaches candor's console; its last 1000 characters end a failed call's message.
+The value of the variable named by ``identify.api_key_env``, when set, is redacted from answers,
+errors and that stderr (a production client echoing its key); other secrets the code holds are
+its own to keep out of its messages.
 """
 from __future__ import annotations
 
-import importlib
-import json
 import sys
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from candor_eval.common.errors import fail
-from candor_eval.common.images import encode_data_url
-from candor_eval.common.repository import import_roots
-from candor_eval.common.tables import read_bytes
-from candor_eval.lots.client import CallError, Policy, Retryable, with_retries
-from candor_eval.lots.live import Reply, ReplyError
+from candor_eval.lots.child import Child, ExecResponder, Expired, Gone, answer_of
+from candor_eval.lots.client import CallError, Policy, Retryable
 from candor_eval.lots.params import PythonProvider
-from candor_eval.lots.redact import Redactor
+from candor_eval.lots.python_worker import on_import_path as on_import_path
 
-Analyze = Callable[[list[tuple[bytes, str]], dict[str, Any]], Any]
-MESSAGE_EXCERPT = 2000
-
-
-def on_import_path() -> None:
-    """Put the import roots of the working directory (the project's folder, then its parents up to the
-    repository top: :func:`candor_eval.common.repository.import_roots`) first on the import path, in that
-    order, each once."""
-    roots = [str(p) for p in import_roots(Path.cwd())]
-    sys.path[:] = roots + [p for p in sys.path if p not in roots]
+WORKER = "candor_eval.lots.python_worker"
+IMPORT_TIMEOUT_S = 120.0
+EXPECTED = "def analyze(images, context) in a module under the project's folder or the repository's top folder, " \
+           "or in an installed package"
 
 
-def load_entry_point(spec: PythonProvider, *, where: str) -> Analyze:
-    """Import ``spec``'s module (:func:`on_import_path`) and return its callable; InputError naming ``where``."""
-    on_import_path()
+def worker_argv(spec: PythonProvider, *, check: bool = False) -> list[str]:
+    """The worker's command: this interpreter running :mod:`candor_eval.lots.python_worker` on ``spec``."""
+    return [sys.executable, "-m", WORKER, *(["--check"] if check else []), spec.python]
+
+
+def check_entry_point(spec: PythonProvider, *, env: Mapping[str, str], where: str,
+                      timeout_s: float = IMPORT_TIMEOUT_S) -> float:
+    """Import ``spec``'s module in a short-lived worker (module docstring) and return the seconds it took;
+    InputError naming ``where`` when it cannot be imported or called, ends the worker or takes longer than
+    ``timeout_s``."""
+    hint = "install the code's own dependencies; a package elsewhere: pip install -e it"
+    start = time.monotonic()
     try:
-        module = importlib.import_module(spec.module)
-    except Exception as err:  # any failure of the user's import is a configuration error
-        raise fail(where, f"cannot import {spec.module}: {type(err).__name__}: {err}",
-                   expected="a module under the project's folder or the repository's top folder, or an installed "
-                            "package",
-                   hint="install the code's own dependencies; a package elsewhere: pip install -e it") from None
-    fn = getattr(module, spec.function, None)
-    if not callable(fn):
-        raise fail(where, f"{spec.module} has no callable {spec.function}", expected="def analyze(images, context)",
-                   got=type(fn).__name__)
-    return fn
+        child = Child(worker_argv(spec, check=True), env)
+    except OSError as err:
+        raise fail(where, f"could not start the worker ({type(err).__name__}: {err})",
+                   expected=f"{sys.executable} able to run -m {WORKER}") from None
+    try:
+        line = child.ask(b"", timeout_s)
+    except Expired:
+        raise fail(where, f"importing {spec.module} did not finish within {timeout_s:g} s{_tail(child)}",
+                   expected=EXPECTED, hint="an import that waits on the network or a lock: move it into the call"
+                   ) from None
+    except Gone as err:
+        raise fail(where, f"cannot import {spec.module}: {err}{_tail(child)}", expected=EXPECTED, hint=hint) from None
+    finally:
+        child.kill()
+    took = time.monotonic() - start
+    try:
+        answer_of(line)
+    except (CallError, Retryable, ValueError) as err:
+        raise fail(where, str(err), expected=EXPECTED, hint=hint) from None
+    return took
 
 
-def result_text(result: Any) -> str:
-    """The recorded text of a callable's result (module docstring); ValueError when it is neither."""
-    if isinstance(result, str):
-        return result
-    if isinstance(result, dict):
-        try:
-            return json.dumps(result, ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"returned a dict that is not JSON ({err})") from None
-    raise ValueError(f"returned {type(result).__name__}, expected a dict or a str")
+def _tail(child: Child) -> str:
+    tail = child.stderr_tail()
+    return f"; stderr: {tail}" if tail else ""
 
 
-def describe(err: BaseException) -> str:
-    """``<ExceptionType>: <message>`` (the message cut to :data:`MESSAGE_EXCERPT` characters)."""
-    text = str(err)
-    text = text if len(text) <= MESSAGE_EXCERPT else text[:MESSAGE_EXCERPT] + " ..."
-    return f"{type(err).__name__}: {text}" if text else type(err).__name__
-
-
-def call_with_deadline(fn: Callable[[], Any], timeout_s: float) -> Any:
-    """``fn()`` on a daemon thread; its result, its exception re-raised, or :class:`TimeoutError` after
-    ``timeout_s`` (the thread is left to finish on its own)."""
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["result"] = fn()
-        except BaseException as err:  # BaseException too: handed to the caller's thread
-            box["error"] = err
-
-    thread = threading.Thread(target=run, name="production-call", daemon=True)
-    thread.start()
-    thread.join(timeout_s)
-    if thread.is_alive():
-        raise TimeoutError
-    if "error" in box:
-        raise box["error"]
-    return box["result"]
-
-
-@dataclass(frozen=True)
-class PythonResponder:
-    """A production callable as a live responder (module docstring); ``name`` is its ``pkg.mod:fn``."""
-
-    fn: Analyze = field(repr=False)
-    name: str
-    policy: Policy = Policy()
-    secrets: Sequence[str] = field(default=(), repr=False)
-    sleep: Callable[[float], None] = time.sleep
+class PythonResponder(ExecResponder):
+    """A production callable, run by its worker processes, as a live responder (module docstring); its
+    ``model`` is its ``pkg.mod:fn``."""
 
     provider = "python"
-    endpoint = None                    # what the code calls is its own business
 
-    @property
-    def model(self) -> str:
-        return self.name
+    def __init__(self, spec: PythonProvider, *, env: Mapping[str, str], secrets: Sequence[str] = (),
+                 policy: Policy | None = None, sleep: Callable[[float], None] = time.sleep, startup_s: float = 0.0):
+        super().__init__(worker_argv(spec), env=env, secrets=secrets, policy=policy, sleep=sleep, model=spec.python,
+                         startup_s=startup_s)
 
-    def load(self, images: Sequence[Path]) -> list[tuple[bytes, str]]:
-        out = []
-        for p in images:
-            data = read_bytes(p, expected="an image")
-            url = encode_data_url(data, where=p.as_posix())
-            out.append((data, url[len("data:"):url.index(";")]))
-        return out
 
-    def _attempt(self, images: list[tuple[bytes, str]], context: Mapping[str, Any]) -> str:
-        try:
-            result = call_with_deadline(
-                lambda: self.fn(list(images), dict(context) | {"timeout_s": self.policy.timeout_s}),
-                self.policy.timeout_s)
-        except TimeoutError:
-            raise Retryable(f"timed out after {self.policy.timeout_s:g} s") from None
-        except Exception as err:  # the production code's failure, recorded verbatim
-            if getattr(err, "transient", False) is True:
-                raise Retryable(describe(err)) from None
-            raise CallError(describe(err)) from None
-        try:
-            return result_text(result)
-        except ValueError as err:
-            raise CallError(str(err)) from None
-
-    def reply(self, *, prompt: str, images: list[tuple[bytes, str]], context: Mapping[str, Any]) -> Reply:
-        del prompt                         # the production code builds its own
-        redact = Redactor.of(self.secrets)
-        try:
-            text, attempts = with_retries(lambda: self._attempt(images, context), policy=self.policy, redact=redact,
-                                          sleep=self.sleep)
-        except CallError as err:
-            raise ReplyError(str(err)) from None
-        return Reply(text=redact(text), attempts=attempts)
+def python_responder(spec: PythonProvider, *, env: Mapping[str, str], policy: Policy, secrets: Sequence[str],
+                     where: str, import_timeout_s: float = IMPORT_TIMEOUT_S) -> PythonResponder:
+    """The responder of a python provider, once its entry point imported in a worker (:func:`check_entry_point`;
+    InputError naming ``where`` otherwise), its workers given twice that import's time, plus a second, for their
+    first call."""
+    took = check_entry_point(spec, env=env, where=where, timeout_s=import_timeout_s)
+    return PythonResponder(spec, env=env, secrets=secrets, policy=policy, startup_s=2 * took + 1.0)

@@ -4,7 +4,8 @@ Provider (params ``identify.providers``, :meth:`candor_eval.lots.params.Identify
 responder (:mod:`candor_eval.lots.live`):
 
 * ``{python: "pkg.mod:fn"}``: :class:`candor_eval.lots.production.PythonResponder` (the callable
-  imported now; the key of ``api_key_env``, when set, is redacted from what it returns);
+  imported now in a worker process, then run by its own workers; the key of ``api_key_env``, when set, is
+  redacted from what they return and write);
 * ``{http: URL, ...}``: :class:`candor_eval.lots.route.RouteResponder` (header values from the
   environment, throttled by ``max_calls_per_minute``);
 * ``{exec: [program, arg, ...], ...}``: :class:`candor_eval.lots.child.ExecResponder` (the program found on
@@ -33,7 +34,7 @@ from candor_eval.lots.live import ChatResponder, Reply, Responder
 from candor_eval.lots.ocr import OcrResponder
 from candor_eval.lots.ocr_reading import ReadingRules
 from candor_eval.lots.params import ExecProvider, HttpProvider, IdentifyParams, PythonProvider
-from candor_eval.lots.production import PythonResponder, load_entry_point
+from candor_eval.lots.production import python_responder
 from candor_eval.lots.ratelimit import RateLimiter
 from candor_eval.lots.redact import Redactor, url_secrets
 from candor_eval.lots.route import RouteResponder, header_secrets, read_headers
@@ -92,9 +93,9 @@ def _responder(params: IdentifyParams, candidate: str, *, env: Mapping[str, str]
     limiter = RateLimiter(params.max_calls_per_minute)
     policy = Policy(timeout_s=params.timeout_s, retries=params.retries, backoff_s=params.backoff_s)
     if isinstance(provider, PythonProvider):
-        fn = load_entry_point(provider, where=f"{params_file}:identify.providers.{candidate}.python")
         key = env.get(params.api_key_env)
-        return PythonResponder(fn=fn, name=provider.python, policy=policy, secrets=[key] if key else [])
+        return python_responder(provider, env=env, policy=policy, secrets=[key] if key else [],
+                                where=f"{params_file}:identify.providers.{candidate}.python")
     if isinstance(provider, HttpProvider):
         headers = read_headers(provider, env, where=f"identify.providers.{candidate}")
         return RouteResponder(spec=provider, headers=headers, policy=policy, throttle=limiter.wait)

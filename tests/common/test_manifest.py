@@ -129,3 +129,20 @@ def test_a_data_folder_without_a_manifest_is_named(tmp_path):
     (tmp_path / "b").mkdir()
     with pytest.raises(InputError, match="b/manifest.csv: data set folder without a manifest"):
         find_manifests(tmp_path)
+
+
+def test_a_manifest_is_a_regular_file_of_bounded_size(tmp_path, monkeypatch):
+    """A symlink to /dev/zero (read whole, it never ends) or a file over the cap is named, never read."""
+    import candor_eval.common.manifest as manifest
+
+    assert manifest.MANIFEST_MAX_BYTES == 256 * 2 ** 20
+    (tmp_path / "zero.csv").symlink_to("/dev/zero")
+    with pytest.raises(InputError, match=r"zero.csv: not a regular file .*expected a manifest"):
+        manifest.load_manifest(tmp_path / "zero.csv")
+    text = f"path,sha256,bytes\na.txt,{A},3\n"
+    (tmp_path / "manifest.csv").write_text(text)
+    monkeypatch.setattr(manifest, "MANIFEST_MAX_BYTES", len(text))
+    assert [e.path for e in manifest.load_manifest(tmp_path / "manifest.csv").entries] == ["a.txt"]
+    monkeypatch.setattr(manifest, "MANIFEST_MAX_BYTES", len(text) - 1)
+    with pytest.raises(InputError, match=f"manifest.csv: larger than {len(text) - 1} bytes"):
+        manifest.load_manifest(tmp_path / "manifest.csv")

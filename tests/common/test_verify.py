@@ -175,6 +175,9 @@ def test_find_manifests_needs_a_folder(tmp_path):
     with pytest.raises(InputError, match="file: not a folder"):
         find_manifests(tmp_path / "file")
     assert find_manifests(tmp_path) == []
+    (tmp_path / "set").mkdir()
+    (tmp_path / "set/manifest.csv").symlink_to("/dev/zero")    # there, not regular: load_manifest names why
+    assert find_manifests(tmp_path) == [tmp_path / "set/manifest.csv"]
 
 
 def test_a_source_prefix_with_user_info_is_refused(tmp_path):

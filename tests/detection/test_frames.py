@@ -77,3 +77,33 @@ def test_a_session_lies_in_one_split(tmp_path):
         "frames.csv: session 's1' lies in two splits: dev row 3 (a); test row 2 (b), row 7 (f)"
     p.write_text("frame,session,zoom,split\na,s1,1,dev\nb,s2,1,test\n")
     check_sessions_within_splits(read_frames(p), where="frames.csv")
+
+
+def test_frames_csv_is_a_regular_file_of_bounded_size(tmp_path, monkeypatch):
+    """A symlink to /dev/zero (read whole, it never ends) or a file over the cap is named, never read."""
+    import candor_eval.detection.frames as frames
+
+    assert frames.FRAMES_MAX_BYTES == 64 * 2 ** 20
+    (tmp_path / "zero.csv").symlink_to("/dev/zero")
+    with pytest.raises(InputError, match=r"zero.csv: not a regular file .*expected a CSV file of at most"):
+        read_frames(tmp_path / "zero.csv")
+    text = "frame,session,zoom,split\na,s1,1,test\n"
+    (tmp_path / "frames.csv").write_text(text)
+    monkeypatch.setattr(frames, "FRAMES_MAX_BYTES", len(text))
+    assert read_frames(tmp_path / "frames.csv").frames == ("a",)
+    monkeypatch.setattr(frames, "FRAMES_MAX_BYTES", len(text) - 1)
+    with pytest.raises(InputError, match=f"frames.csv: larger than {len(text) - 1} bytes"):
+        read_frames(tmp_path / "frames.csv")
+
+
+def test_a_manifest_that_is_not_a_regular_file_is_refused_not_taken_for_no_manifest(tmp_path):
+    (tmp_path / "images").mkdir()
+    (tmp_path / "manifest.csv").symlink_to("/dev/zero")
+    with pytest.raises(InputError, match="manifest.csv: not a regular file"):
+        check_listed(tmp_path)
+    (tmp_path / "manifest.csv").unlink()
+    (tmp_path / "manifest.csv").symlink_to(tmp_path / "gone.csv")          # dangling
+    with pytest.raises(InputError, match="manifest.csv: file not found"):
+        check_listed(tmp_path)
+    (tmp_path / "manifest.csv").unlink()
+    check_listed(tmp_path)                                                  # no manifest: not checked

@@ -107,6 +107,25 @@ def test_silence_past_the_deadline_kills_the_process_and_a_new_one_answers(make)
         os.kill(before, 0)
 
 
+SLOW_START = ("import json, sys, time\ntime.sleep(1.5)\nfor line in sys.stdin:\n"
+              "    print(json.dumps({'answer': json.loads(line)['id']}), flush=True)\n")
+
+
+@pytest.mark.parametrize("startup_s, first", [(0.0, None), (5.0, "a")])
+def test_the_first_call_of_a_process_is_given_startup_s_more(startup_s, first):
+    r = ExecResponder([sys.executable, "-c", SLOW_START], env={}, policy=Policy(timeout_s=0.5, retries=0),
+                      startup_s=startup_s)
+    try:
+        if first is None:
+            with pytest.raises(ReplyError, match=r"timed out after 0.5 s"):
+                r.reply(prompt="", images=[], context=ctx("a"))
+        else:
+            assert r.reply(prompt="", images=[], context=ctx("a")).text == first
+            assert r.reply(prompt="", images=[], context=ctx("b")).text == "b"     # started: 0.5 s is enough
+    finally:
+        r.close()
+
+
 def test_a_transient_error_is_retried_by_the_same_process(make):
     r = make(retries=1)
     reply = r.reply(prompt="", images=[], context=ctx("transient"))
@@ -179,6 +198,7 @@ def test_close_stops_every_process(make):
     (b'{"error": "m"}', "error must be"),
     (b'[1]', "expected a JSON object, got list"),
     (b'\xff\n', "not UTF-8 (byte 0)"),
+    (b'{"answer": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested too deeply to read"),
 ])
 def test_malformed_lines(line, needle):
     with pytest.raises(ValueError, match=re.escape(needle)):

@@ -2,6 +2,7 @@
 the key of ``api_key_env``, the base URL's and a route URL's query values, a route's header values."""
 from __future__ import annotations
 
+import os
 import sys
 
 import pytest
@@ -34,12 +35,17 @@ def test_a_missing_key_names_the_variable_never_a_value():
     assert KEY not in str(err.value)
 
 
-def test_a_python_provider_imports_its_callable(user_code):
+def test_a_python_provider_checks_its_callable_in_a_worker(user_code, monkeypatch):
     (user_code / "my_analyzer.py").write_text("def analyze(images, context):\n    return {}\n")
-    sys.path.insert(0, str(user_code))          # restored by the fixture
+    monkeypatch.chdir(user_code)                 # the project's folder: an import root of the worker
     p = params(providers={"c": {"python": "my_analyzer:analyze"}})
-    got = live_responder(p, "c", env={}, reading=None, params_file="p.yaml")
-    assert isinstance(got, PythonResponder) and got.name == "my_analyzer:analyze"
+    got = live_responder(p, "c", env=os.environ, reading=None, params_file="p.yaml")
+    assert isinstance(got, PythonResponder) and (got.provider, got.model) == ("python", "my_analyzer:analyze")
+    got.close()
+    assert "my_analyzer" not in sys.modules      # imported by the worker only
+    with pytest.raises(InputError, match="p.yaml:identify.providers.c.python: my_analyzer has no callable nope"):
+        live_responder(params(providers={"c": {"python": "my_analyzer:nope"}}), "c", env=os.environ, reading=None,
+                       params_file="p.yaml")
 
 
 def test_an_http_provider_reads_its_headers_from_the_environment():

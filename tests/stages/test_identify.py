@@ -514,8 +514,9 @@ def test_python_provider_resumes_after_an_interruption_and_takes_the_by_hand_fla
                                                                                  monkeypatch, user_code):
     (work / "prodcode").mkdir()
     (work / "prodcode" / "stop.py").write_text(
-        "import os\nCALLS = []\n\n\ndef analyze(images, context):\n    CALLS.append(1)\n"
-        "    if len(CALLS) == 3 and os.environ.get('STOP_AT_THREE'):\n        raise KeyboardInterrupt\n"
+        "import os, signal, time\nCALLS = []\n\n\ndef analyze(images, context):\n    CALLS.append(1)\n"
+        "    if len(CALLS) == 3 and os.environ.get('STOP_AT_THREE'):\n"      # Ctrl-C on the stage, mid-call
+        "        os.kill(os.getppid(), signal.SIGINT)\n        time.sleep(10)\n"
         "    return {'type': 'item', 'item': {'itemModel': 'OptiPlex 7090'}, 'imageNotes': context['id']}\n")
     write_params(work, mode="live", providers={"p": {"python": "prodcode.stop:analyze"}})
     monkeypatch.setenv("STOP_AT_THREE", "1")
@@ -535,19 +536,26 @@ def test_python_provider_resumes_after_an_interruption_and_takes_the_by_hand_fla
     assert json.loads(doc["answers"][0]["raw"])["imageNotes"] == "drill"
 
 
-def test_production_code_logging_its_key_reaches_the_console_redacted(work: Path, monkeypatch, caplog, capsys,
-                                                                       user_code):
+def test_production_code_logging_or_printing_its_key_never_reaches_the_console(work: Path, monkeypatch, caplog,
+                                                                                 capsys, user_code):
+    """The code runs in a worker whose stdout and stderr are candor's to drain: its logs and prints never reach
+    the console; a crashed call's message ends with the last of them, the key redacted."""
     (work / "prodcode").mkdir()
     (work / "prodcode" / "chatty.py").write_text(
         "import logging, os\n\n\ndef analyze(images, context):\n"
         "    logging.getLogger('prodcode').warning('POST with key %s', os.environ['CANDOR_TEST_KEY'])\n"
+        "    print('the key is', os.environ['CANDOR_TEST_KEY'])\n"
+        "    if context['id'] == 'drill':\n        os._exit(3)\n"
         "    return {'type': 'item'}\n")
     monkeypatch.setenv(ENV, KEY)                   # identify.api_key_env names it: its value is a secret
     write_params(work, mode="live", runs=1, providers={"p": {"python": "prodcode.chatty:analyze"}})
-    assert run() == 0
+    assert run() == 1
     out = capsys.readouterr()
-    assert "POST with key ***" in caplog.text
-    assert KEY not in caplog.text + out.out + out.err
+    recorded = (work / "build/live/p.jsonl").read_text()
+    assert KEY not in caplog.text + out.out + out.err + recorded
+    drill = next(x for x in load_recording(work / "build/live/p.jsonl") if x.case == "drill")
+    assert drill.error.startswith("after 1 attempt(s): the process exited with status 3 before answering; stderr: ")
+    assert "POST with key ***" in drill.error and "the key is ***" in drill.error
     assert not [f for h in logging.getLogger().handlers for f in h.filters
                 if isinstance(f, live.RedactingFilter)]          # removed after the run
 

@@ -8,7 +8,9 @@ integers (not booleans, not floats): a width and height >= 1, ``iscrowd`` 0 or 1
 finite numbers with ``w, h >= 0``.
 A frame's id is its ``file_name`` stem; frame ids are unique, and so are image, category and
 annotation ids (``id`` of an annotation is optional) and category names. The file is UTF-8 (a BOM
-is dropped). The annotations of an
+is dropped) and a regular file of at most :data:`COCO_MAX_BYTES` (1 GiB; COCO's own train2017
+annotations are 448 MB): a larger file, a device (a symlink to ``/dev/zero``) or a FIFO is an error
+naming it, never read. The annotations of an
 image, in the order listed, give its labels' indices. ``iscrowd`` 1 marks a crowd
 region (see :mod:`candor_eval.detection.scoring.matching`: never FN, absorbs detections); a
 non-standard ``ignore`` key has no effect, as in pycocotools.
@@ -39,6 +41,7 @@ from candor_eval.common.unique import repeated
 from candor_eval.detection.scoring.columns import EDGE_TOLERANCE, GroundTruth, inside_image, lookup, xywh_to_xyxy
 
 Maps = tuple[GroundTruth, dict[int, int], dict[int, int]]
+COCO_MAX_BYTES = 2 ** 30
 
 
 @contextmanager
@@ -59,9 +62,9 @@ def gc_paused() -> Iterator[None]:
 
 
 def read_coco_bytes(path: Path) -> bytes:
-    """The file's bytes (a UTF-8 BOM dropped); a missing file, a folder or an unreadable file is an
-    input error naming it."""
-    raw = read_bytes(path, expected="a COCO JSON file")
+    """The file's bytes (a UTF-8 BOM dropped); a missing file, a folder, an unreadable file, or one that is not a
+    regular file of at most :data:`COCO_MAX_BYTES`, is an input error naming it."""
+    raw = read_bytes(path, expected=f"a COCO JSON file of at most {COCO_MAX_BYTES} bytes", max_bytes=COCO_MAX_BYTES)
     bom = BOM.encode("utf-8")
     return raw[len(bom):] if raw.startswith(bom) else raw
 

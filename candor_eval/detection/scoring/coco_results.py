@@ -8,7 +8,9 @@ finite number; ``bbox`` four finite numbers with ``w, h >= 0``.
 Reading: :func:`read_coco_results` decodes the file with a typed decoder (msgspec,
 strict types) in pieces (:func:`array_pieces`) and checks the values on the columns. A
 file it refuses is walked entry by entry (:func:`results_problems`) to name the bad
-entries (file, index, field, expected, got); nothing is ever read by the walk.
+entries (file, index, field, expected, got); nothing is ever read by the walk. The file is read
+as the ground truth is (:func:`candor_eval.detection.scoring.coco.read_coco_bytes`: a regular file of at
+most 1 GiB, a symlink to ``/dev/zero`` refused unread).
 """
 from __future__ import annotations
 

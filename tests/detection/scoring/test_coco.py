@@ -162,3 +162,20 @@ def test_a_bom_is_dropped_and_deep_nesting_is_named(tmp_path):
     (tmp_path / "gt.json").write_text('{"images": ' + "[" * 100_000 + "]" * 100_000 + "}")
     with pytest.raises(InputError, match="gt.json"):
         read_coco(tmp_path / "gt.json")
+
+
+def test_a_ground_truth_file_is_a_regular_file_of_bounded_size(tmp_path, monkeypatch):
+    """A symlink to /dev/zero (read whole, it never ends) or a file over the cap is named, never read."""
+    import candor_eval.detection.scoring.coco as coco
+
+    assert coco.COCO_MAX_BYTES == 2 ** 30
+    (tmp_path / "zero.json").symlink_to("/dev/zero")
+    with pytest.raises(InputError, match=r"zero.json: not a regular file .*expected a COCO JSON file of at most"):
+        read_coco(tmp_path / "zero.json")
+    (tmp_path / "gt.json").write_bytes((DATA / "coco_gt.json").read_bytes())
+    size = (tmp_path / "gt.json").stat().st_size
+    monkeypatch.setattr(coco, "COCO_MAX_BYTES", size)
+    assert read_coco(tmp_path / "gt.json")[0].frames == ("f1", "f2", "f3", "f4")          # exactly the cap: read
+    monkeypatch.setattr(coco, "COCO_MAX_BYTES", size - 1)
+    with pytest.raises(InputError, match=f"gt.json: larger than {size - 1} bytes"):
+        read_coco(tmp_path / "gt.json")
