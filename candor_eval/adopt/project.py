@@ -46,7 +46,7 @@ DEMO_PARTS = {
     "plots/detection": "plots/detection",
     "plots/report": "plots/report",
 }
-TEMPLATES = ("overlay.json", "anatomy.json")
+TEMPLATES = ("overlay.json", "threshold.json", "per_class.json", "anatomy.json", "confusion.json", "curve.json")
 
 
 @dataclass(frozen=True)

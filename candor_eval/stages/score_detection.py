@@ -12,8 +12,9 @@ same keys), its served NMS (``detector.nms_iou``, ``max_det``, ``nms_agnostic``,
 ``dev``, ``test``, ``frozen`` when the card has a frozen evaluation, and ``counts``: the k of n
 behind every rate; a split block has ``out_of_scope`` when the card maps the model onto a subset
 of the data's classes), the per-frame and per-label outcome tables of the set's models
-(``<outcomes>/detection-*.csv``), plot data under ``<plots>/<kind>/<set>/`` (per model, and the
-set's models compared in one file: ``pr_models``, ``f1_models``, ``anatomy``; rendered as PNGs by
+(``<outcomes>/detection-*.csv``), plot data under ``<plots>/<kind>/<set>/`` (per model on all
+frames: ``pr``, ``f1``, ``confusion``; the set's models compared in one file on the headline split
+``test``: ``pr_models``, ``f1_models``, ``anatomy``, ``per_class``; PNG views by
 :mod:`stages.figures`, outside the pipeline), and the served detections as COCO results JSON
 (``<coco-out>/<model>.json``). Nothing is written unless every model scored.
 
@@ -40,7 +41,7 @@ from candor_eval.common.errors import run_main
 from candor_eval.common.parallel import fork_map
 from candor_eval.detection.frames import SPLITS, check_sessions_within_splits, load_frames
 from candor_eval.detection.scoring.evaluation import ModelScore, frame_rows, label_rows, score_model
-from candor_eval.detection.scoring.plots import PLOT_KINDS, set_plot_files
+from candor_eval.detection.scoring.plots import COMPARED_SPLIT, PLOT_KINDS, set_plot_files
 from candor_eval.stages.cli_detection import add_scoring_arguments, read_score_params, set_of_args
 from candor_eval.stats.outcomes import write_outcome
 
@@ -104,8 +105,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             replace_dir_files(Path(args.plots) / kind / dset.name,
                               {rel: blob for res in results.values() for rel, blob in res.plots[kind].items()},
                               clean=True)
-        compared = set_plot_files({m: res.figure.curves for m, res in results.items()},
-                                  {m: res.metrics["all"]["micro"]["fp_anatomy"] for m, res in results.items()})
+        split = COMPARED_SPLIT
+        compared = set_plot_files({m: res.figure.split_curves or {} for m, res in results.items()},
+                                  {m: res.metrics[split]["micro"]["fp_anatomy"] for m, res in results.items()},
+                                  per_class={m: res.metrics[split]["per_class"] for m, res in results.items()},
+                                  served={m: res.figure.served_by_class for m, res in results.items()})
         for kind, blobs in compared.items():
             replace_dir_files(Path(args.plots) / kind / dset.name, blobs, clean=True)
     print_summary(results)

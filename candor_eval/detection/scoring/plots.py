@@ -39,16 +39,17 @@ from candor_eval.detection.scoring.class_names import safe_name
 from candor_eval.detection.scoring.metrics import Curve
 
 BACKGROUND = "background"
-PLOT_KINDS = ("pr", "f1", "confusion", "per_class")
-SET_PLOT_KINDS = ("pr_models", "f1_models", "anatomy")     # every model of a set in one file
+PLOT_KINDS = ("pr", "f1", "confusion")                          # one model's detail, on all frames
+SET_PLOT_KINDS = ("pr_models", "f1_models", "anatomy", "per_class")     # every model of a set in one file
+COMPARED_SPLIT = "test"          # the headline split: the one the report, the gate and the comparison files use
 
 
 @dataclass(frozen=True)
 class FigureInputs:
-    """What one model's four PNGs show: its curves per class (``all`` = micro), confusion
-    ``matrix`` (rows true, columns predicted, last index background) over ``classes``, the
-    ``per_class`` metrics block, the served thresholds in use by class name (``served_by_class``)
-    and ``min_support``."""
+    """What one model's PNGs show: its curves per class (``all`` = micro) on all frames and on the
+    headline split (``split_curves``), confusion ``matrix`` (rows true, columns predicted, last
+    index background) over ``classes``, the headline split's ``per_class`` metrics block, the served
+    thresholds in use by class name (``served_by_class``) and ``min_support``."""
 
     model: str
     curves: dict[str, Curve]
@@ -57,6 +58,7 @@ class FigureInputs:
     per_class: dict[str, dict]
     served_by_class: dict[str, float]
     min_support: int
+    split_curves: dict[str, Curve] | None = None
 
 
 def _fmt(v: float | None) -> str:
@@ -76,21 +78,19 @@ def f1_csv(curve: Curve) -> str:
 
 
 def confusion_csv(matrix: np.ndarray, classes: tuple[str, ...] | list[str]) -> str:
-    """``actual,predicted``: one row per counted box (``matrix[i, j]`` rows of names ``i``, ``j``)."""
+    """``actual,predicted,count,row_share``: every cell of the matrix (``matrix[i, j]`` boxes of true
+    name ``i`` predicted as ``j``; background last), zeros included, so that every model of a set
+    has the same columns; ``row_share`` is the count over its row's total (empty for an empty row),
+    a colour scale on 0..1 that two models share whatever their counts."""
     names = [*classes, BACKGROUND]
-    return csv_text(("actual", "predicted"),
-                    [(a, p) for i, a in enumerate(names) for j, p in enumerate(names)
-                     for _ in range(int(matrix[i, j]))])
+    totals = matrix.sum(axis=1)
+    return csv_text(("actual", "predicted", "count", "row_share"),
+                    [(a, p, int(matrix[i, j]), _fmt(float(matrix[i, j]) / totals[i] if totals[i] else None))
+                     for i, a in enumerate(names) for j, p in enumerate(names)])
 
 
-def per_class_csv(per_class: dict[str, dict]) -> str:
-    """``class,f1,support`` per class (F1 empty when undefined)."""
-    return csv_text(("class", "f1", "support"),
-                    [(name, _fmt(m["f1"]), m["support"]) for name, m in per_class.items()])
-
-
-def plot_files(model: str, *, curves: dict[str, Curve], matrix: np.ndarray, classes: tuple[str, ...],
-               per_class: dict[str, dict]) -> dict[str, dict[str, bytes]]:
+def plot_files(model: str, *, curves: dict[str, Curve], matrix: np.ndarray,
+               classes: tuple[str, ...]) -> dict[str, dict[str, bytes]]:
     """One model's plot data files: kind -> (path relative to the kind's set folder -> bytes), as
     listed above."""
     m = safe_name(model)
@@ -99,34 +99,58 @@ def plot_files(model: str, *, curves: dict[str, Curve], matrix: np.ndarray, clas
         files["pr"][f"{m}/{safe_name(name)}.csv"] = pr_csv(curve).encode()
         files["f1"][f"{m}/{safe_name(name)}.csv"] = f1_csv(curve).encode()
     files["confusion"][f"{m}.csv"] = confusion_csv(matrix, classes).encode()
-    files["per_class"][f"{m}.csv"] = per_class_csv(per_class).encode()
     return files
 
 
-def set_plot_files(curves: dict[str, dict[str, Curve]],
-                   fp_anatomy: dict[str, dict[str, int]]) -> dict[str, dict[str, bytes]]:
-    """A detection set's comparison files, every model of the set in one file (model -> its curves
-    by class; model -> its ``fp_anatomy`` on all frames): kind of :data:`SET_PLOT_KINDS` -> (path
-    relative to the kind's set folder -> bytes). ``pr_models/<class>.csv``
-    ``model,threshold,precision,recall`` and ``f1_models/<class>.csv`` ``model,threshold,f1`` (one
-    line per model in one panel, the ``overlay`` template), for the classes every model has;
-    ``anatomy/fp.csv`` ``model,kind,count`` (the ``anatomy`` template: bars by kind, one per model)."""
+def nearest_row(thresholds: list[float], served: float) -> int:
+    """The index of the grid threshold nearest ``served`` (the lower one on a tie).
+
+    >>> nearest_row([0.1, 0.2, 0.3], 0.25)
+    1
+    """
+    return min(range(len(thresholds)), key=lambda i: (abs(thresholds[i] - served), thresholds[i]))
+
+
+def set_plot_files(curves: dict[str, dict[str, Curve]], fp_anatomy: dict[str, dict[str, int]], *,
+                   per_class: dict[str, dict[str, dict]],
+                   served: dict[str, dict[str, float]]) -> dict[str, dict[str, bytes]]:
+    """A detection set's comparison files on one split (the caller's: :data:`COMPARED_SPLIT`), every
+    model of the set in one file: kind of :data:`SET_PLOT_KINDS` -> (path relative to the kind's set
+    folder -> bytes). Inputs by model: its curves by class, its ``fp_anatomy``, its ``per_class``
+    metrics block and its ``served`` thresholds by class.
+
+    - ``pr_models/<class>.csv`` ``model,threshold,precision,recall,served`` (``served`` is 1 on the
+      grid point nearest the model's served threshold of the class, else 0; never for ``all``,
+      whose classes have their own thresholds) and ``f1_models/<class>.csv``
+      ``model,threshold,f1,served_threshold`` (the served threshold on every row of the model, empty
+      for ``all``): one line per model in one panel, template ``overlay``, for the classes every
+      model has;
+    - ``anatomy/fp.csv`` ``model,kind,count`` (template ``anatomy``: bars by kind, one per model);
+    - ``per_class/f1.csv`` ``model,class,f1,support,qualified`` (template ``per_class``: bars by
+      class, one per model; ``qualified`` yes/no by ``min_support``; F1 empty when undefined)."""
     models = list(curves)
     names = [n for n in curves[models[0]] if all(n in curves[m] for m in models)] if models else []
     files: dict[str, dict[str, bytes]] = {kind: {} for kind in SET_PLOT_KINDS}
     for name in names:
         pr, f1 = [], []
         for m in models:
-            for t, p, r, f in curves[m][name].rows():
+            rows = curves[m][name].rows()
+            t_served = served.get(m, {}).get(name) if name != "all" else None
+            at = nearest_row([r[0] for r in rows], t_served) if t_served is not None and rows else -1
+            for i, (t, p, r, f) in enumerate(rows):
                 if p is not None and r is not None:
-                    pr.append((m, _fmt(t), _fmt(p), _fmt(r)))
+                    pr.append((m, _fmt(t), _fmt(p), _fmt(r), int(i == at)))
                 if f is not None:
-                    f1.append((m, _fmt(t), _fmt(f)))
-        files["pr_models"][f"{safe_name(name)}.csv"] = csv_text(("model", "threshold", "precision", "recall"),
-                                                                pr).encode()
-        files["f1_models"][f"{safe_name(name)}.csv"] = csv_text(("model", "threshold", "f1"), f1).encode()
+                    f1.append((m, _fmt(t), _fmt(f), _fmt(t_served)))
+        files["pr_models"][f"{safe_name(name)}.csv"] = csv_text(
+            ("model", "threshold", "precision", "recall", "served"), pr).encode()
+        files["f1_models"][f"{safe_name(name)}.csv"] = csv_text(
+            ("model", "threshold", "f1", "served_threshold"), f1).encode()
     fp_rows = [(m, k, n) for m, kinds in fp_anatomy.items() for k, n in kinds.items()]
     files["anatomy"]["fp.csv"] = csv_text(("model", "kind", "count"), fp_rows).encode()
+    bars = [(m, c, _fmt(b["f1"]), b["support"], "yes" if b["qualified"] else "no")
+            for m, block in per_class.items() for c, b in block.items()]
+    files["per_class"]["f1.csv"] = csv_text(("model", "class", "f1", "support", "qualified"), bars).encode()
     return files
 
 

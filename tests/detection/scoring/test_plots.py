@@ -13,18 +13,26 @@ def test_safe_name_replaces_path_characters():
     assert dp.safe_name("") == "_"
 
 
-def test_confusion_csv_has_one_row_per_counted_box():
+def test_confusion_csv_has_every_cell_and_the_share_of_its_row():
+    """Every (actual, predicted) cell, zeros included (so two models share their columns), with the
+    count over its row's total: cat row 2 + 0 + 1 = 3; the empty dog row has no share."""
     mat = np.array([[2, 0, 1], [0, 0, 0], [1, 0, 0]])
     text = dp.confusion_csv(mat, ("cat", "dog"))
-    assert text.splitlines() == ["actual,predicted", "cat,cat", "cat,cat", "cat,background", "background,cat"]
+    assert text.splitlines() == [
+        "actual,predicted,count,row_share",
+        "cat,cat,2,0.666667", "cat,dog,0,0", "cat,background,1,0.333333",
+        "dog,cat,0,", "dog,dog,0,", "dog,background,0,",
+        "background,cat,1,1", "background,dog,0,0", "background,background,0,0"]
 
 
 def _per_class():
     return {"cat": {"f1": 0.5, "support": 4, "qualified": True}, "dog": {"f1": None, "support": 0, "qualified": False}}
 
 
-def test_per_class_csv_leaves_undefined_f1_empty():
-    assert dp.per_class_csv(_per_class()).splitlines() == ["class,f1,support", "cat,0.5,4", "dog,,0"]
+def test_nearest_row_takes_the_lower_threshold_on_a_tie():
+    assert dp.nearest_row([0.1, 0.2, 0.3], 0.15) == 0
+    assert dp.nearest_row([0.1, 0.2, 0.3], 0.26) == 2
+    assert dp.nearest_row([0.1, 0.2, 0.3], 0.9) == 2
 
 
 def test_parallel_rendering_gives_the_serial_bytes():
@@ -60,11 +68,25 @@ def test_set_plot_files_put_every_model_in_one_file():
     def curve(tp):
         return Curve(grid=np.array([0.1, 0.5]), tp=np.array(tp), fp=np.array([1, 0]), fn=np.array([1, 2]))
 
-    files = dp.set_plot_files({"a": {"all": curve([3, 1]), "deer": curve([1, 0])}, "b": {"all": curve([2, 0])}},
-                              {"a": {"localisation": 2, "both": 0}, "b": {"localisation": 1, "both": 3}})
-    assert list(files["pr_models"]) == ["all.csv"]              # only the classes every model has
+    files = dp.set_plot_files({"a": {"all": curve([3, 1]), "deer": curve([1, 0])},
+                               "b": {"all": curve([2, 0]), "deer": curve([2, 1])}},
+                              {"a": {"localisation": 2, "both": 0}, "b": {"localisation": 1, "both": 3}},
+                              per_class={"a": _per_class(), "b": {"cat": _per_class()["cat"]}},
+                              served={"a": {"deer": 0.4}, "b": {"deer": 0.2}})
+    assert list(files["pr_models"]) == ["all.csv", "deer.csv"]
+    # "all" has no served point: each class has its own threshold
     assert files["pr_models"]["all.csv"].decode().splitlines() == [
-        "model,threshold,precision,recall", "a,0.1,0.75,0.75", "a,0.5,1,0.333333", "b,0.1,0.666667,0.666667"]
-    assert files["f1_models"]["all.csv"].decode().splitlines()[-1] == "b,0.5,0"
+        "model,threshold,precision,recall,served", "a,0.1,0.75,0.75,0", "a,0.5,1,0.333333,0",
+        "b,0.1,0.666667,0.666667,0"]
+    # deer: b served at 0.2 -> the grid point 0.1 (P 2/3, R 2/3); a at 0.4 -> 0.5, where a keeps no
+    # detection (precision undefined, no PR point): a has no served point
+    assert files["pr_models"]["deer.csv"].decode().splitlines() == [
+        "model,threshold,precision,recall,served", "a,0.1,0.5,0.5,0",
+        "b,0.1,0.666667,0.666667,1", "b,0.5,1,0.333333,0"]
+    assert files["f1_models"]["all.csv"].decode().splitlines()[-1] == "b,0.5,0,"
+    assert files["f1_models"]["deer.csv"].decode().splitlines()[1:] == [
+        "a,0.1,0.5,0.4", "a,0.5,0,0.4", "b,0.1,0.666667,0.2", "b,0.5,0.5,0.2"]
     assert files["anatomy"]["fp.csv"].decode().splitlines() == [
         "model,kind,count", "a,localisation,2", "a,both,0", "b,localisation,1", "b,both,3"]
+    assert files["per_class"]["f1.csv"].decode().splitlines() == [
+        "model,class,f1,support,qualified", "a,cat,0.5,4,yes", "a,dog,,0,no", "b,cat,0.5,4,yes"]

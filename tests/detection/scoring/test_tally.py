@@ -87,17 +87,23 @@ def test_curves_are_the_definition_counted_box_by_box():
     tally = Tally.empty(groups, classes=CLASSES, band_edges=[], grid=GRID)
     s, op, wrong = tally_of(scene, frame, cls, boxes, score)
     tally.add(s, op, wrong=wrong, anatomy=error_anatomy(s, op), of_frame=groups.of_frame)
-    curves = tally.curves()
     regular = ~scene.label_crowd
-    for j in (0, 10, 37, 60, 95):
-        t = GRID[j]
-        for c, name in [*enumerate(CLASSES), (None, "all")]:
-            mine = np.ones(len(s.cls), bool) if c is None else s.cls == c
-            labs = regular & (np.ones(len(regular), bool) if c is None else scene.label_class == c)
-            tp = sum(1 for k in np.flatnonzero(mine) if s.label[k] >= 0 and s.score[k] >= t)
-            fp = sum(1 for k in np.flatnonzero(mine) if s.label[k] < 0 and not s.ignored[k] and s.score[k] >= t)
-            fn = sum(1 for k in np.flatnonzero(labs) if not s.label_score[k] >= t)
-            assert (curves[name].tp[j], curves[name].fp[j], curves[name].fn[j]) == (tp, fp, fn), (name, t)
+    for splits in (None, ("test",), ("dev",)):
+        curves = tally.curves(splits=splits)
+        det_in = np.isin(scene.split[s.frame], splits or ("dev", "test"))
+        lab_in = np.isin(scene.split[scene.label_frame], splits or ("dev", "test"))
+        for j in (0, 10, 37, 60, 95):
+            t = GRID[j]
+            for c, name in [*enumerate(CLASSES), (None, "all")]:
+                mine = det_in & (np.ones(len(s.cls), bool) if c is None else s.cls == c)
+                labs = lab_in & regular & (np.ones(len(regular), bool) if c is None else scene.label_class == c)
+                tp = sum(1 for k in np.flatnonzero(mine) if s.label[k] >= 0 and s.score[k] >= t)
+                fp = sum(1 for k in np.flatnonzero(mine) if s.label[k] < 0 and not s.ignored[k] and s.score[k] >= t)
+                fn = sum(1 for k in np.flatnonzero(labs) if not s.label_score[k] >= t)
+                got = (curves[name].tp[j], curves[name].fp[j], curves[name].fn[j])
+                assert got == (tp, fp, fn), (splits, name, t)
+    whole, test, dev = (tally.curves(splits=sp)["all"] for sp in (None, ("test",), ("dev",)))
+    assert np.array_equal(whole.tp, test.tp + dev.tp) and 0 < dev.tp[0] < whole.tp[0]
 
 
 def test_a_score_exactly_on_a_threshold_counts_at_that_threshold():
