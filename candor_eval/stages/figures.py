@@ -8,8 +8,8 @@ set of ``detector.sets`` (or ``--set`` only; scored exactly as the score-detecti
 :func:`candor_eval.detection.scoring.evaluation.score_model`, from the canonical raw detections),
 one figure per comparison of the set's models: ``<set>/compare-pr.png`` and ``compare-f1.png``
 (one panel per class, one line per model), ``compare-per_class.png`` (F1 per class and model with
-the stats stage's interval; unqualified classes grey), all on the headline split (test), and
-``compare-confusion.png`` (side by side, one colour scale); and ``forest-<group>.png`` per report
+the stats stage's interval; unqualified classes grey) and ``compare-confusion.png`` (side by side,
+one colour scale), all on the headline split (test); and ``forest-<group>.png`` per report
 group from the stats stage's comparisons (:mod:`candor_eval.review.forest`; linked from
 ``plots/report/report.md``).
 

@@ -13,8 +13,8 @@ same keys), its served NMS (``detector.nms_iou``, ``max_det``, ``nms_agnostic``,
 behind every rate; a split block has ``out_of_scope`` when the card maps the model onto a subset
 of the data's classes), the per-frame and per-label outcome tables of the set's models
 (``<outcomes>/detection-*.csv``), plot data under ``<plots>/<kind>/<set>/`` (per model on all
-frames: ``pr``, ``f1``, ``confusion``; the set's models compared in one file on the headline split
-``test``: ``pr_models``, ``f1_models``, ``anatomy``, ``per_class``; PNG views by
+frames: ``pr``, ``f1``; on the headline split ``test``: per model ``confusion``, and the set's
+models compared in one file: ``pr_models``, ``f1_models``, ``anatomy``, ``per_class``; PNG views by
 :mod:`stages.figures`, outside the pipeline), and the served detections as COCO results JSON
 (``<coco-out>/<model>.json``). Nothing is written unless every model scored.
 

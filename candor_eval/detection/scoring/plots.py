@@ -7,15 +7,16 @@ recomputed. Files, for a model ``M`` of detection set ``S`` under the plots fold
 
 - one model's detail, on all frames: ``pr/S/M/<class>.csv`` ``threshold,precision,recall``
   (x recall, y precision), one file per class plus ``all`` (micro); ``f1/S/M/<class>.csv``
-  ``threshold,f1,precision,recall`` (x threshold, y f1); ``confusion/S/M.csv``
-  ``actual,predicted,count,row_share``, every cell (``background`` is the no-box row/column);
+  ``threshold,f1,precision,recall`` (x threshold, y f1);
+- ``confusion/S/M.csv`` ``actual,predicted,count,row_share`` on the headline split, every cell
+  (``background`` is the no-box row/column), so the set's models share their columns;
 - the set's models compared on the headline split (:data:`COMPARED_SPLIT`, :func:`set_plot_files`):
   ``pr_models/S/<class>.csv``, ``f1_models/S/<class>.csv`` (one line per model in one panel, the
   served point or threshold marked), ``anatomy/S/fp.csv`` (the FP kinds per model) and
   ``per_class/S/f1.csv`` (per-class F1 of every model);
 - PNGs that compare the set's models (:func:`figure_jobs`): ``compare-pr.png``,
-  ``compare-f1.png``, ``compare-per_class.png`` (on the headline split) and
-  ``compare-confusion.png``, rendered by :mod:`stages.figures` into ``plots/figures/<set>/``, not
+  ``compare-f1.png``, ``compare-per_class.png`` and ``compare-confusion.png`` (on the headline
+  split), rendered by :mod:`stages.figures` into ``plots/figures/<set>/``, not
   by the pipeline: PNG bytes depend on the matplotlib build, so they are outside the
   byte-identical contract.
 
@@ -42,7 +43,7 @@ from candor_eval.detection.scoring.class_names import safe_name
 from candor_eval.detection.scoring.metrics import Curve
 
 BACKGROUND = "background"
-PLOT_KINDS = ("pr", "f1", "confusion")                          # one model's detail, on all frames
+PLOT_KINDS = ("pr", "f1", "confusion")                          # one file per model (curves: all frames)
 SET_PLOT_KINDS = ("pr_models", "f1_models", "anatomy", "per_class")     # every model of a set in one file
 COMPARED_SPLIT = "test"          # the headline split: the one the report, the gate and the comparison files use
 
@@ -50,9 +51,10 @@ COMPARED_SPLIT = "test"          # the headline split: the one the report, the g
 @dataclass(frozen=True)
 class FigureInputs:
     """What one model's PNGs show: its curves per class (``all`` = micro) on all frames and on the
-    headline split (``split_curves``), confusion ``matrix`` (rows true, columns predicted, last
-    index background) over ``classes``, the headline split's ``per_class`` metrics block, the served
-    thresholds in use by class name (``served_by_class``) and ``min_support``."""
+    headline split (``split_curves``), the headline split's confusion ``matrix`` (rows true,
+    columns predicted, last index background) over ``classes``, the headline split's
+    ``per_class`` metrics block, the served thresholds in use by class name (``served_by_class``)
+    and ``min_support``."""
 
     model: str
     curves: dict[str, Curve]
@@ -213,7 +215,9 @@ def png_compare_curves(figs: Sequence[FigureInputs], *, set_name: str, kind: str
             if served is None:
                 continue
             if kind == "f1":
-                ax.axvline(served, color=style["color"], linestyle=(0, (3, 2)), linewidth=1)
+                # interleaved dashes: models served at one threshold all show on the same line
+                ax.axvline(served, color=style["color"], linewidth=1.2,
+                           linestyle=(3 * k, (3, 3 * (len(figs) - 1) or 2)))
             elif pts:
                 i = nearest_row(list(t), served)
                 ax.plot([x[i]], [y[i]], marker=style["marker"], color=style["color"], markersize=7,
@@ -285,12 +289,13 @@ def png_compare_per_class(figs: Sequence[FigureInputs], intervals: dict[str, dic
     return png_bytes(plt, fig)
 
 
-def png_compare_confusion(figs: Sequence[FigureInputs], *, set_name: str) -> bytes:
+def png_compare_confusion(figs: Sequence[FigureInputs], *, set_name: str, split: str) -> bytes:
     """The confusion matrices of every model of a set side by side on the same rows and columns
     (the first model's classes, then background), each cell coloured by its share of the row on
     one 0..1 scale shared by every panel, with its count written in it."""
     names = [*(figs[0].classes if figs else ()), BACKGROUND]
-    plt, fig = _figure(6.2 * max(len(figs), 1) + 0.8, 6.4)
+    plt, fig = _figure(6.2 * max(len(figs), 1) + 1.2, 6.6)
+    fig.set_layout_engine("constrained")           # every panel keeps its own class labels clear
     axes = fig.subplots(1, max(len(figs), 1), squeeze=False)[0]
     image = None
     for ax, f in zip(axes, figs):
@@ -310,7 +315,7 @@ def png_compare_confusion(figs: Sequence[FigureInputs], *, set_name: str) -> byt
         ax.set_title(f.model, fontsize=10)
     if image is not None:
         fig.colorbar(image, ax=list(axes), shrink=0.7, label="share of the row (actual class)")
-    fig.suptitle(f"{set_name}: confusion at the served thresholds, all frames (count in each cell)", fontsize=12)
+    fig.suptitle(f"{set_name}: confusion at the served thresholds, {split} split (count in each cell)", fontsize=12)
     return png_bytes(plt, fig)
 
 
@@ -335,11 +340,11 @@ def render(jobs: dict[str, Job], *, workers: int | None = None) -> dict[str, byt
 def figure_jobs(set_name: str, figs: Sequence[FigureInputs], *, intervals: dict[str, dict[str, F1Interval]],
                 confidence: float, split: str = COMPARED_SPLIT) -> dict[str, Job]:
     """A set's comparison PNG jobs for :func:`render`, keyed by file name: ``compare-pr.png``,
-    ``compare-f1.png`` and ``compare-per_class.png`` on ``split``, ``compare-confusion.png``."""
+    ``compare-f1.png``, ``compare-per_class.png`` and ``compare-confusion.png``, all on ``split``."""
     return {
         "compare-pr.png": (png_compare_curves, (figs,), {"set_name": set_name, "kind": "pr", "split": split}),
         "compare-f1.png": (png_compare_curves, (figs,), {"set_name": set_name, "kind": "f1", "split": split}),
         "compare-per_class.png": (png_compare_per_class, (figs, intervals),
                                   {"set_name": set_name, "split": split, "confidence": confidence}),
-        "compare-confusion.png": (png_compare_confusion, (figs,), {"set_name": set_name}),
+        "compare-confusion.png": (png_compare_confusion, (figs,), {"set_name": set_name, "split": split}),
     }

@@ -24,7 +24,8 @@ What is counted (definitions: :mod:`candor_eval.detection.scoring.metrics`):
   grid at or below it. "Score >= threshold ``t_j``" is "cell > ``j``", so the curves are exact
   suffix sums whatever the scores, with no sort; ``labels[g, c]``: non-crowd labels of class ``c`` in
   group ``g``. Kept per group so that the curves of one split are read off the same tally.
-- ``matrix``: the confusion matrix (:func:`~candor_eval.detection.scoring.metrics.confusion`), when
+- ``matrix[g]``: the confusion matrix of group ``g``'s frames
+  (:func:`~candor_eval.detection.scoring.metrics.confusion_by_group`; :meth:`Tally.confusion`), when
   asked for (it matches every frame's FPs with its FNs: work a metrics block alone does not need).
 - ``clusters``: the cluster sums behind every rate's interval
   (:mod:`candor_eval.detection.scoring.clusters`), when a cluster (frame or session) is given.
@@ -44,7 +45,7 @@ from candor_eval.detection.scoring.metrics import (
     Curve,
     OperatingPoint,
     band_names,
-    confusion,
+    confusion_by_group,
     size_at_input,
     wrong_targets,
     zoom_key,
@@ -113,7 +114,7 @@ class Tally:
                    grid=np.asarray(grid, dtype=np.float64),
                    counts=np.zeros((n_g, n_c, n_b, len(KINDS)), np.int64), frames=np.zeros(n_g, np.int64),
                    hist=np.zeros((3, n_g, n_c, n_t + 1), np.int64), labels=np.zeros((n_g, n_c), np.int64),
-                   matrix=np.zeros((n_c + 1, n_c + 1), np.int64) if matrix else None,
+                   matrix=np.zeros((n_g, n_c + 1, n_c + 1), np.int64) if matrix else None,
                    clusters=None if cluster is None else ClusterTally(cluster, n_g, 1 + n_c + n_b))
 
     def add(self, s: Scored, op: OperatingPoint, *, wrong: np.ndarray, anatomy: Anatomy, of_frame: np.ndarray,
@@ -143,6 +144,8 @@ class Tally:
             self.counts += np.bincount(flat, minlength=self.counts.size).reshape(self.counts.shape)
         if self.clusters is not None:
             self._add_clusters(self.clusters, s, op, of_frame=of_frame, bands=(tp_band, det_band, lab_band))
+        if self.matrix is not None:        # the operating point's matrix: of ``s``, whose boxes ``op`` marks
+            self.matrix += confusion_by_group(s, op, of_frame=of_frame, n_groups=n_g)
         s = s if curves is None else curves
         det_g = of_frame[s.frame]
         counted_det, counted_lab = det_g >= 0, (lab_g >= 0) & ~sc.label_crowd
@@ -156,8 +159,6 @@ class Tally:
             self.hist[k] += np.bincount(flat, minlength=n_g * n_c * n_t).reshape(n_g, n_c, n_t)
         flat = lab_g[counted_lab] * n_c + sc.label_class[counted_lab]
         self.labels += np.bincount(flat, minlength=n_g * n_c).reshape(n_g, n_c)
-        if self.matrix is not None:
-            self.matrix += confusion(s, op)
 
     def _add_clusters(self, clusters: ClusterTally, s: Scored, op: OperatingPoint, *, of_frame: np.ndarray,
                       bands: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
@@ -252,6 +253,14 @@ class Tally:
         return {"micro": {**micro.as_dict(), **anatomy_keys(c.sum(axis=(0, 1, 2)))}, "per_class": per_class,
                 "by_band": by_band, "by_zoom": by_zoom,
                 "critical": crit}
+
+    def confusion(self, *, splits: tuple[str, ...] | None = None) -> np.ndarray:
+        """The confusion matrix ``(C+1, C+1)`` (rows true, columns predicted, background last) of the
+        frames of ``splits`` (``None``: every counted frame); the tally must keep the matrix."""
+        if self.matrix is None:
+            raise ValueError("this tally keeps no confusion matrix (Tally.empty(..., matrix=False))")
+        sel = np.array([splits is None or sp in splits for sp in self.groups.split], dtype=bool)
+        return self.matrix[sel].sum(axis=0)
 
     def curves(self, *, splits: tuple[str, ...] | None = None) -> dict[str, Curve]:
         """Per-class counts at each threshold of the grid (the same threshold for every class),
