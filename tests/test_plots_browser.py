@@ -11,7 +11,13 @@
 - Declared plots: the files under the folders of `dvc.yaml`'s top-level `plots:`. The page has one
   plot div per file; a plot is drawn when its div holds a Vega `marks` canvas/svg of non-zero size.
   A plot file with no rows (DVC writes `var spec = {}`) shows the template's "no rows" note instead.
-- A screenshot goes to build/plots-screenshot.png.
+- Comparison first: the page's first plots (section "compared") are the set's models overlaid (PR
+  and F1 of all classes, per-class F1, FP kinds), every comparison plot comes before any
+  single-model one, and a 1,280 x 800 screenshot of the first screen goes to
+  build/plots-first-screen.png (the whole page: build/plots-screenshot.png).
+- An empty plot's note names its file path (not the div id).
+- No template smooths (no ``loess``, no DVC ``linear``/``smooth`` template) and every rate axis is
+  fixed at 0..1 (fast tests, no browser).
 - The vendored files match the SHA-256 values recorded in plots/html/README.md.
 
 Skips when Chromium is not installed, unless CI is set (then it fails: `.ci/run` installs it).
@@ -19,7 +25,7 @@ Skips when Chromium is not installed, unless CI is set (then it fails: `.ci/run`
 from __future__ import annotations
 
 import hashlib
-import math
+import json
 import os
 import re
 import shutil
@@ -37,9 +43,11 @@ from tests.conftest import ROOT
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 TEMPLATE = "plots/html/template.html"
 SCREENSHOT = ROOT / "build" / "plots-screenshot.png"
+FIRST_SCREEN = ROOT / "build" / "plots-first-screen.png"
+COMPARED_FIRST = ("pr_models", "f1_models", "per_class", "anatomy")   # the first row, in this order
 OFFLINE = ("--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
            "--proxy-bypass-list=<-loopback>")
-COLUMNS, COLUMN_PX, ROW_PX = 4, 486, 440        # the template's grid: 470 px columns, 16 px gaps
+SCREEN = (1280, 800)
 
 needs_browser = pytest.mark.skipif(
     BROWSER is None and not os.environ.get("CI"),
@@ -103,19 +111,35 @@ class Census(HTMLParser):
         self.divs, self.current = divs, None
         self.marks: dict[str, list[tuple[float, float]]] = {d: [] for d in divs}
         self.no_data: set[str] = set()
+        self.notes: dict[str, str] = {}
+        self.in_note = False
         self.vendor_missing = False
+        self.order: list[tuple[str, str]] = []      # (section id, plot div id) in document order
+        self.section = ""
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = {k: v or "" for k, v in attrs}
         classes = a.get("class", "").split()
+        if tag == "section":
+            self.section = a.get("id", "")
         if tag == "div" and a.get("id") in self.divs:
             self.current = a["id"]
+            self.order.append((self.section, a["id"]))
         elif a.get("id") == "vendor-missing":
             self.vendor_missing = True
         elif self.current and "marks" in classes and tag in ("canvas", "svg"):
             self.marks[self.current].append((float(a.get("width") or 0), float(a.get("height") or 0)))
         elif self.current and "no-data" in classes:
             self.no_data.add(self.current)
+            self.in_note = True
+
+    def handle_data(self, data: str) -> None:
+        if self.in_note and self.current:
+            self.notes[self.current] = self.notes.get(self.current, "") + data
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "p":
+            self.in_note = False
 
 
 def census(dom: str, divs: set[str]) -> Census:
@@ -177,13 +201,74 @@ def test_every_declared_plot_is_drawn_offline(browser, clone, tmp_path):
     assert drawn == with_spec, f"not drawn: {sorted(with_spec - drawn)}"
     assert sum(len(sizes) for sizes in seen.marks.values()) == len(with_spec)   # one chart each
     assert seen.no_data == set(divs) - with_spec                              # empty files say so
+    by_id = {div_id(f): f for f in declared}
+    for div, note in seen.notes.items():                                      # ... by their path
+        assert note.startswith(f"{by_id[div]}: the plot file has no rows"), (div, note)
+
+    kinds = [(section, kind_of(div)) for section, div in seen.order]
+    assert [k for _, k in kinds[:len(COMPARED_FIRST)]] == list(COMPARED_FIRST), kinds[:6]
+    compared = [k for section, k in kinds if section == "compared"]
+    assert set(compared) == {"pr_models", "f1_models", "per_class", "anatomy", "confusion"}
+    assert kinds == sorted(kinds, key=lambda sk: sk[0] != "compared")           # every comparison first
+    assert {k for section, k in kinds if section == "detail"} == {"pr", "f1"}
 
     SCREENSHOT.parent.mkdir(exist_ok=True)
-    rows = math.ceil(len(divs) / COLUMNS)
-    size = (COLUMNS * COLUMN_PX + 32, rows * ROW_PX + 32)
-    chromium(browser, page.as_uri(), f"--window-size={size[0]},{size[1]}",
-             f"--screenshot={SCREENSHOT}", profile=tmp_path / "s")
-    assert png_size(SCREENSHOT) == size
+    chromium(browser, page.as_uri(), f"--window-size={SCREEN[0]},{SCREEN[1]}",
+             f"--screenshot={FIRST_SCREEN}", profile=tmp_path / "s1")
+    assert png_size(FIRST_SCREEN) == SCREEN
+    chromium(browser, page.as_uri(), f"--window-size={SCREEN[0]},6000", f"--screenshot={SCREENSHOT}",
+             profile=tmp_path / "s2")
+    assert png_size(SCREENSHOT) == (SCREEN[0], 6000)
+
+
+def div_id(path: str) -> str:
+    """DVC's div id of a plot file (dvc_render's ``remove_special_chars``)."""
+    return re.sub(r"[!@#$%^&*()\[\]{};,<>?\\/:.|`~=_+ ]", "_", path)
+
+
+def kind_of(div: str) -> str:
+    """The plot kind (``plots/detection/<kind>/...``) of a div id."""
+    for kind in ("pr_models", "f1_models", "per_class", "anatomy", "confusion", "pr", "f1"):
+        if div.startswith(f"plots_detection_{kind}_"):
+            return kind
+    raise AssertionError(f"{div}: not a plot of plots/detection/<kind>/")
+
+
+def plot_templates(repo: Path) -> list[tuple[str, dict]]:
+    """(plots path, template content) for each entry of dvc.yaml's top-level ``plots:``."""
+    out = []
+    for entry in yaml.safe_load((repo / "dvc.yaml").read_text())["plots"]:
+        for path, props in entry.items():
+            name = props["template"]
+            assert name.endswith(".json"), f"{path}: DVC's built-in template {name!r} (linear smooths)"
+            out.append((path, json.loads((repo / name).read_text())))
+    return out
+
+
+def test_no_plot_smooths_and_rate_axes_are_fixed():
+    """No template has a ``loess`` transform (DVC's ``linear`` and ``smooth`` do, with a slider), and
+    every curve's quantitative axes of rates are fixed on 0..1 (two models' panels compare at a glance)."""
+    templates = plot_templates(ROOT)
+    assert len(templates) == 7
+    for path, content in templates:
+        assert "loess" not in json.dumps(content), path
+    for path, content in templates:
+        if any(k in path for k in ("pr", "f1")) and not path.endswith("per_class"):
+            layers = content.get("layer", [content])
+            scales = [enc[axis].get("scale", {}).get("domain") for layer in [content, *layers]
+                      for enc in [layer.get("encoding", {})] for axis in ("x", "y") if axis in enc
+                      and "scale" in enc[axis]]
+            assert scales and all(d == [0, 1] for d in scales), (path, scales)
+
+
+def test_the_page_template_gives_an_empty_plot_its_file_path():
+    """The path-from-div-id rule of the template agrees with DVC's id rule (a folder prefix, then the
+    last "_" before the extension is the dot)."""
+    page = (ROOT / TEMPLATE).read_text()
+    assert 'replace(/[!@#$%^&*()\\[\\]{};,<>?\\\\\\/:.|`~=_+ ]/g, "_")' in page
+    from dvc_render.base import Renderer
+    for path in ("plots/detection/pr/detector/demo-v1/stone_mine.csv", "a b/c.d/e_f.csv"):
+        assert div_id(path) == Renderer.remove_special_chars(path)
 
 
 def drawn_marks(browser: str, spec: str, *, profile: Path, page: Path, vendor: Path) -> dict[str, int]:

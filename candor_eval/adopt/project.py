@@ -47,7 +47,7 @@ DEMO_PARTS = {
     "plots/detection": "plots/detection",
     "plots/report": "plots/report",
 }
-TEMPLATES = ("overlay.json", "anatomy.json")
+TEMPLATES = ("overlay.json", "threshold.json", "per_class.json", "anatomy.json", "confusion.json", "curve.json")
 
 # A lots project keeps its recordings out of Git's diff: DVC tracks data/lots/recordings/ (this .dvc file, its
 # hash filled in by the first `dvc repro` or `dvc commit`, pushed to the DVC remote by `dvc push`) and Git

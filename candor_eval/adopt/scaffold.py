@@ -193,37 +193,38 @@ def stats_stage(track: str) -> str:
 
 
 PLOTS = """
-# Detector plots (docs/detector.md): one plot per file of each folder (<kind>/<set>/...). PNG views of the same data
-# are drawn by `candor figures` into plots/figures/, outside the pipeline.
+# Detector plots (docs/detector.md, "Plots"): one plot per file of each folder (<kind>/<set>/...), in this order on the
+# page: the set's models compared on the headline split (test) first, then each model's detail on all frames. No
+# template smooths a curve; every rate axis is fixed at 0..1. PNG views: `candor figures` (plots/figures/).
 plots:
-  - plots/detection/pr:
-      template: linear
+  - plots/detection/pr_models:               # every model of a set in one panel, one line each; served point marked
+      template: plots/templates/overlay.json
       x: recall
       y: precision
-  - plots/detection/f1:
-      template: linear
+  - plots/detection/f1_models:               # F1 versus threshold, one line per model; served threshold marked
+      template: plots/templates/threshold.json
       x: threshold
       y: f1
-  - plots/detection/confusion:
-      template: confusion
-      x: predicted
-      y: actual
-  - plots/detection/per_class:
-      template: bar_horizontal
+  - plots/detection/per_class:               # per-class F1, one bar per model; unqualified classes grey
+      template: plots/templates/per_class.json
       x: f1
       y: class
-  - plots/detection/pr_models:               # every model of a set in one panel, one line each
-      template: plots/templates/overlay.json
-      x: recall
-      y: precision
-  - plots/detection/f1_models:
-      template: plots/templates/overlay.json
-      x: threshold
-      y: f1
   - plots/detection/anatomy:                 # the FP kinds of each model (docs/detector.md, "What kind of error")
       template: plots/templates/anatomy.json
       x: count
       y: kind
+  - plots/detection/confusion:               # every class column for every model; colour: share of the row
+      template: plots/templates/confusion.json
+      x: predicted
+      y: actual
+  - plots/detection/pr:                      # one model, all frames
+      template: plots/templates/curve.json
+      x: recall
+      y: precision
+  - plots/detection/f1:
+      template: plots/templates/curve.json
+      x: threshold
+      y: f1
 """
 
 STAGE_TEXT = {"identify": identify_stage, "score-lots": score_lots_stage, "value": value_stage,

@@ -3,12 +3,15 @@
     candor figures [--params params.yaml] [--set SET [--data DIR] [--detections DIR]]
         [--models models] [--stats metrics/stats.json] [--out plots/figures]
 
-Writes into ``--out`` (a git-ignored folder it owns; stale files are removed):
-``<set>/<model>-pr.png``, ``-f1.png``, ``-confusion.png``, ``-per_class.png`` for every model of
-every detection set of ``detector.sets`` (or of ``--set`` only; scored exactly as the score-detection stage does,
-:func:`candor_eval.detection.scoring.evaluation.score_model`, from the canonical raw detections), and
-``forest-<group>.png``
-per report group from the stats stage's headline comparisons (linked from ``plots/report/report.md``).
+Writes into ``--out`` (a git-ignored folder it owns; stale files are removed), for every detection
+set of ``detector.sets`` (or ``--set`` only; scored exactly as the score-detection stage does,
+:func:`candor_eval.detection.scoring.evaluation.score_model`, from the canonical raw detections),
+one figure per comparison of the set's models: ``<set>/compare-pr.png`` and ``compare-f1.png``
+(one panel per class, one line per model), ``compare-per_class.png`` (F1 per class and model with
+the stats stage's interval; unqualified classes grey) and ``compare-confusion.png`` (side by side,
+one colour scale), all on the headline split (test); and ``forest-<group>.png`` per report
+group from the stats stage's comparisons (:mod:`candor_eval.review.forest`; linked from
+``plots/report/report.md``).
 
 Why not a DVC stage: PNG bytes depend on the matplotlib build (font rasterisation and
 antialiasing change between releases), so hashing them into ``dvc.lock`` would make a fresh
@@ -27,8 +30,8 @@ from candor_eval.common.atomic import replace_dir_files
 from candor_eval.common.errors import fail, run_main
 from candor_eval.common.tables import read_json
 from candor_eval.detection.scoring.evaluation import score_model
-from candor_eval.detection.scoring.plots import figure_jobs, render
-from candor_eval.review.forest import forest_png, forest_rows
+from candor_eval.detection.scoring.plots import COMPARED_SPLIT, F1Interval, figure_jobs, render
+from candor_eval.review.forest import forest_png, forest_rows, forest_title
 from candor_eval.review.report import track_groups
 from candor_eval.review.stats_file import StatsFile
 from candor_eval.stages.cli_detection import add_scoring_arguments, chosen_sets, read_score_params
@@ -43,6 +46,19 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def class_f1_intervals(stats: StatsFile, *, set_name: str, model: str, classes) -> dict[str, F1Interval]:
+    """Each class's F1 and interval on the headline split from the stats stage's rates
+    (``detection.<set>.<model>.test.per_class.<class>.f1``); ``None`` where it has none."""
+    out: dict[str, F1Interval] = {}
+    for name in classes:
+        r = stats.rates.get(f"detection.{set_name}.{model}.{COMPARED_SPLIT}.per_class.{name}.f1")
+        if r is None or r.rate is None or r.lo is None or r.hi is None:
+            out[name] = None
+        else:
+            out[name] = (r.rate, r.lo, r.hi)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     stats_path = Path(args.stats)
@@ -52,12 +68,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     params = read_score_params(args.params)
     jobs = {}
     for dset, data, detections in chosen_sets(args, params.detector):
-        for model in dset.models:
-            scored = score_model(model, data=data, models=Path(args.models), detections=detections,
-                                 detector=params.detector, match=params.match, threshold_params=params.threshold_params)
-            jobs.update({f"{dset.name}/{png}": job for png, job in figure_jobs(scored.figure).items()})
+        figs = [score_model(model, data=data, models=Path(args.models), detections=detections,
+                            detector=params.detector, match=params.match,
+                            threshold_params=params.threshold_params).figure for model in dset.models]
+        intervals = {f.model: class_f1_intervals(stats, set_name=dset.name, model=f.model, classes=f.per_class)
+                     for f in figs}
+        jobs.update({f"{dset.name}/{png}": job for png, job in figure_jobs(
+            dset.name, figs, intervals=intervals, confidence=stats.confidence, split=COMPARED_SPLIT).items()})
     for group in track_groups(stats):
-        jobs[f"forest-{group}.png"] = (forest_png, (forest_rows(stats, group),), {"confidence": stats.confidence})
+        jobs[f"forest-{group}.png"] = (forest_png, (forest_rows(stats, group),),
+                                       {"confidence": stats.confidence, "title": forest_title(stats, group)})
     replace_dir_files(Path(args.out), render(jobs), clean=True)
     print(f"{len(jobs)} figures -> {args.out}/")
     return 0

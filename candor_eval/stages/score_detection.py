@@ -14,8 +14,9 @@ behind every rate; a split block has ``out_of_scope`` when the card maps the mod
 of the data's classes), the per-frame and per-label outcome tables of the set's models
 (``<outcomes>/detection-*.csv``), each model's served contract (``<outcomes>/served.json``:
 :mod:`candor_eval.detection.served_contract`, read by the release gate), plot data under
-``<plots>/<kind>/<set>/`` (per model, and the set's models compared in one file: ``pr_models``,
-``f1_models``, ``anatomy``; rendered as PNGs by
+``<plots>/<kind>/<set>/`` (per model on all frames: ``pr``, ``f1``; on the headline split ``test``:
+per model ``confusion``, and the set's models compared in one file: ``pr_models``, ``f1_models``,
+``anatomy``, ``per_class``; PNG views by
 :mod:`stages.figures`, outside the pipeline), and the served detections as COCO results JSON
 (``<coco-out>/<model>.json``). Nothing is written unless every model scored. A card whose frozen
 ``evaluation`` did not reproduce is said on the console, naming the differing fields, and so are
@@ -50,7 +51,7 @@ from candor_eval.common.params import section
 from candor_eval.detection.frames import SPLITS, check_sessions_within_splits, load_frames
 from candor_eval.detection.scoring.evaluation import ModelScore, frame_rows, label_rows, score_model
 from candor_eval.detection.scoring.metrics import zoom_key
-from candor_eval.detection.scoring.plots import PLOT_KINDS, set_plot_files
+from candor_eval.detection.scoring.plots import COMPARED_SPLIT, PLOT_KINDS, set_plot_files
 from candor_eval.detection.served_contract import FILE as SERVED_FILE
 from candor_eval.review.params import StatsParams
 from candor_eval.stages.cli_detection import add_scoring_arguments, read_score_params, set_of_args
@@ -139,8 +140,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             replace_dir_files(Path(args.plots) / kind / dset.name,
                               {rel: blob for res in results.values() for rel, blob in res.plots[kind].items()},
                               clean=True)
-        compared = set_plot_files({m: res.figure.curves for m, res in results.items()},
-                                  {m: res.metrics["all"]["micro"]["fp_anatomy"] for m, res in results.items()})
+        split = COMPARED_SPLIT
+        compared = set_plot_files({m: res.figure.split_curves or {} for m, res in results.items()},
+                                  {m: res.metrics[split]["micro"]["fp_anatomy"] for m, res in results.items()},
+                                  per_class={m: res.metrics[split]["per_class"] for m, res in results.items()},
+                                  served={m: res.figure.served_by_class for m, res in results.items()})
         for kind, blobs in compared.items():
             replace_dir_files(Path(args.plots) / kind / dset.name, blobs, clean=True)
     print_summary(results)

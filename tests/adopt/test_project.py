@@ -18,7 +18,8 @@ def make(track="detector", demo=False, gitignore=""):
 def test_a_detector_project_gets_the_scaffold_the_templates_the_lock_and_the_gitignore_block():
     p = make()
     assert sorted(p.files) == [".gitignore", "candor.lock", "dvc.yaml", "params.yaml",
-                               "plots/templates/anatomy.json", "plots/templates/overlay.json"]
+                               *(f"plots/templates/{t}.json" for t in ("anatomy", "confusion", "curve", "overlay",
+                                                                         "per_class", "threshold"))]
     assert p.files["plots/templates/overlay.json"] == (ROOT / "plots/templates/overlay.json").read_bytes()
     assert b"gate:" in p.files["params.yaml"] and b"identify:" not in p.files["params.yaml"]
     lots = make("lots").files

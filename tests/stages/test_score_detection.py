@@ -145,11 +145,20 @@ def test_plot_data_files(repo):
     # one threshold 0.35 for every class: TP 2, FP 4, FN 1 -> F1 = 4 / 9
     assert f1["0.35"]["f1"] == "0.444444"
     conf = list(csv.DictReader(open("plots/detection/confusion/detector/tiny.csv")))
-    assert sum(1 for r in conf if r["actual"] == r["predicted"]) == 2
-    assert sum(1 for r in conf if r["actual"] == "background") == 6      # every FP
-    assert sum(1 for r in conf if r["predicted"] == "background") == 1   # the missed deer
-    bars = list(csv.DictReader(open("plots/detection/per_class/detector/tiny.csv")))
-    assert [r["class"] for r in bars] == ["deer", "sheep", "relic"]
+    assert len(conf) == 4 * 4                                           # every cell: 3 classes + background
+    count = {(r["actual"], r["predicted"]): int(r["count"]) for r in conf}
+    # on the headline split, test: frame b alone, no TP, its 4 FPs on background, its deer missed
+    assert sum(n for (a, p), n in count.items() if a == p != "background") == 0
+    assert sum(n for (a, _), n in count.items() if a == "background") == 4      # every FP of frame b
+    assert sum(n for (_, p), n in count.items() if p == "background") == 1      # the missed deer
+    assert count[("deer", "background")] == 1 and float(next(
+        r["row_share"] for r in conf if r["actual"] == "deer" and r["predicted"] == "background")) == 1
+    bars = list(csv.DictReader(open("plots/detection/per_class/detector/f1.csv")))
+    assert [(r["model"], r["class"]) for r in bars] == [("tiny", "deer"), ("tiny", "sheep"), ("tiny", "relic")]
+    # the comparison files are on the headline split: test is frame b alone (TP 0, FP 4, FN 1 at 0.35)
+    f1_test = {r["threshold"]: r for r in csv.DictReader(open("plots/detection/f1_models/detector/all.csv"))}
+    assert (f1_test["0.35"]["model"], f1_test["0.35"]["f1"]) == ("tiny", "0")
+    assert {r["support"] for r in bars} == {"1", "0"}          # deer: the one test label; the others none
 
 
 def test_coco_export_of_served_detections(repo):

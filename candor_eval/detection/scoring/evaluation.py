@@ -271,13 +271,13 @@ def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetection
     log.info("%s: micro P %s R %s F1 %s over %d frames (test F1 %s)", model, blocks["all"]["micro"]["precision"],
              blocks["all"]["micro"]["recall"], blocks["all"]["micro"]["f1"], len(scene.frames),
              blocks["test"]["micro"]["f1"])
-    figure = dp.FigureInputs(model=model, curves=cv, matrix=tally.matrix, classes=scene.classes,
-                             per_class=blocks["all"]["per_class"],
+    matrix = tally.confusion(splits=(dp.COMPARED_SPLIT,))
+    figure = dp.FigureInputs(model=model, curves=cv, matrix=matrix, classes=scene.classes,
+                             per_class=blocks[dp.COMPARED_SPLIT]["per_class"],
                              served_by_class={c: float(class_thresholds[i]) for i, c in enumerate(scene.classes)},
-                             min_support=match.min_support)
+                             min_support=match.min_support, split_curves=tally.curves(splits=(dp.COMPARED_SPLIT,)))
     served_contract = contract(card, onnx_sha256=head["onnx_sha256"], nms=nms,
                                thresholds={c: float(class_thresholds[i]) for i, c in enumerate(scene.classes)})
     return ModelScore(model=model, metrics=metrics, outcomes=outcomes, served=served_contract,
-                      plots=dp.plot_files(model, curves=cv, matrix=tally.matrix, classes=scene.classes,
-                                          per_class=blocks["all"]["per_class"]),
+                      plots=dp.plot_files(model, curves=cv, matrix=matrix, classes=scene.classes),
                       figure=figure)

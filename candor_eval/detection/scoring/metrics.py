@@ -184,19 +184,28 @@ def wrong_targets(s: Scored, op: OperatingPoint, *, classes: list[int] | None = 
 
 def confusion(s: Scored, op: OperatingPoint) -> np.ndarray:
     """``(C+1, C+1)`` int64 matrix, rows true class, columns predicted; index C is background."""
+    return confusion_by_group(s, op, of_frame=np.zeros(len(s.scene.frames), np.int64), n_groups=1)[0]
+
+
+def confusion_by_group(s: Scored, op: OperatingPoint, *, of_frame: np.ndarray, n_groups: int) -> np.ndarray:
+    """``(n_groups, C+1, C+1)``: :func:`confusion` of the frames of each group, ``of_frame`` the group
+    of each of the scene's frames (``-1``: not counted). A cell belongs to the frame of its boxes
+    (matching never crosses a frame), so the groups' matrices add up to the whole one."""
     sc = s.scene
     n = len(sc.classes)
-    mat = np.zeros((n + 1, n + 1), dtype=np.int64)
-    np.add.at(mat, (s.cls[op.tp], s.cls[op.tp]), 1)
+    mat = np.zeros((n_groups + 1, n + 1, n + 1), dtype=np.int64)     # the last group collects the -1 frames
+    g_of = np.where(of_frame >= 0, of_frame, n_groups)
+    np.add.at(mat, (g_of[s.frame[op.tp]], s.cls[op.tp], s.cls[op.tp]), 1)
     fp_idx, fn_idx = np.flatnonzero(op.fp), np.flatnonzero(op.fn)
     m = match_detections(sc.label_frame[fn_idx], sc.label_boxes[fn_idx], s.frame[fp_idx], s.boxes[fp_idx],
                          s.score[fp_idx], iou=s.match_iou)
     paired = m.det_label >= 0
-    np.add.at(mat, (sc.label_class[fn_idx[m.det_label[paired]]], s.cls[fp_idx[paired]]), 1)
-    np.add.at(mat, (np.full((~paired).sum(), n), s.cls[fp_idx[~paired]]), 1)
+    np.add.at(mat, (g_of[s.frame[fp_idx[paired]]], sc.label_class[fn_idx[m.det_label[paired]]],
+                    s.cls[fp_idx[paired]]), 1)
+    np.add.at(mat, (g_of[s.frame[fp_idx[~paired]]], np.full((~paired).sum(), n), s.cls[fp_idx[~paired]]), 1)
     lone = ~m.label_found
-    np.add.at(mat, (sc.label_class[fn_idx[lone]], np.full(lone.sum(), n)), 1)
-    return mat
+    np.add.at(mat, (g_of[sc.label_frame[fn_idx[lone]]], sc.label_class[fn_idx[lone]], np.full(lone.sum(), n)), 1)
+    return mat[:n_groups]
 
 
 RATE_GROUPS = ("per_class", "by_band", "by_zoom")

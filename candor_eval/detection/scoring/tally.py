@@ -18,12 +18,14 @@ What is counted (definitions: :mod:`candor_eval.detection.scoring.metrics`):
   FPs of each kind of :data:`~candor_eval.detection.scoring.anatomy.FP_KINDS` (band of the detection)
   and ``fn_aimed`` the aimed FNs (band of the label; :mod:`candor_eval.detection.scoring.anatomy`);
   ``frames[g]``: the group's frames.
-- ``hist[k, c, j]`` for ``k`` in matched detections, unmatched non-ignored detections, found
-  non-crowd labels: how many have a score (for a label, the score of the detection that matched
+- ``hist[k, g, c, j]`` for ``k`` in matched detections, unmatched non-ignored detections, found
+  non-crowd labels, of frame group ``g``: how many have a score (for a label, the score of the detection that matched
   it, ``-inf`` when none) in grid cell ``j``, that is with exactly ``j`` thresholds of the curve
   grid at or below it. "Score >= threshold ``t_j``" is "cell > ``j``", so the curves are exact
-  suffix sums whatever the scores, with no sort; ``labels[c]``: non-crowd labels of class ``c``.
-- ``matrix``: the confusion matrix (:func:`~candor_eval.detection.scoring.metrics.confusion`), when
+  suffix sums whatever the scores, with no sort; ``labels[g, c]``: non-crowd labels of class ``c`` in
+  group ``g``. Kept per group so that the curves of one split are read off the same tally.
+- ``matrix[g]``: the confusion matrix of group ``g``'s frames
+  (:func:`~candor_eval.detection.scoring.metrics.confusion_by_group`; :meth:`Tally.confusion`), when
   asked for (it matches every frame's FPs with its FNs: work a metrics block alone does not need).
 - ``clusters``: the cluster sums behind every rate's interval
   (:mod:`candor_eval.detection.scoring.clusters`), when a cluster (frame or session) is given.
@@ -43,7 +45,7 @@ from candor_eval.detection.scoring.metrics import (
     Curve,
     OperatingPoint,
     band_names,
-    confusion,
+    confusion_by_group,
     size_at_input,
     wrong_targets,
     zoom_key,
@@ -111,8 +113,8 @@ class Tally:
         return cls(groups=groups, classes=tuple(classes), band_edges=tuple(band_edges),
                    grid=np.asarray(grid, dtype=np.float64),
                    counts=np.zeros((n_g, n_c, n_b, len(KINDS)), np.int64), frames=np.zeros(n_g, np.int64),
-                   hist=np.zeros((3, n_c, n_t + 1), np.int64), labels=np.zeros(n_c, np.int64),
-                   matrix=np.zeros((n_c + 1, n_c + 1), np.int64) if matrix else None,
+                   hist=np.zeros((3, n_g, n_c, n_t + 1), np.int64), labels=np.zeros((n_g, n_c), np.int64),
+                   matrix=np.zeros((n_g, n_c + 1, n_c + 1), np.int64) if matrix else None,
                    clusters=None if cluster is None else ClusterTally(cluster, n_g, 1 + n_c + n_b))
 
     def add(self, s: Scored, op: OperatingPoint, *, wrong: np.ndarray, anatomy: Anatomy, of_frame: np.ndarray,
@@ -142,19 +144,21 @@ class Tally:
             self.counts += np.bincount(flat, minlength=self.counts.size).reshape(self.counts.shape)
         if self.clusters is not None:
             self._add_clusters(self.clusters, s, op, of_frame=of_frame, bands=(tp_band, det_band, lab_band))
+        if self.matrix is not None:        # the operating point's matrix: of ``s``, whose boxes ``op`` marks
+            self.matrix += confusion_by_group(s, op, of_frame=of_frame, n_groups=n_g)
         s = s if curves is None else curves
         det_g = of_frame[s.frame]
         counted_det, counted_lab = det_g >= 0, (lab_g >= 0) & ~sc.label_crowd
-        n_t = self.hist.shape[2]
-        scored = [(counted_det & (s.label >= 0), s.cls, s.score),
-                  (counted_det & (s.label < 0) & ~s.ignored, s.cls, s.score),
-                  (counted_lab, sc.label_class, s.label_score)]
-        for k, (sel, c, score) in enumerate(scored):
+        n_t = self.hist.shape[3]
+        scored = [(counted_det & (s.label >= 0), det_g, s.cls, s.score),
+                  (counted_det & (s.label < 0) & ~s.ignored, det_g, s.cls, s.score),
+                  (counted_lab, lab_g, sc.label_class, s.label_score)]
+        for k, (sel, g, c, score) in enumerate(scored):
             cell = np.searchsorted(self.grid, score[sel], side="right")
-            self.hist[k] += np.bincount(c[sel] * n_t + cell, minlength=n_c * n_t).reshape(n_c, n_t)
-        self.labels += np.bincount(sc.label_class[counted_lab], minlength=n_c)
-        if self.matrix is not None:
-            self.matrix += confusion(s, op)
+            flat = (g[sel] * n_c + c[sel]) * n_t + cell
+            self.hist[k] += np.bincount(flat, minlength=n_g * n_c * n_t).reshape(n_g, n_c, n_t)
+        flat = lab_g[counted_lab] * n_c + sc.label_class[counted_lab]
+        self.labels += np.bincount(flat, minlength=n_g * n_c).reshape(n_g, n_c)
 
     def _add_clusters(self, clusters: ClusterTally, s: Scored, op: OperatingPoint, *, of_frame: np.ndarray,
                       bands: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
@@ -250,15 +254,26 @@ class Tally:
                 "by_band": by_band, "by_zoom": by_zoom,
                 "critical": crit}
 
-    def curves(self) -> dict[str, Curve]:
+    def confusion(self, *, splits: tuple[str, ...] | None = None) -> np.ndarray:
+        """The confusion matrix ``(C+1, C+1)`` (rows true, columns predicted, background last) of the
+        frames of ``splits`` (``None``: every counted frame); the tally must keep the matrix."""
+        if self.matrix is None:
+            raise ValueError("this tally keeps no confusion matrix (Tally.empty(..., matrix=False))")
+        sel = np.array([splits is None or sp in splits for sp in self.groups.split], dtype=bool)
+        return self.matrix[sel].sum(axis=0)
+
+    def curves(self, *, splits: tuple[str, ...] | None = None) -> dict[str, Curve]:
         """Per-class counts at each threshold of the grid (the same threshold for every class),
         plus ``"all"``: TP(t) matched detections with score >= t, FP(t) unmatched non-ignored ones,
-        FN(t) non-crowd labels whose matched score is below t (none matched: always)."""
-        at_or_above = np.cumsum(self.hist[:, :, ::-1], axis=2)[:, :, ::-1][:, :, 1:]   # cells > j, per j
+        FN(t) non-crowd labels whose matched score is below t (none matched: always); over the
+        frames of ``splits`` (``None``: every counted frame)."""
+        sel = np.array([splits is None or sp in splits for sp in self.groups.split], dtype=bool)
+        hist, labels_of = self.hist[:, sel].sum(axis=1), self.labels[sel].sum(axis=0)
+        at_or_above = np.cumsum(hist[:, :, ::-1], axis=2)[:, :, ::-1][:, :, 1:]   # cells > j, per j
         out = {}
         for c, name in [*enumerate(self.classes), (-1, "all")]:
             tp, fp, found = (at_or_above[k].sum(axis=0) if c < 0 else at_or_above[k, c] for k in range(3))
-            labels = int(self.labels.sum() if c < 0 else self.labels[c])
+            labels = int(labels_of.sum() if c < 0 else labels_of[c])
             out[name] = Curve(grid=self.grid, tp=tp, fp=fp, fn=labels - found)
         return out
 

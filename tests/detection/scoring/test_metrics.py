@@ -11,6 +11,7 @@ from candor_eval.detection.scoring.metrics import (
     band_names,
     best_thresholds,
     confusion,
+    confusion_by_group,
     operating_point,
     rate_counts,
     size_at_input,
@@ -139,6 +140,21 @@ def test_confusion_matrix_rows_are_labels_and_columns_detections():
     assert mat[2, bg] == 1            # tree missed
     assert mat.sum(axis=1)[:4].tolist() == [1, 1, 1, 0]
     assert mat.sum(axis=0)[:4].tolist() == [2, 0, 1, 1]
+
+
+def test_confusion_by_group_puts_each_cell_in_its_frames_group():
+    """Frames a, b in group 0, c in group 1: a's deer TP and sheep-seen-as-deer, b's relic FP and
+    missed tree go to group 0, c's tree FP on background to group 1; a frame of group -1 is not
+    counted; the groups add up to the whole matrix."""
+    s = scored()
+    op = operating_point(s, class_thresholds=np.full(4, 0.35))
+    bg = 4
+    by = confusion_by_group(s, op, of_frame=np.array([0, 0, 1]), n_groups=2)
+    assert by.shape == (2, 5, 5) and np.array_equal(by.sum(axis=0), confusion(s, op))
+    assert (by[0, 0, 0], by[0, 1, 0], by[0, bg, 3], by[0, 2, bg], by[0].sum()) == (1, 1, 1, 1, 4)
+    assert (by[1, bg, 2], by[1].sum()) == (1, 1)
+    only_c = confusion_by_group(s, op, of_frame=np.array([-1, -1, 0]), n_groups=1)
+    assert only_c.sum() == 1 and only_c[0, bg, 2] == 1
 
 
 def test_curves_agree_with_operating_points_at_every_threshold():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from candor_eval.detection.scoring.anatomy import error_anatomy
-from candor_eval.detection.scoring.metrics import operating_point, threshold_grid, wrong_targets
+from candor_eval.detection.scoring.metrics import confusion, operating_point, threshold_grid, wrong_targets
 from candor_eval.detection.scoring.nms_match import score_detections
 from candor_eval.detection.scoring.scene import Scene
 from candor_eval.detection.scoring.stream import frame_labels, sub_scene
@@ -77,6 +77,25 @@ def test_chunks_add_up_to_the_whole():
     kw = dict(min_support=2, critical=["deer"])
     assert whole.block(splits=None, **kw) == parts.block(splits=None, **kw)
     assert whole.block(splits=("dev",), **kw)["micro"]["frames"] == 10
+    dev, test = whole.confusion(splits=("dev",)), whole.confusion(splits=("test",))
+    assert np.array_equal(dev + test, whole.confusion()) and 0 < dev.sum() < whole.confusion().sum()
+
+
+def test_the_matrix_is_the_operating_points_when_curves_are_scored_apart():
+    """With the curves from another scoring (the floor, as for a class-agnostic NMS), the confusion
+    matrix still counts the operating point's boxes (those ``op`` marks)."""
+    rng = np.random.default_rng(2)
+    scene = random_scene(rng)
+    frame, cls, boxes, score = random_dets(rng, scene)
+    groups = frame_groups(scene)
+    s, op, wrong = tally_of(scene, frame, cls, boxes, score)
+    keep = score >= 0.5
+    floor = score_detections(scene, frame=frame[keep], cls=cls[keep], boxes=boxes[keep], score=score[keep],
+                             nms_iou=0.6, match_iou=0.5)
+    tally = Tally.empty(groups, classes=CLASSES, band_edges=[], grid=GRID)
+    tally.add(s, op, wrong=wrong, anatomy=error_anatomy(s, op), of_frame=groups.of_frame, curves=floor)
+    assert len(floor.cls) != len(s.cls)
+    assert np.array_equal(tally.confusion(), confusion(s, op))
 
 
 def test_curves_are_the_definition_counted_box_by_box():
@@ -87,17 +106,23 @@ def test_curves_are_the_definition_counted_box_by_box():
     tally = Tally.empty(groups, classes=CLASSES, band_edges=[], grid=GRID)
     s, op, wrong = tally_of(scene, frame, cls, boxes, score)
     tally.add(s, op, wrong=wrong, anatomy=error_anatomy(s, op), of_frame=groups.of_frame)
-    curves = tally.curves()
     regular = ~scene.label_crowd
-    for j in (0, 10, 37, 60, 95):
-        t = GRID[j]
-        for c, name in [*enumerate(CLASSES), (None, "all")]:
-            mine = np.ones(len(s.cls), bool) if c is None else s.cls == c
-            labs = regular & (np.ones(len(regular), bool) if c is None else scene.label_class == c)
-            tp = sum(1 for k in np.flatnonzero(mine) if s.label[k] >= 0 and s.score[k] >= t)
-            fp = sum(1 for k in np.flatnonzero(mine) if s.label[k] < 0 and not s.ignored[k] and s.score[k] >= t)
-            fn = sum(1 for k in np.flatnonzero(labs) if not s.label_score[k] >= t)
-            assert (curves[name].tp[j], curves[name].fp[j], curves[name].fn[j]) == (tp, fp, fn), (name, t)
+    for splits in (None, ("test",), ("dev",)):
+        curves = tally.curves(splits=splits)
+        det_in = np.isin(scene.split[s.frame], splits or ("dev", "test"))
+        lab_in = np.isin(scene.split[scene.label_frame], splits or ("dev", "test"))
+        for j in (0, 10, 37, 60, 95):
+            t = GRID[j]
+            for c, name in [*enumerate(CLASSES), (None, "all")]:
+                mine = det_in & (np.ones(len(s.cls), bool) if c is None else s.cls == c)
+                labs = lab_in & regular & (np.ones(len(regular), bool) if c is None else scene.label_class == c)
+                tp = sum(1 for k in np.flatnonzero(mine) if s.label[k] >= 0 and s.score[k] >= t)
+                fp = sum(1 for k in np.flatnonzero(mine) if s.label[k] < 0 and not s.ignored[k] and s.score[k] >= t)
+                fn = sum(1 for k in np.flatnonzero(labs) if not s.label_score[k] >= t)
+                got = (curves[name].tp[j], curves[name].fp[j], curves[name].fn[j])
+                assert got == (tp, fp, fn), (splits, name, t)
+    whole, test, dev = (tally.curves(splits=sp)["all"] for sp in (None, ("test",), ("dev",)))
+    assert np.array_equal(whole.tp, test.tp + dev.tp) and 0 < dev.tp[0] < whole.tp[0]
 
 
 def test_a_score_exactly_on_a_threshold_counts_at_that_threshold():
