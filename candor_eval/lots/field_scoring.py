@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from candor_eval.common.counts import KEY, Count, clusters_of, counts_block
+from candor_eval.common.majority import strict_majority
 from candor_eval.common.rounding import ratio, rounded
 from candor_eval.lots.answers import Answer
 from candor_eval.lots.fields import CaseScore, FieldScore, overall_score, score_case
@@ -38,7 +39,7 @@ def field_scores(golden: Golden, answers: Sequence[Answer], *, answered_only: bo
 
 def field_met(f: FieldScore) -> bool | None:
     """A (case, field) is met when a strict majority of its answered runs hit (None: not scored)."""
-    return 2 * f.hits > f.total if f.total else None
+    return strict_majority(f.hits, f.total) if f.total else None
 
 
 def case_met(c: CaseScore) -> bool | None:

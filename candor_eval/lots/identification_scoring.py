@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 from candor_eval.common.counts import KEY, Count, counts_block
 from candor_eval.common.errors import InputError, Problem
+from candor_eval.common.majority import majority_value
 from candor_eval.common.rounding import ratio
 from candor_eval.lots.answers import Answer
 from candor_eval.lots.golden import Golden
@@ -42,18 +43,6 @@ from candor_eval.lots.tokens import TokenRules, label_keys
 
 TIERS = ("all", "held", "photo")
 State = Literal["hit", "abstain", "wrong", "hedged"]
-
-
-def majority(values: Sequence[object]) -> object | None:
-    """The value held by a strict majority of ``values`` (more than half), else None.
-
-    >>> majority(["hit", "hit", "wrong"]), majority(["hit", "wrong"]), majority([])
-    ('hit', None, None)
-    """
-    for v in dict.fromkeys(values):
-        if 2 * values.count(v) > len(values):
-            return v
-    return None
 
 
 def check_labels(golden: Golden, rules: TokenRules) -> None:
@@ -133,9 +122,9 @@ def summarise_identification(runs: Sequence[RunScore], *,
     for tier in TIERS:
         lots = _by_lot([r for r in runs if tier == "all" or r.tier == tier])
         n = len(lots)
-        outcome = [majority([r.outcome for r in rs]) for rs in lots.values()]
+        outcome = [majority_value([r.outcome for r in rs]) for rs in lots.values()]
         k: dict[str, int] = {o: outcome.count(o) for o in OUTCOMES}
-        k["hedged"] = sum(majority([r.hedged for r in rs]) is True for rs in lots.values())
+        k["hedged"] = sum(majority_value([r.hedged for r in rs]) is True for rs in lots.values())
         consistent = sum(len({r.state for r in rs}) == 1 for rs in lots.values())
         sel = [r for rs in lots.values() for r in rs]
         out[tier] = {"lots": n, **k, "split": outcome.count(None), "consistent": consistent,
@@ -147,7 +136,7 @@ def summarise_identification(runs: Sequence[RunScore], *,
         counts[f"{tier}.consistent_rate"] = Count(k=consistent, n=n, unit="lot")
         labelled = {lot: [r.count_exact for r in rs if r.count_exact is not None] for lot, rs in lots.items()}
         labelled = {lot: flags for lot, flags in labelled.items() if flags}
-        exact = sum(majority(flags) is True for flags in labelled.values())
+        exact = sum(majority_value(flags) is True for flags in labelled.values())
         count[tier] = {"lots": len(labelled), "exact": exact, "exact_rate": ratio(exact, len(labelled)),
                        "runs": {"n": sum(map(len, labelled.values())),
                                 "exact": sum(sum(flags) for flags in labelled.values())}}

@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from candor_eval.common.majority import strict_majority
+
 
 @dataclass(frozen=True)
 class Consistency:
@@ -38,7 +40,7 @@ def consistency(fields_doc: Mapping[str, Any]) -> Consistency:
     scored = [f for case in fields_doc.get("cases", {}).values() for f in case.get("fields", []) if f["total"]]
     runs = tuple(sorted({case["runs"] for case in fields_doc.get("cases", {}).values()}))
     unanimous = [f["hits"] in (0, f["total"]) for f in scored]
-    met = [2 * f["hits"] > f["total"] for f in scored]
+    met = [strict_majority(f["hits"], f["total"]) for f in scored]
     return Consistency(runs=runs, pairs=len(scored), met=sum(met), hits=sum(f["hits"] for f in scored),
                        answered=sum(f["total"] for f in scored), unanimous=sum(unanimous),
                        split_met=sum(m and not u for m, u in zip(met, unanimous, strict=True)))

@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from candor_eval.common.majority import majority_of, strict_majority
 from candor_eval.stats.outcomes import FRAME_ERROR_COLUMNS, int_cell
 from candor_eval.stats.paired import Case, Kind
 
@@ -64,11 +65,6 @@ class PairedMetric:
 
 
 Units = dict[str, PairedMetric]          # metric -> its paired values
-
-
-def _majority(flags: Iterable[bool]) -> bool:
-    flags = list(flags)
-    return 2 * sum(flags) > len(flags)
 
 
 def _nest(items: Iterable[tuple[str, str, str, Case, int]], *, kind: Kind = "outcome", cluster: str | None = None,
@@ -95,13 +91,14 @@ def identification_units(rows: Iterable[Row]) -> Units:
         runs[(str(r["candidate"]), str(r["lot"]), str(r["tier"]))].append(r)
     items = []
     for (cand, lot, tier), rs in runs.items():
-        hit = _majority(r["outcome"] == "hit" for r in rs)
+        hit = majority_of(r["outcome"] == "hit" for r in rs)
         items.append(("identification.hit", "lot", cand, (lot,), hit))
         items.append((f"identification.{tier}.hit", "lot", cand, (lot,), hit))
-        items.append(("identification.not_wrong", "lot", cand, (lot,), _majority(r["outcome"] != "wrong" for r in rs)))
+        not_wrong = majority_of(r["outcome"] != "wrong" for r in rs)
+        items.append(("identification.not_wrong", "lot", cand, (lot,), not_wrong))
         counted = [bool(r["count_exact"]) for r in rs if r["count_exact"] is not None]
         if counted:
-            items.append(("identification.count_exact", "lot", cand, (lot,), _majority(counted)))
+            items.append(("identification.count_exact", "lot", cand, (lot,), majority_of(counted)))
     return _nest(items)
 
 
@@ -110,7 +107,7 @@ def fields_units(rows: Iterable[Row]) -> Units:
     (the case key is ``(case, position, field)``), clustered by case."""
     return _nest((("fields.majority", "(case, field)", str(r["candidate"]),
                    (str(r["case"]), str(r["position"]), str(r["field"])),
-                   2 * int_cell(r, "hits") > int_cell(r, "total"))
+                   strict_majority(int_cell(r, "hits"), int_cell(r, "total")))
                   for r in rows if int_cell(r, "total") > 0),
                  cluster="case", cluster_of=lambda case: case[0])
 

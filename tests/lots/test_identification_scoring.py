@@ -14,7 +14,6 @@ from candor_eval.lots.identification_scoring import (
     RunScore,
     check_labels,
     identification_json,
-    majority,
     provider_errors,
     score_runs,
     summarise_identification,
@@ -41,17 +40,6 @@ def run(lot_id: str, n: int, outcome: str, *, tier: str = "held", hedged: bool =
 
 GOLDEN = Golden(root=Path("g"), lots=(lot("L1", "OptiPlex 7090", count=2), lot("L2", "OptiPlex 3080", tier="photo")),
                 cases=())
-
-
-@pytest.mark.parametrize(("values", "expected"), [
-    (["hit", "hit", "wrong"], "hit"),       # 2 of 3
-    (["hit", "wrong"], None),               # a tie is no majority
-    (["hit", "wrong", "abstain"], None),    # a plurality is not a majority
-    ([], None),
-    ([True], True),
-])
-def test_majority_is_strictly_more_than_half(values, expected):
-    assert majority(values) == expected
 
 
 def test_score_runs_skips_cases_and_failed_calls_and_marks_hedges():
