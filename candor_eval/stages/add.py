@@ -70,6 +70,7 @@ from candor_eval.adopt.set_files import (
 from candor_eval.adopt.ultralytics_data import label_path, label_problems, read_split
 from candor_eval.common.atomic import atomic_path, temp_file, write_text
 from candor_eval.common.errors import InputError, Problem, fail, run_main
+from candor_eval.common.help import PlainHelp
 from candor_eval.common.manifest import MANIFEST_NAME, load_manifest, sha256_file
 from candor_eval.common.names import check_name
 from candor_eval.common.params import DEFAULT_PARAMS, load_yaml, validate
@@ -266,10 +267,10 @@ def cmd_model(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="candor add", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+                                formatter_class=PlainHelp)
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("set", help="bring a detection set: data/NAME/ and its line in params.yaml",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=__doc__, formatter_class=PlainHelp)
     s.add_argument("name", metavar="NAME", help="the set's name: its folder data/NAME/ and its key in detector.sets")
     source = s.add_mutually_exclusive_group(required=True)
     source.add_argument("--from", dest="source", metavar="DATA_YAML", help="an Ultralytics data.yaml")
@@ -281,7 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--dir", default=".", help="the candor project folder (default: .)")
     s.set_defaults(func=cmd_set)
     m = sub.add_parser("model", help="bring an ONNX detector: models/NAME.onnx, its card, its set's line",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=__doc__, formatter_class=PlainHelp)
     m.add_argument("name", metavar="NAME", help="the model's name: models/NAME.onnx and models/NAME.yaml")
     m.add_argument("--onnx", required=True, metavar="PATH", help="the exported ONNX file")
     m.add_argument("--set", help="the detection set it is scored on (default: the only set)")

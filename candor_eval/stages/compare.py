@@ -36,6 +36,7 @@ from pathlib import Path
 
 from candor_eval.common.atomic import dumps_json, write_text
 from candor_eval.common.errors import run_main
+from candor_eval.common.help import PlainHelp
 from candor_eval.common.params import DEFAULT_PARAMS, check_probability, section
 from candor_eval.detection.config import DetectorParams
 from candor_eval.review.collect import check_sessions_within_splits
@@ -50,7 +51,7 @@ from candor_eval.stats.units import units_from_tables
 def build_parser() -> argparse.ArgumentParser:
     """The CLI (see the module docstring)."""
     ap = argparse.ArgumentParser(prog="candor compare", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+                                 formatter_class=PlainHelp)
     ap.add_argument("rev_a", metavar="REV_A", help="git revision or DVC experiment name (A)")
     ap.add_argument("rev_b", metavar="REV_B", nargs="?", default=WORKSPACE,
                     help="git revision or DVC experiment name (B); default: the workspace")

@@ -34,6 +34,7 @@ from tqdm.contrib.logging import logging_redirect_tqdm
 
 from candor_eval.common.atomic import remove_others, write_json, write_text
 from candor_eval.common.errors import InputError, fail, run_main
+from candor_eval.common.help import PlainHelp
 from candor_eval.common.manifest import MANIFEST_NAME
 from candor_eval.common.params import DEFAULT_PARAMS, section
 from candor_eval.common.verify import rewrite_manifest, verify_sets
@@ -79,7 +80,7 @@ def cmd_manifest(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="candor fetch", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                                     formatter_class=PlainHelp)
     sub = parser.add_subparsers(dest="command", required=True)
     v = sub.add_parser("verify", help="verify (and fetch) every manifest and model card")
     v.add_argument("--data", default="data", help="folder holding <set>/manifest.csv (default: data)")

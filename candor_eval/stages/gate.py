@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from candor_eval.common.errors import fail, run_main
+from candor_eval.common.help import PlainHelp
 from candor_eval.common.tables import read_json
 from candor_eval.review.gate import GateResult
 from candor_eval.review.gate_files import gate_from_files, write_gate
@@ -60,7 +61,7 @@ def _check(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The CLI: ``run`` (with latency: the gate on this machine) and ``check`` (CI)."""
     ap = argparse.ArgumentParser(prog="candor gate", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+                                 formatter_class=PlainHelp)
     sub = ap.add_subparsers(dest="command", required=True)
     g = sub.add_parser("run", help="evaluate the predeclared release gate (with --latency: on this machine)")
     g.add_argument("--outcomes", default="metrics/outcomes")

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from candor_eval.common.atomic import JsonListWriter, atomic_open, replace_dir_files, write_json
 from candor_eval.common.errors import run_main
+from candor_eval.common.help import PlainHelp
 from candor_eval.common.parallel import fork_map
 from candor_eval.detection.frames import SPLITS, check_sessions_within_splits, load_frames
 from candor_eval.detection.scoring.evaluation import ModelScore, frame_rows, label_rows, score_model
@@ -61,7 +62,7 @@ def print_summary(results: dict[str, ModelScore]) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="candor score-detection", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+                                formatter_class=PlainHelp)
     add_scoring_arguments(p)
     p.add_argument("--metrics", help="the set's metrics folder, <model>.json (default: metrics/detection/<set>)")
     p.add_argument("--outcomes", help="the set's outcome tables folder (default: metrics/outcomes/<set>)")

@@ -53,6 +53,7 @@ from pathlib import Path
 from candor_eval.common.atomic import dumps_json, replace_dir_files, write_json, write_text
 from candor_eval.common.counts import MAX_COUNT
 from candor_eval.common.errors import fail, run_main
+from candor_eval.common.help import PlainHelp
 from candor_eval.common.params import check_probability, section
 from candor_eval.detection.config import DetectorParams
 from candor_eval.review.collect import build_stats, read_inputs, read_metrics, references
@@ -161,7 +162,7 @@ def _mcnemar(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The CLI: ``run`` (the DVC stage), ``wilson`` and ``mcnemar`` helpers."""
     ap = argparse.ArgumentParser(prog="candor stats", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+                                 formatter_class=PlainHelp)
     sub = ap.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="the stats stage: stats.json, and the gate and the report when asked")
     run.add_argument("--outcomes", default="metrics/outcomes", help="folder of per-case outcome tables")

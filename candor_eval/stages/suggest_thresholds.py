@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from candor_eval.common.errors import fail, run_main
+from candor_eval.common.help import PlainHelp
 from candor_eval.common.params import DEFAULT_PARAMS
 from candor_eval.detection.model_card import load_card
 from candor_eval.detection.scoring.suggest import exp_run_line, suggest_thresholds
@@ -28,7 +29,7 @@ from candor_eval.stages.cli_detection import add_set_arguments, read_score_param
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="candor suggest-thresholds", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+                                formatter_class=PlainHelp)
     p.add_argument("--model", required=True, help="model card name")
     p.add_argument("--split", default="dev", help="only dev is accepted (test frames are never read)")
     p.add_argument("--params", default=str(DEFAULT_PARAMS),

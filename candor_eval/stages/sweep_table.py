@@ -20,6 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from candor_eval.common.errors import fail, run_main
+from candor_eval.common.help import PlainHelp
 from candor_eval.common.tables import read_text
 from candor_eval.review.ranking import ranking, render
 
@@ -27,7 +28,7 @@ from candor_eval.review.ranking import ranking, render
 def build_parser() -> argparse.ArgumentParser:
     """The CLI (see the module docstring)."""
     ap = argparse.ArgumentParser(prog="candor sweep-table", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+                                 formatter_class=PlainHelp)
     ap.add_argument("--param", required=True, help="the swept param, a dotted key of the params file")
     ap.add_argument("--params", default="params.yaml",
                     help="the params file, as dvc exp show names it (default: params.yaml)")

@@ -34,6 +34,7 @@ import numpy as np
 
 from candor_eval.common.atomic import write_json
 from candor_eval.common.errors import EXIT_CALLS_FAILED, EXIT_OK, run_main
+from candor_eval.common.help import PlainHelp
 from candor_eval.common.params import DEFAULT_PARAMS, section
 from candor_eval.detection.config import ReinferenceParams, ScoreParams
 from candor_eval.detection.detections_file import collect, header, read_raw
@@ -143,7 +144,7 @@ def verify_model(model: str, *, set_name: str, data: Path, canonical: Path, mode
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="candor verify-inference", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+                                formatter_class=PlainHelp)
     p.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (default: params.yaml)")
     p.add_argument("--models", default="models", help="folder of model cards (default: models)")
     add_set_arguments(p)
