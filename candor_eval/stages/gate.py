@@ -9,8 +9,9 @@ machine-specific. ``run`` evaluates the same gate from the same files
 (:func:`candor_eval.review.gate_files.gate_from_files`), plus the candidate's latency diagnostic when
 ``--latency`` is given (measured on this machine by ``candor latency --set SET --out
 metrics/latency/SET``). It always exits 0 on valid input (a project without a detection set has
-no gate: it says so and writes nothing); ``check`` prints every criterion and exits 1 when the
-gate failed (the command CI calls). With latency, on this machine::
+no gate: it says so and writes nothing); ``check`` prints every criterion (its status and name on one
+line, what it says wrapped below, in 100 columns; colour on a terminal unless ``NO_COLOR`` is set) and
+exits 1 when the gate failed (the command CI calls). With latency, on this machine::
 
     dvc repro stats
     candor gate run --latency metrics/latency --out build/gate-with-latency.json
@@ -23,6 +24,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -31,7 +34,7 @@ from candor_eval.common.help import PlainHelp
 from candor_eval.common.tables import read_json
 from candor_eval.review.gate import GateResult
 from candor_eval.review.gate_files import gate_from_files, write_gate
-from candor_eval.review.report import render_check
+from candor_eval.review.gate_views import render_console, wants_colour
 from candor_eval.stages.cli_review import read_gate_settings
 
 log = logging.getLogger("candor.gate")
@@ -54,7 +57,7 @@ def _check(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise fail(path.as_posix(), "file not found", hint="run `dvc repro stats` first")
     result = GateResult.from_json(read_json(path), where=path.as_posix())
-    print(render_check(result), end="")
+    print(render_console(result, colour=wants_colour(sys.stdout, os.environ)), end="")
     return 0 if result.passed else 1
 
 
