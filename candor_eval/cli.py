@@ -5,14 +5,13 @@ exit codes of every stage (0 ok, 1 a run finished with recorded failures, 2 bad 
 configuration). A subcommand that is a subcommand of a module (``candor wilson 15 17`` is
 ``candor stats wilson 15 17``) carries the words it stands for. Nothing but the chosen module is
 imported, so ``candor <stage>`` starts as fast as the module alone. Every help text is plain and
-wrapped to at most 100 columns (:func:`plain_help`).
+wrapped to at most 100 columns (:func:`candor_eval.stages.cli_help.plain_help`).
 """
 from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 
@@ -101,29 +100,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from candor_eval.common.errors import run_main
 
     sys.argv[0] = f"candor {args[0]}"
-    with plain_help():
+    plain = importlib.import_module("candor_eval.stages.cli_help")   # loaded as a stage is: the stages are leaves
+    with plain.plain_help():
         return run_main(locked(args[0], module.main), [*cmd.prefix, *args[1:]])
-
-
-@contextmanager
-def plain_help() -> Iterator[None]:
-    """Every argparse parser renders its help, usage and errors with
-    :class:`candor_eval.common.help.PlainHelp` while the block runs: plain text in at most 100 columns,
-    whatever formatter the stage's parser (or a subcommand's) names."""
-    import argparse
-
-    from candor_eval.common.help import PlainHelp
-
-    own = argparse.ArgumentParser._get_formatter
-
-    def formatter(self: argparse.ArgumentParser) -> argparse.HelpFormatter:
-        return PlainHelp(prog=self.prog)
-
-    argparse.ArgumentParser._get_formatter = formatter  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        argparse.ArgumentParser._get_formatter = own  # type: ignore[method-assign]
 
 
 def locked(name: str, stage_main: Callable[[Sequence[str] | None], int | None]) -> Callable[[Sequence[str] | None],

@@ -70,7 +70,6 @@ from candor_eval.adopt.set_files import (
 from candor_eval.adopt.ultralytics_data import label_path, label_problems, read_split
 from candor_eval.common.atomic import atomic_path, temp_file, write_text
 from candor_eval.common.errors import InputError, Problem, fail, run_main
-from candor_eval.common.help import PlainHelp
 from candor_eval.common.manifest import MANIFEST_NAME, load_manifest, sha256_file
 from candor_eval.common.names import check_name
 from candor_eval.common.params import DEFAULT_PARAMS, load_yaml, validate
@@ -82,6 +81,7 @@ from candor_eval.detection.scoring.coco import read_coco
 from candor_eval.detection.scoring.scope import class_scope
 from candor_eval.detection.scoring.truth import read_truth
 from candor_eval.detection.scoring.yolo import read_classes
+from candor_eval.stages.cli_help import PlainHelp
 
 log = logging.getLogger("candor.add")
 

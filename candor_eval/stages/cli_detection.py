@@ -31,7 +31,6 @@ import argparse
 from pathlib import Path
 
 from candor_eval.common.errors import fail
-from candor_eval.common.help import PlainHelp
 from candor_eval.common.params import DEFAULT_PARAMS, read_params, section
 from candor_eval.detection.config import (
     DetectorParams,
@@ -59,7 +58,7 @@ def add_set_arguments(parser: argparse.ArgumentParser, *, detections: bool = Tru
 def inference_parser(prog: str, description: str | None, *, out_help: str) -> argparse.ArgumentParser:
     """The argv of a command that runs every model of a detection set over its frames (detect, latency)."""
     p = argparse.ArgumentParser(prog=prog, description=description,
-                                formatter_class=PlainHelp)
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     add_set_arguments(p, detections=False)
     p.add_argument("--models", default="models", help="folder of model cards (default: models)")
     p.add_argument("--verified", default="build/verified", help="the fetch stage's records")

@@ -21,7 +21,6 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path, PurePath
 
-from candor_eval.common.help import PlainHelp
 from candor_eval.common.params import DEFAULT_PARAMS, section
 from candor_eval.lots.params import IdentifyParams, LotsParams
 from candor_eval.lots.tokens import TokenRules
@@ -37,7 +36,7 @@ Flag = tuple[str, object]
 def stage_parser(prog: str, doc: str | None) -> argparse.ArgumentParser:
     """A stage's parser: ``prog`` (``candor <stage>``), the module docstring as description, kept as
     written, and ``--params``."""
-    p = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=PlainHelp)
+    p = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (default: %(default)s)")
     return p
 

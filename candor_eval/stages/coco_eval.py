@@ -24,10 +24,10 @@ from pathlib import Path
 
 from candor_eval.common.atomic import write_json
 from candor_eval.common.errors import run_main
-from candor_eval.common.help import PlainHelp
 from candor_eval.detection.scoring.coco import read_coco
 from candor_eval.detection.scoring.coco_pair import score_coco_pair
 from candor_eval.detection.scoring.coco_results import read_coco_results
+from candor_eval.stages.cli_help import PlainHelp
 
 # pydantic and YAML are imported only with --params: the plain mode starts without them
 # (about a quarter of a one-second run)

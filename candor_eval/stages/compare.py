@@ -42,7 +42,6 @@ import yaml
 
 from candor_eval.common.atomic import dumps_json, write_text
 from candor_eval.common.errors import run_main
-from candor_eval.common.help import PlainHelp
 from candor_eval.common.params import DEFAULT_PARAMS, check_probability, section
 from candor_eval.detection.config import DetectorParams
 from candor_eval.review.collect import check_sessions_within_splits
@@ -50,6 +49,7 @@ from candor_eval.review.compare import compare_units, params_changes, render_mar
 from candor_eval.review.error_kinds import frame_totals, render_totals
 from candor_eval.review.params import StatsParams
 from candor_eval.review.revisions import WORKSPACE, folders_at, read_at, resolve_revision
+from candor_eval.stages.cli_help import PlainHelp
 from candor_eval.stats.outcomes import parse_tables, table_paths
 from candor_eval.stats.units import units_from_tables
 

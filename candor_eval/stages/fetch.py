@@ -34,13 +34,13 @@ from tqdm.contrib.logging import logging_redirect_tqdm
 
 from candor_eval.common.atomic import remove_others, write_json, write_text
 from candor_eval.common.errors import InputError, fail, run_main
-from candor_eval.common.help import PlainHelp
 from candor_eval.common.manifest import MANIFEST_NAME
 from candor_eval.common.params import DEFAULT_PARAMS, section
 from candor_eval.common.verify import rewrite_manifest, verify_sets
 from candor_eval.detection.config import DetectorParams
 from candor_eval.detection.model_card import verify_cards
 from candor_eval.detection.sets import detection_sets, set_records
+from candor_eval.stages.cli_help import PlainHelp
 
 log = logging.getLogger("candor.fetch")
 

@@ -30,11 +30,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from candor_eval.common.errors import fail, run_main
-from candor_eval.common.help import PlainHelp
 from candor_eval.common.tables import read_json
 from candor_eval.review.gate import GateResult
 from candor_eval.review.gate_files import gate_from_files, write_gate
 from candor_eval.review.gate_views import render_console, wants_colour
+from candor_eval.stages.cli_help import PlainHelp
 from candor_eval.stages.cli_review import read_gate_settings
 
 log = logging.getLogger("candor.gate")

@@ -32,8 +32,8 @@ from candor_eval.adopt.project import conflicts, plan
 from candor_eval.cli import version
 from candor_eval.common.atomic import replace_dir_files
 from candor_eval.common.errors import InputError, Problem, fail
-from candor_eval.common.help import PlainHelp
 from candor_eval.common.repository import dvc_root
+from candor_eval.stages.cli_help import PlainHelp
 
 log = logging.getLogger("candor.init")
 

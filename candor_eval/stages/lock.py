@@ -22,7 +22,7 @@ from candor_eval.adopt.lockfile import LOCK_NAME, Lock, check_lock, read_lock, r
 from candor_eval.cli import version
 from candor_eval.common.atomic import write_text
 from candor_eval.common.errors import fail
-from candor_eval.common.help import PlainHelp
+from candor_eval.stages.cli_help import PlainHelp
 
 
 def existing(folder: Path) -> Path:

@@ -37,12 +37,12 @@ from pathlib import Path
 
 from candor_eval.common.atomic import JsonListWriter, atomic_open, replace_dir_files, write_json
 from candor_eval.common.errors import run_main
-from candor_eval.common.help import PlainHelp
 from candor_eval.common.parallel import fork_map
 from candor_eval.detection.frames import SPLITS, check_sessions_within_splits, load_frames
 from candor_eval.detection.scoring.evaluation import ModelScore, frame_rows, label_rows, score_model
 from candor_eval.detection.scoring.plots import PLOT_KINDS, set_plot_files
 from candor_eval.stages.cli_detection import add_scoring_arguments, read_score_params, set_of_args
+from candor_eval.stages.cli_help import PlainHelp
 from candor_eval.stats.outcomes import write_outcome
 
 

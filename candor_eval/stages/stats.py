@@ -53,7 +53,6 @@ from pathlib import Path
 from candor_eval.common.atomic import dumps_json, replace_dir_files, write_json, write_text
 from candor_eval.common.counts import MAX_COUNT
 from candor_eval.common.errors import fail, run_main
-from candor_eval.common.help import PlainHelp
 from candor_eval.common.params import check_probability, section
 from candor_eval.detection.config import DetectorParams
 from candor_eval.review.collect import build_stats, read_inputs, read_metrics, references
@@ -61,6 +60,7 @@ from candor_eval.review.gate_files import gate_from_files, write_gate
 from candor_eval.review.params import StatsParams
 from candor_eval.review.report import review
 from candor_eval.review.stats_file import StatsFile
+from candor_eval.stages.cli_help import PlainHelp
 from candor_eval.stages.cli_review import lots_reference, read_gate_settings
 from candor_eval.stats.power import MAX_UNITS, detectable, pairs_needed
 from candor_eval.stats.rates import mcnemar_p, min_k0, min_split, wilson

@@ -19,12 +19,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from candor_eval.common.errors import fail, run_main
-from candor_eval.common.help import PlainHelp
 from candor_eval.common.params import DEFAULT_PARAMS
 from candor_eval.detection.model_card import load_card
 from candor_eval.detection.scoring.suggest import exp_run_line, suggest_thresholds
 from candor_eval.detection.sets import detection_sets, set_folders
 from candor_eval.stages.cli_detection import add_set_arguments, read_score_params
+from candor_eval.stages.cli_help import PlainHelp
 
 
 def build_parser() -> argparse.ArgumentParser:

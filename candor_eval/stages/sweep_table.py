@@ -20,9 +20,9 @@ import sys
 from collections.abc import Sequence
 
 from candor_eval.common.errors import fail, run_main
-from candor_eval.common.help import PlainHelp
 from candor_eval.common.tables import read_text
 from candor_eval.review.ranking import ranking, render
+from candor_eval.stages.cli_help import PlainHelp
 
 
 def build_parser() -> argparse.ArgumentParser:

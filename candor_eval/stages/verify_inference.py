@@ -34,7 +34,6 @@ import numpy as np
 
 from candor_eval.common.atomic import write_json
 from candor_eval.common.errors import EXIT_CALLS_FAILED, EXIT_OK, run_main
-from candor_eval.common.help import PlainHelp
 from candor_eval.common.params import DEFAULT_PARAMS, section
 from candor_eval.detection.config import ReinferenceParams, ScoreParams
 from candor_eval.detection.detections_file import collect, header, read_raw
@@ -49,6 +48,7 @@ from candor_eval.detection.scoring.reinference import (
     threshold_crossings,
 )
 from candor_eval.stages.cli_detection import add_set_arguments, chosen_sets, read_score_params
+from candor_eval.stages.cli_help import PlainHelp
 
 SHOWN = 10  # lines of each list printed; the JSON report has them all
 SCORE_LOG = "candor.score"     # the logger of score_raw's line per model

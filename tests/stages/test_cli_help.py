@@ -1,9 +1,9 @@
-"""candor_eval/common/help.py: Sphinx markup stripped, paragraphs and items wrapped, command blocks kept."""
+"""candor_eval/stages/cli_help.py: Sphinx markup stripped, paragraphs and items wrapped, command blocks kept."""
 from __future__ import annotations
 
 import argparse
 
-from candor_eval.common.help import WIDTH, PlainHelp, plain, wrap_text
+from candor_eval.stages.cli_help import WIDTH, PlainHelp, plain, wrap_text
 
 
 def test_plain_keeps_the_text_of_roles_literals_and_emphasis():

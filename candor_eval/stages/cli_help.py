@@ -1,4 +1,4 @@
-"""``--help`` as a person reads it: plain text (no Sphinx markup), wrapped to the terminal, at most 100 columns.
+"""Command-line glue of every command's help: plain text (no Sphinx markup), wrapped, in 100 columns.
 
 The module docstrings are the source of every stage's ``--help`` and are written for the API docs, in
 reStructuredText with Sphinx roles. :func:`plain` renders one for a terminal: a role keeps its text
@@ -15,6 +15,8 @@ import argparse
 import re
 import shutil
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 WIDTH = 100        # the widest line of any candor output, --help included
 
@@ -101,3 +103,20 @@ class PlainHelp(argparse.HelpFormatter):
 
     def _split_lines(self, text: str, width: int) -> list[str]:
         return super()._split_lines(plain(text), width)
+
+
+@contextmanager
+def plain_help() -> Iterator[None]:
+    """Every argparse parser renders its help, usage and errors with
+    :class:`candor_eval.stages.cli_help.PlainHelp` while the block runs: plain text in at most 100 columns,
+    whatever formatter the stage's parser (or a subcommand's) names."""
+    own = argparse.ArgumentParser._get_formatter
+
+    def formatter(self: argparse.ArgumentParser) -> argparse.HelpFormatter:
+        return PlainHelp(prog=self.prog)
+
+    argparse.ArgumentParser._get_formatter = formatter  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        argparse.ArgumentParser._get_formatter = own  # type: ignore[method-assign]
