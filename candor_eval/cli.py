@@ -4,7 +4,8 @@
 exit codes of every stage (0 ok, 1 a run finished with recorded failures, 2 bad input or
 configuration). A subcommand that is a subcommand of a module (``candor wilson 15 17`` is
 ``candor stats wilson 15 17``) carries the words it stands for. Nothing but the chosen module is
-imported, so ``candor <stage>`` starts as fast as the module alone.
+imported, so ``candor <stage>`` starts as fast as the module alone. Every help text is plain and
+wrapped to at most 100 columns (:func:`candor_eval.stages.cli_help.plain_help`).
 """
 from __future__ import annotations
 
@@ -70,8 +71,12 @@ def version() -> str:
 
 
 def usage() -> str:
+    """``candor --help``: every command with its summary, in at most 100 columns."""
+    import textwrap
+
     width = max(map(len, COMMANDS))
-    lines = [f"  {name:<{width}}  {cmd.summary}" for name, cmd in COMMANDS.items()]
+    lines = [textwrap.fill(cmd.summary, 100, initial_indent=f"  {name:<{width}}  ",
+                           subsequent_indent=" " * (width + 4)) for name, cmd in COMMANDS.items()]
     return ("usage: candor <command> [args]   (candor <command> --help for its arguments)\n\n"
             "commands:\n" + "\n".join(lines) + "\n\n  --version  the installed candor-eval version\n")
 
@@ -96,7 +101,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from candor_eval.common.errors import run_main
 
     sys.argv[0] = f"candor {args[0]}"
-    return run_main(locked(args[0], module.main), [*cmd.prefix, *args[1:]])
+    plain = importlib.import_module("candor_eval.stages.cli_help")   # loaded as a stage is: the stages are leaves
+    with plain.plain_help():
+        return run_main(locked(args[0], module.main), [*cmd.prefix, *args[1:]])
 
 
 def locked(name: str, stage_main: Callable[[Sequence[str] | None], int | None]) -> Callable[[Sequence[str] | None],

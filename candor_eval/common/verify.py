@@ -99,9 +99,10 @@ def verify_entry(entry: Entry, *, root: Path, where: str) -> Problem | None:
 
 
 def verify_manifest(manifest: Manifest) -> list[Problem]:
-    """Every Problem of one manifest's files (empty when all verify)."""
+    """Every Problem of one manifest's files (empty when all verify); a progress bar on a terminal only
+    (a log keeps no bar for the error that follows to land on)."""
     problems = []
-    for entry in tqdm(manifest.entries, desc=f"verify {manifest.root}", unit="file", leave=False):
+    for entry in tqdm(manifest.entries, desc=f"verify {manifest.root}", unit="file", leave=False, disable=None):
         where = (manifest.root / entry.path).as_posix()
         if (p := verify_entry(entry, root=manifest.root, where=where)) is not None:
             problems.append(p)

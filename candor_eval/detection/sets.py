@@ -68,7 +68,7 @@ def find_set(params: DetectorParams, name: str | None, *, where: str = "params.y
         return next(iter(sets.values()))
     if name not in sets:
         raise fail(f"{where}:{key}", "unknown detection set", expected="a set of detector.sets: " + ", ".join(sets),
-                   got=repr(name))
+                   got=name)
     return sets[name]
 
 

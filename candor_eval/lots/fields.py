@@ -41,6 +41,7 @@ Pure functions, no I/O.
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -223,6 +224,12 @@ def format_case_table(case: CaseScore, *, failure: str = REPLAYED_FAILURE) -> st
     out = [f"{case.case} — avg {_fmt(case.score)}", line("┌", "┬", "┐"), row(header), line("├", "┼", "┤")]
     out.extend(row(r) for r in rows)
     out.append(line("└", "┴", "┘"))
-    out.extend(f"  note: {n}" for n in case.notes)
-    out.extend(f"  {failure}: {e}" for e in case.errors)
+    out.extend(_wrapped(f"note: {n}") for n in case.notes)
+    out.extend(_wrapped(f"{failure}: {e}") for e in case.errors)
     return "\n".join(out)
+
+
+def _wrapped(text: str, width: int = 100) -> str:
+    """``text`` indented two spaces, wrapped to ``width`` columns (its continuation lines four)."""
+    return textwrap.fill(text, width=width, initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False,
+                         break_long_words=False)

@@ -36,6 +36,12 @@ that order already, so a finished recording is the same file whatever the concur
 timing or the interruptions. A failed call is recorded with the provider's error verbatim. A
 live recording made with another prompt, model, gallery setting or provider is refused. Every
 image is checked before the first call (an unusable photo wastes no call).
+
+**Progress**: on a terminal a bar shows the calls done of those to make, their rate, the time
+left and the failures so far (:func:`progress_bar`; nothing in a log, where a bar is noise); log
+lines print above it. Each raw answer and each failed call's error is logged at DEBUG (the stage's
+``-v``); the run ends with one tally line (:func:`tally`): calls made, time, rate, answers, failures
+(with the first failure's error) and unparseable answers.
 """
 from __future__ import annotations
 
@@ -44,17 +50,20 @@ import json
 import logging
 import os
 import socket
+import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
+
+from tqdm import tqdm
 
 from candor_eval.common.atomic import write_lines
 from candor_eval.common.errors import fail
@@ -279,6 +288,59 @@ def load_live(path: Path, *, sha: str, model: str, gallery: str, provider: str) 
     return kept
 
 
+def progress_bar(total: int, *, desc: str) -> tqdm:
+    """The bar of a live run's ``total`` calls on stderr, shown on a terminal only (module docstring)."""
+    return tqdm(total=total, desc=desc, unit="call", disable=None, dynamic_ncols=True, leave=True)
+
+
+class AboveBar:
+    """A text stream that writes to ``stream`` above the progress bars drawn on it (the bar is cleared,
+    the text written, the bar drawn again): a log handler's stream while a bar runs."""
+
+    def __init__(self, stream: IO[str]):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        with tqdm.external_write_mode(file=self.stream):
+            n = self.stream.write(text)
+            self.stream.flush()
+        return n
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+@contextmanager
+def logs_above_bar() -> Iterator[None]:
+    """Every root handler writing to stderr writes above the bar while the block runs (its filters, the
+    redaction among them, stay as they are)."""
+    swapped = [h for h in logging.getLogger().handlers
+               if isinstance(h, logging.StreamHandler) and h.stream in (sys.stderr, sys.__stderr__)]
+    old = [h.setStream(AboveBar(h.stream)) for h in swapped]
+    try:
+        yield
+    finally:
+        for h, stream in zip(swapped, old):
+            h.setStream(stream)
+
+
+def tally(lines: Sequence[RecordLine], *, seconds: float, record: Path, width: int = 76) -> list[str]:
+    """The closing lines of a live run of ``lines`` (the calls it made), ``seconds`` long: the counts, where
+    they are recorded, and the first failure's error (cut to ``width`` characters: ``-v`` logs each whole)."""
+    failed = [ln for ln in lines if ln.error is not None]
+    unparseable = sum(ln.error is None and ln.parse_error is not None for ln in lines)
+    rate = f", {len(lines) / seconds:.2f} calls/s" if seconds > 0 else ""
+    out = [f"{len(lines)} call(s) in {seconds:.1f} s{rate}: {len(lines) - len(failed)} answered "
+           f"({unparseable} unparseable), {len(failed)} failed",
+           f"recorded in {record.as_posix()}"]
+    if failed:
+        head = f"first failure: {failed[0].case} run {failed[0].run}: "
+        error = " ".join((failed[0].error or "").split())
+        room = max(width - len(head), 10)
+        out.append(head + (error if len(error) <= room else error[:room - 1] + "…"))
+    return out
+
+
 def run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: Gallery, pause_s: float, template: str | None,
              sha: str, record: Path, responder: Responder, default_library: CategoryLibrary,
              concurrency: int = 1, redact: Redactor = NO_SECRETS,
@@ -328,17 +390,35 @@ def _run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: Gallery
                                     context=call_context(golden, ident, run, default_library=default_library))
         except ReplyError as err:
             message = without_surrogates(redact(str(err)))
-            log.warning("%s run %d failed: %s", ident, run, message)
+            log.debug("%s run %d failed: %s", ident, run, message)
             return redacted_line(line(error=message), redact)
         text = without_surrogates(redact(reply.text))
         parsed, why = parse_answer(text)
-        log.info("%s run %d (%d attempt(s)):\n%s", ident, run, reply.attempts, text)
+        log.debug("%s run %d (%d attempt(s)):\n%s", ident, run, reply.attempts, text)
         version = None if reply.version is None else without_surrogates(redact(reply.version))
         return redacted_line(line(raw=text, parsed=parsed, parse_error=why, version=version), redact)
 
     queue = iter(todo)
     pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="live")
     pending: dict[Future[RecordLine], tuple[str, int]] = {}
+    made: list[RecordLine] = []
+    start = time.monotonic()
+    with progress_bar(len(todo), desc=f"live {record.stem}") as bar, logs_above_bar():
+        _ask_all(queue, pending, pool, ask=ask, concurrency=concurrency, record=record, done=done, in_file=in_file,
+                 made=made, bar=bar)
+    for text in tally(made, seconds=time.monotonic() - start, record=record) if todo else []:
+        log.info("%s", text)
+    if in_file != sorted(in_file):
+        write_lines(record, [done[k].to_json() for k in sorted(in_file)])
+    return [done[(i, r)] for i in ids for r in range(1, runs + 1)]
+
+
+def _ask_all(queue: Iterator[tuple[str, int]], pending: dict[Future[RecordLine], tuple[str, int]],
+             pool: ThreadPoolExecutor, *, ask: Callable[[str, int], RecordLine], concurrency: int, record: Path,
+             done: dict[tuple[str, int], RecordLine], in_file: list[tuple[str, int]], made: list[RecordLine],
+             bar: tqdm) -> None:
+    """Submit the calls of ``queue``, at most ``concurrency`` in flight, appending each finished one to
+    ``record`` (``done``, ``in_file`` and ``made`` updated) and ticking ``bar`` with the failures so far."""
     try:
         for pair in queue:
             pending[pool.submit(ask, *pair)] = pair
@@ -353,12 +433,12 @@ def _run_live(golden: Golden, *, ids: Sequence[str], runs: int, gallery: Gallery
                     append_line(record, fut.result())
                     done[pair] = fut.result()
                     in_file.append(pair)
+                    made.append(fut.result())
+                    bar.set_postfix_str(f"failed {sum(ln.error is not None for ln in made)}", refresh=False)
+                    bar.update(1)
                 if not errors and (nxt := next(queue, None)) is not None:
                     pending[pool.submit(ask, *nxt)] = nxt
             if errors:
                 raise errors[0]
     finally:
         pool.shutdown(wait=not pending, cancel_futures=True)   # interrupted: calls in flight are not recorded
-    if in_file != sorted(in_file):
-        write_lines(record, [done[k].to_json() for k in sorted(in_file)])
-    return [done[(i, r)] for i in ids for r in range(1, runs + 1)]

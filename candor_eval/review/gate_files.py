@@ -107,13 +107,18 @@ def gate_from_files(settings: GateSettings, *, outcomes: Path, detection: Path, 
 
 
 def _served(path: Path, models: tuple[str, ...]) -> dict[str, dict[str, Any]] | None:
-    """The two models' served contracts (``served.json`` of score-detection); ``None`` when absent."""
+    """The two models' served contracts (``served.json`` of score-detection); ``None`` when the file or a
+    model's contract is absent."""
     if not path.is_file():
         return None
     doc = read_json(path)
-    if not (isinstance(doc, dict) and all(isinstance(doc.get(m), dict) for m in models)):
-        raise fail(path.as_posix(), "not the served contracts of the gate's models",
-                   expected=f"model -> contract for {', '.join(models)} (written by score-detection)")
+    if not (isinstance(doc, dict) and all(isinstance(c, dict) for c in doc.values())):
+        raise fail(path.as_posix(), "not the served contracts",
+                   expected="model -> contract (written by score-detection)")
+    if missing := [m for m in models if m not in doc]:
+        log.warning("%s has no contract of %s: the served-contract and held-out criteria are not evaluated", path,
+                    ", ".join(missing))
+        return None
     return {m: doc[m] for m in models}
 
 

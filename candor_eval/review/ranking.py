@@ -6,8 +6,13 @@ that was swept, which value gave the best value of one headline metric, and is t
 luck. :func:`ranking` takes DVC's JSON (a list of baseline revisions, each with its experiments;
 ``data.params[<params file>].data`` and ``data.metrics["metrics/headline.json"].data`` nested as
 in the files) and gives one :class:`Entry` per revision or experiment that has the sort key;
-:func:`render` prints them in at most 120 columns: the name, the swept param, the sort key, then
-as many of the candidate's other headline numbers as fit. Higher is better for the sort key
+:func:`render` prints them in at most 100 columns: the name, the swept param, the sort key, then
+as many of the candidate's other headline numbers as fit.
+
+An experiment that did not finish (DVC's ``executor.state`` ``failed``, ``queued`` or ``running``, or
+an ``error`` on its revision) has no numbers of its own: DVC reports the metrics of the commit it
+started from (the workspace's), so the ranking lists it after every finished one, marked with its
+state (``FAILED``), its param value and ``-`` for every number. Higher is better for the sort key
 unless ``ascending`` (FP per frame, say); ties keep DVC's order. A metric that is absent prints
 as ``-``. The reader is total: a node of the wrong type anywhere DVC's shape has a list, a mapping or
 a name (``experiments`` a number, ``rev`` a number) is an InputError naming its path, and so is a
@@ -23,19 +28,22 @@ from typing import Any
 from candor_eval.common.errors import fail
 from candor_eval.review.headline import dig
 
-WIDTH = 120
+WIDTH = 100
 HEADLINE = "metrics/headline.json"
+UNFINISHED = ("failed", "queued", "running")      # DVC's executor states of an experiment without results
 
 
 @dataclass(frozen=True)
 class Entry:
     """One revision or experiment: its ``name``, the swept param's value, the sort key's value and
-    the other numbers of the same candidate block (by key)."""
+    the other numbers of the same candidate block (by key); ``state`` is None for a finished one, else
+    DVC's state of an unfinished experiment (``failed``, ``queued``, ``running``: no numbers)."""
 
     name: str
     param: Any
     key: Any
     others: dict[str, Any]
+    state: str | None = None
 
 
 def _typed(value: Any, kinds: type | tuple[type, ...], where: str, expected: str) -> Any:
@@ -60,9 +68,19 @@ def _data(node: Mapping[str, Any], kind: str, file: str, where: str) -> Any:
     return _typed((entry or {}).get("data"), Mapping, f"{where}.data.{kind}.{file}.data", "a mapping or null")
 
 
-def _entries(doc: Any, where: str) -> list[tuple[str, Mapping[str, Any], str]]:
-    """Every (name, node, path) of DVC's JSON: each baseline, then its experiments (their newest
-    revision); a node of the wrong type is an InputError naming its path in ``where``."""
+def _state(exp: Mapping[str, Any], newest: Mapping[str, Any], where: str) -> str | None:
+    """None for a finished experiment, else its state: DVC's ``executor.state`` of an unfinished one,
+    ``failed`` for a revision with an ``error``."""
+    executor = _typed(exp.get("executor"), Mapping, f"{where}.executor", "a mapping or null") or {}
+    state = _typed(executor.get("state"), str, f"{where}.executor.state", "text or null")
+    if state in UNFINISHED:
+        return state
+    return "failed" if newest.get("error") else None
+
+
+def _entries(doc: Any, where: str) -> list[tuple[str, Mapping[str, Any], str, str | None]]:
+    """Every (name, node, path, state) of DVC's JSON: each baseline, then its experiments (their newest
+    revision, :func:`_state`); a node of the wrong type is an InputError naming its path in ``where``."""
     if not isinstance(doc, list):
         raise fail(where, "wrong type", expected="a list of revisions", got=type(doc).__name__)
     out = []
@@ -70,7 +88,7 @@ def _entries(doc: Any, where: str) -> list[tuple[str, Mapping[str, Any], str]]:
         at = f"{where}[{i}]"
         if not isinstance(base, Mapping):
             raise fail(at, "wrong type", expected="a mapping (one revision)", got=type(base).__name__)
-        out.append((_name(base, at) or "?", base, at))
+        out.append((_name(base, at) or "?", base, at, "failed" if base.get("error") else None))
         for j, exp in enumerate(_typed(base.get("experiments"), list, f"{at}.experiments", "a list or null") or []):
             at_exp = f"{at}.experiments[{j}]"
             if not isinstance(exp, Mapping):
@@ -82,7 +100,7 @@ def _entries(doc: Any, where: str) -> list[tuple[str, Mapping[str, Any], str]]:
                 newest = revs[0]
                 name = _typed(newest.get("name"), str, f"{at_exp}.revs[0].name", "text or null")
                 rev = _typed(newest.get("rev"), str, f"{at_exp}.revs[0].rev", "text or null")
-                out.append((name or (rev or "?")[:7], newest, f"{at_exp}.revs[0]"))
+                out.append((name or (rev or "?")[:7], newest, f"{at_exp}.revs[0]", _state(exp, newest, at_exp)))
     return out
 
 
@@ -96,10 +114,14 @@ def ranking(doc: Any, *, param: str, sort_key: str, ascending: bool = False,
     rows = []
     entries = _entries(doc, where)
     listed: set[str] = set()
-    for name, node, at in entries:
+    unfinished = []
+    for name, node, at, state in entries:
         metrics = _data(node, "metrics", HEADLINE, at)
         params = _data(node, "params", params_file, at)
         listed |= set(dig(node, "data", "params") or {})
+        if state is not None:
+            unfinished.append(Entry(name=name, param=dig(params, *param.split(".")), key=None, others={}, state=state))
+            continue
         value = dig(metrics, *key_path)
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             continue
@@ -110,7 +132,7 @@ def ranking(doc: Any, *, param: str, sort_key: str, ascending: bool = False,
     if entries and listed and params_file not in listed:
         raise fail(where, f"no revision lists the params file {params_file!r}",
                    expected="one of: " + ", ".join(sorted(map(str, listed))), hint="--params names it as DVC does")
-    return sorted(rows, key=lambda e: e.key if ascending else -e.key)
+    return sorted(rows, key=lambda e: e.key if ascending else -e.key) + unfinished
 
 
 def _cell(v: Any) -> str:
@@ -125,7 +147,7 @@ def render(entries: Sequence[Entry], *, param: str, sort_key: str, width: int = 
     """The ranking as a fixed-width table of at most ``width`` columns (module docstring)."""
     short = sort_key.split(".")[-1]
     cols = [("experiment", [e.name for e in entries]), (param, [_cell(e.param) for e in entries]),
-            (f"{short} (sort)", [_cell(e.key) for e in entries])]
+            (f"{short} (sort)", [_cell(e.key) if e.state is None else e.state.upper() for e in entries])]
     others = list(dict.fromkeys(k for e in entries for k in e.others))
     def w(name: str, cells: list[str]) -> int:
         return max([len(name), *map(len, cells)])
@@ -141,5 +163,8 @@ def render(entries: Sequence[Entry], *, param: str, sort_key: str, width: int = 
     lines.append("  ".join("-" * x for x in widths))
     for i in range(len(entries)):
         lines.append("  ".join(c[i].ljust(x) for (_, c), x in zip(cols, widths)).rstrip())
-    lines.append(f"ranked by {sort_key}; a ranking is not a test: candor compare <A> <B> pairs two of them")
+    if failed := [e.name for e in entries if e.state == "failed"]:
+        lines.append(f"FAILED: {', '.join(failed)}: no results of their own (dvc queue logs <name>)")
+    footer = [f"ranked by {sort_key}", "a ranking is not a test: candor compare <A> <B> pairs two of them"]
+    lines += ["; ".join(footer)] if len("; ".join(footer)) <= width else footer
     return "\n".join(line[:width] for line in lines) + "\n"

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from candor_eval.review.error_kinds import report_lines
 from candor_eval.review.gate import Criterion, GateResult
+from candor_eval.review.gate_views import STATUS, criterion_lines, verdict_line
 from candor_eval.review.headline import dig, headline
 from candor_eval.review.runs import consistency_lines
 from candor_eval.review.stats_file import StatsFile
 from candor_eval.stats.outcomes import LOTS_TRACKS
 from candor_eval.stats.paired import Paired, fmt_diff
-from candor_eval.stats.rates import Rate
+from candor_eval.stats.rates import fmt_count, fmt_interval
 
 
 def md_text(text: str) -> str:
@@ -29,25 +30,6 @@ def md_text(text: str) -> str:
     ('deer', '&lt;img src=x onerror=alert(1)&gt;\\\\|x')
     """
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
-
-
-def fmt_interval(r: Rate) -> str:
-    """``0.500 [0.150, 0.850]``; ``n/a`` when nothing was measured; ``(no interval)`` under 2 clusters."""
-    if r.rate is None:
-        return "n/a"
-    if r.lo is None or r.hi is None:
-        return f"{r.rate:.3f} (no interval: {r.clusters} {r.cluster})"
-    return f"{r.rate:.3f} [{r.lo:.3f}, {r.hi:.3f}]"
-
-
-def fmt_count(r: Rate) -> str:
-    """``2/8 = 0.250 [0.071, 0.591]`` (a mean: ``12 per 8 frames = ...``), with its cluster when the
-    units cluster; ``n/a (0 <unit>s)`` when nothing was measured."""
-    if r.rate is None:
-        return f"n/a (0 {r.unit}s)"
-    head = f"{r.k} per {r.n} {r.unit}s" if r.estimate == "mean" else f"{r.k}/{r.n}"
-    by = "" if r.cluster == r.unit else f" ({r.clusters} {r.cluster}s)"
-    return f"{head} = {fmt_interval(r)}{by}"
 
 
 def power_line(c: Paired, power: dict | None) -> str:
@@ -66,57 +48,9 @@ def power_line(c: Paired, power: dict | None) -> str:
     return f"{power['power']:.0%} power to detect >= {100 * power['detectable']:.1f} pp ({where})"
 
 
-def verdict_line(gate: GateResult) -> str:
-    """``PASSED``, or the verdict with the failed and the pending criteria named."""
-    named = "; ".join(f"{what}: {', '.join(names)}" for what, names in (("failed", gate.failed),
-                                                                       ("pending", gate.pending)) if names)
-    if gate.verdict == "NOT EVALUATED" and not named:
-        named = "every criterion waived: nothing was checked"
-    return gate.verdict + (f" ({named})" if named else "")
-
-
 def _numbers(c: Criterion, name: str) -> str:
-    """A criterion's numbers for a table cell."""
-    parts = [c.note] if c.note else []
-    if c.diff is not None:
-        ci = "" if c.diff_lo is None or c.diff_hi is None else f" [{c.diff_lo:+.3f}, {c.diff_hi:+.3f}]"
-        parts.append(f"B - A = {c.diff:+.3f}{ci}" + ("" if c.p is None else f", p = {c.p:.3g}"))
-    for side, value, rate in (("reference", c.reference, c.reference_rate),
-                              ("candidate", c.candidate, c.candidate_rate)):
-        if rate is not None:
-            parts.append(f"{side}: {fmt_count(rate)}")
-        elif value is not None:
-            parts.append(f"{side}: {value:g}")
-    if c.bound is not None:
-        parts.append(f"95% upper bound: {c.bound:g} ms")
-    if c.limit is not None:
-        parts.append({"critical_recall_non_inferior": f"margin: {c.limit:g}",
-                      "inference_latency_no_increase": f"tolerance: {c.limit:.0%}"}.get(name, f"limit: {c.limit:g} ms"))
-    parts += [f"{k}: {v}" for k, v in c.tally.items()]
-    if c.split is not None:
-        parts.append(f"split: {c.split}")
-    if c.classes:
-        parts.append("classes: " + ", ".join(
-            f"{n} {r.status}" + ("" if r.max_drop is None else f" (drop up to {r.max_drop:.3f})")
-            for n, r in c.classes.items()))
-    return "; ".join(parts)
-
-
-STATUS = {"pass": "pass", "fail": "FAIL", "not evaluated": "NOT EVALUATED", "waived": "waived"}
-
-
-def render_check(gate: GateResult) -> str:
-    """The gate for a terminal: what was declared, each criterion with its numbers, then PASSED or FAILED."""
-    lines = [f"release gate (predeclared in {gate.predeclared}): {gate.candidate} vs {gate.reference} on set "
-             f"{gate.set}, split {gate.split}, units clustered by {gate.cluster}",
-             f"  declared: improvement {gate.improvement}"
-             + (" (no noise control: a point estimate passes)" if gate.improvement == "higher" else
-                " (each micro difference must reach alpha)")
-             + f"; critical recall drop margin {gate.max_recall_drop:g}; unqualified critical classes "
-               f"{gate.unqualified}; waived: {', '.join(gate.waive) or 'none'}"]
-    lines += [f"  {STATUS[c.status]:<13} {name} {_numbers(c, name)}".rstrip() for name, c in gate.criteria.items()]
-    lines.append(verdict_line(gate))
-    return "\n".join(lines) + "\n"
+    """A criterion's numbers for a table cell (what ``candor gate check`` prints, one item after another)."""
+    return "; ".join(criterion_lines(name, c))
 
 
 HEADLINE_METRICS = {"lots": ("identification.hit", "identification.not_wrong", "fields.majority", "valuation.in_band"),

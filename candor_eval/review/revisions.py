@@ -1,7 +1,10 @@
 """Files at a git revision or DVC experiment, for ``candor compare`` (reads git, writes nothing).
 
-A *revision* is anything ``git rev-parse`` accepts, or a DVC experiment name, resolved through
-the ``refs/exps/.../<name>`` refs DVC keeps. :data:`WORKSPACE` stands for the files on disk.
+A *revision* is anything ``git rev-parse`` accepts; else, as DVC resolves one, a branch of a
+remote (``main`` in a CI clone of another branch, where only ``origin/main`` exists: the
+``refs/remotes/<remote>/<rev>`` of every remote, when they name one commit); else a DVC experiment
+name, resolved through the ``refs/exps/.../<name>`` refs DVC keeps. :data:`WORKSPACE` stands for
+the files on disk.
 """
 from __future__ import annotations
 
@@ -31,6 +34,8 @@ def resolve_revision(rev: str, *, repo: Path) -> str:
     got = _git(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], repo)
     if got.returncode == 0:
         return got.stdout.strip()
+    if (remote := remote_branch(rev, repo=repo)) is not None:
+        return remote
     refs = _git(["for-each-ref", "--format=%(refname)", "refs/exps"], repo).stdout.split()
     matches = sorted(r for r in refs if r.rsplit("/", 1)[-1] == rev)
     if len(matches) == 1:
@@ -40,6 +45,19 @@ def resolve_revision(rev: str, *, repo: Path) -> str:
                    got=", ".join(matches), hint="pass the experiment's commit SHA instead")
     raise fail(rev, "not a git revision or DVC experiment name",
                hint="see `git log --oneline` and `dvc exp show`")
+
+
+def remote_branch(rev: str, *, repo: Path) -> str | None:
+    """The commit of ``refs/remotes/<remote>/<rev>`` when the remotes that have that branch agree on one
+    (DVC's fallback for a branch that is not a local one); two commits is an InputError naming them."""
+    listed = _git(["for-each-ref", "--format=%(objectname) %(refname)", "refs/remotes"], repo).stdout.splitlines()
+    found = {ref: sha for sha, ref in (line.split(" ", 1) for line in listed if " " in line)
+             if ref.startswith("refs/remotes/") and ref.split("/", 3)[3:] == [rev]}
+    if len(set(found.values())) > 1:
+        raise fail(rev, "branch of more than one remote, at different commits", expected="one commit",
+                   got=", ".join(r.removeprefix("refs/remotes/") for r in sorted(found)),
+                   hint="name the remote's branch (origin/main) or the commit SHA")
+    return next(iter(found.values()), None)
 
 
 def read_at(rev: str, path: str, *, repo: Path) -> str | None:

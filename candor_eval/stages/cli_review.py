@@ -66,7 +66,7 @@ def resolve_gate(gate: GateParams, detector: DetectorParams, *, where: str) -> D
     if named["reference"] == named["candidate"]:
         raise fail(f"{where}:gate.candidate", "the candidate is the reference", expected="another model of "
                    f"detection set {dset.name!r}: " + ", ".join(m for m in models if m != named["reference"]),
-                   got=repr(named["candidate"]))
+                   got=named["candidate"])
     return DeclaredGate(**{**gate.model_dump(), "set": dset.name, **named})
 
 

@@ -12,8 +12,11 @@ per metric and candidate (:mod:`candor_eval.review.compare`; A = ``REV_A``, B = 
 family of tests such as the per-class table, the Holm-adjusted p), or ``no detectable difference``
 with what the bench could have seen. Every test is the exact sign-flip test over the clusters
 params ``stats.cluster`` declares (frames, sessions, cases); per-frame false-positive counts
-(a test of the count, not of precision) are compared the same way. Only what changed is listed, most changed
-first; ``--all`` lists the unchanged rows too. Then, descriptively,
+(a test of the count, not of precision) are compared the same way. Only what changed is listed;
+``--all`` lists the unchanged rows too. The plain table (100 columns) leads with the rows that the
+params diff between A and B touched (a changed ``thresholds.deer``: the rows of ``deer``), then
+groups the rest by track and measure (label rate, per frame, ...), each group headed once by what
+its B - A is and sorted by the size of B - A. Then, descriptively,
 what kind of error changed: the test-split totals of each set's and model's FP kinds, aimed and
 missed FNs and strict TPs in A and B and their difference (:mod:`candor_eval.review.error_kinds`; JSON:
 ``error_kinds``).
@@ -35,16 +38,20 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from candor_eval.common.atomic import dumps_json, write_text
 from candor_eval.common.errors import run_main
 from candor_eval.common.params import DEFAULT_PARAMS, check_probability, section
 from candor_eval.detection.config import DetectorParams
 from candor_eval.review.collect import check_sessions
-from candor_eval.review.compare import compare_units, render_markdown, render_text
+from candor_eval.review.compare import compare_units, params_changes, render_markdown, render_text
 from candor_eval.review.error_kinds import frame_totals, render_totals
 from candor_eval.review.params import StatsParams
 from candor_eval.review.revisions import WORKSPACE, folders_at, read_at, resolve_revision
+from candor_eval.stages.cli_help import PlainHelp
 from candor_eval.stats.outcomes import parse_tables, table_paths
 from candor_eval.stats.units import units_from_tables
 
@@ -52,7 +59,7 @@ from candor_eval.stats.units import units_from_tables
 def build_parser() -> argparse.ArgumentParser:
     """The CLI (see the module docstring)."""
     ap = argparse.ArgumentParser(prog="candor compare", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+                                 formatter_class=PlainHelp)
     ap.add_argument("rev_a", metavar="REV_A", help="git revision or DVC experiment name (A)")
     ap.add_argument("rev_b", metavar="REV_B", nargs="?", default=WORKSPACE,
                     help="git revision or DVC experiment name (B); default: the workspace")
@@ -68,6 +75,22 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--alpha", type=float, help="override stats.alpha")
     ap.add_argument("--confidence", type=float, help="override stats.confidence")
     return ap
+
+
+def params_at(revs: Sequence[str], path: str | None, *, repo: Path) -> dict[str, tuple[Any, Any]]:
+    """What changed in the params file ``path`` (relative to ``repo``) between the two revisions
+    (:func:`candor_eval.review.compare.params_changes`); nothing when there is no such file on either side
+    or one side's is not YAML (the report leads with the rows a change touched, nothing more)."""
+    if path is None:
+        return {}
+    trees = []
+    for rev in revs:
+        text = read_at(rev, path, repo=repo)
+        try:
+            trees.append(yaml.safe_load(text) if text is not None else None)
+        except yaml.YAMLError:
+            return {}
+    return params_changes(*trees) if all(isinstance(t, dict) for t in trees) else {}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -112,9 +135,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                                             "a": errors[0].get((s, m)), "b": errors[1].get((s, m))}
                                            for s, m in sorted(set(errors[0]) | set(errors[1]))]})
     else:
-        render = render_markdown if args.markdown else render_text
-        text = render(rows, rev_a=args.rev_a, rev_b=args.rev_b, confidence=confidence, alpha=alpha, absent=absent,
-                      everything=args.all)
+        kw = {"rev_a": args.rev_a, "rev_b": args.rev_b, "confidence": confidence, "alpha": alpha, "absent": absent,
+              "everything": args.all}
+        if args.markdown:
+            text = render_markdown(rows, **kw)
+        else:
+            rel = params_path.relative_to(repo).as_posix() if params_path.is_relative_to(repo) else None
+            text = render_text(rows, **kw, changes=params_at(revs, rel, repo=repo))
         text += "\n" + render_totals(errors[0], errors[1])
     if args.out:
         write_text(args.out, text)

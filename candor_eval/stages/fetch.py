@@ -10,7 +10,8 @@ beside its final path), hashed, and only then moved into place
 (:mod:`candor_eval.common.verify`). Any mismatch, or a file of a detection set that its
 readers would read but its manifest does not list, stops the stage (exit 2) with one
 message listing every bad file (path, expected and actual SHA-256, "missing" or "not
-listed"); nothing is written. On success it writes, per data set,
+listed"); nothing is written. The progress bar shows on a terminal only and is cleared before
+anything else prints. On success it writes, per data set,
 ``<out>/data-<set>.json`` (manifest SHA-256, file count, bytes) and, per model,
 ``<out>/model-<name>.json`` (ONNX SHA-256) and, per detection set of ``detector.sets`` (params),
 ``<out>/detection-<set>.json`` (:func:`candor_eval.detection.sets.set_records`). Later stages depend
@@ -29,6 +30,8 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
+from tqdm.contrib.logging import logging_redirect_tqdm
+
 from candor_eval.common.atomic import remove_others, write_json, write_text
 from candor_eval.common.errors import InputError, fail, run_main
 from candor_eval.common.manifest import MANIFEST_NAME
@@ -37,12 +40,14 @@ from candor_eval.common.verify import rewrite_manifest, verify_sets
 from candor_eval.detection.config import DetectorParams
 from candor_eval.detection.model_card import verify_cards
 from candor_eval.detection.sets import detection_sets, set_records
+from candor_eval.stages.cli_help import PlainHelp
 
 log = logging.getLogger("candor.fetch")
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    sets, set_problems = verify_sets(Path(args.data))
+    with logging_redirect_tqdm():          # a log line clears the progress bar first, never lands on it
+        sets, set_problems = verify_sets(Path(args.data))
     cards, card_problems = verify_cards(Path(args.models))
     detection, detection_problems = set_records(
         detection_sets(section(DetectorParams, "detector", path=args.params)), data_records=sets,
@@ -75,7 +80,7 @@ def cmd_manifest(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="candor fetch", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                                     formatter_class=PlainHelp)
     sub = parser.add_subparsers(dest="command", required=True)
     v = sub.add_parser("verify", help="verify (and fetch) every manifest and model card")
     v.add_argument("--data", default="data", help="folder holding <set>/manifest.csv (default: data)")

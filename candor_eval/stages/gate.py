@@ -13,8 +13,9 @@ diagnostics when ``--latency`` is given (timed in one run on this machine by ``c
 --set SET --out metrics/latency/SET``) and the candidate's whole-refresh timings when
 ``--refresh`` is given (recorded on the serving runtime; :mod:`candor_eval.detection.refresh`).
 It always exits 0 on valid input (a project without a detection set has no gate: it says so
-and writes nothing); ``check`` prints every criterion and exits 1 unless the gate PASSED (a
-FAILED or NOT EVALUATED gate: the command CI calls). With timings::
+and writes nothing); ``check`` prints every criterion (its status and name on one line, what it
+says wrapped below, in 100 columns; colour on a terminal unless ``NO_COLOR`` is set) and exits 1
+unless the gate PASSED (a FAILED or NOT EVALUATED gate: the command CI calls). With timings::
 
     dvc repro stats
     candor latency --set detector --out metrics/latency/detector
@@ -28,6 +29,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -35,7 +38,8 @@ from candor_eval.common.errors import fail, run_main
 from candor_eval.common.tables import read_json
 from candor_eval.review.gate import GateResult
 from candor_eval.review.gate_files import gate_from_files, write_gate
-from candor_eval.review.report import render_check
+from candor_eval.review.gate_views import render_console, wants_colour
+from candor_eval.stages.cli_help import PlainHelp
 from candor_eval.stages.cli_review import read_gate_settings
 
 log = logging.getLogger("candor.gate")
@@ -59,14 +63,14 @@ def _check(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise fail(path.as_posix(), "file not found", hint="run `dvc repro stats` first")
     result = GateResult.from_json(read_json(path), where=path.as_posix())
-    print(render_check(result), end="")
+    print(render_console(result, colour=wants_colour(sys.stdout, os.environ)), end="")
     return 0 if result.passed else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The CLI: ``run`` (with latency: the gate on this machine) and ``check`` (CI)."""
     ap = argparse.ArgumentParser(prog="candor gate", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+                                 formatter_class=PlainHelp)
     sub = ap.add_subparsers(dest="command", required=True)
     g = sub.add_parser("run", help="evaluate the predeclared release gate (with --latency, --refresh: timings)")
     g.add_argument("--outcomes", default="metrics/outcomes")

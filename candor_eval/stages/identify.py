@@ -56,14 +56,20 @@ and case names, ``--runs N`` overrides ``runs``, ``--label NAME`` names the
 report only (and the default live recording ``build/live/<label>.jsonl``; a name, as a candidate's is:
 :mod:`candor_eval.common.names`), ``--out PATH`` writes a throwaway report (answers with the raw
 model text, field scores) to a path outside the repository instead of the
-pipeline output. These flags require ``--out``. The console table per case is
-printed either way; in live mode each raw answer is logged as it arrives.
+pipeline output. These flags require ``--out``.
+
+Console: replay prints the table of field scores per case. Live shows a progress bar on a
+terminal (calls done of those to make, rate, time left, failures so far), then a tally (calls,
+time, answered, failed with the first failure's error, unparseable) and one line of field scores
+per case; ``-v`` (``--verbose``) also logs each raw answer and each failed call's error as it
+arrives and prints the case tables.
 """
 from __future__ import annotations
 
 import argparse
 import logging
 import os
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -75,7 +81,7 @@ from candor_eval.common.tables import read_text
 from candor_eval.lots.answers import Answer, normalise_line, write_answers
 from candor_eval.lots.by_hand import check_by_hand, throwaway_report
 from candor_eval.lots.field_scoring import field_scores
-from candor_eval.lots.fields import format_case_table
+from candor_eval.lots.fields import REPLAYED_FAILURE, CaseScore, format_case_table
 from candor_eval.lots.golden import Golden, load_golden
 from candor_eval.lots.identity import Identity, candidate_identity
 from candor_eval.lots.live import redacted_exceptions, redacted_logs, run_live
@@ -113,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs", type=int, help="override identify.runs")
     p.add_argument("--label", help="name of the report (and of the default live recording)")
     p.add_argument("--out", help="throwaway report (JSON, with raw model text) outside the repository")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="live: log each raw answer and failed call's error, and print the case tables")
     return p
 
 
@@ -170,6 +178,18 @@ def exit_code(answers: Sequence[Answer], *, live: bool) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    logger = logging.getLogger("candor")
+    level = logger.level
+    if args.verbose:
+        logger.setLevel(logging.DEBUG)
+    try:
+        return identify(args)
+    finally:
+        logger.setLevel(level)
+
+
+def identify(args: argparse.Namespace) -> int:
+    """The stage, its argv parsed (module docstring)."""
     check_name(args.candidate, what="candidate", where="--candidate")   # a file name: prompts/<candidate>.txt
     params = section(IdentifyParams, "identify", path=args.params)
     check_by_hand(cases=args.case, runs=args.runs, label=args.label, out=args.out, root=Path.cwd())
@@ -198,9 +218,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         out = Path(args.answers) if args.answers else Path("build/answers") / f"{args.candidate}.jsonl"
         write_answers(out, answers)
         log.info("wrote %s: %d answers (%s, %d run(s) each)", out, len(answers), mode, runs)
-    for c in scores:
-        print(redact(format_case_table(c)))
+    if mode == "replay" or args.verbose:
+        for c in scores:
+            print(redact(format_case_table(c, failure=REPLAYED_FAILURE if mode == "replay" else LIVE_FAILURE)))
+    else:
+        print(redact(case_summary(scores)))
     return exit_code(answers, live=mode == "live")
+
+
+LIVE_FAILURE = "failed in this live run (recorded with its error)"
+
+
+def case_summary(scores: Sequence[CaseScore], *, width: int = 100) -> str:
+    """The field score of every case (``n/a`` for none), wrapped to ``width`` columns, with the flag that
+    prints their tables."""
+    words = [f"{c.case} {'n/a' if c.score is None else f'{c.score:.2f}'}" for c in scores]
+    return textwrap.fill("field scores: " + ", ".join(words) + " (-v prints each case's table)", width=width,
+                         subsequent_indent="  ", break_on_hyphens=False)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ from candor_eval.cli import version
 from candor_eval.common.atomic import replace_dir_files
 from candor_eval.common.errors import InputError, Problem, fail
 from candor_eval.common.repository import dvc_root
+from candor_eval.stages.cli_help import PlainHelp
 
 log = logging.getLogger("candor.init")
 
@@ -90,7 +91,7 @@ def next_commands(folder: Path, *, track: str, demo: bool, cwd: Path) -> list[st
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="candor init", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+                                formatter_class=PlainHelp)
     p.add_argument("dir", nargs="?", help="the project folder (default: . or eval/, see above)")
     p.add_argument("--track", choices=["detector", "lots", "both"], default="both", help="default: %(default)s")
     p.add_argument("--demo", action="store_true", help="add the embedded demo (track both)")

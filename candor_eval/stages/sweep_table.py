@@ -1,4 +1,4 @@
-"""sweep-table command: the experiments of a sweep ranked by one headline metric, in 120 columns.
+"""sweep-table command: the experiments of a sweep ranked by one headline metric, in 100 columns.
 
     candor sweep-table --param thresholds.deer --sort detection.<set>.<model>.f1 [--ascending]
         [--from exps.json] [--params params.yaml]
@@ -6,8 +6,10 @@
 Reads ``dvc exp show --json`` (run here, or the file given with ``--from``) and prints one row
 per revision and experiment that has the sort key: its name, the swept param, the sort key, then
 as many of the same candidate's headline numbers as fit (:mod:`candor_eval.review.ranking`): the
-last step of a sweep (``dvc exp run --queue -S ...``, ``dvc queue start``). Exit 0; 2 when DVC's
-output cannot be read or no experiment has the key.
+last step of a sweep (``dvc exp run --queue -S ...``, ``dvc queue start``). An experiment that failed
+(or has not finished) is listed last, marked ``FAILED`` (or its state), without numbers: DVC shows it
+with the numbers of the commit it started from. Exit 0; 2 when DVC's output cannot be read or no
+finished revision or experiment has the key.
 """
 from __future__ import annotations
 
@@ -20,12 +22,13 @@ from collections.abc import Sequence
 from candor_eval.common.errors import fail, run_main
 from candor_eval.common.tables import read_text
 from candor_eval.review.ranking import ranking, render
+from candor_eval.stages.cli_help import PlainHelp
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The CLI (see the module docstring)."""
     ap = argparse.ArgumentParser(prog="candor sweep-table", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+                                 formatter_class=PlainHelp)
     ap.add_argument("--param", required=True, help="the swept param, a dotted key of the params file")
     ap.add_argument("--params", default="params.yaml",
                     help="the params file, as dvc exp show names it (default: params.yaml)")
@@ -53,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sort = args.sort.removeprefix("metrics/headline.json:")
     entries = ranking(doc, param=args.param, sort_key=sort, ascending=args.ascending, params_file=args.params,
                       where=where)
-    if not entries:
+    if not any(e.state is None for e in entries):
         raise fail(where, f"no revision or experiment has {sort}",
                    hint="name a key of metrics/headline.json, e.g. detection.<set>.<model>.f1")
     print(render(entries, param=args.param, sort_key=sort), end="")

@@ -25,7 +25,9 @@ Needs the fetch stage's records: run ``dvc repro fetch`` first.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -46,8 +48,22 @@ from candor_eval.detection.scoring.reinference import (
     threshold_crossings,
 )
 from candor_eval.stages.cli_detection import add_set_arguments, chosen_sets, read_score_params
+from candor_eval.stages.cli_help import PlainHelp
 
 SHOWN = 10  # lines of each list printed; the JSON report has them all
+SCORE_LOG = "candor.score"     # the logger of score_raw's line per model
+
+
+@contextmanager
+def quiet(logger: str, on: bool = True) -> Iterator[None]:
+    """The ``logger``'s INFO lines left out while the block runs (when ``on``); warnings still show."""
+    log, level = logging.getLogger(logger), logging.getLogger(logger).level
+    if on:
+        log.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
 
 
 def scored_differences(canonical: ModelScore, fresh: ModelScore) -> dict:
@@ -78,9 +94,9 @@ def model_report(cmp: Comparison, *, crossings: list, scored: dict) -> dict:
 def print_report(rep: dict, *, tol: Tolerance) -> None:
     """The console summary of one model (the deliberate print of this command)."""
     print(f"{rep['set']}/{rep['model']}: {rep['canonical_boxes']} canonical boxes, {rep['fresh_boxes']} fresh, "
-          f"{rep['paired']} paired ({rep['identical_pairs']} bit-identical); largest differences: "
-          f"box {rep['max_box_px']:.6g} px (tolerance {tol.box_px:g}), score {rep['max_score']:.6g} "
-          f"(tolerance {tol.score:g})")
+          f"{rep['paired']} paired ({rep['identical_pairs']} bit-identical)")
+    print(f"  largest differences: box {rep['max_box_px']:.6g} px (tolerance {tol.box_px:g}), "
+          f"score {rep['max_score']:.6g} (tolerance {tol.score:g})")
     for u in rep["explained"][:SHOWN]:
         print(f"  explained ({u['why']}): {u['side']} {u['frame']} {u['cls']} score {u['score']}")
     for line in rep["disagreements"][:SHOWN]:
@@ -115,9 +131,11 @@ def verify_model(model: str, *, set_name: str, data: Path, canonical: Path, mode
     cmp = compare_boxes(kept, fresh, tol=tol)
     if not cmp.ok:
         return model_report(cmp, crossings=[], scored={"metrics": [], "frames": [], "labels": []})
-    runs = {name: score_raw(model, raw, where=where, data=data, models=models, detector=det,
-                            match=match, threshold_params=threshold_params, cluster=cluster.detection_of(set_name))
-            for name, raw, where in (("canonical", kept, str(canonical_path)), ("fresh", fresh, "re-inference"))}
+    runs = {}
+    for name, raw, where in (("canonical", kept, str(canonical_path)), ("fresh", fresh, "re-inference")):
+        with quiet(SCORE_LOG, name == "canonical"):       # the model's scoring line once: the fresh run's
+            runs[name] = score_raw(model, raw, where=where, data=data, models=models, detector=det, match=match,
+                                   threshold_params=threshold_params, cluster=cluster.detection_of(set_name))
     served, cmap = runs["canonical"].figure.served_by_class, loaded.card.class_map or {}   # by scored (data) class
     class_thresholds = np.array([served[cmap.get(c, c)] for c in kept.header["classes"]])   # by model output class
     return model_report(cmp, crossings=threshold_crossings(kept, fresh, cmp.pairs, class_thresholds=class_thresholds),
@@ -126,7 +144,7 @@ def verify_model(model: str, *, set_name: str, data: Path, canonical: Path, mode
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="candor verify-inference", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+                                formatter_class=PlainHelp)
     p.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (default: params.yaml)")
     p.add_argument("--models", default="models", help="folder of model cards (default: models)")
     add_set_arguments(p)

@@ -288,3 +288,22 @@ def min_split(discordant: int, alpha: float) -> tuple[int, int] | None:
         else:
             hi = mid - 1
     return discordant - lo, lo
+
+
+def fmt_interval(r: Rate) -> str:
+    """``0.500 [0.150, 0.850]``; ``n/a`` when nothing was measured; ``(no interval)`` under 2 clusters."""
+    if r.rate is None:
+        return "n/a"
+    if r.lo is None or r.hi is None:
+        return f"{r.rate:.3f} (no interval: {r.clusters} {r.cluster})"
+    return f"{r.rate:.3f} [{r.lo:.3f}, {r.hi:.3f}]"
+
+
+def fmt_count(r: Rate) -> str:
+    """``2/8 = 0.250 [0.071, 0.591]`` (a mean: ``12 per 8 frames = ...``), with its cluster when the
+    units cluster; ``n/a (0 <unit>s)`` when nothing was measured."""
+    if r.rate is None:
+        return f"n/a (0 {r.unit}s)"
+    head = f"{r.k} per {r.n} {r.unit}s" if r.estimate == "mean" else f"{r.k}/{r.n}"
+    by = "" if r.cluster == r.unit else f" ({r.clusters} {r.cluster}s)"
+    return f"{head} = {fmt_interval(r)}{by}"

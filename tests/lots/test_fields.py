@@ -129,3 +129,7 @@ def test_console_table_shape():
     assert format_case_table(failed).splitlines()[-1] == ("  recorded failure (in replay mode: replayed from the "
                                                           "recording, no call made): run 2: HTTP 429")
     assert format_case_table(failed, failure="failed call").splitlines()[-1] == "  failed call: run 2: HTTP 429"
+    long = score_case("c", EXP[:1], [RunAnswer(1, "error", None, error="HTTP 500: " + "word " * 40)])
+    lines = format_case_table(long).splitlines()
+    assert max(map(len, lines)) <= 100 and lines[-1].startswith("    word")
+    assert [ln for ln in lines if ln.startswith("  recorded failure")] == [lines[-4]]      # 4 lines, wrapped

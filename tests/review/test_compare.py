@@ -195,3 +195,38 @@ def test_error_kinds_against_a_table_written_before_the_error_columns(repo, caps
     text = capsys.readouterr().out
     assert "| demo | demo-v1 | fp | 0 | 3 | +3 |" in text
     assert "| demo | demo-v1 | fp_background | n/a | 2 | n/a |" in text
+
+
+def test_the_text_report_groups_by_track_and_measure_and_leads_with_what_the_params_touched():
+    """Label rates and per-frame counts are never ranked together: one block per (track, measure), each
+    headed once by what B - A is, sorted by the size of B - A within; a changed ``thresholds.deer`` puts
+    the deer rows first; every line fits 100 columns."""
+    from candor_eval.review.compare import blocks, render_text
+
+    def side(flips: dict[str, int], fp: int) -> dict:
+        labels = {m: PairedMetric("label", {"v2": {(str(i),): int(i >= n) for i in range(20)}})
+                  for m, n in flips.items()}
+        counts = {"detection.s.test.false_positives": PairedMetric(
+            "frame", {"v2": {(str(i),): fp for i in range(20)}}, kind="count")}
+        return {"detection.s": labels | counts}
+    a = side({"detection.s.test.class.deer.label_found": 0, "detection.s.test.class.boar.label_found": 0,
+              "detection.s.test.label_found": 0}, fp=3)
+    b = side({"detection.s.test.class.deer.label_found": 2, "detection.s.test.class.boar.label_found": 6,
+              "detection.s.test.label_found": 1}, fp=1)
+    rows = compare_units(a, b, alpha=0.05, confidence=0.95)
+    changes = {"thresholds.deer": (0.25, 0.3)}
+    heads = [(h, [r.metric.split(".", 3)[-1] for r in members]) for h, members in blocks(rows, changes)]
+    assert heads == [("touched by the params diff", ["class.deer.label_found"]),
+                     ("detection.s.test: label rate", ["class.boar.label_found", "label_found"]),
+                     ("detection.s.test: per frame", ["false_positives"])]
+    text = render_text(rows, rev_a="main", rev_b="workspace", confidence=0.95, alpha=0.05, absent=[],
+                       changes=changes)
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= 100
+    assert "params changed: thresholds.deer 0.25 -> 0.3" in text
+    assert "== detection.s.test: label rate; each row: B - A [95% interval] ==" in lines
+    assert "== detection.s.test: per frame; each row: B - A [95% interval] ==" in lines
+    assert text.count("B - A") == 3                  # once per block, never per row
+    assert text.index("class.deer.label_found") < text.index("class.boar.label_found") < text.index("false_pos")
+    at = lines.index("detection.s.test.false_positives  [v2]")
+    assert lines[at + 1].startswith("  -2.000 [") and lines[at + 2].startswith("  A 60 per 20 frames")

@@ -85,13 +85,14 @@ def run(frames=GOOD_FRAMES, labels=GOOD_LABELS, wrong=None, critical=("deer",), 
 
 def test_gate_json_names_the_params_file_the_gate_was_declared_in():
     """``predeclared`` is ``<params file>:gate``, read back as the params file; the check text names it."""
-    from candor_eval.review.report import render_check
+    from candor_eval.review.gate_views import render_console
 
     g = run()
     assert g["predeclared"] == "eval/params.yaml:gate"
     back = GateResult.from_json(g, where="gate.json")
     assert back.params_file == "eval/params.yaml"
-    assert render_check(back).startswith("release gate (predeclared in eval/params.yaml:gate): cand vs ref on set s")
+    assert render_console(back).startswith("release gate: cand (B) vs ref (A) on set s")
+    assert "predeclared in eval/params.yaml:gate" in render_console(back)
     with pytest.raises(InputError, match="gate.json: not a gate result"):
         GateResult.from_json(g | {"predeclared": "params.yaml:stats"}, where="gate.json")
 

@@ -10,7 +10,8 @@ import pytest
 from pydantic import ValidationError
 
 from candor_eval.detection.config import DetectorParams, MatchParams
-from candor_eval.review.gate_views import GateSettings, MatchView, StatsView
+from candor_eval.review.gate import ClassResult, Criterion, GateResult
+from candor_eval.review.gate_views import GateSettings, MatchView, StatsView, render_console, wants_colour
 from candor_eval.review.params import Cluster, DeclaredGate, StatsParams
 
 
@@ -78,3 +79,45 @@ def test_gate_settings_hold_the_four_sections_and_the_file_they_came_from():
         ("night", 0.9, ["deer"], {"night": ["a", "b"]}, "p.yaml")
     with pytest.raises(dataclasses.FrozenInstanceError):
         s.where = "other.yaml"
+
+
+def gate_result(**criteria) -> GateResult:
+    return GateResult(set="s", reference="ref", candidate="cand", split="test", alpha=0.05, critical=("deer",),
+                      min_support=10, criteria=criteria, per_class={}, params_file="params.yaml")
+
+
+def test_the_console_view_puts_each_criterion_on_its_line_and_wraps_what_it_says():
+    """Status and name alone on a line; the note and the numbers below, indented, wrapped in 100 columns;
+    a class whose recall went up is never a negative "drop"."""
+    up = ClassResult("no detectable change", 40, None)
+    long_note = "not measured (" + "candor latency --set detector --out metrics/latency/detector " * 3 + ")"
+    text = render_console(gate_result(
+        micro_f1_higher=Criterion("fail", note="higher, but not distinguishable from noise", diff=0.031,
+                                  diff_lo=-0.002, diff_hi=0.063, p=0.0636, reference=0.4898, candidate=0.5205),
+        latency_p95=Criterion("not evaluated", note=long_note, limit=2000.0),
+        critical_recall_non_inferior=Criterion("pass", limit=0.05, classes={"deer": up})))
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= 100
+    at = lines.index("FAIL           micro_f1_higher")
+    assert lines[at + 1:at + 5] == ["               higher, but not distinguishable from noise",
+                                    "               B - A = +0.031 [-0.002, +0.063], p = 0.0636",
+                                    "               A (reference): 0.4898", "               B (candidate): 0.5205"]
+    at = lines.index("NOT EVALUATED  latency_p95")
+    assert lines[at + 1].startswith("               not measured (") and lines[at + 2].startswith(" " * 17 + "latency")
+    assert "limit: 2000 ms" in text and "drop up to -" not in text
+    assert lines[-1] == "FAILED (failed: micro_f1_higher; pending: latency_p95)" and "\033[" not in text
+
+
+def test_colour_only_on_a_terminal_that_did_not_ask_for_none(monkeypatch):
+    """ANSI colour on the statuses and the verdict when asked; a terminal without ``NO_COLOR`` asks."""
+    import io
+
+    coloured = render_console(gate_result(a=Criterion("pass"), b=Criterion("fail")), colour=True)
+    assert "\033[32mpass" in coloured and "\033[31mFAIL" in coloured and "\033[31mFAILED (failed: b)\033[0m" in coloured
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    assert wants_colour(Tty(), {}) and wants_colour(Tty(), {"NO_COLOR": ""})
+    assert not wants_colour(Tty(), {"NO_COLOR": "1"}) and not wants_colour(io.StringIO(), {})

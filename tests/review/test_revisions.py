@@ -135,3 +135,21 @@ def test_folders_at_a_revision_keep_non_ascii_names(repo):
     head = git(root, "rev-parse", "HEAD")
     assert folders_at(head, "metrics/outcomes", repo=root) == folders_at(WORKSPACE, "metrics/outcomes", repo=root)
     assert "café" in folders_at(head, "metrics/outcomes", repo=root)
+
+
+def test_a_branch_only_on_a_remote_resolves_as_dvc_does(repo, tmp_path_factory):
+    """A CI clone of another branch has ``origin/main`` and no ``main``: ``main`` is the remote's branch
+    (DVC's fallback), as long as the remotes that have it agree."""
+    clone = tmp_path_factory.mktemp("clone")
+    git(clone, "clone", "-q", "--no-checkout", repo["root"], ".")
+    git(clone, "checkout", "-q", "-b", "feature", repo["first"])
+    git(clone, "branch", "-q", "-D", "main")
+    assert resolve_revision("main", repo=clone) == repo["second"]
+    git(clone, "update-ref", "refs/remotes/fork/main", repo["first"])
+    with pytest.raises(InputError, match="^main: branch of more than one remote") as info:
+        resolve_revision("main", repo=clone)
+    assert info.value.problems[0].got == "'fork/main, origin/main'"
+    git(clone, "update-ref", "refs/remotes/fork/main", repo["second"])
+    assert resolve_revision("main", repo=clone) == repo["second"]
+    with pytest.raises(InputError, match="^ain: not a git revision"):     # a ref's tail is no branch name
+        resolve_revision("ain", repo=clone)

@@ -31,7 +31,7 @@ def test_the_parser_has_params_and_tokens_and_help_states_the_default_rule(monke
     args = p.parse_args([])
     assert (args.params, args.tokens) == ("params.yaml", None)         # no fixed path: vocabulary() decides
     assert p.parse_args(["--params", "q.yaml", "--tokens", "t.yaml"]).tokens == "t.yaml"
-    text = p.format_help()
+    text = " ".join(p.format_help().split())              # wrapped at 100 columns, whatever COLUMNS says
     assert ("the words (default: <lots>/vocabulary/tokens.yaml when that file exists, else candor's packaged "
             "tokens.yaml)") in text
 
@@ -41,7 +41,7 @@ def test_a_word_list_flag_names_its_bench_folder_in_help(monkeypatch):
     p = stage_parser("candor x", "doc")
     add_vocabulary(p, "--comps-words", "comps-words.yaml", purpose="words", lots="<folder of --lots>")
     assert p.parse_args(["--comps-words", "w.yaml"]).comps_words == "w.yaml"
-    assert "<folder of --lots>/vocabulary/comps-words.yaml when that file exists" in p.format_help()
+    assert "<folder of --lots>/vocabulary/comps-words.yaml when that file exists" in " ".join(p.format_help().split())
 
 
 def test_vocabulary_a_flag_wins_then_the_bench_then_the_package(tmp_path: Path):

@@ -1,8 +1,15 @@
 """fetch-and-verify: local and http sources, tampering, missing files, interrupted fetches."""
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
+import os
+import pty
+import struct
+import subprocess
+import sys
+import termios
 from pathlib import Path
 
 import pytest
@@ -12,6 +19,8 @@ from candor_eval.common.atomic import temp_file
 from candor_eval.common.errors import run_main
 from candor_eval.common.manifest import Entry, format_manifest
 from candor_eval.stages import fetch
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def sha(b: bytes) -> str:
@@ -194,3 +203,50 @@ def test_rewriting_a_manifest_keeps_its_columns_and_sources(tmp_path, capsys):
         f"a.jpg,{sha(b'a2')},2,s3://b/a.jpg,dev,",
         f"c.jpg,{sha(b'c')},1,s3://b/c.jpg,test,2",
     ]
+
+
+def fetch_with_one_good_and_one_bad_source(tmp_path: Path) -> list[str]:
+    """The argv of ``candor fetch verify`` on a set whose ``a.txt`` is fetched and ``b.txt`` cannot be."""
+    (tmp_path / "src.txt").write_bytes(b"a\n")
+    make_set(tmp_path / "data" / "s", {"a.txt": b"a\n", "b.txt": b"b\n"},
+             sources={"a.txt": (tmp_path / "src.txt").as_uri(), "b.txt": (tmp_path / "gone.txt").as_uri()},
+             present=set())
+    (tmp_path / "params.yaml").write_text("{}\n")
+    return [sys.executable, "-m", "candor_eval.stages.fetch", "verify", "--data", str(tmp_path / "data"),
+            "--models", str(tmp_path / "models"), "--params", str(tmp_path / "params.yaml"), "--out",
+            str(tmp_path / "out")]
+
+
+def test_a_log_gets_no_progress_bar_for_the_error_to_land_on(tmp_path):
+    """stderr to a file (CI's log): no ``\\r`` bar; the error line starts its line."""
+    done = subprocess.run(fetch_with_one_good_and_one_bad_source(tmp_path), capture_output=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    err = done.stderr.decode()                       # bytes: text mode would turn each \r into a newline
+    assert done.returncode == 2 and "\r" not in err
+    assert any(line.startswith("error: ") and "b.txt" in line for line in err.split("\n"))
+
+
+def test_on_a_terminal_the_bar_is_cleared_before_a_line_prints(tmp_path):
+    """stderr a terminal: the bar shows, and the log line and the error each print on a cleared line
+    (what is left on screen of each line, after its last ``\\r``, starts with the message)."""
+    main, sub = pty.openpty()
+    fcntl.ioctl(sub, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))    # a 100-column terminal
+    proc = subprocess.Popen(fetch_with_one_good_and_one_bad_source(tmp_path), stdout=sub, stderr=sub,
+                            env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100"})
+    os.close(sub)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(main, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    assert proc.wait(timeout=60) == 2
+    os.close(main)
+    text = b"".join(chunks).decode()
+    assert "\rverify " in text and "0%|" in text                                # the bar was there
+    shown = [line.rstrip("\r").rsplit("\r", 1)[-1].strip() for line in text.split("\n")]
+    assert any(s.startswith("INFO candor.fetch: fetched") for s in shown)
+    assert any(s.startswith("error: ") and "b.txt" in s for s in shown)

@@ -63,8 +63,9 @@ def test_run_writes_the_gate_at_the_default_path_and_check_reads_it(bench, capsy
     assert (gate["verdict"], gate["passed"], gate["pending"]) == ("NOT EVALUATED", False, ["wrong_targets_no_increase"])
     assert main(["check"]) == 1
     out = capsys.readouterr().out
-    assert "NOT EVALUATED wrong_targets_no_increase" in out
+    assert "NOT EVALUATED  wrong_targets_no_increase\n" in out
     assert out.endswith("NOT EVALUATED (pending: wrong_targets_no_increase)\n")
+    assert max(map(len, out.splitlines())) <= 100 and "\033[" not in out          # not a terminal: no colour
 
 
 @pytest.mark.parametrize("candidate_wrong, code", [(0, 0), (1, 0), (2, 1)])
@@ -133,8 +134,9 @@ def test_the_params_file_read_is_the_one_gate_json_and_the_check_name(bench, cap
     gate = json.loads((bench / "metrics" / "gate.json").read_text())
     assert gate["predeclared"] == "eval/params.yaml:gate"
     assert main(["check"]) == 1
-    assert capsys.readouterr().out.startswith("release gate (predeclared in eval/params.yaml:gate): demo-v2 vs "
-                                              "demo-v1 on set detector")
+    out = capsys.readouterr().out
+    assert out.startswith("release gate: demo-v2 (B) vs demo-v1 (A) on set detector")
+    assert out.splitlines()[1].startswith("  predeclared in eval/params.yaml:gate: ")
 
 
 def test_without_a_detection_set_there_is_no_gate_and_nothing_is_written(bench, caplog):

@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from candor_eval.lots.ocr_reading import read_answer, reader_sha256, reading_tex
 from candor_eval.lots.recording import RecordLine, load_recording, parse_answer
 from candor_eval.lots.vocabulary import Makes, read_vocabulary
 from tests.chat_server import chat_server
-from tests.conftest import TESTS, VOCABULARY, hint_argv
+from tests.conftest import ROOT, TESTS, VOCABULARY, hint_argv
 
 FIXTURE = TESTS / "data" / "lots"
 KEY = "sk-SENTINEL-identify-9731"
@@ -722,3 +723,51 @@ def test_exec_provider_program_not_found_exits_2_naming_the_key(work: Path, caps
     assert run() == 2
     err = capsys.readouterr().err
     assert "identify.providers.p.exec[0]: program 'no-such-program-xyz' not found" in err and "Traceback" not in err
+
+
+def live_subprocess(work: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    """``candor identify`` in its own process (its console as a person sees it, stdout and stderr in one),
+    with stderr not a terminal: no progress bar."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), ENV: KEY}
+    return subprocess.run([sys.executable, "-m", "candor_eval.stages.identify", "--candidate", "p", *flags],
+                          cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+
+
+def test_a_live_run_of_96_calls_prints_a_tally_not_a_line_per_call(work: Path):
+    """32 runs of 3 ids, the 2nd call failing: at most 10 lines, the tally counting calls and the failure
+    (worded as a live failure, never as a replayed one); ``-v`` logs every raw answer and the tables."""
+    script = [("ok", ANSWER), ("status", 500), ("ok", ANSWER)]
+    with chat_server(script) as srv:
+        write_params(work, base_url=srv.url, mode="live", runs=32, retries=0, concurrency=4)
+        quiet = live_subprocess(work)
+        assert len(srv.requests) == 96
+    lines = quiet.stdout.splitlines()
+    assert quiet.returncode == 1 and len(lines) <= 10, quiet.stdout
+    assert max(map(len, lines)) <= 100
+    assert any("96 call(s) in" in ln and "95 answered (0 unparseable), 1 failed" in ln for ln in lines)
+    assert any("first failure: " in ln and "HTTP 500" in ln for ln in lines)
+    assert any(ln.startswith("field scores: ") for ln in lines) and "OptiPlex" not in quiet.stdout
+    shutil.rmtree(work / "build")
+    with chat_server([("ok", ANSWER)] * 64 + [("status", 500), ("ok", ANSWER)]) as srv:   # drill run 1 fails
+        write_params(work, base_url=srv.url, mode="live", runs=32, retries=0)
+        loud = live_subprocess(work, "-v")
+    assert loud.returncode == 1 and loud.stdout.count("OptiPlex 7090") >= 95
+    assert "failed in this live run (recorded with its error): run 1: after 1 attempt(s): HTTP 500" in loud.stdout
+    assert "replay" not in loud.stdout
+
+
+def test_the_live_progress_bar_counts_calls_and_failures(work: Path, monkeypatch):
+    """The bar (drawn here into a buffer, as on a terminal): n/total, the rate, and the failures so far."""
+    import io
+
+    from tqdm import tqdm
+
+    drawn = io.StringIO()
+    monkeypatch.setattr(live, "progress_bar", lambda total, desc: tqdm(total=total, desc=desc, unit="call",
+                                                                      file=drawn, ncols=100, mininterval=0))
+    monkeypatch.setenv(ENV, KEY)
+    with chat_server([("ok", ANSWER), ("status", 500), ("ok", ANSWER)]) as srv:
+        write_params(work, base_url=srv.url, mode="live", retries=0)
+        assert run() == 1
+    final = drawn.getvalue().split("\r")[-1]
+    assert final.startswith("live p: 100%") and "6/6" in final and "call/s" in final and "failed 1" in final

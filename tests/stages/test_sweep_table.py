@@ -35,8 +35,8 @@ def exp_show() -> list[dict]:
 
 
 def table_rows(out: str) -> list[list[str]]:
-    """The body of the table (no header, rule or footer), split into cells."""
-    return [line.split() for line in out.splitlines()[2:-1]]
+    """The body of the table (no header, rule or the two footer lines), split into cells."""
+    return [line.split() for line in out.splitlines()[2:-2]]
 
 
 @pytest.fixture()
@@ -52,7 +52,8 @@ def test_a_file_of_dvc_json_ranks_best_first(exps, capsys):
     assert out.splitlines()[0].split() == ["experiment", "thresholds.deer", "f1", "(sort)", "fp_per_frame"]
     assert table_rows(out) == [["high-deer", "0.3", "0.6", "1"], ["workspace", "0.2", "0.5", "3"],
                                ["main", "0.2", "0.5", "3"], ["low-deer", "0.1", "0.4", "5"]]
-    assert out.splitlines()[-1].startswith(f"ranked by {KEY}; a ranking is not a test")
+    assert out.splitlines()[-2:] == [f"ranked by {KEY}",            # two lines: one would pass 100 columns
+                                     "a ranking is not a test: candor compare <A> <B> pairs two of them"]
 
 
 def test_ascending_puts_the_lowest_first(exps, capsys):
@@ -112,3 +113,25 @@ def test_bad_argv_is_argparse_exit_2(capsys, argv, message):
     with pytest.raises(SystemExit) as exit_:
         main(argv)
     assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_failed_experiment_is_marked_and_never_shows_the_workspace_numbers(tmp_path, capsys):
+    """``make sweep VALUES="abc 0.25"``: DVC lists the failed ``abc`` with the numbers of the commit it
+    started from; the table puts it last, ``FAILED``, with no number, and names it below."""
+    doc = exp_show()
+    failed = node("abc-run", "abc", 0.5, 3.0) | {"error": {"msg": "Experiment run failed", "type": ""}}
+    queued = node("later", 0.4, 0.5, 3.0)
+    doc[1]["experiments"] += [{"revs": [failed], "executor": {"state": "failed"}, "name": "abc-run"},
+                              {"revs": [queued], "executor": {"state": "queued"}, "name": "later"}]
+    path = tmp_path / "exps.json"
+    path.write_text(json.dumps(doc))
+    assert main(["--param", "thresholds.deer", "--sort", KEY, "--from", str(path)]) == 0
+    out = capsys.readouterr().out
+    rows = table_rows(out)[:-1]                       # the last body line names the failed ones
+    assert [r[0] for r in rows] == ["high-deer", "workspace", "main", "low-deer", "abc-run", "later"]
+    assert rows[-2] == ["abc-run", "abc", "FAILED", "-"] and rows[-1] == ["later", "0.4", "QUEUED", "-"]
+    assert "FAILED: abc-run: no results of their own" in out
+    assert max(map(len, out.splitlines())) <= 100
+    only = [node("main", 0.2, 0.5, 3.0) | {"error": {"msg": "x"}}]
+    path.write_text(json.dumps(only))
+    assert run_main(main, ["--param", "thresholds.deer", "--sort", KEY, "--from", str(path)]) == 2

@@ -6,6 +6,7 @@ canonical detections within the declared tolerance, whatever the kernels.
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 from pathlib import Path
 
@@ -60,8 +61,9 @@ def report(folder: Path) -> dict:
     return json.loads((folder / "report.json").read_text())["models"][0]
 
 
-def test_committed_detections_agree_with_a_rerun_under_other_kernels(work, monkeypatch, capsys):
-    """Another kernel choice (no graph optimisation) stands in for another CPU: within tolerance."""
+def test_committed_detections_agree_with_a_rerun_under_other_kernels(work, monkeypatch, capsys, caplog):
+    """Another kernel choice (no graph optimisation) stands in for another CPU: within tolerance. The
+    model's scoring line is logged once (both sides are scored), and the summary fits 100 columns."""
     folder, params, argv = work
 
     class NoGraphOptimisation(ort.SessionOptions):
@@ -70,12 +72,17 @@ def test_committed_detections_agree_with_a_rerun_under_other_kernels(work, monke
             self.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
 
     monkeypatch.setattr(ort, "SessionOptions", NoGraphOptimisation)
+    caplog.set_level(logging.INFO)
     assert run_main(verify_inference.main, argv) == 0
     rep = report(folder)
     assert rep["ok"] and rep["disagreements"] == [] and rep["paired"] > 10_000
     assert rep["max_box_px"] <= params["reinference"]["box_px"] and rep["max_score"] <= params["reinference"]["score"]
     out = capsys.readouterr().out
     assert "largest differences: box" in out and "re-inference agrees" in out
+    assert max(map(len, out.splitlines())) <= 100
+    scoring = [r.getMessage() for r in caplog.records if r.name == "candor.score" and "micro P" in r.getMessage()]
+    assert len(scoring) == 1 and scoring[0].startswith(rep["model"] + ":")
+    assert logging.getLogger("candor.score").level == logging.NOTSET      # left as it was
 
 
 def test_a_box_moved_beyond_tolerance_is_a_disagreement_naming_its_frame(work, capsys):

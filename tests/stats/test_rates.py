@@ -274,3 +274,9 @@ def test_one_cluster_has_no_interval_and_a_mean_gets_a_skewed_poisson_interval()
 def test_all_or_nothing_keeps_deff_1():
     r = interval(clustered([(2, 2), (3, 3), (1, 1)]))
     assert r.deff == 1.0 and r.hi == 1.0 and r.lo < 1.0
+
+
+def test_a_rate_reads_as_its_count_and_interval():
+    from candor_eval.stats.rates import fmt_count, fmt_interval
+    r = Rate(k=2, n=8, unit="label", estimate="rate", rate=0.25, lo=0.071, hi=0.591, cluster="label", clusters=8)
+    assert fmt_interval(r) == "0.250 [0.071, 0.591]" and fmt_count(r) == "2/8 = 0.250 [0.071, 0.591]"

@@ -33,7 +33,7 @@ import math
 import os
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, MutableMapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
@@ -78,13 +78,17 @@ def connected(*, params_file: str | Path = DEFAULT_PARAMS) -> Iterator[None]:
     """Connect to the cluster at ``$RAY_ADDRESS``, or start a local one when it is unset; disconnect
     at the end (a local cluster is stopped). Ray's usage statistics are off unless
     ``RAY_USAGE_STATS_ENABLED`` says otherwise. ``params_file``: the params file that chose this
-    executor (named when Ray is not installed)."""
+    executor (named when Ray is not installed).
+
+    Kept out of the console and its progress bar (:func:`quiet_ray`): the workers' own output (their
+    stderr stays in Ray's session logs; a task's error still reaches the driver with its traceback) and
+    the notice that token authentication is on."""
     ray = import_ray(params_file=params_file)
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     address = os.environ.get(ADDRESS_VARIABLE) or "local"
+    quiet_ray(os.environ)
     local = {"include_dashboard": False} if address == "local" else {}
     try:
-        ray.init(address=address, logging_level=logging.WARNING, **local)
+        ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False, **local)
     except (ConnectionError, ValueError) as err:
         raise fail(f"${ADDRESS_VARIABLE}", f"cannot connect to the Ray cluster: {err}", got=address,
                    hint="start one (ray start --head --port=6379) and set RAY_ADDRESS=<head>:6379, "
@@ -95,6 +99,18 @@ def connected(*, params_file: str | Path = DEFAULT_PARAMS) -> Iterator[None]:
         yield
     finally:
         ray.shutdown()
+
+
+AUTH_NOTICE = "ray._private.authentication.authentication_token_setup"   # logs Ray's token-auth notices
+
+
+def quiet_ray(env: MutableMapping[str, str]) -> None:
+    """Ray's notices kept off the console: usage statistics off (``RAY_USAGE_STATS_ENABLED=0`` unless set)
+    and the logger of its token-authentication notice (:data:`AUTH_NOTICE`: "Token authentication is
+    enabled for this Ray cluster", printed whenever a local cluster starts) at errors only; the
+    authentication itself is Ray's default, unchanged."""
+    env.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    logging.getLogger(AUTH_NOTICE).setLevel(logging.ERROR)
 
 
 def cluster_cpus(ray: Any) -> int:

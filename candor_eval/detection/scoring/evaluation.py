@@ -268,9 +268,12 @@ def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetection
         splits=None if split == "all" else (split,), prefix=split).items()})
     cv = tally.curves()
     assert tally.matrix is not None         # score_stream keeps the confusion matrix by default
-    log.info("%s: micro P %s R %s F1 %s over %d frames (test F1 %s)", model, blocks["all"]["micro"]["precision"],
-             blocks["all"]["micro"]["recall"], blocks["all"]["micro"]["f1"], len(scene.frames),
-             blocks["test"]["micro"]["f1"])
+    def short(v: float | None) -> str:        # the log line in 100 columns; the metrics keep every digit
+        return "n/a" if v is None else f"{v:.3f}"
+
+    micro = blocks["all"]["micro"]
+    log.info("%s: micro P %s R %s F1 %s over %d frames (test F1 %s)", model, short(micro["precision"]),
+             short(micro["recall"]), short(micro["f1"]), len(scene.frames), short(blocks["test"]["micro"]["f1"]))
     matrix = tally.confusion(splits=(dp.COMPARED_SPLIT,))
     figure = dp.FigureInputs(model=model, curves=cv, matrix=matrix, classes=scene.classes,
                              per_class=blocks[dp.COMPARED_SPLIT]["per_class"],

@@ -283,3 +283,40 @@ def test_shards_cover_the_frames_in_order():
         spans = cluster.shards(n, size=size)
         assert [i for a, b in spans for i in range(a, b)] == list(range(n))
         assert all(b - a == size for a, b in spans[:-1])
+
+
+def test_ray_notices_are_off_unless_the_user_set_them():
+    """Usage statistics off unless the user set them; the token-auth notice's logger at errors only."""
+    import logging
+
+    env: dict[str, str] = {}
+    cluster.quiet_ray(env)
+    assert env == {"RAY_USAGE_STATS_ENABLED": "0"}
+    assert logging.getLogger(cluster.AUTH_NOTICE).getEffectiveLevel() == logging.ERROR
+    mine = {"RAY_USAGE_STATS_ENABLED": "1"}
+    cluster.quiet_ray(mine)
+    assert mine == {"RAY_USAGE_STATS_ENABLED": "1"}
+
+
+QUIET_RUN = """
+import sys
+from candor_eval.detection.inference.cluster import connected, import_ray
+with connected():
+    ray = import_ray()
+    @ray.remote
+    def noisy(x):
+        print("[mutex.cc : 452] RAW: Lock blocking (a worker's own stderr)", file=sys.stderr)
+        return x
+    print(sum(ray.get([noisy.remote(i) for i in range(4)])))
+"""
+
+
+def test_a_local_ray_run_prints_neither_the_auth_warning_nor_the_workers_stderr():
+    """A real local cluster: the run's console holds the answer and candor's own line, not Ray's token
+    notice nor what a worker writes to its stderr (it stays in Ray's session logs)."""
+    pytest.importorskip("ray")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")} | {"PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", QUIET_RUN], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "6"
+    assert "Token authentication" not in done.stderr and "RAW: Lock blocking" not in done.stderr
