@@ -24,7 +24,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from candor_eval.adopt.lockfile import LOCK_NAME, InitRecord, Lock, Track, render
+from candor_eval.adopt.lockfile import LOCK_NAME, Bench, InitRecord, Lock, Track, render
 from candor_eval.adopt.scaffold import dvc_yaml, gitignore, params_yaml
 
 # The embedded demo, as package data (candor_eval/demo/ links the demo project's folders): the
@@ -90,10 +90,11 @@ def demo_files(root: Traversable | None = None) -> dict[str, bytes]:
 
 
 def plan(*, track: Track, demo: bool, version: str, code: dict[str, str], existing_gitignore: str,
-         demo_source: Callable[[], dict[str, bytes]] = demo_files) -> Plan:
-    """The files ``candor init`` writes for ``track`` (with the demo when ``demo``)."""
+         demo_source: Callable[[], dict[str, bytes]] = demo_files, bench: Bench | None = None) -> Plan:
+    """The files ``candor init`` writes for ``track`` (with the demo when ``demo``) and a lots bench of shape
+    ``bench`` (None: not recorded, the ``valuation`` shape)."""
     templates = files("candor_eval") / "plots_templates"
-    out = {"dvc.yaml": dvc_yaml(track).encode(), "params.yaml": params_yaml(track).encode()}
+    out = {"dvc.yaml": dvc_yaml(track, bench).encode(), "params.yaml": params_yaml(track, bench).encode()}
     if track != "lots":
         out |= {f"plots/templates/{t}": (templates / t).read_bytes() for t in TEMPLATES}
     if track != "detector":
@@ -102,7 +103,8 @@ def plan(*, track: Track, demo: bool, version: str, code: dict[str, str], existi
         out |= RECORDINGS_OUT_OF_GIT
     extra = demo_source() if demo else {}
     out |= extra
-    out[LOCK_NAME] = render(Lock(candor=version, init=InitRecord(track=track, demo=demo), code=code)).encode()
+    out[LOCK_NAME] = render(Lock(candor=version, init=InitRecord(track=track, demo=demo, bench=bench),
+                                  code=code)).encode()
     out[".gitignore"] = gitignore(existing_gitignore).encode()
     return Plan(files=out, demo=frozenset(extra) - {"params.yaml"})
 
