@@ -96,12 +96,14 @@ def next_commands(folder: Path, *, track: str, demo: bool, cwd: Path, bench: Ben
                 "dvc metrics diff"]
     if track == "lots":
         where = "params.yaml" if rel == "." else f"{rel}/params.yaml"
-        bench_dir = "data/lots" if rel == "." else f"{rel}/data/lots"
-        what = {"cases": "cases/*.json", "lots": "cases/*.json, lots.csv and photos/"}.get(
-            bench or "valuation", "cases/*.json, lots.csv, photos/, ../comps/ and ../audit/")
-        return [f"put the bench into {bench_dir}/ ({what}); edit {where}: identify.candidates, providers "
-                "and sources (docs/lots.md)",
-                "candor record CANDIDATE" if rel == "." else f"(cd {rel} && candor record CANDIDATE)", repro]
+        data = "data" if rel == "." else f"{rel}/data"
+        what = {"cases": "lots/cases/*.json", "lots": "lots/cases/*.json, lots/lots.csv and lots/photos/"}.get(
+            bench or "valuation", "lots/cases/*.json, lots/lots.csv, lots/photos/, comps/ and audit/")
+        manifests = " && ".join(f"candor fetch manifest {data}/{f}" for f in (
+            ["lots"] if bench in ("cases", "lots") else ["lots", "comps", "audit"]))
+        record = "candor record CANDIDATE" if rel == "." else f"(cd {rel} && candor record CANDIDATE)"
+        return [f"put the bench into {data}/ ({what}), then: {manifests}",
+                f"edit {where}: identify.candidates, providers and sources (docs/lots.md), then: {record}", repro]
     return [f"candor add set val --from data.yaml{d}", f"candor add model best --onnx best.onnx{d}", repro]
 
 

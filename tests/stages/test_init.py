@@ -73,7 +73,9 @@ def test_the_lots_track_writes_a_bench_of_cases_and_force_keeps_the_recorded_sha
     assert lock["init"] == {"track": "lots", "demo": False, "bench": "cases"}
     assert list(lock["code"]) == ["fetch", "identify", "score-lots", "stats"]
     assert "value" not in yaml.safe_load((tmp_path / "dvc.yaml").read_text())["stages"]
-    assert "put the bench into data/lots/ (cases/*.json)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "put the bench into data/ (lots/cases/*.json), then: candor fetch manifest data/lots\n" in out
+    assert "then: candor record CANDIDATE\n  dvc repro\n" in out
     assert main(["--track", "lots", "--force"]) == 0                               # nothing changes
     assert yaml.safe_load((tmp_path / "candor.lock").read_text())["init"]["bench"] == "cases"
     assert main(["--track", "lots", "--bench", "valuation", "--force"]) == 0       # the bench grew
