@@ -9,9 +9,9 @@ repository with its own ``stages/`` package, its own ``params.yaml`` (a ``report
 its app package ``shopapp/`` whose ``analysis.analyze(images, context)`` is the production code: it tells the
 product from the photo's colour (deterministic, no network) and logs every call to the file named by
 ``SHOPAPP_CALL_LOG``, so the test can tell a live run from a replay. candor's project goes into ``eval/``
-(``candor init eval --track lots --bench valuation``); the test builds the team's bench there from scratch (three lots, one case,
-Pillow-made photos, the comps, an empty audit and the word lists the stages read) and configures the candidate
-in ``eval/params.yaml`` by editing three lines, as a team would (``sources: {shop: ../shopapp}``: the app is
+(``candor init eval --track lots --bench valuation``); the test builds the team's bench there from scratch (three
+lots, one case, Pillow-made photos, the comps, an empty audit and the word lists the stages read) and configures the
+candidate in ``eval/params.yaml`` by editing three lines, as a team would (``sources: {shop: ../shopapp}``: the app is
 above the project, where DVC runs its stages):
 
 - record once live from ``eval/``, promote the recording, write the bench's manifests, commit;
