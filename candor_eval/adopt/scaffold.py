@@ -19,6 +19,8 @@ input leaves the outputs as they were.
 """
 from __future__ import annotations
 
+import yaml
+
 from candor_eval.adopt.lockfile import LOCK_NAME, Bench, bench_of, stages_of
 
 HEADER = """\
@@ -359,6 +361,35 @@ def params_yaml(track: str, bench: Bench | None = None) -> str:
     head = PARAMS_HEAD.format(track=track if bench is None else f"{track}, bench: {bench}")
     return (head + (PARAMS_LOTS if lots else "") + (PARAMS_COMPS if bench_of(track, bench) == "valuation" else "")
             + PARAMS_STATS + (PARAMS_DETECTOR if detector else ""))
+
+
+def sections(text: str) -> dict[str, str]:
+    """The top-level sections of a params text candor wrote: key -> its lines (the key's line to the next key's)."""
+    out: dict[str, str] = {}
+    key = None
+    for line in text.splitlines(keepends=True):
+        if line[:1].isalpha() and ":" in line:
+            key = line.split(":", 1)[0]
+            out[key] = ""
+        if key is not None:
+            out[key] += line
+    return out
+
+
+def params_with_missing(existing: str, fresh: str) -> str | None:
+    """``existing`` (a project's ``params.yaml``) with each of ``fresh``'s sections it lacks appended at its
+    defaults, every byte of it kept (a bench or a track grown by ``candor init --force``); None when ``existing``
+    is not a YAML mapping (then ``fresh`` replaces it)."""
+    try:
+        doc = yaml.safe_load(existing)
+    except yaml.YAMLError:
+        return None
+    if not isinstance(doc, dict):
+        return None
+    missing = "".join(block for key, block in sections(fresh).items() if key not in doc)
+    if not missing:
+        return existing
+    return existing + ("" if existing.endswith("\n") or not existing else "\n") + missing
 
 
 GITIGNORE_BEGIN = "# >>> candor (written by `candor init`; it rewrites this block)"

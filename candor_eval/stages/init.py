@@ -20,9 +20,10 @@ then reruns nothing. Then it prints the next three commands.
 - ``valuation`` (the ``both`` track's default, the demo's): also ``data/comps/`` and ``data/audit/``,
   and the ``value`` and ``score-valuation`` stages.
 
-A bench that grows is one ``candor init --force --bench SHAPE`` away (it rewrites ``dvc.yaml`` and
-``candor.lock``, and ``params.yaml``: copy your edits of it first); without ``--bench``, ``--force`` keeps
-the shape ``candor.lock`` records.
+A bench that grows is one ``candor init --force --bench SHAPE`` away: it rewrites ``dvc.yaml`` and
+``candor.lock``, and adds the sections ``params.yaml`` lacks (``comps``) at their defaults, every line of
+it kept (in a candor project ``params.yaml`` is never reset; a file that is not YAML is rewritten with
+``--force``). Without ``--bench``, ``--force`` keeps the shape ``candor.lock`` records.
 
 It never overwrites a file it does not own: when a file it would write exists with other content,
 it lists them all and writes nothing; ``--force`` overwrites the ones candor wrote (a folder with a
@@ -140,7 +141,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     lock = read_lock(lock_path) if lock_path.is_file() else None
     gitignore = folder / ".gitignore"
     bench = bench_shape(args.bench, args.track, lock)
-    todo = plan(track=args.track, demo=args.demo, version=version(), bench=bench,
+    params = folder / "params.yaml"
+    ours = params.read_text(encoding="utf-8") if lock is not None and params.is_file() else None
+    todo = plan(track=args.track, demo=args.demo, version=version(), bench=bench, existing_params=ours,
                 code={s: stage_fingerprint(s) for s in stages_of(args.track, bench)},
                 existing_gitignore=gitignore.read_text(encoding="utf-8") if gitignore.is_file() else "")
     refused, forced = conflicts(todo, folder, lock=lock, force=args.force)

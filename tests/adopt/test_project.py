@@ -46,6 +46,15 @@ def test_a_bench_of_cases_gets_its_pipeline_its_params_and_its_shape_in_the_lock
     assert "data/lots/recordings.dvc" in files and "data/lots/vocabulary/tokens.yaml" in files
 
 
+def test_a_projects_own_params_are_kept_and_given_what_they_lack():
+    own = "identify:\n  candidates: [v1]\n"
+    files = plan(track="lots", bench="cases", demo=False, version="1.0", code={"fetch": "f" * 64},
+                 existing_gitignore="", existing_params=own).files
+    assert files["params.yaml"].decode().startswith(own) and b"\nstats:" in files["params.yaml"]
+    bad = plan(track="lots", demo=False, version="1.0", code={}, existing_gitignore="", existing_params="[").files
+    assert bad["params.yaml"] == make("lots").files["params.yaml"]
+
+
 def test_the_demo_replaces_the_params_and_its_files_are_marked():
     p = make("both", demo=True)
     assert p.files["params.yaml"] == b"x: 1\n" and p.demo == {"data/a.txt"}

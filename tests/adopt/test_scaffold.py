@@ -5,7 +5,7 @@ import pytest
 import yaml
 
 from candor_eval.adopt.lockfile import stages_of
-from candor_eval.adopt.scaffold import dvc_yaml, params_yaml
+from candor_eval.adopt.scaffold import dvc_yaml, params_with_missing, params_yaml, sections
 
 SHAPES = [("detector", None), ("lots", None), ("both", None), ("lots", "cases"), ("lots", "lots"),
           ("both", "cases")]
@@ -79,3 +79,15 @@ def test_an_interpolated_name_stays_one_word_of_the_shell_command(track, bench):
         words = list(lexer)
         assert "touch" not in " ".join(w for w in words if hostile not in w)
         assert sum(hostile in w for w in words) == cmd.count("${key}") + cmd.count("${item}")
+
+
+def test_a_grown_bench_keeps_every_byte_of_the_params_and_adds_the_missing_sections():
+    cases, valuation = params_yaml("lots", "cases"), params_yaml("lots", "valuation")
+    assert list(sections(cases)) == ["identify", "lots", "stats"]
+    assert sections(valuation)["comps"].startswith("comps:   ") and sections(valuation)["comps"].endswith("20\n")
+    edited = cases.replace("  runs: 3 ", "  runs: 5 ") + "report:\n  top: 3"        # the team's, no last newline
+    grown = params_with_missing(edited, valuation)
+    assert grown == edited + "\n" + sections(valuation)["comps"]
+    assert yaml.safe_load(grown)["identify"]["runs"] == 5 and yaml.safe_load(grown)["report"] == {"top": 3}
+    assert params_with_missing(grown, valuation) == grown                    # nothing lacking: unchanged
+    assert params_with_missing("a: [", valuation) is None and params_with_missing("- 1\n", valuation) is None

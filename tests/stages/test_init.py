@@ -78,8 +78,13 @@ def test_the_lots_track_writes_a_bench_of_cases_and_force_keeps_the_recorded_sha
     assert "then: candor record CANDIDATE\n  dvc repro\n" in out
     assert main(["--track", "lots", "--force"]) == 0                               # nothing changes
     assert yaml.safe_load((tmp_path / "candor.lock").read_text())["init"]["bench"] == "cases"
+    params = tmp_path / "params.yaml"
+    edited = params.read_text().replace("  candidates: []", "  candidates: [v1]  # ours")
+    params.write_text(edited)
     assert main(["--track", "lots", "--bench", "valuation", "--force"]) == 0       # the bench grew
     assert "value" in yaml.safe_load((tmp_path / "dvc.yaml").read_text())["stages"]
+    grown = params.read_text()
+    assert grown.startswith(edited) and yaml.safe_load(grown)["comps"]["min_comps"] == 3      # the edit kept
     assert main(["--track", "lots", "--force"]) == 0
     assert yaml.safe_load((tmp_path / "candor.lock").read_text())["init"]["bench"] == "valuation"
 
