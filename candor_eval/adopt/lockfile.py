@@ -3,8 +3,8 @@
 A YAML file beside the project's ``dvc.yaml``, written by ``candor init`` and ``candor lock``:
 
 - ``candor``: the candor-eval version that wrote it;
-- ``init``: what ``candor init`` was asked (``track``, ``demo``), so ``candor lock`` rewrites the
-  same project;
+- ``init``: what ``candor init`` was asked (``track``, ``demo``, and for a lots track the ``bench`` shape),
+  so ``candor lock`` rewrites the same project;
 - ``code.<stage>``: each stage's fingerprint (:mod:`candor_eval.adopt.fingerprint`).
 
 Each stage in the written ``dvc.yaml`` lists ``candor.lock: [code.<stage>]`` as params, so after an
@@ -26,6 +26,10 @@ from candor_eval.common.params import load_yaml, validate
 
 LOCK_NAME = "candor.lock"
 Track = Literal["detector", "lots", "both"]
+# What a lots bench holds (docs/adopting.md): ``cases`` a folder of case files only; ``lots`` also
+# ``lots.csv`` and ``photos/``; ``valuation`` also the comps and the audit, and the valuation stages
+Bench = Literal["cases", "lots", "valuation"]
+BENCHES: tuple[Bench, ...] = ("cases", "lots", "valuation")
 
 
 class InitRecord(BaseModel):
@@ -35,6 +39,19 @@ class InitRecord(BaseModel):
 
     track: Track = "both"
     demo: bool = False
+    bench: Bench | None = None      # None: not recorded (before `--bench`): see bench_of
+
+
+def bench_of(track: str, bench: Bench | None) -> Bench | None:
+    """The shape of a project's lots bench: None without a lots track; as recorded; else ``valuation`` (the
+    demo's, and every lots project's before ``candor init --bench``).
+
+    >>> bench_of("detector", None), bench_of("lots", "cases"), bench_of("both", None)
+    (None, 'cases', 'valuation')
+    """
+    if track == "detector":
+        return None
+    return bench or "valuation"
 
 
 class Lock(BaseModel):
@@ -47,16 +64,20 @@ class Lock(BaseModel):
     code: dict[str, str]
 
 
-def stages_of(track: str) -> list[str]:
+def stages_of(track: str, bench: Bench | None = None) -> list[str]:
     """The stages a project of ``track`` runs (its ``dvc.yaml``, and the latency diagnostic of a detector),
-    in :data:`STAGE_MODULES` order.
+    in :data:`STAGE_MODULES` order; the valuation stages only with a ``valuation`` bench (:func:`bench_of`).
 
     >>> stages_of("detector")
     ['fetch', 'detect', 'score-detection', 'stats', 'latency']
+    >>> stages_of("lots", "cases")
+    ['fetch', 'identify', 'score-lots', 'stats']
     """
     lots = {"identify", "score-lots", "value", "score-valuation"}
     detector = {"detect", "score-detection", "latency"}
     drop = detector if track == "lots" else lots if track == "detector" else set()
+    if bench_of(track, bench) in ("cases", "lots"):
+        drop = drop | {"value", "score-valuation"}
     return [s for s in STAGE_MODULES if s not in drop]
 
 
@@ -68,8 +89,9 @@ def render(lock: Lock) -> str:
              f"candor: '{lock.candor}'",
              "init:",
              f"  track: {lock.init.track}",
-             f"  demo: {'true' if lock.init.demo else 'false'}",
-             "code:"]
+             f"  demo: {'true' if lock.init.demo else 'false'}"]
+    lines += [f"  bench: {lock.init.bench}"] if lock.init.bench is not None else []
+    lines += ["code:"]
     lines += [f"  {stage}: '{digest}'" for stage, digest in lock.code.items()]     # quoted: 64 digits are a number
     return "\n".join(lines) + "\n"
 

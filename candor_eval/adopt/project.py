@@ -9,6 +9,9 @@ team edits, a dep of the lots stages), ``candor.lock`` and the marked block of `
 embedded demo (its params, data, models, committed raw boxes, metrics, plot data and ``dvc.lock``),
 so the first ``dvc repro`` reruns no inference.
 
+A candor project's own ``params.yaml`` is never reset: rewritten (another bench shape or track), it keeps
+every byte and gains the sections it lacks, at their defaults.
+
 Ownership: candor owns a file it wrote. A folder with a ``candor.lock`` is a candor project, whose
 scaffold files candor wrote; its demo files are candor's when the lock says ``demo: true``. The
 ``.gitignore`` block between candor's markers is always candor's, the rest of the file never.
@@ -24,8 +27,8 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from candor_eval.adopt.lockfile import LOCK_NAME, InitRecord, Lock, Track, render
-from candor_eval.adopt.scaffold import dvc_yaml, gitignore, params_yaml
+from candor_eval.adopt.lockfile import LOCK_NAME, Bench, InitRecord, Lock, Track, render
+from candor_eval.adopt.scaffold import dvc_yaml, gitignore, params_with_missing, params_yaml
 
 # The embedded demo, as package data (candor_eval/demo/ links the demo project's folders): the
 # project path of each part -> its place in the package
@@ -90,10 +93,16 @@ def demo_files(root: Traversable | None = None) -> dict[str, bytes]:
 
 
 def plan(*, track: Track, demo: bool, version: str, code: dict[str, str], existing_gitignore: str,
-         demo_source: Callable[[], dict[str, bytes]] = demo_files) -> Plan:
-    """The files ``candor init`` writes for ``track`` (with the demo when ``demo``)."""
+         demo_source: Callable[[], dict[str, bytes]] = demo_files, bench: Bench | None = None,
+         existing_params: str | None = None) -> Plan:
+    """The files ``candor init`` writes for ``track`` (with the demo when ``demo``) and a lots bench of shape
+    ``bench`` (None: not recorded, the ``valuation`` shape). ``existing_params``, the ``params.yaml`` of a
+    candor project being rewritten, is kept with the sections it lacks added (unless it is not YAML)."""
     templates = files("candor_eval") / "plots_templates"
-    out = {"dvc.yaml": dvc_yaml(track).encode(), "params.yaml": params_yaml(track).encode()}
+    params = params_yaml(track, bench)
+    if existing_params is not None:
+        params = params_with_missing(existing_params, params) or params
+    out = {"dvc.yaml": dvc_yaml(track, bench).encode(), "params.yaml": params.encode()}
     if track != "lots":
         out |= {f"plots/templates/{t}": (templates / t).read_bytes() for t in TEMPLATES}
     if track != "detector":
@@ -102,7 +111,8 @@ def plan(*, track: Track, demo: bool, version: str, code: dict[str, str], existi
         out |= RECORDINGS_OUT_OF_GIT
     extra = demo_source() if demo else {}
     out |= extra
-    out[LOCK_NAME] = render(Lock(candor=version, init=InitRecord(track=track, demo=demo), code=code)).encode()
+    out[LOCK_NAME] = render(Lock(candor=version, init=InitRecord(track=track, demo=demo, bench=bench),
+                                  code=code)).encode()
     out[".gitignore"] = gitignore(existing_gitignore).encode()
     return Plan(files=out, demo=frozenset(extra) - {"params.yaml"})
 

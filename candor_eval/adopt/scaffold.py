@@ -1,9 +1,14 @@
 """The project ``candor init`` writes: a ``dvc.yaml`` of candor stages for a track, and what goes beside it.
 
 The ``dvc.yaml`` is text built here from one block per stage (so its comments survive), the same for
-every project of a track: candor's own repository runs exactly the ``both`` file (a test compares
-them). Every name DVC interpolates into a command (``${key}``, ``${item}``: a candidate or a set) is
-single-quoted there, besides being checked where params are read (:mod:`candor_eval.common.names`):
+every project of a track and bench shape: candor's own repository runs exactly the ``both`` file (a test
+compares them). The lots stages depend on the parts of the bench its shape has
+(:data:`candor_eval.adopt.lockfile.Bench`): a ``cases`` bench is ``data/lots/cases/`` (each case's image
+in it) and the word lists; a ``lots`` bench adds ``lots.csv`` and ``photos/``; a ``valuation`` bench
+(the ``both`` track's) adds ``data/comps/``, ``data/audit/`` and the ``value`` and ``score-valuation``
+stages. DVC refuses to run a stage whose dep is missing, so a stage never lists a part its shape lacks.
+Every name DVC interpolates into a command (``${key}``, ``${item}``: a candidate or a set) is single-quoted
+there, besides being checked where params are read (:mod:`candor_eval.common.names`):
 DVC runs ``cmd`` through a shell, and interpolation happens before candor can check anything.
 Paths are relative to the folder of the ``dvc.yaml`` (DVC runs each stage there):
 ``data/<set>/`` and ``models/`` in, ``build/``, ``metrics/`` and ``plots/`` out. No stage lists
@@ -14,7 +19,9 @@ input leaves the outputs as they were.
 """
 from __future__ import annotations
 
-from candor_eval.adopt.lockfile import LOCK_NAME, stages_of
+import yaml
+
+from candor_eval.adopt.lockfile import LOCK_NAME, Bench, bench_of, stages_of
 
 HEADER = """\
 # candor pipeline, written by `candor init` (track: {track}); `candor init --force` rewrites it.
@@ -54,15 +61,20 @@ def fetch_stage(track: str) -> str:
             + "    outs:\n" + _outs([("build/verified", False)], "      "))
 
 
-def identify_stage() -> str:
+def bench_deps(bench: Bench | None, indent: str) -> str:
+    """The bench's case and lot deps: ``lots.csv`` and ``photos`` unless it is cases only, then ``cases``."""
+    lots = "" if bench == "cases" else f"{indent}- data/lots/lots.csv\n{indent}- data/lots/photos\n"
+    return lots + f"{indent}- data/lots/cases\n"
+
+
+def identify_stage(bench: Bench | None = "valuation") -> str:
     return ("  identify:                    # lots track: the model step per candidate (docs/lots.md)\n"
             "    foreach: ${identify.sources}   # candidate -> its prompt file or its production code\n"
             "    do:\n"
             "      cmd: >-\n"
             "        candor identify --candidate '${key}' --lots data/lots --answers 'build/answers/${key}.jsonl'\n"
-            "      deps:\n"
-            "        - data/lots/lots.csv\n        - data/lots/photos\n        - data/lots/cases\n"
-            "        - ${item}                            # the prompt or the production code: a change makes the "
+            "      deps:\n" + bench_deps(bench, "        ")
+            + "        - ${item}                            # the prompt or the production code: a change makes the "
             "recording stale\n"
             "        - data/lots/recordings/${key}.jsonl\n"
             "        - data/lots/vocabulary               # the OCR reader's makes, the token rules, the category "
@@ -76,12 +88,11 @@ def identify_stage() -> str:
             + "      outs:\n" + _outs([("build/answers/${key}.jsonl", False)], "        "))
 
 
-def score_lots_stage() -> str:
+def score_lots_stage(bench: Bench | None = "valuation") -> str:
     return ("  score-lots:                  # lots track: identification, count, field expectations (docs/lots.md)\n"
             "    cmd: candor score-lots --lots data/lots --answers build/answers --metrics metrics\n"
-            "    deps:\n"
-            "      - data/lots/lots.csv\n      - data/lots/photos\n      - data/lots/cases\n"
-            "      - data/lots/vocabulary\n      - build/answers\n"
+            "    deps:\n" + bench_deps(bench, "      ")
+            + "      - data/lots/vocabulary\n      - build/answers\n"
             "    params:\n      - lots\n      - identify.candidates\n" + _code("score-lots", "      ")
             + "    outs:                      # detailed metrics, committed; the headline is metrics/headline.json\n"
             + _outs([("metrics/identification.json", True), ("metrics/fields", True),
@@ -167,10 +178,11 @@ def score_detection_stage() -> str:
             + _outs([("build/coco-results/${key}", False)], "        "))
 
 
-def stats_stage(track: str) -> str:
+def stats_stage(track: str, bench: Bench | None = None) -> str:
     lots, detector = track in ("lots", "both"), track in ("detector", "both")
+    valued = bench_of(track, bench) == "valuation"
     metrics = (["metrics/identification.json", "metrics/fields"] if lots else []) + (
-        ["metrics/detection"] if detector else []) + (["metrics/valuation.json"] if lots else [])
+        ["metrics/detection"] if detector else []) + (["metrics/valuation.json"] if valued else [])
     gate = (" --gate metrics/gate.json --detection metrics/detection --models models") if detector else ""
     outs = [("metrics/stats.json", True)] + ([("metrics/gate.json", True)] if detector else []) + [
         ("plots/report", True)]
@@ -227,16 +239,21 @@ plots:
       y: f1
 """
 
-STAGE_TEXT = {"identify": identify_stage, "score-lots": score_lots_stage, "value": value_stage,
-              "score-valuation": score_valuation_stage, "detect": detect_stage,
-              "score-detection": score_detection_stage}
+def stage_text(stage: str, track: str, bench: Bench | None) -> str:
+    """The block of ``stage`` in the ``dvc.yaml`` of ``track`` with a lots bench of shape ``bench``."""
+    shape = bench_of(track, bench)
+    return {"fetch": lambda: fetch_stage(track), "identify": lambda: identify_stage(shape),
+            "score-lots": lambda: score_lots_stage(shape), "value": value_stage,
+            "score-valuation": score_valuation_stage, "detect": detect_stage,
+            "score-detection": score_detection_stage, "stats": lambda: stats_stage(track, bench)}[stage]()
 
 
-def dvc_yaml(track: str) -> str:
-    """The ``dvc.yaml`` of a project of ``track`` (``detector``, ``lots`` or ``both``)."""
-    blocks = [stats_stage(track) if s == "stats" else fetch_stage(track) if s == "fetch" else STAGE_TEXT[s]()
-              for s in stages_of(track) if s != "latency"]
-    return HEADER.format(track=track) + "".join(blocks) + (PLOTS if track != "lots" else "")
+def dvc_yaml(track: str, bench: Bench | None = None) -> str:
+    """The ``dvc.yaml`` of a project of ``track`` (``detector``, ``lots`` or ``both``) whose lots bench has the
+    shape ``bench`` (None: :func:`candor_eval.adopt.lockfile.bench_of`'s default, ``valuation``)."""
+    blocks = [stage_text(s, track, bench) for s in stages_of(track, bench) if s != "latency"]
+    header = HEADER.format(track=track if bench is None else f"{track}, bench: {bench}")
+    return header + "".join(blocks) + (PLOTS if track != "lots" else "")
 
 
 PARAMS_HEAD = """\
@@ -250,7 +267,7 @@ identify:                      # lots track, model step (candor identify --help;
   mode: replay                 # replay (recorded answers, offline) | live (call the candidate)
   candidates: []               # the candidates scored and valued: data/lots/recordings/<c>.jsonl
   providers: {}                # live: who answers a candidate; unlisted: openai-compatible (base_url);
-                               # {python: "pkg.mod:fn"} or {http: URL} for your production code (docs/lots.md)
+                               # {python: "pkg.mod:fn"}, {http: URL} or {exec: [argv]}: your code (docs/lots.md)
   sources: {}                  # candidate -> its prompt file or its production code (a file or folder):
                                # the identify stage iterates over it, so a change to it reruns that candidate
   runs: 3                      # runs per lot / case
@@ -267,6 +284,9 @@ identify:                      # lots track, model step (candor identify --help;
   record_env: {}               # candidate -> non-secret variables (mode switches) recorded with every answer
 lots:                          # lots track, scoring (docs/lots.md, "Token rules")
   min_number_digits: 3         # a bare number shorter than this is never a model token
+"""
+
+PARAMS_COMPS = """\
 comps:                         # lots track, valuation (docs/valuation.md)
   require_brand: true
   require_model_token: true
@@ -339,11 +359,42 @@ latency:
 """
 
 
-def params_yaml(track: str) -> str:
-    """The ``params.yaml`` ``candor init`` writes for ``track``: candor's sections at their defaults."""
+def params_yaml(track: str, bench: Bench | None = None) -> str:
+    """The ``params.yaml`` ``candor init`` writes for ``track`` and a lots bench of shape ``bench``: candor's
+    sections at their defaults (``comps`` only with the valuation stages)."""
     lots, detector = track in ("lots", "both"), track in ("detector", "both")
-    return (PARAMS_HEAD.format(track=track) + (PARAMS_LOTS if lots else "") + PARAMS_STATS
-            + (PARAMS_DETECTOR if detector else ""))
+    head = PARAMS_HEAD.format(track=track if bench is None else f"{track}, bench: {bench}")
+    return (head + (PARAMS_LOTS if lots else "") + (PARAMS_COMPS if bench_of(track, bench) == "valuation" else "")
+            + PARAMS_STATS + (PARAMS_DETECTOR if detector else ""))
+
+
+def sections(text: str) -> dict[str, str]:
+    """The top-level sections of a params text candor wrote: key -> its lines (the key's line to the next key's)."""
+    out: dict[str, str] = {}
+    key = None
+    for line in text.splitlines(keepends=True):
+        if line[:1].isalpha() and ":" in line:
+            key = line.split(":", 1)[0]
+            out[key] = ""
+        if key is not None:
+            out[key] += line
+    return out
+
+
+def params_with_missing(existing: str, fresh: str) -> str | None:
+    """``existing`` (a project's ``params.yaml``) with each of ``fresh``'s sections it lacks appended at its
+    defaults, every byte of it kept (a bench or a track grown by ``candor init --force``); None when ``existing``
+    is not a YAML mapping (then ``fresh`` replaces it)."""
+    try:
+        doc = yaml.safe_load(existing)
+    except yaml.YAMLError:
+        return None
+    if not isinstance(doc, dict):
+        return None
+    missing = "".join(block for key, block in sections(fresh).items() if key not in doc)
+    if not missing:
+        return existing
+    return existing + ("" if existing.endswith("\n") or not existing else "\n") + missing
 
 
 GITIGNORE_BEGIN = "# >>> candor (written by `candor init`; it rewrites this block)"

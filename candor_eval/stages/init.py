@@ -1,6 +1,6 @@
 """candor init: make a folder of a Git + DVC repository a candor project.
 
-    candor init [DIR] [--track detector|lots|both] [--demo] [--force]
+    candor init [DIR] [--track detector|lots|both] [--bench cases|lots|valuation] [--demo] [--force]
 
 Writes into ``DIR`` (default: the current folder, or ``eval/`` when the current folder already has
 a ``dvc.yaml`` or ``params.yaml`` of its own: DVC joins every ``dvc.yaml`` of a repository into one
@@ -10,6 +10,20 @@ plots' templates, ``candor.lock`` (the installed candor and each stage's code fi
 ``candor lock --help``) and a marked block in ``.gitignore``. ``--demo`` adds the embedded demo (its
 params, data, models, committed raw detections, metrics and ``dvc.lock``): the first ``dvc repro``
 then reruns nothing. Then it prints the next three commands.
+
+``--bench`` is the shape of the lots bench under ``data/lots/``, which the lots stages depend on
+(DVC refuses a stage whose dep is missing, so the pipeline names only what the bench has):
+
+- ``cases`` (the ``lots`` track's default): ``cases/*.json``, each case's image under ``cases/`` too
+  (``image`` is relative to ``data/lots/``), and the word lists: identification per field, no lots;
+- ``lots``: also ``lots.csv`` and ``photos/`` (a lot per row, scored for identification and count);
+- ``valuation`` (the ``both`` track's default, the demo's): also ``data/comps/`` and ``data/audit/``,
+  and the ``value`` and ``score-valuation`` stages.
+
+A bench that grows is one ``candor init --force --bench SHAPE`` away: it rewrites ``dvc.yaml`` and
+``candor.lock``, and adds the sections ``params.yaml`` lacks (``comps``) at their defaults, every line of
+it kept (in a candor project ``params.yaml`` is never reset; a file that is not YAML is rewritten with
+``--force``). Without ``--bench``, ``--force`` keeps the shape ``candor.lock`` records.
 
 It never overwrites a file it does not own: when a file it would write exists with other content,
 it lists them all and writes nothing; ``--force`` overwrites the ones candor wrote (a folder with a
@@ -27,7 +41,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from candor_eval.adopt.fingerprint import stage_fingerprint
-from candor_eval.adopt.lockfile import LOCK_NAME, read_lock, stages_of
+from candor_eval.adopt.lockfile import BENCHES, LOCK_NAME, Bench, Lock, read_lock, stages_of
 from candor_eval.adopt.project import conflicts, plan
 from candor_eval.cli import version
 from candor_eval.common.atomic import replace_dir_files
@@ -70,7 +84,7 @@ def check_repository(folder: Path) -> None:
                    hint=f"dvc init   (in {top}), or dvc init --subdir   (in {folder}) to keep DVC to that folder")
 
 
-def next_commands(folder: Path, *, track: str, demo: bool, cwd: Path) -> list[str]:
+def next_commands(folder: Path, *, track: str, demo: bool, cwd: Path, bench: Bench | None = None) -> list[str]:
     """The three commands to run next (paths as the user types them from ``cwd``). Outside ``.``, ``dvc repro``
     names candor's ``dvc.yaml``: without a target DVC runs only the ``dvc.yaml`` of the current folder (with
     one, it runs that pipeline and every stage of the repository upstream of it, the user's own included)."""
@@ -84,9 +98,25 @@ def next_commands(folder: Path, *, track: str, demo: bool, cwd: Path) -> list[st
                 "dvc metrics diff"]
     if track == "lots":
         where = "params.yaml" if rel == "." else f"{rel}/params.yaml"
-        return [f"edit {where}: identify.candidates, providers and sources (docs/lots.md)", repro,
-                "dvc metrics show"]
+        data = "data" if rel == "." else f"{rel}/data"
+        what = {"cases": "lots/cases/*.json", "lots": "lots/cases/*.json, lots/lots.csv and lots/photos/"}.get(
+            bench or "valuation", "lots/cases/*.json, lots/lots.csv, lots/photos/, comps/ and audit/")
+        manifests = " && ".join(f"candor fetch manifest {data}/{f}" for f in (
+            ["lots"] if bench in ("cases", "lots") else ["lots", "comps", "audit"]))
+        record = "candor record CANDIDATE" if rel == "." else f"(cd {rel} && candor record CANDIDATE)"
+        return [f"put the bench into {data}/ ({what}), then: {manifests}",
+                f"edit {where}: identify.candidates, providers and sources (docs/lots.md), then: {record}", repro]
     return [f"candor add set val --from data.yaml{d}", f"candor add model best --onnx best.onnx{d}", repro]
+
+
+def bench_shape(given: Bench | None, track: str, lock: Lock | None) -> Bench | None:
+    """The lots bench's shape to write: as given; else the one ``lock`` (an existing project of the same track)
+    records; else ``cases`` for the lots track and None (the ``valuation`` shape, not recorded) for ``both``."""
+    if given is not None or track == "detector":
+        return given
+    if lock is not None and lock.init.track == track:
+        return lock.init.bench if lock.init.bench is not None or track == "both" else "valuation"
+    return "cases" if track == "lots" else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -94,19 +124,28 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 formatter_class=PlainHelp)
     p.add_argument("dir", nargs="?", help="the project folder (default: . or eval/, see above)")
     p.add_argument("--track", choices=["detector", "lots", "both"], default="both", help="default: %(default)s")
+    p.add_argument("--bench", choices=BENCHES, default=None,
+                   help="the lots bench's shape (see above; default: cases for --track lots, valuation for both)")
     p.add_argument("--demo", action="store_true", help="add the embedded demo (track both)")
     p.add_argument("--force", action="store_true", help="overwrite files candor wrote before")
     args = p.parse_args(argv)
     if args.demo and args.track != "both":
         raise fail("--demo", "the demo has both tracks", expected="--track both (the default) with --demo")
+    if args.bench is not None and args.track == "detector":
+        raise fail("--bench", "a detector project has no lots bench", expected="--track lots or both with --bench")
+    if args.demo and args.bench not in (None, "valuation"):
+        raise fail("--bench", f"the demo's bench is valuation, not {args.bench}", expected="--demo without --bench")
     cwd = Path.cwd()
     folder = target_folder(args.dir, cwd)
     check_repository(folder)
     lock_path = folder / LOCK_NAME
     lock = read_lock(lock_path) if lock_path.is_file() else None
     gitignore = folder / ".gitignore"
-    todo = plan(track=args.track, demo=args.demo, version=version(),
-                code={s: stage_fingerprint(s) for s in stages_of(args.track)},
+    bench = bench_shape(args.bench, args.track, lock)
+    params = folder / "params.yaml"
+    ours = params.read_text(encoding="utf-8") if lock is not None and params.is_file() else None
+    todo = plan(track=args.track, demo=args.demo, version=version(), bench=bench, existing_params=ours,
+                code={s: stage_fingerprint(s) for s in stages_of(args.track, bench)},
                 existing_gitignore=gitignore.read_text(encoding="utf-8") if gitignore.is_file() else "")
     refused, forced = conflicts(todo, folder, lock=lock, force=args.force)
     if refused:
@@ -119,5 +158,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     replace_dir_files(folder, changed, clean=False)
     written = len(changed)
     print(f"candor init: {written} file(s) written in {folder}" + (f" ({len(forced)} overwritten)" if forced else ""))
-    print("next:\n" + "\n".join(f"  {c}" for c in next_commands(folder, track=args.track, demo=args.demo, cwd=cwd)))
+    print("next:\n" + "\n".join(f"  {c}" for c in next_commands(folder, track=args.track, demo=args.demo, cwd=cwd,
+                                                                bench=bench)))
     return 0

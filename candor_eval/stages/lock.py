@@ -36,7 +36,7 @@ def existing(folder: Path) -> Path:
 def cmd_lock(args: argparse.Namespace) -> int:
     path = existing(Path(args.dir))
     old = read_lock(path)
-    code = {s: stage_fingerprint(s) for s in stages_of(old.init.track)}
+    code = {s: stage_fingerprint(s) for s in stages_of(old.init.track, old.init.bench)}
     write_text(path, render(Lock(candor=version(), init=old.init, code=code)))
     changed = [s for s in code if old.code.get(s) != code[s]]
     print(f"wrote {path.as_posix()}: candor {version()} (was {old.candor}); stages whose code changed: "

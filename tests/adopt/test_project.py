@@ -37,6 +37,25 @@ def test_a_lots_project_keeps_its_recordings_out_of_git_and_tracked_by_dvc():
         assert "data/lots/recordings.dvc" not in make(track).files
 
 
+def test_a_bench_of_cases_gets_its_pipeline_its_params_and_its_shape_in_the_lock():
+    import yaml
+
+    files = plan(track="lots", bench="cases", demo=False, version="1.0", code={"fetch": "f" * 64},
+                 existing_gitignore="").files
+    assert "value" not in yaml.safe_load(files["dvc.yaml"])["stages"] and b"comps:" not in files["params.yaml"]
+    assert yaml.safe_load(files["candor.lock"])["init"] == {"track": "lots", "demo": False, "bench": "cases"}
+    assert "data/lots/recordings.dvc" in files and "data/lots/vocabulary/tokens.yaml" in files
+
+
+def test_a_projects_own_params_are_kept_and_given_what_they_lack():
+    own = "identify:\n  candidates: [v1]\n"
+    files = plan(track="lots", bench="cases", demo=False, version="1.0", code={"fetch": "f" * 64},
+                 existing_gitignore="", existing_params=own).files
+    assert files["params.yaml"].decode().startswith(own) and b"\nstats:" in files["params.yaml"]
+    bad = plan(track="lots", demo=False, version="1.0", code={}, existing_gitignore="", existing_params="[").files
+    assert bad["params.yaml"] == make("lots").files["params.yaml"]
+
+
 def test_the_demo_replaces_the_params_and_its_files_are_marked():
     p = make("both", demo=True)
     assert p.files["params.yaml"] == b"x: 1\n" and p.demo == {"data/a.txt"}

@@ -21,6 +21,14 @@ def test_lock_rewrites_the_fingerprints_and_keeps_the_init_record(tmp_path, caps
     assert main(["check", "--dir", str(tmp_path)]) == 0
 
 
+def test_lock_keeps_the_bench_shape_so_a_cases_bench_gets_no_valuation_fingerprints(tmp_path, capsys):
+    (tmp_path / "candor.lock").write_text(render(Lock(candor="0.0.1", init=InitRecord(track="lots", bench="cases"),
+                                                      code={"fetch": "0" * 64})))
+    assert main(["lock", "--dir", str(tmp_path)]) == 0
+    lock = read_lock(tmp_path / "candor.lock")
+    assert lock.init.bench == "cases" and list(lock.code) == ["fetch", "identify", "score-lots", "stats"]
+
+
 def test_check_exits_through_the_input_error_on_a_stale_lock(tmp_path):
     (tmp_path / "candor.lock").write_text(render(Lock(candor="0.0.1", code={"stats": "0" * 64})))
     with pytest.raises(InputError, match="code.stats"):
