@@ -58,7 +58,7 @@ def test_the_commands_that_run_on_the_demo_fit_100_columns():
         "compare HEAD": run("candor_eval.stages.compare", "HEAD"),
         "compare HEAD --all": run("candor_eval.stages.compare", "HEAD", "--all"),
         "sweep-table": run("candor_eval.stages.sweep_table", "--param", "thresholds.deer", "--sort",
-                           "detection.detector.demo-v2.f1", "--from", str(TESTS / "data" / "sweep" / "exps.json")),
+                           "detection.detector.demo-v2.dev.f1", "--from", str(TESTS / "data" / "sweep" / "exps.json")),
         "wilson": run("candor_eval.stages.stats", "wilson", "15", "17"),
         "mcnemar": run("candor_eval.stages.stats", "mcnemar", "3", "9"),
         "plan": run("candor_eval.stages.stats", "plan", "--discordance", "0.2", "--improvement", "0.1"),

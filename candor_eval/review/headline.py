@@ -79,7 +79,7 @@ def detection_headline(stats: StatsFile, docs: Docs, sets: Mapping[str, list[str
             doc = docs.get(f"{track}.{model}", ("", None))[1]
             block = {k: dig(doc, "test", "micro", k) for k in ("precision", "recall", "f1", "fp_per_frame")}
             block["wrong_targets"] = dig(doc, "test", "critical", "total", "wrong")
-            block["dev"] = {k: dig(doc, "dev", "micro", k) for k in ("precision", "recall", "f1")}
+            block["dev"] = {k: dig(doc, "dev", "micro", k) for k in ("precision", "recall", "f1", "fp_per_frame")}
             block |= versus(stats, model, models[0],
                             p={"p_label_found": f"{track}.test.label_found",
                                "p_frame_error_free": f"{track}.test.frame_error_free",

@@ -12,7 +12,8 @@ as many of the candidate's other headline numbers as fit.
 An experiment that did not finish (DVC's ``executor.state`` ``failed``, ``queued`` or ``running``, or
 an ``error`` on its revision) has no numbers of its own: DVC reports the metrics of the commit it
 started from (the workspace's), so the ranking lists it after every finished one, marked with its
-state (``FAILED``), its param value and ``-`` for every number. Higher is better for the sort key
+state (``FAILED``), its param value and ``-`` for every number. A detection sweep ranks on the
+headline's ``dev`` figures only (:func:`tuning_problem`): thresholds are never tuned on the test split. Higher is better for the sort key
 unless ``ascending`` (FP per frame, say); ties keep DVC's order. A metric that is absent prints
 as ``-``. The reader is total: a node of the wrong type anywhere DVC's shape has a list, a mapping or
 a name (``experiments`` a number, ``rev`` a number) is an InputError naming its path, and so is a
@@ -104,6 +105,24 @@ def _entries(doc: Any, where: str) -> list[tuple[str, Mapping[str, Any], str, st
     return out
 
 
+def tuning_problem(sort_key: str) -> str | None:
+    """Why a detection sort key may not rank a sweep (``None``: it may). A sweep tunes a served
+    parameter, and thresholds are tuned on the ``dev`` split only, never on the final-test sessions,
+    which give the verdict alone: a detection key must be one of the headline's ``dev`` figures,
+    ``detection.<set>.<model>.dev.<metric>``. Other tracks' keys are not split.
+
+    >>> tuning_problem("detection.detector.demo-v2.dev.f1") is None, tuning_problem("lots.prompt-a.hit_rate") is None
+    (True, True)
+    >>> tuning_problem("detection.detector.demo-v2.f1")
+    'detection.detector.demo-v2.f1 is a test-split figure: rank on detection.detector.demo-v2.dev.f1'
+    """
+    parts = sort_key.split(".")
+    if parts[0] != "detection" or (len(parts) == 5 and parts[3] == "dev"):
+        return None
+    dev = ".".join([*parts[:3], "dev", parts[-1]]) if len(parts) >= 4 else "detection.<set>.<model>.dev.<metric>"
+    return f"{sort_key} is a test-split figure: rank on {dev}"
+
+
 def ranking(doc: Any, *, param: str, sort_key: str, ascending: bool = False,
             params_file: str = "params.yaml", where: str = "dvc exp show --json") -> list[Entry]:
     """The entries of ``dvc exp show --json`` that have ``sort_key`` (a dotted key of the headline
@@ -165,6 +184,7 @@ def render(entries: Sequence[Entry], *, param: str, sort_key: str, width: int = 
         lines.append("  ".join(c[i].ljust(x) for (_, c), x in zip(cols, widths)).rstrip())
     if failed := [e.name for e in entries if e.state == "failed"]:
         lines.append(f"FAILED: {', '.join(failed)}: no results of their own (dvc queue logs <name>)")
-    footer = [f"ranked by {sort_key}", "a ranking is not a test: candor compare <A> <B> pairs two of them"]
+    on = " (dev split: tuned on dev, never on test)" if sort_key.split(".")[3:4] == ["dev"] else ""
+    footer = [f"ranked by {sort_key}{on}", "a ranking is not a test: candor compare <A> <B> pairs two of them"]
     lines += ["; ".join(footer)] if len("; ".join(footer)) <= width else footer
     return "\n".join(line[:width] for line in lines) + "\n"

@@ -1,6 +1,6 @@
 """sweep-table command: the experiments of a sweep ranked by one headline metric, in 100 columns.
 
-    candor sweep-table --param thresholds.deer --sort detection.<set>.<model>.f1 [--ascending]
+    candor sweep-table --param thresholds.deer --sort detection.<set>.<model>.dev.f1 [--ascending]
         [--from exps.json] [--params params.yaml]
 
 Reads ``dvc exp show --json`` (run here, or the file given with ``--from``) and prints one row
@@ -8,8 +8,10 @@ per revision and experiment that has the sort key: its name, the swept param, th
 as many of the same candidate's headline numbers as fit (:mod:`candor_eval.review.ranking`): the
 last step of a sweep (``dvc exp run --queue -S ...``, ``dvc queue start``). An experiment that failed
 (or has not finished) is listed last, marked ``FAILED`` (or its state), without numbers: DVC shows it
-with the numbers of the commit it started from. Exit 0; 2 when DVC's output cannot be read or no
-finished revision or experiment has the key.
+with the numbers of the commit it started from. A detection sweep ranks on a ``dev`` figure of the
+headline only (``detection.<set>.<model>.dev.<metric>``): thresholds are tuned on dev, never on
+the test split, which gives the verdict. Exit 0; 2 when the key is a test-split figure, DVC's
+output cannot be read or no finished revision or experiment has the key.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from collections.abc import Sequence
 
 from candor_eval.common.errors import fail, run_main
 from candor_eval.common.tables import read_text
-from candor_eval.review.ranking import ranking, render
+from candor_eval.review.ranking import ranking, render, tuning_problem
 from candor_eval.stages.cli_help import PlainHelp
 
 
@@ -32,7 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--param", required=True, help="the swept param, a dotted key of the params file")
     ap.add_argument("--params", default="params.yaml",
                     help="the params file, as dvc exp show names it (default: params.yaml)")
-    ap.add_argument("--sort", required=True, help="a dotted key of metrics/headline.json (the ranking's key)")
+    ap.add_argument("--sort", required=True, help="a dotted key of metrics/headline.json (the ranking's key; "
+                    "a detection key must be a dev figure: detection.<set>.<model>.dev.f1)")
     ap.add_argument("--ascending", action="store_true", help="lower is better for the sort key")
     ap.add_argument("--from", dest="source", help="read this dvc exp show --json output instead of running DVC")
     return ap
@@ -54,11 +57,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except json.JSONDecodeError as err:
         raise fail(where, "not JSON", got=str(err)) from None
     sort = args.sort.removeprefix("metrics/headline.json:")
+    if (why := tuning_problem(sort)) is not None:
+        raise fail("--sort", why, hint="thresholds are tuned on the dev split, never on the final-test sessions")
     entries = ranking(doc, param=args.param, sort_key=sort, ascending=args.ascending, params_file=args.params,
                       where=where)
     if not any(e.state is None for e in entries):
         raise fail(where, f"no revision or experiment has {sort}",
-                   hint="name a key of metrics/headline.json, e.g. detection.<set>.<model>.f1")
+                   hint="name a key of metrics/headline.json, e.g. detection.<set>.<model>.dev.f1")
     print(render(entries, param=args.param, sort_key=sort), end="")
     return 0
 

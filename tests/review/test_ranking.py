@@ -13,16 +13,27 @@ from candor_eval.stages.sweep_table import main
 from tests.conftest import TESTS
 
 EXPS = TESTS / "data" / "sweep" / "exps.json"
-KEY = "detection.detector.demo-v2.f1"
+KEY = "detection.detector.demo-v2.dev.f1"
+TEST_KEY = "detection.detector.demo-v2.f1"
 
 
-def test_ranked_best_first_with_the_swept_param():
+def test_ranked_best_first_on_the_dev_split_where_the_test_split_ranks_otherwise(capsys):
+    """The fixture's dev F1 ranks the deer thresholds 0.15 > 0.2 > 0.3, its test F1 the other way round:
+    the sweep ranks on dev (thresholds are tuned on dev), and a test-split key is refused."""
     entries = ranking(json.loads(EXPS.read_text()), param="thresholds.deer", sort_key=KEY)
-    assert [(e.name, e.param) for e in entries] == [("hazel-dunk", 0.3), ("workspace", 0.2), ("main", 0.2),
-                                                     ("swell-ices", 0.15)]
+    assert [(e.name, e.param) for e in entries] == [("swell-ices", 0.15), ("workspace", 0.2), ("main", 0.2),
+                                                     ("hazel-dunk", 0.3)]
     assert [e.key for e in entries] == sorted((e.key for e in entries), reverse=True)
+    on_test = ranking(json.loads(EXPS.read_text()), param="thresholds.deer", sort_key=TEST_KEY)
+    assert [e.name for e in on_test] == ["hazel-dunk", "workspace", "main", "swell-ices"]
+    with pytest.raises(InputError, match="--sort: detection.detector.demo-v2.f1 is a test-split figure: rank on "
+                                         "detection.detector.demo-v2.dev.f1"):
+        main(["--param", "thresholds.deer", "--sort", TEST_KEY, "--from", str(EXPS)])
+    assert main(["--param", "thresholds.deer", "--sort", KEY, "--from", str(EXPS)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[2].split()[:2] == ["swell-ices", "0.15"] and "(dev split" in out
     low = ranking(json.loads(EXPS.read_text()), param="thresholds.deer",
-                  sort_key="detection.detector.demo-v2.fp_per_frame", ascending=True)
+                  sort_key="detection.detector.demo-v2.dev.fp_per_frame", ascending=True)
     assert low[0].name == "hazel-dunk" and low[-1].name == "swell-ices"
 
 
@@ -32,7 +43,7 @@ def test_the_table_fits_100_columns_and_shows_param_and_key(capsys):
     lines = out.splitlines()
     assert max(map(len, lines)) <= 100
     assert lines[0].split()[:3] == ["experiment", "thresholds.deer", "f1"]
-    assert lines[2].split()[:3] == ["hazel-dunk", "0.3", "0.526"]
+    assert lines[2].split()[:3] == ["swell-ices", "0.15", "0.4698"]
     assert "candor compare" in lines[-1]
     narrow = render(ranking(json.loads(EXPS.read_text()), param="thresholds.deer", sort_key=KEY),
                     param="thresholds.deer", sort_key=KEY, width=60)
@@ -45,8 +56,8 @@ def test_absent_values_and_unknown_keys(tmp_path):
     bad.write_text("[")
     with pytest.raises(InputError, match="not JSON"):
         main(["--param", "thresholds.deer", "--sort", KEY, "--from", str(bad)])
-    with pytest.raises(InputError, match="no revision or experiment has detection.x"):
-        main(["--param", "thresholds.deer", "--sort", "detection.x", "--from", str(EXPS)])
+    with pytest.raises(InputError, match="no revision or experiment has detection.x.y.dev.z"):
+        main(["--param", "thresholds.deer", "--sort", "detection.x.y.dev.z", "--from", str(EXPS)])
 
 
 def test_the_swept_param_is_read_from_the_params_file_dvc_names(tmp_path, capsys):
@@ -54,14 +65,14 @@ def test_the_swept_param_is_read_from_the_params_file_dvc_names(tmp_path, capsys
     default key, a file no revision lists, is an error naming the files listed."""
     doc = json.loads(EXPS.read_text().replace('"params.yaml"', '"eval/params.yaml"'))
     other = ranking(doc, param="thresholds.deer", sort_key=KEY, params_file="eval/params.yaml")
-    assert [(e.name, e.param) for e in other][0] == ("hazel-dunk", 0.3)
+    assert [(e.name, e.param) for e in other][0] == ("swell-ices", 0.15)
     with pytest.raises(InputError, match="no revision lists the params file 'params.yaml'.*eval/params.yaml"):
         ranking(doc, param="thresholds.deer", sort_key=KEY)
     moved = tmp_path / "exps.json"
     moved.write_text(json.dumps(doc))
     argv = ["--param", "thresholds.deer", "--sort", KEY, "--from", str(moved), "--params", "eval/params.yaml"]
     assert main(argv) == 0
-    assert capsys.readouterr().out.splitlines()[2].split()[:2] == ["hazel-dunk", "0.3"]
+    assert capsys.readouterr().out.splitlines()[2].split()[:2] == ["swell-ices", "0.15"]
 
 
 def _base(**over):

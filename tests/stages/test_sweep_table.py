@@ -16,15 +16,15 @@ from candor_eval.common.errors import run_main
 from candor_eval.stages import sweep_table
 from candor_eval.stages.sweep_table import main
 
-KEY = "detection.detector.demo-v2.f1"
+KEY = "detection.detector.demo-v2.dev.f1"
 
 
 def node(name: str | None, deer: float, f1: float, fp: float) -> dict:
-    """One revision or experiment of ``dvc exp show --json``: thresholds.deer and the candidate's headline."""
+    """One revision or experiment of ``dvc exp show --json``: thresholds.deer and the candidate's dev headline."""
     return {"rev": name or "workspace", "name": name, "data": {
         "params": {"params.yaml": {"data": {"thresholds": {"deer": deer}}}},
-        "metrics": {"metrics/headline.json": {"data": {"detection": {"detector": {"demo-v2": {
-            "f1": f1, "fp_per_frame": fp}}}}}}}}
+        "metrics": {"metrics/headline.json": {"data": {"detection": {"detector": {"demo-v2": {"dev": {
+            "f1": f1, "fp_per_frame": fp}}}}}}}}}
 
 
 def exp_show() -> list[dict]:
@@ -52,12 +52,12 @@ def test_a_file_of_dvc_json_ranks_best_first(exps, capsys):
     assert out.splitlines()[0].split() == ["experiment", "thresholds.deer", "f1", "(sort)", "fp_per_frame"]
     assert table_rows(out) == [["high-deer", "0.3", "0.6", "1"], ["workspace", "0.2", "0.5", "3"],
                                ["main", "0.2", "0.5", "3"], ["low-deer", "0.1", "0.4", "5"]]
-    assert out.splitlines()[-2:] == [f"ranked by {KEY}",            # two lines: one would pass 100 columns
+    assert out.splitlines()[-2:] == [f"ranked by {KEY} (dev split: tuned on dev, never on test)",   # two lines
                                      "a ranking is not a test: candor compare <A> <B> pairs two of them"]
 
 
 def test_ascending_puts_the_lowest_first(exps, capsys):
-    fp = "detection.detector.demo-v2.fp_per_frame"
+    fp = "detection.detector.demo-v2.dev.fp_per_frame"
     assert main(["--param", "thresholds.deer", "--sort", fp, "--ascending", "--from", str(exps)]) == 0
     assert [row[0] for row in table_rows(capsys.readouterr().out)] == ["high-deer", "workspace", "main", "low-deer"]
 
@@ -87,7 +87,7 @@ def test_a_failing_dvc_exits_2_with_its_error(monkeypatch, capsys):
     (None, "exps.json: file not found"),
     (b"\xff[]", "exps.json: not UTF-8 text"),
     (b'{"rev": ', "exps.json: not JSON"),
-    (b"[]", "exps.json: no revision or experiment has detection.detector.demo-v2.f1"),
+    (b"[]", "exps.json: no revision or experiment has detection.detector.demo-v2.dev.f1"),
 ])
 def test_an_unreadable_file_or_a_missing_key_exits_2_naming_the_file(tmp_path, capsys, content, message):
     path = tmp_path / "exps.json"
