@@ -13,7 +13,8 @@ An experiment that did not finish (DVC's ``executor.state`` ``failed``, ``queued
 an ``error`` on its revision) has no numbers of its own: DVC reports the metrics of the commit it
 started from (the workspace's), so the ranking lists it after every finished one, marked with its
 state (``FAILED``), its param value and ``-`` for every number. A detection sweep ranks on the
-headline's ``dev`` figures only (:func:`tuning_problem`): thresholds are never tuned on the test split. Higher is better for the sort key
+headline's ``dev`` figures only (:func:`tuning_problem`): thresholds are never tuned on the test
+split. Higher is better for the sort key
 unless ``ascending`` (FP per frame, say); ties keep DVC's order. A metric that is absent prints
 as ``-``. The reader is total: a node of the wrong type anywhere DVC's shape has a list, a mapping or
 a name (``experiments`` a number, ``rev`` a number) is an InputError naming its path, and so is a

@@ -70,6 +70,9 @@ def test_versus_is_empty_for_the_reference_and_reads_the_verdict_of_one_metric()
     assert versus(stats, "c", "ref", p={"p_hit": "m.hit"}, verdict_of="m.hit") == {"p_hit": None, "verdict": None}
 
 
+DEV_OF_DOC = {"precision": 0.0, "recall": None, "f1": None, "fp_per_frame": None}      # detection_doc's dev block
+
+
 def detection_doc(precision, recall, f1, fp_per_frame, wrong) -> dict:
     return {"test": {"micro": {"precision": precision, "recall": recall, "f1": f1, "fp_per_frame": fp_per_frame,
                                "tp": 99}, "critical": {"total": {"wrong": wrong, "missed": 7}}},
@@ -89,14 +92,14 @@ def test_detection_headline_takes_the_test_split_numbers_and_the_paired_p_agains
     out = detection_headline(stats, docs, {"detector": ["v1", "v2", "v3"]})
     assert list(out) == ["detector"] and list(out["detector"]) == ["v1", "v2", "v3"]
     assert out["detector"]["v1"] == {"precision": 0.5, "recall": 0.6, "f1": 0.545455, "fp_per_frame": 1.25,
-                                     "wrong_targets": 3, "dev": {"precision": 0.0, "recall": None, "f1": None, "fp_per_frame": None}}
+                                     "wrong_targets": 3, "dev": DEV_OF_DOC}
     # 1-1 discordant lots: p = 1
     assert out["detector"]["v2"] == {"precision": 0.75, "recall": 0.6, "f1": 0.666667, "fp_per_frame": 0.5,
-                                     "wrong_targets": 0, "dev": {"precision": 0.0, "recall": None, "f1": None, "fp_per_frame": None},
+                                     "wrong_targets": 0, "dev": DEV_OF_DOC,
                                      "p_label_found": 0.03125, "p_frame_error_free": 0.0625,
                                      "p_false_positives": 1.0, "verdict": "B better", "p_precision": 0.25}
     assert out["detector"]["v3"] == {"precision": None, "recall": None, "f1": None, "fp_per_frame": None,
-                                     "wrong_targets": None, "dev": {"precision": None, "recall": None, "f1": None, "fp_per_frame": None},
+                                     "wrong_targets": None, "dev": dict.fromkeys(DEV_OF_DOC),
                                      "p_label_found": 0.03125, "p_frame_error_free": None,
                                      "p_false_positives": None, "verdict": "B worse", "p_precision": None}
 
