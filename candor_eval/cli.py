@@ -5,7 +5,8 @@ exit codes of every stage (0 ok, 1 a run finished with recorded failures, 2 bad 
 configuration). A subcommand that is a subcommand of a module (``candor wilson 15 17`` is
 ``candor stats wilson 15 17``) carries the words it stands for. Nothing but the chosen module is
 imported, so ``candor <stage>`` starts as fast as the module alone. Every help text is plain and
-wrapped to at most 100 columns (:func:`candor_eval.stages.cli_help.plain_help`).
+wrapped to at most 100 columns (every command's parser is a
+:class:`candor_eval.stages.cli_help.StageParser`).
 """
 from __future__ import annotations
 
@@ -101,9 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from candor_eval.common.errors import run_main
 
     sys.argv[0] = f"candor {args[0]}"
-    plain = importlib.import_module("candor_eval.stages.cli_help")   # loaded as a stage is: the stages are leaves
-    with plain.plain_help():
-        return run_main(locked(args[0], module.main), [*cmd.prefix, *args[1:]])
+    return run_main(locked(args[0], module.main), [*cmd.prefix, *args[1:]])
 
 
 def locked(name: str, stage_main: Callable[[Sequence[str] | None], int | None]) -> Callable[[Sequence[str] | None],

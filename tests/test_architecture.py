@@ -187,9 +187,12 @@ def is_glue(name: str) -> bool:
     return name.startswith(f"{STAGES}.cli_")
 
 
+HELP_BASE = f"{STAGES}.cli_help"        # the one parser class every command's argv is read with
+
+
 def stages_import_only_glue(edges: Iterable[Edge]) -> list[Edge]:
     return [e for e in crossing(edges, sources=(STAGES,), targets=(STAGES,))
-            if e.source != e.target and (is_glue(e.source) or not is_glue(e.target))]
+            if e.source != e.target and e.target != HELP_BASE and (is_glue(e.source) or not is_glue(e.target))]
 
 
 def cycles(edges: Iterable[Edge], *, inside: str = "candor_eval") -> list[list[str]]:
@@ -297,7 +300,8 @@ def test_no_code_imports_an_entry_point():
 def test_a_stage_imports_no_other_stage_but_cli_glue():
     """A stage never imports another stage; it may import a CLI-glue module ``stages/cli_*.py`` (argument
     sets a track's stages share), and a glue module imports nothing of ``stages/`` (no stage, no other
-    glue: one level, so a stage's argv is at most one file away)."""
+    glue: one level, so a stage's argv is at most one file away), but ``stages/cli_help.py``, the parser
+    class every command is read with, which imports nothing of ``stages/``."""
     assert not (bad := stages_import_only_glue(EDGES)), shown(bad)
 
 

@@ -34,14 +34,8 @@ from candor_eval.detection.refresh import read_refresh
 from candor_eval.detection.served_contract import FILE as SERVED_FILE
 from candor_eval.detection.served_contract import differing_keys
 from candor_eval.detection.sets import find_set
-from candor_eval.review.gate import (
-    Evidence,
-    GateResult,
-    Timings,
-    evaluate_gate,
-    find_wrong_targets,
-    latency_diagnostic,
-)
+from candor_eval.review.gate import Evidence, Timings, evaluate_gate, find_wrong_targets, latency_diagnostic
+from candor_eval.review.gate_result import GateResult
 from candor_eval.review.gate_views import GateSettings
 from candor_eval.review.params import DeclaredGate
 from candor_eval.stats.clusters import check_session_clusters

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from candor_eval.common.params import Integer, Probability
 from candor_eval.detection.config import DetectorParams
 from candor_eval.detection.match_defaults import MIN_SUPPORT
-from candor_eval.review.gate import ClassResult, Criterion, GateResult
+from candor_eval.review.gate_result import ClassResult, Criterion, GateResult
 from candor_eval.review.params import Cluster, DeclaredGate
 from candor_eval.stats.rates import CONFIDENCE, fmt_count
 

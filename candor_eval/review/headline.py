@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from candor_eval.review.gate import GateResult
+from candor_eval.review.gate_result import GateResult
 from candor_eval.review.stats_file import StatsFile
 
 Docs = Mapping[str, tuple[str, Any]]        # file key -> (path, document), as candor_eval.review.collect.read_metrics

@@ -11,7 +11,7 @@ bare leaderboard: on a small bench, differences inside each other's intervals ar
 from __future__ import annotations
 
 from candor_eval.review.error_kinds import report_lines
-from candor_eval.review.gate import Criterion, GateResult
+from candor_eval.review.gate_result import Criterion, GateResult
 from candor_eval.review.gate_views import STATUS, criterion_lines, verdict_line
 from candor_eval.review.headline import dig, headline
 from candor_eval.review.runs import consistency_lines

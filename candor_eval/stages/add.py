@@ -81,7 +81,7 @@ from candor_eval.detection.scoring.coco import read_coco
 from candor_eval.detection.scoring.scope import class_scope
 from candor_eval.detection.scoring.truth import read_truth
 from candor_eval.detection.scoring.yolo import read_classes
-from candor_eval.stages.cli_help import PlainHelp
+from candor_eval.stages.cli_help import StageParser
 
 log = logging.getLogger("candor.add")
 
@@ -266,11 +266,10 @@ def cmd_model(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="candor add", description=__doc__,
-                                formatter_class=PlainHelp)
+    p = StageParser(prog="candor add", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("set", help="bring a detection set: data/NAME/ and its line in params.yaml",
-                       description=__doc__, formatter_class=PlainHelp)
+                       description=__doc__)
     s.add_argument("name", metavar="NAME", help="the set's name: its folder data/NAME/ and its key in detector.sets")
     source = s.add_mutually_exclusive_group(required=True)
     source.add_argument("--from", dest="source", metavar="DATA_YAML", help="an Ultralytics data.yaml")
@@ -282,7 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--dir", default=".", help="the candor project folder (default: .)")
     s.set_defaults(func=cmd_set)
     m = sub.add_parser("model", help="bring an ONNX detector: models/NAME.onnx, its card, its set's line",
-                       description=__doc__, formatter_class=PlainHelp)
+                       description=__doc__)
     m.add_argument("name", metavar="NAME", help="the model's name: models/NAME.onnx and models/NAME.yaml")
     m.add_argument("--onnx", required=True, metavar="PATH", help="the exported ONNX file")
     m.add_argument("--set", help="the detection set it is scored on (default: the only set)")

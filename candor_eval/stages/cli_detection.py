@@ -41,6 +41,7 @@ from candor_eval.detection.config import (
     ThresholdsByModel,
 )
 from candor_eval.detection.sets import DetectionSet, detection_sets, set_folders
+from candor_eval.stages.cli_help import StageParser
 
 SetFolders = tuple[DetectionSet, Path, Path]   # the set, its data folder, its raw-detections folder
 
@@ -57,8 +58,7 @@ def add_set_arguments(parser: argparse.ArgumentParser, *, detections: bool = Tru
 
 def inference_parser(prog: str, description: str | None, *, out_help: str) -> argparse.ArgumentParser:
     """The argv of a command that runs every model of a detection set over its frames (detect, latency)."""
-    p = argparse.ArgumentParser(prog=prog, description=description,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = StageParser(prog=prog, description=description)
     add_set_arguments(p, detections=False)
     p.add_argument("--models", default="models", help="folder of model cards (default: models)")
     p.add_argument("--verified", default="build/verified", help="the fetch stage's records")

@@ -15,8 +15,7 @@ import argparse
 import re
 import shutil
 import textwrap
-from collections.abc import Iterator
-from contextlib import contextmanager
+from typing import Any
 
 WIDTH = 100        # the widest line of any candor output, --help included
 
@@ -67,7 +66,7 @@ def wrap_text(text: str, width: int) -> str:
         wrapped = []
         for item in items:
             head = _ITEM.match(item[0])
-            lead = head.group(0) if head else re.match(r"\s*", item[0]).group(0)  # type: ignore[union-attr]
+            lead = head.group(0) if head else _indent(item[0])
             body = " ".join(part.strip() for part in [item[0][len(lead):], *item[1:]])
             wrapped.append(textwrap.fill(body, width=width, initial_indent=lead, subsequent_indent=" " * len(lead),
                                          break_on_hyphens=False, break_long_words=False))
@@ -75,12 +74,17 @@ def wrap_text(text: str, width: int) -> str:
     return "\n\n".join(out)
 
 
+def _indent(line: str) -> str:
+    """The leading white space of ``line``."""
+    return line[: len(line) - len(line.lstrip())]
+
+
 def _long_line(line: str, width: int) -> str:
     """A line of an indented block as written, or, when wider than ``width``, broken at spaces with its
     continuation lines four columns further in."""
     if len(line) <= width:
         return line
-    lead = re.match(r"\s*", line).group(0)  # type: ignore[union-attr]
+    lead = _indent(line)
     return textwrap.fill(line.strip(), width=width, initial_indent=lead, subsequent_indent=lead + "    ",
                          break_on_hyphens=False, break_long_words=False)
 
@@ -105,18 +109,11 @@ class PlainHelp(argparse.HelpFormatter):
         return super()._split_lines(plain(text), width)
 
 
-@contextmanager
-def plain_help() -> Iterator[None]:
-    """Every argparse parser renders its help, usage and errors with
-    :class:`candor_eval.stages.cli_help.PlainHelp` while the block runs: plain text in at most 100 columns,
-    whatever formatter the stage's parser (or a subcommand's) names."""
-    own = argparse.ArgumentParser._get_formatter
+class StageParser(argparse.ArgumentParser):
+    """The argument parser of every candor command, written once: its help, usage and errors rendered by
+    :class:`PlainHelp` (plain, at most :data:`WIDTH` columns); its subcommands' parsers are of this class
+    too (argparse makes a subparser of its parent's class)."""
 
-    def formatter(self: argparse.ArgumentParser) -> argparse.HelpFormatter:
-        return PlainHelp(prog=self.prog)
-
-    argparse.ArgumentParser._get_formatter = formatter  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        argparse.ArgumentParser._get_formatter = own  # type: ignore[method-assign]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", PlainHelp)
+        super().__init__(*args, **kwargs)

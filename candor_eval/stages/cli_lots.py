@@ -25,6 +25,7 @@ from candor_eval.common.params import DEFAULT_PARAMS, section
 from candor_eval.lots.params import IdentifyParams, LotsParams
 from candor_eval.lots.tokens import TokenRules
 from candor_eval.lots.vocabulary import Source, read_token_rules, vocabulary_file
+from candor_eval.stages.cli_help import StageParser
 
 # The ``--help`` words for a bench folder: ``--lots`` itself, or the folder of value's ``lots.csv``
 LOTS = "<lots>"
@@ -36,7 +37,7 @@ Flag = tuple[str, object]
 def stage_parser(prog: str, doc: str | None) -> argparse.ArgumentParser:
     """A stage's parser: ``prog`` (``candor <stage>``), the module docstring as description, kept as
     written, and ``--params``."""
-    p = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = StageParser(prog=prog, description=doc)
     p.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (default: %(default)s)")
     return p
 

@@ -27,15 +27,14 @@ from candor_eval.common.errors import run_main
 from candor_eval.detection.scoring.coco import read_coco
 from candor_eval.detection.scoring.coco_pair import score_coco_pair
 from candor_eval.detection.scoring.coco_results import read_coco_results
-from candor_eval.stages.cli_help import PlainHelp
+from candor_eval.stages.cli_help import StageParser
 
 # pydantic and YAML are imported only with --params: the plain mode starts without them
 # (about a quarter of a one-second run)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="candor coco-eval", description=__doc__,
-                                formatter_class=PlainHelp)
+    p = StageParser(prog="candor coco-eval", description=__doc__)
     p.add_argument("--coco-gt", required=True, help="COCO ground truth JSON")
     p.add_argument("--coco-results", required=True, help="COCO results JSON")
     p.add_argument("--out", required=True, help="output metrics JSON")

@@ -51,15 +51,14 @@ from candor_eval.review.compare import compare_units, params_changes, render_mar
 from candor_eval.review.error_kinds import frame_totals, render_totals
 from candor_eval.review.params import StatsParams
 from candor_eval.review.revisions import WORKSPACE, folders_at, read_at, resolve_revision
-from candor_eval.stages.cli_help import PlainHelp
+from candor_eval.stages.cli_help import StageParser
 from candor_eval.stats.outcomes import parse_tables, table_paths
 from candor_eval.stats.units import units_from_tables
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The CLI (see the module docstring)."""
-    ap = argparse.ArgumentParser(prog="candor compare", description=__doc__,
-                                 formatter_class=PlainHelp)
+    ap = StageParser(prog="candor compare", description=__doc__)
     ap.add_argument("rev_a", metavar="REV_A", help="git revision or DVC experiment name (A)")
     ap.add_argument("rev_b", metavar="REV_B", nargs="?", default=WORKSPACE,
                     help="git revision or DVC experiment name (B); default: the workspace")

@@ -40,7 +40,7 @@ from candor_eval.common.verify import rewrite_manifest, verify_sets
 from candor_eval.detection.config import DetectorParams
 from candor_eval.detection.model_card import verify_cards
 from candor_eval.detection.sets import detection_sets, set_records
-from candor_eval.stages.cli_help import PlainHelp
+from candor_eval.stages.cli_help import StageParser
 
 log = logging.getLogger("candor.fetch")
 
@@ -79,8 +79,7 @@ def cmd_manifest(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="candor fetch", description=__doc__,
-                                     formatter_class=PlainHelp)
+    parser = StageParser(prog="candor fetch", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     v = sub.add_parser("verify", help="verify (and fetch) every manifest and model card")
     v.add_argument("--data", default="data", help="folder holding <set>/manifest.csv (default: data)")

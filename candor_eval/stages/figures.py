@@ -35,11 +35,11 @@ from candor_eval.review.forest import forest_png, forest_rows, forest_title
 from candor_eval.review.report import track_groups
 from candor_eval.review.stats_file import StatsFile
 from candor_eval.stages.cli_detection import add_scoring_arguments, chosen_sets, read_score_params
+from candor_eval.stages.cli_help import StageParser
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="candor figures", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = StageParser(prog="candor figures", description=__doc__)
     add_scoring_arguments(p)
     p.add_argument("--stats", default="metrics/stats.json", help="the stats stage's output")
     p.add_argument("--out", default="plots/figures", help="output folder (owned: stale files removed)")

@@ -36,10 +36,10 @@ from pathlib import Path
 
 from candor_eval.common.errors import fail, run_main
 from candor_eval.common.tables import read_json
-from candor_eval.review.gate import GateResult
 from candor_eval.review.gate_files import gate_from_files, write_gate
+from candor_eval.review.gate_result import GateResult
 from candor_eval.review.gate_views import render_console, wants_colour
-from candor_eval.stages.cli_help import PlainHelp
+from candor_eval.stages.cli_help import StageParser
 from candor_eval.stages.cli_review import read_gate_settings
 
 log = logging.getLogger("candor.gate")
@@ -69,8 +69,7 @@ def _check(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The CLI: ``run`` (with latency: the gate on this machine) and ``check`` (CI)."""
-    ap = argparse.ArgumentParser(prog="candor gate", description=__doc__,
-                                 formatter_class=PlainHelp)
+    ap = StageParser(prog="candor gate", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
     g = sub.add_parser("run", help="evaluate the predeclared release gate (with --latency, --refresh: timings)")
     g.add_argument("--outcomes", default="metrics/outcomes")

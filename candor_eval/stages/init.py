@@ -34,7 +34,6 @@ Exit codes: 0 written; 2 not inside a Git repository with a DVC project (the ``g
 """
 from __future__ import annotations
 
-import argparse
 import logging
 import subprocess
 from collections.abc import Sequence
@@ -47,7 +46,7 @@ from candor_eval.cli import version
 from candor_eval.common.atomic import replace_dir_files
 from candor_eval.common.errors import InputError, Problem, fail
 from candor_eval.common.repository import dvc_root
-from candor_eval.stages.cli_help import PlainHelp
+from candor_eval.stages.cli_help import StageParser
 
 log = logging.getLogger("candor.init")
 
@@ -120,8 +119,7 @@ def bench_shape(given: Bench | None, track: str, lock: Lock | None) -> Bench | N
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="candor init", description=__doc__,
-                                formatter_class=PlainHelp)
+    p = StageParser(prog="candor init", description=__doc__)
     p.add_argument("dir", nargs="?", help="the project folder (default: . or eval/, see above)")
     p.add_argument("--track", choices=["detector", "lots", "both"], default="both", help="default: %(default)s")
     p.add_argument("--bench", choices=BENCHES, default=None,

@@ -22,7 +22,7 @@ from candor_eval.adopt.lockfile import LOCK_NAME, Lock, check_lock, read_lock, r
 from candor_eval.cli import version
 from candor_eval.common.atomic import write_text
 from candor_eval.common.errors import fail
-from candor_eval.stages.cli_help import PlainHelp
+from candor_eval.stages.cli_help import StageParser
 
 
 def existing(folder: Path) -> Path:
@@ -52,13 +52,11 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="candor", description=__doc__,
-                                formatter_class=PlainHelp)
+    p = StageParser(prog="candor", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     for name, func, summary in (("lock", cmd_lock, "rewrite candor.lock for the installed candor"),
                                 ("check", cmd_check, "exit 2 when candor.lock is not the installed candor's")):
-        s = sub.add_parser(name, help=summary, description=__doc__,
-                           formatter_class=PlainHelp)
+        s = sub.add_parser(name, help=summary, description=__doc__)
         s.add_argument("--dir", default=".", help="the folder of the project's dvc.yaml and candor.lock (default: .)")
         s.set_defaults(func=func)
     return p

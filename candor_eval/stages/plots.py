@@ -15,7 +15,6 @@ message is printed).
 """
 from __future__ import annotations
 
-import argparse
 import shutil
 import subprocess
 import tempfile
@@ -26,6 +25,7 @@ from pathlib import Path
 from candor_eval.common.atomic import replace_dir_files
 from candor_eval.common.errors import fail
 from candor_eval.common.repository import dvc_root
+from candor_eval.stages.cli_help import StageParser
 
 CHECKOUT_VENDOR = "../plots/html/vendor/"      # where the checkout's template loads the scripts from
 VENDOR = ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js", "LICENSE")
@@ -41,8 +41,7 @@ def page_template(template: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="candor plots", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = StageParser(prog="candor plots", description=__doc__)
     p.add_argument("--out", default="dvc_plots", help="the page's folder (default: %(default)s)")
     p.add_argument("rest", nargs="*", help="after --: arguments for dvc plots show")
     args = p.parse_args(argv)

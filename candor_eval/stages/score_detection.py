@@ -55,7 +55,7 @@ from candor_eval.detection.scoring.plots import COMPARED_SPLIT, PLOT_KINDS, set_
 from candor_eval.detection.served_contract import FILE as SERVED_FILE
 from candor_eval.review.params import StatsParams
 from candor_eval.stages.cli_detection import add_scoring_arguments, read_score_params, set_of_args
-from candor_eval.stages.cli_help import PlainHelp
+from candor_eval.stages.cli_help import StageParser
 from candor_eval.stats.clusters import check_session_clusters
 from candor_eval.stats.outcomes import write_outcome
 
@@ -92,8 +92,7 @@ def warn_unreproduced(model: str, frozen: dict | None, *, card: Path) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="candor score-detection", description=__doc__,
-                                formatter_class=PlainHelp)
+    p = StageParser(prog="candor score-detection", description=__doc__)
     add_scoring_arguments(p)
     p.add_argument("--metrics", help="the set's metrics folder, <model>.json (default: metrics/detection/<set>)")
     p.add_argument("--outcomes", help="the set's outcome tables folder (default: metrics/outcomes/<set>)")

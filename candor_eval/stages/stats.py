@@ -66,7 +66,7 @@ from candor_eval.review.gate_files import gate_from_files, write_gate
 from candor_eval.review.params import StatsParams
 from candor_eval.review.report import review
 from candor_eval.review.stats_file import StatsFile
-from candor_eval.stages.cli_help import PlainHelp
+from candor_eval.stages.cli_help import StageParser
 from candor_eval.stages.cli_review import lots_reference, read_gate_settings
 from candor_eval.stats.clusters import min_clusters
 from candor_eval.stats.power import MAX_UNITS, clusters_needed, detectable, pairs_needed, plan_clusters
@@ -193,8 +193,7 @@ def _mcnemar(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The CLI: ``run`` (the DVC stage), ``wilson`` and ``mcnemar`` helpers."""
-    ap = argparse.ArgumentParser(prog="candor stats", description=__doc__,
-                                 formatter_class=PlainHelp)
+    ap = StageParser(prog="candor stats", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="the stats stage: stats.json, and the gate and the report when asked")
     run.add_argument("--outcomes", default="metrics/outcomes", help="folder of per-case outcome tables")

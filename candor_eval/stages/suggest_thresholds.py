@@ -24,12 +24,11 @@ from candor_eval.detection.model_card import load_card
 from candor_eval.detection.scoring.suggest import exp_run_line, suggest_thresholds
 from candor_eval.detection.sets import detection_sets, set_folders
 from candor_eval.stages.cli_detection import add_set_arguments, read_score_params
-from candor_eval.stages.cli_help import PlainHelp
+from candor_eval.stages.cli_help import StageParser
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="candor suggest-thresholds", description=__doc__,
-                                formatter_class=PlainHelp)
+    p = StageParser(prog="candor suggest-thresholds", description=__doc__)
     p.add_argument("--model", required=True, help="model card name")
     p.add_argument("--split", default="dev", help="only dev is accepted (test frames are never read)")
     p.add_argument("--params", default=str(DEFAULT_PARAMS),

@@ -24,13 +24,12 @@ from collections.abc import Sequence
 from candor_eval.common.errors import fail, run_main
 from candor_eval.common.tables import read_text
 from candor_eval.review.ranking import ranking, render, tuning_problem
-from candor_eval.stages.cli_help import PlainHelp
+from candor_eval.stages.cli_help import StageParser
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The CLI (see the module docstring)."""
-    ap = argparse.ArgumentParser(prog="candor sweep-table", description=__doc__,
-                                 formatter_class=PlainHelp)
+    ap = StageParser(prog="candor sweep-table", description=__doc__)
     ap.add_argument("--param", required=True, help="the swept param, a dotted key of the params file")
     ap.add_argument("--params", default="params.yaml",
                     help="the params file, as dvc exp show names it (default: params.yaml)")

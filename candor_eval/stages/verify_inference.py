@@ -48,7 +48,7 @@ from candor_eval.detection.scoring.reinference import (
     threshold_crossings,
 )
 from candor_eval.stages.cli_detection import add_set_arguments, chosen_sets, read_score_params
-from candor_eval.stages.cli_help import PlainHelp
+from candor_eval.stages.cli_help import StageParser
 
 SHOWN = 10  # lines of each list printed; the JSON report has them all
 SCORE_LOG = "candor.score"     # the logger of score_raw's line per model
@@ -143,8 +143,7 @@ def verify_model(model: str, *, set_name: str, data: Path, canonical: Path, mode
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="candor verify-inference", description=__doc__,
-                                formatter_class=PlainHelp)
+    p = StageParser(prog="candor verify-inference", description=__doc__)
     p.add_argument("--params", default=str(DEFAULT_PARAMS), help="params file (default: params.yaml)")
     p.add_argument("--models", default="models", help="folder of model cards (default: models)")
     add_set_arguments(p)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from candor_eval.lots.answers import Answer
-from candor_eval.lots.units import is_accessory, lot_units, same_item
+from candor_eval.lots.units import UnitRule, is_accessory, lot_units, same_item
 from tests.conftest import committed_token_rules
 
 TOKENS = committed_token_rules()
@@ -26,8 +26,8 @@ def container(*items: dict[str, Any], count: int | None = None) -> Answer:
 KIT = container(item("DeWalt DCD791", 2), item("DCB203", 2, "Battery"), item("DCB112", 1, "Charger"), count=5)
 
 
-def units(a: Answer, rule: str = "lot_item") -> int | None:
-    return lot_units(a, rule=rule, tokens=TOKENS, accessory_words=WORDS)  # type: ignore[arg-type]
+def units(a: Answer, rule: UnitRule = "lot_item") -> int | None:
+    return lot_units(a, rule=rule, tokens=TOKENS, accessory_words=WORDS)
 
 
 def test_the_demo_kit_counts_two_drills_not_five_items():

@@ -9,13 +9,13 @@ import pytest
 from candor_eval.common.errors import InputError, run_main
 from candor_eval.review.gate import (
     Evidence,
-    GateResult,
     Timings,
     evaluate_gate,
     find_wrong_targets,
     incomparable,
     latency_diagnostic,
 )
+from candor_eval.review.gate_result import GateResult
 from candor_eval.review.gate_views import MatchView, StatsView
 from candor_eval.review.params import DeclaredGate
 from candor_eval.stages.gate import main

@@ -11,8 +11,8 @@ import pytest
 
 from candor_eval.common.errors import InputError
 from candor_eval.detection.config import DetectorParams
-from candor_eval.review.gate import GateResult
 from candor_eval.review.gate_files import TABLES, check_gate, gate_from_files, write_gate
+from candor_eval.review.gate_result import GateResult
 from candor_eval.review.gate_views import GateSettings, MatchView, StatsView
 from candor_eval.review.params import Cluster, DeclaredGate
 

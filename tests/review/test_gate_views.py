@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from candor_eval.detection.config import DetectorParams, MatchParams
-from candor_eval.review.gate import ClassResult, Criterion, GateResult
+from candor_eval.review.gate_result import ClassResult, Criterion, GateResult
 from candor_eval.review.gate_views import GateSettings, MatchView, StatsView, render_console, wants_colour
 from candor_eval.review.params import Cluster, DeclaredGate, StatsParams
 

@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from candor_eval.review.gate import Criterion, GateResult
+from candor_eval.review.gate_result import Criterion, GateResult
 from candor_eval.review.headline import P_VALUES, detection_headline, dig, headline, lots_headline, paired_p, versus
 from candor_eval.review.stats_file import Comparisons, StatsFile
 from candor_eval.stats.paired import Paired, compare_paired

@@ -37,3 +37,12 @@ def test_the_formatter_renders_a_docstring_plain_within_100_columns():
     out = parser.format_help()
     assert "``" not in out and ":mod:" not in out and ":func:" not in out and "see c" in out
     assert max(map(len, out.splitlines())) <= WIDTH
+
+
+def test_every_parser_and_its_subcommands_render_plain_help():
+    from candor_eval.stages.cli_help import StageParser
+    p = StageParser(prog="candor x", description="see :mod:`candor_eval.stats.rates` and ``--runs``")
+    sub = p.add_subparsers(dest="command").add_parser("run", description="the ``run`` of :func:`~a.b.go`")
+    assert isinstance(sub, StageParser)
+    assert "see candor_eval.stats.rates and --runs" in p.format_help()
+    assert "the run of go" in sub.format_help() and "``" not in sub.format_help()
