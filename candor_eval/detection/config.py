@@ -9,7 +9,7 @@ validated once.
   (:meth:`DetectorParams.served_nms`; the demo models serve the shared values),
   ``providers`` (onnxruntime execution providers, in order), ``executor`` (where the detect stage
   runs the models: ``local``, in its own process, or ``ray``, in shards on the Ray cluster named by
-  ``RAY_ADDRESS``, :mod:`candor_eval.detection.inference.cluster`; same output bytes).
+  ``RAY_ADDRESS``, :mod:`candor_eval.detection.inference.ray_executor`; same output bytes).
 - ``thresholds``: the shared served thresholds, ``default`` plus per-class overrides by
   class *name*; the default a sweep edits (``dvc exp run -S thresholds.deer=0.3``). Absent (a new
   project), every class is served at :data:`DEFAULT_THRESHOLD` = 0.25, the confidence threshold

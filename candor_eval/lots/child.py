@@ -53,7 +53,7 @@ error message, stderr included (:mod:`candor_eval.lots.redact`).
 The recorded ``provider`` is ``exec``, ``model`` the declared argv (shell-quoted), the
 ``version`` the one the process reported; the recording's identity is the SHA-256 of
 ``identify.sources.<candidate>`` (required for an exec candidate, as for http:
-:func:`candor_eval.lots.identity.candidate_identity`).
+:func:`candor_eval.lots.source_identity.candidate_identity`).
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Pure, no I/O. Higher hit rate, exact-count rate and run consistency are better; lower wrong
 rate is better. One run's outcome is the rule of :mod:`candor_eval.lots.identification`; this module
 scores the *set*: runs grouped by lot, tiers, rates and their counts. Field expectations are
-scored by :mod:`candor_eval.lots.field_scoring`, valuations by :mod:`candor_eval.lots.valuation` (each
+scored by :mod:`candor_eval.lots.field_scoring`, valuations by :mod:`candor_eval.lots.valuation_scoring` (each
 module is named after what it scores).
 
 Unit (docs/lots.md, "Units"): the **lot**. Runs of one lot are repeated looks at the same lot,

@@ -1,7 +1,7 @@
 """Live: ask a responder for every missing (lot or case, run), resumable, optionally concurrent.
 
 A **responder** answers one (lot or case, run) from its images: the OpenAI-compatible chat
-endpoint (:class:`ChatResponder`, :mod:`candor_eval.lots.chat`), a local model
+endpoint (:class:`OpenAIChatResponder`, :mod:`candor_eval.lots.chat`), a local model
 (:class:`candor_eval.lots.ocr.OcrResponder`), the production code's Python entry point
 (:class:`candor_eval.lots.production.PythonResponder`), the app's HTTP route
 (:class:`candor_eval.lots.route.RouteResponder`) or its process (:class:`candor_eval.lots.child.ExecResponder`).
@@ -164,7 +164,7 @@ class Responder(Protocol):
 
 
 @dataclass(frozen=True)
-class ChatResponder:
+class OpenAIChatResponder:
     """The OpenAI-compatible chat endpoint: images as data URLs, retries of :mod:`candor_eval.lots.chat`,
     every HTTP attempt spaced by ``limiter``."""
 

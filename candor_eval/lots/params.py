@@ -168,7 +168,7 @@ class IdentifyParams(BaseModel):
     the error names the key but never quotes the value, which may hold a secret.
 
     ``sources`` maps each candidate to the file or folder its answers come from (its prompt
-    file, or its production code: :mod:`candor_eval.lots.identity`), or to a list of files and folders
+    file, or its production code: :mod:`candor_eval.lots.source_identity`), or to a list of files and folders
     (production code only: the adapter and the production folder, say); dvc.yaml's identify stage
     iterates over it, so when it is set it names every candidate. Empty (the default outside the
     committed pipeline): ``<lots>/prompts/<candidate>.txt``, or a ``python`` provider's module file.

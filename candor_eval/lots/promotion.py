@@ -2,7 +2,7 @@
 
 Replay reads ``<lots>/recordings/<candidate>.jsonl`` (:mod:`candor_eval.lots.replay`); a live run
 appends to a recording of its own (``build/live/<candidate>-<sha8>.jsonl``, named after the first
-8 hex digits of the candidate's SHA-256, :mod:`candor_eval.lots.identity`). **Promoting** it:
+8 hex digits of the candidate's SHA-256, :mod:`candor_eval.lots.source_identity`). **Promoting** it:
 
 1. **Refusal** (:func:`replaced_problem`): the candidate's recording, when it exists, was made with
    this prompt or code (every line's ``prompt_sha256`` is the candidate's), or the caller asked to

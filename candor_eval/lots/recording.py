@@ -9,7 +9,7 @@ A **recording line** (one finished run of one lot or case)::
      "environment": {"ANALYSIS_MODE": "fast" | null}}
 
 ``prompt_sha256`` is the SHA-256 of what produced the answer: the prompt file, or the
-production code of a ``python`` or ``http`` provider (:mod:`candor_eval.lots.identity`).
+production code of a ``python`` or ``http`` provider (:mod:`candor_eval.lots.source_identity`).
 ``endpoint`` (live remote providers: the URL called, its secrets replaced by ``***``) and
 ``version`` (an ``http`` provider: its declared version header) are optional and left out
 of the line when absent, so recordings made before they existed keep their bytes; so is

@@ -2,7 +2,7 @@
 
 Replay (the default, offline) needs runs ``1..runs`` of every wanted lot and case in the
 candidate's recording (:mod:`candor_eval.lots.recording`), made with the candidate's current
-prompt or production code (same SHA-256, :mod:`candor_eval.lots.identity`) and the current gallery
+prompt or production code (same SHA-256, :mod:`candor_eval.lots.source_identity`) and the current gallery
 setting; anything missing or stale is one InputError listing every problem, with the fix
 (the command that records it again).
 """
@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 from candor_eval.common.errors import InputError, Problem, fail
 from candor_eval.lots.golden import Golden
-from candor_eval.lots.identity import changed_parts
 from candor_eval.lots.recording import RecordLine
+from candor_eval.lots.source_identity import changed_parts
 
 
 def select_ids(golden: Golden, globs: Sequence[str]) -> list[str]:
@@ -36,7 +36,7 @@ def check_replay(lines: Sequence[RecordLine], *, ids: Sequence[str], runs: int, 
 
     ``code`` names the production code the SHA-256 covers (None: the SHA is a prompt's); ``parts``, for
     code of several paths, each path's SHA-256, so a stale recording names the paths that changed
-    (:func:`candor_eval.lots.identity.changed_parts`); ``rerecord`` is the command that records the
+    (:func:`candor_eval.lots.source_identity.changed_parts`); ``rerecord`` is the command that records the
     candidate again, given in the hint."""
     by_key = {(ln.case, ln.run): ln for ln in lines}
     problems: list[Problem] = []

@@ -11,7 +11,7 @@ responder (:mod:`candor_eval.lots.live`):
 * ``{exec: [program, arg, ...], ...}``: :class:`candor_eval.lots.child.ExecResponder` (the program found on
   ``PATH``, the declared variables and secrets from the environment);
 * ``local-ocr``: :class:`candor_eval.lots.ocr.OcrResponder` with the given reading rules;
-* ``openai-compatible`` (every unlisted candidate): :class:`candor_eval.lots.live.ChatResponder` with
+* ``openai-compatible`` (every unlisted candidate): :class:`candor_eval.lots.live.OpenAIChatResponder` with
   the key of ``api_key_env`` (a missing, short or CR/LF-tainted key is an InputError naming the
   variable, never showing the value) and the call-rate limit.
 
@@ -30,7 +30,7 @@ from typing import Any
 from candor_eval.lots.chat import ChatConfig, read_api_key
 from candor_eval.lots.child import exec_responder
 from candor_eval.lots.client import Policy
-from candor_eval.lots.live import ChatResponder, Reply, Responder
+from candor_eval.lots.live import OpenAIChatResponder, Reply, Responder
 from candor_eval.lots.ocr import OcrResponder
 from candor_eval.lots.ocr_reading import ReadingRules
 from candor_eval.lots.params import ExecProvider, HttpProvider, IdentifyParams, PythonProvider
@@ -107,7 +107,7 @@ def _responder(params: IdentifyParams, candidate: str, *, env: Mapping[str, str]
         return OcrResponder(reading)
     config = ChatConfig(base_url=params.base_url, model=params.model, timeout_s=params.timeout_s,
                         retries=params.retries, backoff_s=params.backoff_s)
-    return ChatResponder(config=config, api_key=read_api_key(params.api_key_env, env), limiter=limiter)
+    return OpenAIChatResponder(config=config, api_key=read_api_key(params.api_key_env, env), limiter=limiter)
 
 
 def run_secrets(params: IdentifyParams, candidate: str, env: Mapping[str, str]) -> Redactor:

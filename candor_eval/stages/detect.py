@@ -13,7 +13,7 @@ original-image pixels; no per-class threshold and no NMS: those are scoring's):
   :func:`candor_eval.detection.inference.runner.iter_lines`;
 - ``executor: ray``: in shards on the Ray cluster at ``$RAY_ADDRESS`` (a local one is started when it
   is unset), each worker opening the hash-checked model itself, by
-  :func:`candor_eval.detection.inference.cluster.iter_cluster_lines`; the same bytes as ``local``
+  :func:`candor_eval.detection.inference.ray_executor.iter_cluster_lines`; the same bytes as ``local``
   (``docs/scale.md``). Needs ``requirements-cluster.txt``. If the cluster loses a shard beyond
   Ray's retries, the stage exits 1 and writes nothing.
 
@@ -39,7 +39,7 @@ from candor_eval.common.atomic import atomic_open, remove_others
 from candor_eval.common.errors import EXIT_CALLS_FAILED, run_main
 from candor_eval.common.params import section
 from candor_eval.detection.config import DetectorParams
-from candor_eval.detection.inference import cluster
+from candor_eval.detection.inference import ray_executor
 from candor_eval.detection.inference.runner import iter_lines, open_inputs
 from candor_eval.stages.cli_detection import inference_parser, set_of_args
 
@@ -55,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with ExitStack() as files:            # every file moves into place only when all models ran
             if params.executor == "ray":
-                files.enter_context(cluster.connected(params_file=args.params))
+                files.enter_context(ray_executor.connected(params_file=args.params))
             for name in dset.models:
                 info, images, model = open_inputs(model=name, models=args.models, data=data,
                                                   verified=args.verified, providers=params.providers,
@@ -64,14 +64,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                          model.name, dset.name, model.layout, model.input_w, model.input_h, len(model.classes),
                          len(info.frames), params.floor, params.executor)
                 fh = files.enter_context(atomic_open(out / f"{name}.jsonl"))
-                lines = (cluster.iter_cluster_lines(model, info.frames, images, floor=params.floor,
+                lines = (ray_executor.iter_cluster_lines(model, info.frames, images, floor=params.floor,
                                             card=Path(args.models) / f"{name}.yaml",
                                             verified=Path(args.verified) / f"model-{name}.json",
                                             providers=params.providers, params_file=args.params)
                          if params.executor == "ray" else iter_lines(model, info.frames, images, floor=params.floor))
                 for line in lines:
                     fh.write(line + "\n")
-    except cluster.ClusterFailed as err:
+    except ray_executor.ClusterFailed as err:
         log.error("%s; nothing written", err)
         return EXIT_CALLS_FAILED
     remove_others(out, keep=[f"{m}.jsonl" for m in dset.models])

@@ -7,7 +7,7 @@
 Inputs: the golden set (``--lots``: ``lots.csv``, ``cases/*.json``, photos),
 the candidate's source ``identify.sources.<candidate>`` (default: its prompt
 ``<lots>/prompts/<candidate>.txt``; for production code, the file or folder of
-it; its SHA-256 goes with every answer, :mod:`candor_eval.lots.identity`) and, in
+it; its SHA-256 goes with every answer, :mod:`candor_eval.lots.source_identity`) and, in
 replay mode, its recording ``<lots>/recordings/<candidate>.jsonl``
 (:mod:`candor_eval.lots.recording`).
 
@@ -83,13 +83,13 @@ from candor_eval.lots.by_hand import check_by_hand, throwaway_report
 from candor_eval.lots.field_scoring import field_scores
 from candor_eval.lots.fields import REPLAYED_FAILURE, CaseScore, format_case_table
 from candor_eval.lots.golden import Golden, load_golden
-from candor_eval.lots.identity import Identity, candidate_identity
 from candor_eval.lots.live import redacted_exceptions, redacted_logs, run_live
 from candor_eval.lots.params import IdentifyParams
 from candor_eval.lots.recording import RecordLine, load_recording
 from candor_eval.lots.redact import Redactor, redacted_error
 from candor_eval.lots.replay import check_replay, select_ids
 from candor_eval.lots.responders import live_responder, run_secrets
+from candor_eval.lots.source_identity import Identity, candidate_identity
 from candor_eval.lots.vocabulary import read_category_library
 from candor_eval.stages.cli_lots import (
     add_tokens,

@@ -8,7 +8,7 @@ manifest, ``dvc repro``); this is the first three (:mod:`candor_eval.lots.promot
 
 1. Refuses (exit 2, writing nothing) when ``<lots>/recordings/<candidate>.jsonl`` was made with
    other code than the candidate's source now holds (another SHA-256,
-   :mod:`candor_eval.lots.identity`), unless ``--force``: replacing it moves the scores the
+   :mod:`candor_eval.lots.source_identity`), unless ``--force``: replacing it moves the scores the
    committed metrics hold. The candidate is one of ``identify.candidates``. A recording of this
    code that is complete is up to date (exit 0, nothing asked); one that lacks runs
    (``identify.runs`` raised, a case added) is extended: its answers are kept and only the missing
@@ -42,7 +42,6 @@ from candor_eval.common.manifest import MANIFEST_NAME
 from candor_eval.common.names import check_name
 from candor_eval.common.params import section
 from candor_eval.lots.golden import load_golden
-from candor_eval.lots.identity import Identity, candidate_identity
 from candor_eval.lots.params import IdentifyParams
 from candor_eval.lots.promotion import (
     live_record,
@@ -54,6 +53,7 @@ from candor_eval.lots.promotion import (
 )
 from candor_eval.lots.recording import load_recording
 from candor_eval.lots.replay import select_ids
+from candor_eval.lots.source_identity import Identity, candidate_identity
 from candor_eval.stages.cli_lots import add_tokens, add_vocabulary, given, stage_parser, vocabulary
 
 log = logging.getLogger("candor.record")

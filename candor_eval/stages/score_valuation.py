@@ -18,7 +18,7 @@ Inputs
 Outputs (deterministic: sorted rows, floats rounded to 6 decimals, no timestamps)
     ``metrics/valuation.json``  per candidate: lots, estimated, no_estimate, hedged, in_band,
         in_band_rate, median_ratio, worst_error, worst_lot, and ``comps`` {tp, fp, fn,
-        precision, recall} (definitions in :mod:`candor_eval.lots.valuation`); then the ``counts``
+        precision, recall} (definitions in :mod:`candor_eval.lots.valuation_scoring`); then the ``counts``
         block: k, n and unit of ``<candidate>.in_band_rate`` (unit lot); comps precision and
         recall are descriptive (their (lot, listing) pairs are not independent).
     ``metrics/outcomes/valuation.csv``  ``lot,candidate,estimate,ratio,in_band,hedged,
@@ -44,7 +44,7 @@ from candor_eval.lots.audit import audit_counts, audit_json, read_audit, summari
 from candor_eval.lots.golden import read_lots
 from candor_eval.lots.listings import read_listings, read_relevance
 from candor_eval.lots.params import CompsParams
-from candor_eval.lots.valuation import (
+from candor_eval.lots.valuation_scoring import (
     fmt,
     outcome_rows,
     score_values,

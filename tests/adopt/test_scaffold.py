@@ -84,7 +84,8 @@ def test_an_interpolated_name_stays_one_word_of_the_shell_command(track, bench):
 def test_a_grown_bench_keeps_every_byte_of_the_params_and_adds_the_missing_sections():
     cases, valuation = params_yaml("lots", "cases"), params_yaml("lots", "valuation")
     assert list(sections(cases)) == ["identify", "lots", "stats"]
-    assert sections(valuation)["comps"].startswith("comps:   ") and sections(valuation)["comps"].endswith("all_items: every item\n")
+    comps = sections(valuation)["comps"]
+    assert comps.startswith("comps:   ") and comps.endswith("all_items: every item\n")
     edited = cases.replace("  runs: 3 ", "  runs: 5 ") + "report:\n  top: 3"        # the team's, no last newline
     grown = params_with_missing(edited, valuation)
     assert grown == edited + "\n" + sections(valuation)["comps"]

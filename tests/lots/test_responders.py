@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from candor_eval.common.errors import InputError
-from candor_eval.lots.live import ChatResponder
+from candor_eval.lots.live import OpenAIChatResponder
 from candor_eval.lots.params import IdentifyParams
 from candor_eval.lots.production import PythonResponder
 from candor_eval.lots.responders import Recorded, live_responder, run_secrets
@@ -25,7 +25,7 @@ def params(**over) -> IdentifyParams:
 
 def test_an_unlisted_candidate_calls_the_chat_endpoint_with_the_key_of_the_environment():
     got = live_responder(params(), "c", env={"OPENAI_API_KEY": KEY}, reading=None, params_file="p.yaml")
-    assert isinstance(got, ChatResponder)
+    assert isinstance(got, OpenAIChatResponder)
 
 
 def test_a_missing_key_names_the_variable_never_a_value():
@@ -73,7 +73,7 @@ def test_record_env_wraps_the_responder_with_the_values_unset_as_none_and_secret
     p = params(record_env={"c": ["ANALYSIS_MODE", "PROVIDER", "ECHO"]})
     env = {"OPENAI_API_KEY": KEY, "ANALYSIS_MODE": "fast", "ECHO": f"k={KEY}"}
     got = live_responder(p, "c", env=env, reading=None, params_file="p.yaml")
-    assert isinstance(got, Recorded) and isinstance(got.inner, ChatResponder)
+    assert isinstance(got, Recorded) and isinstance(got.inner, OpenAIChatResponder)
     assert got.environment == {"ANALYSIS_MODE": "fast", "PROVIDER": None, "ECHO": "k=***"}
     assert (got.provider, got.model, got.endpoint) == (got.inner.provider, got.inner.model, got.inner.endpoint)
     assert not isinstance(live_responder(params(), "c", env=env, reading=None, params_file="p.yaml"), Recorded)

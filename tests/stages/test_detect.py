@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from candor_eval.common.errors import run_main
-from candor_eval.detection.inference import cluster
+from candor_eval.detection.inference import ray_executor
 from candor_eval.stages import detect, fetch
 from tests.support_detect import constant_model, tiny_repo, ultralytics_output, write_card
 
@@ -124,10 +124,10 @@ def test_cluster_failure_exits_1_and_writes_nothing(repo, monkeypatch):
     """A run the cluster cannot finish (shards lost beyond Ray's retries) leaves no file."""
     def lost(model, frames, images, **_):
         yield "header"
-        raise cluster.ClusterFailed("the cluster lost a shard after 3 retries")
+        raise ray_executor.ClusterFailed("the cluster lost a shard after 3 retries")
 
-    monkeypatch.setattr(cluster, "connected", lambda **_: contextlib.nullcontext())
-    monkeypatch.setattr(cluster, "iter_cluster_lines", lost)
+    monkeypatch.setattr(ray_executor, "connected", lambda **_: contextlib.nullcontext())
+    monkeypatch.setattr(ray_executor, "iter_cluster_lines", lost)
     Path("params.yaml").write_text(PARAMS + "  executor: ray\n")
     assert run_detect() == 1
     assert not list(Path("build/detections/detector").glob("*.jsonl"))

@@ -14,8 +14,8 @@ import candor_eval.stages.record as record
 from candor_eval.common.errors import run_main
 from candor_eval.common.manifest import load_manifest, sha256_file
 from candor_eval.common.verify import rewrite_manifest
-from candor_eval.lots.identity import source_sha256
 from candor_eval.lots.recording import load_recording
+from candor_eval.lots.source_identity import source_sha256
 from tests.conftest import TESTS, VOCABULARY
 
 IDS = ["T001", "T002", "drill"]

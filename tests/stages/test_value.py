@@ -19,7 +19,7 @@ from candor_eval.lots.golden import read_lots
 from candor_eval.lots.listings import read_listings
 from candor_eval.lots.params import CompsParams
 from candor_eval.lots.recording import load_recording
-from candor_eval.lots.valuation import score_lot, summarise_valuation
+from candor_eval.lots.valuation_scoring import score_lot, summarise_valuation
 from candor_eval.lots.values import value_lots
 from candor_eval.lots.vocabulary import AccessoryWords, read_key_words, read_vocabulary
 from candor_eval.stages import identify

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from candor_eval.common.errors import InputError
-from candor_eval.lots.identity import (
+from candor_eval.lots.params import IdentifyParams
+from candor_eval.lots.source_identity import (
     Identity,
     candidate_identity,
     changed_parts,
@@ -21,7 +22,6 @@ from candor_eval.lots.identity import (
     sources_identity,
     sources_sha256,
 )
-from candor_eval.lots.params import IdentifyParams
 from candor_eval.lots.vocabulary import Makes
 
 

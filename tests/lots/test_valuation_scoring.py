@@ -5,7 +5,14 @@ from decimal import Decimal
 
 import pytest
 
-from candor_eval.lots.valuation import comps_fit, in_band, lot_error, score_lot, summarise_valuation, value_ratio
+from candor_eval.lots.valuation_scoring import (
+    comps_fit,
+    in_band,
+    lot_error,
+    score_lot,
+    summarise_valuation,
+    value_ratio,
+)
 
 BAND = (0.5, 1.5)
 

@@ -1,4 +1,4 @@
-"""The detect stage on a real Ray cluster (candor_eval/detection/inference/cluster.py, ``detector.executor: ray``),
+"""The detect stage on a real Ray cluster (candor_eval/detection/inference/ray_executor.py, ``detector.executor: ray``),
 run as a user runs it: a head and a worker node started with Ray's own command line, the stage run as
 ``candor detect`` with ``RAY_ADDRESS`` pointing at the head; its files compared byte for byte
 with ``executor: local``; then one worker node killed by its PID mid-run.
@@ -35,7 +35,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from candor_eval.common.errors import run_main
-from candor_eval.detection.inference import cluster
+from candor_eval.detection.inference import ray_executor
 from candor_eval.stages import detect, fetch
 from tests.conftest import ROOT
 from tests.support_detect import tiny_repo, ultralytics_output, write_card
@@ -279,8 +279,8 @@ def test_cluster_run_equals_local_and_survives_a_lost_worker(workspace, loopback
 
 def test_shards_cover_the_frames_in_order():
     for n in (0, 1, 7, 48, 1001):
-        size = cluster.shard_size(n, cpus=3)
-        spans = cluster.shards(n, size=size)
+        size = ray_executor.shard_size(n, cpus=3)
+        spans = ray_executor.shards(n, size=size)
         assert [i for a, b in spans for i in range(a, b)] == list(range(n))
         assert all(b - a == size for a, b in spans[:-1])
 
@@ -290,17 +290,17 @@ def test_ray_notices_are_off_unless_the_user_set_them():
     import logging
 
     env: dict[str, str] = {}
-    cluster.quiet_ray(env)
+    ray_executor.quiet_ray(env)
     assert env == {"RAY_USAGE_STATS_ENABLED": "0"}
-    assert logging.getLogger(cluster.AUTH_NOTICE).getEffectiveLevel() == logging.ERROR
+    assert logging.getLogger(ray_executor.AUTH_NOTICE).getEffectiveLevel() == logging.ERROR
     mine = {"RAY_USAGE_STATS_ENABLED": "1"}
-    cluster.quiet_ray(mine)
+    ray_executor.quiet_ray(mine)
     assert mine == {"RAY_USAGE_STATS_ENABLED": "1"}
 
 
 QUIET_RUN = """
 import sys
-from candor_eval.detection.inference.cluster import connected, import_ray
+from candor_eval.detection.inference.ray_executor import connected, import_ray
 with connected():
     ray = import_ray()
     @ray.remote
