@@ -4,6 +4,7 @@ remote round trip between two clones (one pushes, a fresh clone of the commit pu
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,10 +25,25 @@ def sh(args: list[str], cwd: Path) -> str:
 
 
 def fresh_clone(parent: Path) -> Path:
-    """A clone of HEAD whose install inputs are older than any venv stamp: ``make`` there with this checkout's
-    venv installs nothing (an editable install from the clone would point the shared venv at a temporary folder)."""
+    """A clone of this checkout's working tree (HEAD, then its uncommitted edits and untracked files,
+    committed in the clone so that its ``git status`` starts clean): the code the editable venv runs is
+    the code the clone holds, so a test sees an edit before it is committed. Its install inputs are
+    older than any venv stamp: ``make`` there with this checkout's venv installs nothing (an editable
+    install from the clone would point the shared venv at a temporary folder)."""
     clone = parent / "candor"
     sh(["git", "clone", "-q", str(ROOT), str(clone)], cwd=ROOT)
+    diff = subprocess.run(["git", "diff", "HEAD", "--binary"], cwd=ROOT, capture_output=True, check=True).stdout
+    if diff:
+        subprocess.run(["git", "apply", "--whitespace=nowarn"], cwd=clone, input=diff, check=True)
+    untracked = subprocess.run(["git", "ls-files", "-z", "--others", "--exclude-standard"], cwd=ROOT,
+                               capture_output=True, text=True, check=True).stdout.split("\0")
+    for rel in filter(None, untracked):
+        (clone / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / rel, clone / rel, follow_symlinks=False)
+    if diff or any(untracked):
+        sh(["git", "add", "-A"], cwd=clone)
+        sh(["git", "-c", "user.name=candor tests", "-c", "user.email=tests@candor.invalid", "commit", "-q",
+            "-m", "the working tree of the checkout under test"], cwd=clone)
     for req in [*clone.glob("requirements*.txt"), clone / "pyproject.toml"]:
         os.utime(req, (0, 0))
     return clone

@@ -1,5 +1,6 @@
 """The README's user paths, run as written on fresh clones: the command blocks of "Quick start",
-"Bring your own", "Remote cache and CI" (with a local-folder remote) and "Sweeps", and every
+"Bring your own", "Remote cache and CI" (with a local-folder remote) and "Sweeps" (run by
+tests/test_sweep.py, whose one sweep also checks its metrics), and every
 output line the README quotes under a command (``#   <line>``) is checked in what that command
 printed, so the README cannot drift from what the commands do.
 
@@ -147,10 +148,3 @@ def test_remote_cache_recipe_and_ci_block_round_trip(tmp_path):
     walk(second, ci)
     out = run(second, "dvc repro")
     assert "Running stage" not in out and status(second) == ""
-
-
-def test_sweep_block(tmp_path):
-    repo = clone(tmp_path)
-    run(repo, "dvc repro")
-    walk(repo, blocks("Sweeps")[0])
-    assert status(repo) == ""

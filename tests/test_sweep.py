@@ -1,17 +1,16 @@
-"""`make sweep` on a fresh clone: a three-value queued sweep through DVC's queue; inference never
-reruns and each experiment's headline metrics move the way a higher threshold must move them."""
+"""`make sweep` on a fresh clone, as the README's "Sweeps" block runs it (the block's quoted output
+checked, the one sweep of the suite): a three-value queued sweep through DVC's queue; inference
+never reruns and each experiment's headline metrics move the way a higher threshold must move them."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import CANDOR
-from tests.test_pipeline import fresh_clone, sh
+from tests.test_pipeline import sh
+from tests.test_readme import blocks, clone, run, status, walk
 
 pytestmark = pytest.mark.slow
 
@@ -20,14 +19,12 @@ VALUES = (0.15, 0.25, 0.3)
 
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory) -> Path:
-    repo = fresh_clone(tmp_path_factory.mktemp("sweep"))
-    sh(["dvc", "repro"], cwd=repo)
-    venv = Path(sys.executable).parent.parent
-    env = dict(os.environ, DVC_NO_ANALYTICS="1")
-    proc = subprocess.run(["make", "sweep", f"VENV={venv}", "PARAM=thresholds.deer",
-                           "VALUES=" + " ".join(map(str, VALUES)), "JOBS=2"],
-                          cwd=repo, env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    repo = clone(tmp_path_factory.mktemp("sweep"))
+    run(repo, "dvc repro")
+    sweep = blocks("Sweeps")[0]
+    assert sweep[0].command == f'make sweep PARAM=thresholds.deer VALUES="{" ".join(map(str, VALUES))}"'
+    walk(repo, sweep)                  # the README's sweep as a reader runs it, its quoted lines checked
+    assert status(repo) == ""          # queued experiments run in temporary copies
     return repo
 
 
@@ -61,12 +58,12 @@ def test_a_higher_deer_threshold_keeps_fewer_detections(swept):
         assert fp[0] > fp[1] > fp[2] and recall[0] >= recall[1] >= recall[2], (model, fp, recall)
 
 
-def test_the_sweep_reads_in_120_columns(swept):
+def test_the_sweep_reads_in_100_columns(swept):
     """``make sweep`` ends with the ranking (stages/sweep_table.py): every value, the swept param and the
-    sort key visible, no line wider than 120 characters."""
+    sort key visible, no line wider than 100 characters."""
     out = sh([*CANDOR, "sweep-table", "--param", "thresholds.deer",
               "--sort", "metrics/headline.json:detection.detector.demo-v2.dev.f1"], cwd=swept)
     lines = out.splitlines()
-    assert max(map(len, lines)) <= 120, out
+    assert max(map(len, lines)) <= 100, out
     assert lines[0].split()[:3] == ["experiment", "thresholds.deer", "f1"]
     assert {float(line.split()[1]) for line in lines[2:-1]} >= set(VALUES)
