@@ -206,7 +206,7 @@ def _diff(c: Paired) -> str:
 
 def summary_rows(stats: StatsFile, group: str) -> list[str]:
     """A group's summary table: one row per (candidate, headline test), the numbers in columns."""
-    out = ["| candidate | test | unit | candidate | interval | reference | interval | B - A [interval] "
+    out = ["| candidate | test | unit | B (candidate) | B interval | A (reference) | A interval | B - A [interval] "
            "| discordant A-B | p | verdict |", "|---|---|---|---:|---|---:|---|---|---|---:|---|"]
     for cand in candidates_of(stats, group):
         for metric in summary_metrics(stats, group):
@@ -277,9 +277,9 @@ def summary(stats: StatsFile) -> list[str]:
     for group, reference in track_groups(stats).items():
         if not candidates_of(stats, group):
             continue
-        out += [f"**{group}** (reference {md_text(reference)}; discordant A-B: units only the reference got right "
-                "- units only the candidate got right, and the clusters they sit in; for a count, units where "
-                "each side has the smaller count)", "", *summary_rows(stats, group), "",
+        out += [f"**{group}** (A: the reference, {md_text(reference)}; B: each candidate; discordant A-B: the units "
+                "only A got right, then those only B got right, and the clusters they sit in; for a count, the "
+                "units where A, then B, has the smaller count)", "", *summary_rows(stats, group), "",
                 "Details: " + ", ".join(f"[{md_text(c)}](details/{detail_name(group, c)})"
                                         for c in candidates_of(stats, group)), ""]
         out += bench_lines(stats, group)
