@@ -182,7 +182,7 @@ class Claim:
                 for g, w in zip(got, want, strict=True) if g != w]
 
 
-def cell(doc: str, header: str, row: str, *values: Callable[[], str]) -> Claim:
+def cell(doc: str, header: str, row: str, *values: Callable[[], str] | None) -> Claim:
     """The cells after the first of the table row that starts with ``| row |``, in the table whose header line
     starts with ``header``: each must equal its value (``None``: a cell not checked)."""
     head = re.escape(header)
