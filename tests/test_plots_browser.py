@@ -19,6 +19,9 @@
 - No template smooths (no ``loess``, no DVC ``linear``/``smooth`` template) and every rate axis is
   fixed at 0..1 (fast tests, no browser).
 - The vendored files match the SHA-256 values recorded in plots/html/README.md.
+- The report (`plots/report/report.md`, rendered by this checkout's code from the committed metrics, as a
+  forge renders Markdown: CommonMark with tables) shows the gate's verdict and the answer of every track
+  within the first 1,280 x 800 screen; its screenshot goes to build/report-first-screen.png.
 
 Skips when Chromium is not installed, unless CI is set (then it fails: `.ci/run` installs it).
 """
@@ -44,6 +47,7 @@ BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 TEMPLATE = "plots/html/template.html"
 SCREENSHOT = ROOT / "build" / "plots-screenshot.png"
 FIRST_SCREEN = ROOT / "build" / "plots-first-screen.png"
+REPORT_FIRST_SCREEN = ROOT / "build" / "report-first-screen.png"
 COMPARED_FIRST = ("pr_models", "f1_models", "per_class", "anatomy")   # the first row, in this order
 OFFLINE = ("--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
            "--proxy-bypass-list=<-loopback>")
@@ -300,3 +304,52 @@ def test_the_models_of_a_set_share_one_panel(browser, clone, tmp_path):
                                         ("plots_detection_anatomy_detector_fp_csv", "mark-rect", 5 * len(models))]):
         got = drawn_marks(browser, divs[div], profile=tmp_path / f"p{i}", page=tmp_path / f"{i}.html", vendor=vendor)
         assert got.get(mark) == n, (div, got)
+
+
+def report_markdown() -> str:
+    """The report this checkout's code writes from the committed metrics (what the stats stage writes)."""
+    from candor_eval.review.collect import read_metrics
+    from candor_eval.review.gate_result import GateResult
+    from candor_eval.review.report import review
+    from candor_eval.review.stats_file import StatsFile
+
+    def doc(name: str) -> dict:
+        return json.loads((ROOT / "metrics" / name).read_text())
+    stats = StatsFile.from_json(doc("stats.json"), where="metrics/stats.json")
+    gate = GateResult.from_json(doc("gate.json"), where="metrics/gate.json")
+    metrics = [ROOT / "metrics" / m for m in ("identification.json", "fields", "detection", "valuation.json")]
+    sets = yaml.safe_load((ROOT / "params.yaml").read_text())["detector"]["sets"]
+    return review(stats, gate, read_metrics(metrics, root=ROOT / "metrics")[0], sets=sets, forest="../figures")[1]
+
+
+# After layout, each marked element's bottom edge (px from the top of the page) is written into the DOM.
+MEASURE = """<script>
+for (const el of document.querySelectorAll("p, li")) {
+  const text = el.textContent;
+  if (text.startsWith("Release gate:") || /^(lots|detection\\.[\\w.-]+) \\(against /.test(text)) {
+    el.setAttribute("data-bottom", Math.ceil(el.getBoundingClientRect().bottom + window.scrollY));
+  }
+}
+</script>"""
+
+
+@pytest.mark.slow
+@needs_browser
+def test_the_rendered_report_shows_the_verdict_and_every_track_on_the_first_screen(browser, tmp_path):
+    markdown_it = pytest.importorskip("markdown_it")
+    body = markdown_it.MarkdownIt("commonmark").enable("table").render(report_markdown())
+    page = tmp_path / "report.html"
+    page.write_text("<!doctype html><html><head><meta charset='utf-8'><style>body{font:16px/1.5 sans-serif;"
+                    "max-width:1012px;margin:0 auto;padding:32px}table{border-collapse:collapse}td,th{border:1px "
+                    "solid #ccc;padding:4px 8px}</style></head><body>" + body + MEASURE + "</body></html>")
+    dom = chromium(browser, page.as_uri(), f"--window-size={SCREEN[0]},{SCREEN[1]}", "--dump-dom",
+                   profile=tmp_path / "d")
+    marked = re.findall(r'<(?:p|li) data-bottom="(\d+)">(.*?)</(?:p|li)>', dom, flags=re.S)
+    texts = [re.sub(r"<[^>]+>", "", t) for _, t in marked]
+    assert texts[0].startswith("Release gate: FAILED"), texts
+    assert {t.split(" (against")[0] for t in texts[1:]} == {"lots", "detection.detector"}, texts
+    assert all(int(bottom) <= SCREEN[1] for bottom, _ in marked), marked
+    REPORT_FIRST_SCREEN.parent.mkdir(exist_ok=True)
+    chromium(browser, page.as_uri(), f"--window-size={SCREEN[0]},{SCREEN[1]}",
+             f"--screenshot={REPORT_FIRST_SCREEN}", profile=tmp_path / "s")
+    assert png_size(REPORT_FIRST_SCREEN) == SCREEN

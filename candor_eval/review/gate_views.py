@@ -67,11 +67,32 @@ def _paint(text: str, code: str, colour: bool) -> str:
     return f"\033[{code}m{text}\033[0m" if colour else text
 
 
+def drop_words(max_drop: float) -> str:
+    """The largest recall drop a class's data allow, in words: a drop when positive, else a gain (never a
+    negative "drop").
+
+    >>> drop_words(0.099), drop_words(-0.069), drop_words(0.0)
+    ('drop up to 0.099', 'no drop: a gain of at least 0.069', 'no drop')
+    """
+    if max_drop > 0:
+        return f"drop up to {max_drop:.3f}"
+    return "no drop" + (f": a gain of at least {-max_drop:.3f}" if max_drop < 0 else "")
+
+
+def drop_cell(max_drop: float) -> str:
+    """:func:`drop_words` for a table column of the largest drop allowed.
+
+    >>> drop_cell(0.155), drop_cell(-0.069)
+    ('0.155', 'none (gain >= 0.069)')
+    """
+    return f"{max_drop:.3f}" if max_drop > 0 else "none" + (f" (gain >= {-max_drop:.3f})" if max_drop < 0 else "")
+
+
 def _drop(r: ClassResult) -> str:
-    """A class's recall drop in words: never a negative "drop" (B's recall is up by at least that much)."""
+    """A class's recall drop in words, in parentheses ("" without an interval)."""
     if r.max_drop is None:
         return ""
-    return f" (recall drop up to {r.max_drop:.3f})" if r.max_drop > 0 else f" (no drop: up by >= {-r.max_drop:.3f})"
+    return f" (recall {drop_words(r.max_drop)})" if r.max_drop > 0 else f" ({drop_words(r.max_drop)})"
 
 
 def criterion_lines(name: str, c: Criterion) -> list[str]:

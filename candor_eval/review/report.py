@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from candor_eval.review.error_kinds import report_lines
 from candor_eval.review.gate_result import Criterion, GateResult
-from candor_eval.review.gate_views import STATUS, criterion_lines, verdict_line
+from candor_eval.review.gate_views import STATUS, criterion_lines, drop_cell
 from candor_eval.review.headline import dig, headline
 from candor_eval.review.runs import consistency_lines
 from candor_eval.review.stats_file import StatsFile
+from candor_eval.review.text_forest import TextRow, nice_top, text_forest
 from candor_eval.stats.outcomes import LOTS_TRACKS
 from candor_eval.stats.paired import Paired, fmt_diff
-from candor_eval.stats.rates import fmt_count, fmt_interval
+from candor_eval.stats.rates import Rate, fmt_count, fmt_interval
 
 
 def md_text(text: str) -> str:
@@ -82,48 +83,120 @@ def candidates_of(stats: StatsFile, group: str) -> list[str]:
     return sorted({c for m in headline_metrics(group) if m in stats.paired for c in stats.paired[m].candidates})
 
 
-def _cell(stats: StatsFile, metric: str, cand: str) -> str:
-    comp = stats.paired.get(metric)
-    if comp is None or cand not in comp.candidates:
-        return "n/a"
-    c = comp.candidates[cand]
-    mark = {"B better": " **better**", "B worse": " **worse**"}.get(c.verdict, "")
-    return (f"{fmt_interval(c.b)} vs {fmt_interval(c.a) if c.a.rate is not None else 'n/a'}; {c.split}, "
-            f"p={c.p:.3g}{mark}")
-
-
 def detail_name(group: str, cand: str) -> str:
     """The file name of one candidate's details."""
     return f"{group}--{cand}.md"
 
 
-def summary(stats: StatsFile, gate: GateResult | None) -> list[str]:
-    """The one-screen summary: per group, one row per candidate against the reference on the
-    headline metrics (its rate [interval] vs the reference's, discordant A-B, exact p, verdict)."""
+def summary_metrics(stats: StatsFile, group: str) -> tuple[str, ...]:
+    """The paired tests of a group's summary table and one-line answer: its headline metrics, then for a
+    detection set its false-positive test (false positives per test frame), when the stats hold them."""
+    extra = () if group == "lots" else (f"{group}.test.false_positives",)
+    return tuple(m for m in (*headline_metrics(group), *extra) if m in stats.paired)
+
+
+VERDICT_WORD = {"B better": "**better**", "B worse": "**worse**",
+                "no detectable difference": "no detectable difference"}
+
+
+def _value(r: Rate) -> str:
+    return "n/a" if r.rate is None else f"{r.rate:.3f}"
+
+
+def _interval(r: Rate) -> str:
+    if r.rate is None:
+        return ""
+    if r.lo is None or r.hi is None:
+        return f"(none: {r.clusters} {r.cluster})"
+    return f"[{r.lo:.3f}, {r.hi:.3f}]"
+
+
+def _diff(c: Paired) -> str:
+    if c.diff is None:
+        return "n/a"
+    ci = "" if c.diff_lo is None or c.diff_hi is None else f" [{c.diff_lo:+.3f}, {c.diff_hi:+.3f}]"
+    return f"{c.diff:+.3f}{ci}"
+
+
+def summary_rows(stats: StatsFile, group: str) -> list[str]:
+    """A group's summary table: one row per (candidate, headline test), the numbers in columns."""
+    out = ["| candidate | test | unit | B (candidate) | B interval | A (reference) | A interval | B - A [interval] "
+           "| discordant A-B | p | verdict |", "|---|---|---|---:|---|---:|---|---|---|---:|---|"]
+    for cand in candidates_of(stats, group):
+        for metric in summary_metrics(stats, group):
+            c = stats.paired[metric].candidates.get(cand)
+            if c is None:
+                continue
+            unit = f"{c.unit}" if c.kind == "outcome" else f"per {c.unit}"
+            unit += "" if c.cluster == c.unit else f", by {c.cluster}"
+            out.append(f"| {md_text(cand)} | {md_text(short_metric(group, metric))} | {unit} | {_value(c.b)} "
+                       f"| {_interval(c.b)} | {_value(c.a)} | {_interval(c.a)} | {_diff(c)} | {c.split} "
+                       f"| {c.p:.3g} | {VERDICT_WORD.get(c.verdict, c.verdict)} |")
+    return out
+
+
+def short_metric(group: str, metric: str) -> str:
+    """A metric key without its group's prefix: ``test.label_found`` for ``detection.d.test.label_found``."""
+    return metric[len(group) + 1:] if metric.startswith(group + ".") else metric
+
+
+def track_answer(stats: StatsFile, group: str) -> str:
+    """The one-line answer of a group: each candidate better or worse on a headline test, with the tests
+    and their p; then, together, the candidates with no detectable difference on any (each with its
+    smallest p)."""
+    moved, still = [], []
+    for cand in candidates_of(stats, group):
+        tests = [(short_metric(group, m), stats.paired[m].candidates[cand]) for m in summary_metrics(stats, group)
+                 if cand in stats.paired[m].candidates]
+        verdicts = [f"{VERDICT_WORD[v]} on " + ", ".join(f"{m} (p={c.p:.3g})" for m, c in tests if c.verdict == v)
+                    for v in ("B worse", "B better") if any(c.verdict == v for _, c in tests)]
+        if verdicts:
+            moved.append(f"{md_text(cand)} is " + " and ".join(verdicts))
+        else:
+            still.append(f"{md_text(cand)}" + (f" (smallest p={min(c.p for _, c in tests):.3g})" if tests else ""))
+    if still:
+        moved.append("no detectable difference on any headline test: " + ", ".join(still))
+    return f"- **{group}** (against {md_text(track_groups(stats)[group])}): " + "; ".join(moved) + "."
+
+
+def gate_lines(gate: GateResult) -> list[str]:
+    """The gate's verdict for the first screen: the verdict, what was compared, and the failed and
+    the pending criteria, each on its own line."""
+    out = [f"**Release gate: {gate.verdict}** ({gate.candidate} against {gate.reference} on set `{gate.set}`, "
+           f"split `{gate.split}`; predeclared in `{gate.params_file}: gate`, criteria below)", ""]
+    if gate.failed:
+        out.append("- failed: " + ", ".join(f"`{n}`" for n in gate.failed))
+    if gate.pending:
+        out.append("- not evaluated (pending): " + ", ".join(f"`{n}`" for n in gate.pending))
+    if gate.verdict == "NOT EVALUATED" and not gate.failed and not gate.pending:
+        out.append("- every criterion waived: nothing was checked")
+    return out + [""]
+
+
+def first_screen(stats: StatsFile, gate: GateResult | None) -> list[str]:
+    """What the report opens with: the gate's verdict, then the one-line answer per track."""
+    out = gate_lines(gate) if gate is not None else []
+    answers = [track_answer(stats, g) for g in track_groups(stats) if candidates_of(stats, g)]
+    if answers:
+        out += [f"**The answer per track**: each candidate against its reference on the headline tests (exact "
+                f"sign-flip test over clusters, alpha {stats.alpha:g}, not adjusted; the numbers: \"Summary\" "
+                "below):", "", *answers, ""]
+    return out
+
+
+def summary(stats: StatsFile) -> list[str]:
+    """The summary tables: per group, one row per candidate and headline test (:func:`summary_rows`), then
+    what a detection set's statistics rest on (:func:`bench_lines`)."""
     out = ["## Summary: each candidate against its reference (headline tests, not adjusted)", ""]
     for group, reference in track_groups(stats).items():
-        metrics = headline_metrics(group)
-        cands = candidates_of(stats, group)
-        if not cands:
+        if not candidates_of(stats, group):
             continue
-        first = next((stats.paired[m].candidates[cands[0]] for m in metrics
-                      if m in stats.paired and cands[0] in stats.paired[m].candidates), None)
-        unit = "case" if first is None else first.unit + ("" if first.cluster == first.unit else
-                                                          f", clustered by {first.cluster}")
-        out += [f"**{group}** (reference {reference}; cells: candidate [interval] vs reference, A-B discordant, "
-                f"exact sign-flip p over clusters; unit of the first: {unit})", "",
-                "| candidate | " + " | ".join(metrics) + " | details |", "|---" * (len(metrics) + 2) + "|"]
-        out += [f"| {c} | " + " | ".join(_cell(stats, m, c) for m in metrics)
-                + f" | [details](details/{detail_name(group, c)}) |"
-                for c in cands]
-        counts = stats.paired.get(f"{group}.test.false_positives") if group != "lots" else None
-        if counts:
-            out += ["", "False positives per test frame (fewer is better; exact sign-flip test over clusters): " +
-                    "; ".join(f"{c}: {k.explanation}" for c, k in counts.candidates.items())]
-        out += bench_lines(stats, group) + [""]
-    if gate is not None:
-        out += [f"**Release gate** (predeclared): {gate.candidate} vs {gate.reference} on set `{gate.set}`, split "
-                f"`{gate.split}`: **{verdict_line(gate)}** (criteria below)", ""]
+        out += [f"**{group}** (A: the reference, {md_text(reference)}; B: each candidate; discordant A-B: the units "
+                "only A got right, then those only B got right, and the clusters they sit in; for a count, the "
+                "units where A, then B, has the smaller count)", "", *summary_rows(stats, group), "",
+                "Details: " + ", ".join(f"[{md_text(c)}](details/{detail_name(group, c)})"
+                                        for c in candidates_of(stats, group)), ""]
+        out += bench_lines(stats, group)
     return out
 
 
@@ -134,7 +207,7 @@ def bench_lines(stats: StatsFile, group: str) -> list[str]:
     bench = stats.benches.get(group)
     if not bench:
         return []
-    out = [""]
+    out = []
     for split, b in bench["splits"].items():
         sessions = b["sessions"]
         cover = ("its intervals and tests treat the sessions as the independent units, so they cover "
@@ -144,7 +217,8 @@ def bench_lines(stats: StatsFile, group: str) -> list[str]:
                    f"{'s' if len(sessions) != 1 else ''}, units clustered by {bench['cluster']}: {cover}. "
                    "Micro precision / recall per session: " +
                    "; ".join(f"{md_text(s)} (" + ", ".join(f"{m} {_pr(v)}" for m, v in models.items()) + ")"
-                             for s, models in sessions.items()))
+                             for s, models in sessions.items()) + ".")
+        out.append("")                                   # one paragraph per split
     return out
 
 
@@ -200,25 +274,67 @@ def cluster_kinds(stats: StatsFile) -> str:
                      + (["cases"] if lots else []))
 
 
+def forest_lines(stats: StatsFile, group: str) -> list[str]:
+    """A group's headline tests drawn as a text forest plot (:mod:`candor_eval.review.text_forest`), in a
+    code block: per test its reference, then each candidate marked by its verdict and p; rates on a 0..1
+    axis, a mean per unit (false positives per frame) on its own axis from 0. Empty without a test."""
+    blocks: dict[bool, list[tuple[str, list[TextRow]]]] = {False: [], True: []}
+    for metric in summary_metrics(stats, group):
+        comp = stats.paired[metric]
+        rows: list[TextRow] = []
+        for cand, c in sorted(comp.candidates.items()):
+            if not rows and c.a.rate is not None and c.a.lo is not None and c.a.hi is not None:
+                rows.append(TextRow(f"  {comp.reference} (reference)", c.a.rate, c.a.lo, c.a.hi))
+            if c.b.rate is not None and c.b.lo is not None and c.b.hi is not None:
+                word = {"B better": "better", "B worse": "worse"}.get(c.verdict, "no detectable difference")
+                rows.append(TextRow(f"  {cand}", c.b.rate, c.b.lo, c.b.hi, f"{word}, p={c.p:.3g}"))
+        if rows:
+            mean = next(iter(comp.candidates.values())).a.estimate == "mean"
+            unit = next(iter(comp.candidates.values())).a.unit
+            blocks[mean].append((short_metric(group, metric) + (f" (per {unit}; fewer is better)" if mean else ""),
+                                 rows))
+    out: list[str] = []
+    for mean, tests in blocks.items():
+        if not tests:
+            continue
+        rows = [r for _, rs in tests for r in rs]
+        lines = text_forest(rows, top=nice_top(max(r.hi for r in rows)) if mean else 1.0)
+        drawn, at = [], 0
+        for name, rs in tests:
+            drawn += [name, *lines[at:at + len(rs)]]
+            at += len(rs)
+        out += ["```", *drawn, lines[-1], "```", ""]
+    return out
+
+
 def render_report(stats: StatsFile, gate: GateResult | None, *, forest: str | None) -> tuple[str, dict[str, str]]:
-    """The human report (Markdown) and its detail files (name -> text, under ``details/``): a
-    one-screen summary, the gate, then a link per candidate. ``forest``: the folder of the forest
-    plots (``forest-<group>.png``) relative to the report."""
-    out = ["# candor: rates, paired comparisons" + (" and the release gate" if gate is not None else ""), "",
-           f"Every rate carries its {stats.confidence:.0%} interval over independent clusters ({cluster_kinds(stats)}"
-           f"): the Wilson interval, at the effective sample size where units cluster. Every "
-           f"comparison is paired on the same units and tested with the exact sign-flip test over clusters "
-           f"(alpha {stats.alpha:g}; with one unit per cluster, the exact McNemar test). A split of clusters all one "
-           f"way needs at least {stats.min_k0} of them to reach alpha at all, so small benches detect "
-           "regressions and find failures; they do not rank close candidates. There is no leaderboard here "
-           "on purpose.", ""]
+    """The human report (Markdown) and its detail files (name -> text, under ``details/``): first the
+    gate's verdict and the one-line answer per track (:func:`first_screen`), then the summary tables,
+    the headline tests drawn as text (:func:`forest_lines`), the gate's criteria and a link per
+    candidate. ``forest``: the folder of the PNG forest plots (``forest-<group>.png``, drawn locally by
+    ``candor figures``) relative to the report, named but not linked (the PNGs are not committed)."""
+    out = ["# candor: rates, paired comparisons" + (" and the release gate" if gate is not None else ""), ""]
+    out += first_screen(stats, gate)
     if stats.absent:
         out += ["**Not measured** (input absent): " + ", ".join(f"`{p}`" for p in stats.absent), ""]
-    out += summary(stats, gate)
-    if forest:
-        out += ["Forest plots of the headline rates (rendered locally by `candor figures`; PNG bytes depend on the "
-                "matplotlib build, so they are not committed): " +
-                ", ".join(f"[{g}]({forest}/forest-{g}.png)" for g in track_groups(stats)), ""]
+    out += [f"Every rate carries its {stats.confidence:.0%} interval over independent clusters ({cluster_kinds(stats)}"
+            f"): the Wilson interval, at the effective sample size where units cluster. Every "
+            f"comparison is paired on the same units and tested with the exact sign-flip test over clusters "
+            f"(alpha {stats.alpha:g}; with one unit per cluster, the exact McNemar test). A split of clusters all one "
+            f"way needs at least {stats.min_k0} of them to reach alpha at all, so small benches detect "
+            "regressions and find failures; they do not rank close candidates. There is no leaderboard here "
+            "on purpose.", ""]
+    out += summary(stats)
+    drawn = {g: lines for g in track_groups(stats) if (lines := forest_lines(stats, g))}
+    if drawn:
+        out += ["## The headline tests, drawn", "",
+                "Each rate with its interval (`[---o---]`: the interval and the estimate, `o`), drawn as text so "
+                "that it renders wherever this file is read and its bytes are the same on every machine"
+                + ("" if not forest else
+                   f"; `candor figures` (`make figures`) draws the same as PNG, `{forest}/forest-<group>.png`, "
+                   "locally: PNG bytes depend on the matplotlib build, so they are not committed") + ".", ""]
+        for group, lines in drawn.items():
+            out += [f"**{group}**", "", *lines]
     if gate is not None:
         out += [f"## Release gate (predeclared in `{gate.params_file}: gate`)", "",
                 "| criterion | result | numbers |", "|---|---|---|"]
@@ -237,7 +353,7 @@ def render_report(stats: StatsFile, gate: GateResult | None, *, forest: str | No
             p = k.paired
             cells = ("n/a | n/a | | | |" if p is None else
                      f"{fmt_interval(p.a)} | {fmt_interval(p.b)} | {p.split} | {p.p:.4g} | "
-                     f"{'n/a' if k.max_drop is None else f'{k.max_drop:.3f}'} |")
+                     f"{'n/a' if k.max_drop is None else drop_cell(k.max_drop)} |")
             out.append(f"| {md_text(name)} | {k.support} | {k.status} | {cells}")
         out += [""]
     files = {}
@@ -289,12 +405,25 @@ def review(stats: StatsFile, gate: GateResult | None, docs: dict, *, sets: dict[
         | set(candidates_of(stats, "lots")) | {reference})
     head = headline(stats, gate, docs, sets=sets, candidates=lots, reference=reference)
     text, details = render_report(stats, gate, forest=forest)
-    text += "\n".join(environment_lines(docs, lots, reference))
-    text += "\n".join(consistency_lines(docs, lots, escape=md_text))     # what the runs buy
-    for name, lines in report_lines(docs, sets).items():       # what kind of error changed: descriptive
-        text += "\n".join(lines) + "\n"
+    sections = [environment_lines(docs, lots, reference),
+                consistency_lines(docs, lots, escape=md_text),            # what the runs buy
+                *report_lines(docs, sets).values()]                       # what kind of error changed: descriptive
+    text += "".join(block(lines) for lines in sections)
+    for name, lines in report_lines(docs, sets).items():
         for cand in sets[name][1:]:
             key = detail_name(f"detection.{name}", cand)
             if key in details:
-                details[key] += "\n" + "\n".join(lines) + "\n"
+                details[key] += "\n" + block(lines)
     return head, text, details
+
+
+def block(lines: list[str]) -> str:
+    """Markdown lines as a block that ends in one blank line (a table or a paragraph never runs into the
+    next); empty for no lines.
+
+    >>> block(["| a |", ""]), block(["x"]), block([])
+    ('| a |\\n\\n', 'x\\n\\n', '')
+    """
+    while lines and not lines[-1]:
+        lines = lines[:-1]
+    return "\n".join(lines) + "\n\n" if lines else ""

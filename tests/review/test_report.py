@@ -48,13 +48,16 @@ def test_report_is_deterministic_summary_first_with_details_per_candidate(tmp_pa
     assert {p.name: p.read_bytes() for p in (tmp_path / "r" / "details").iterdir()} == details  # stale one gone
     assert sorted(p.name for p in tmp_path.rglob("*.png")) == []        # the stats stage draws nothing
     text = md.decode()
-    assert text.index("## Summary") < text.index("## Release gate") < text.index("## Details per candidate")
+    assert (text.index("**Release gate: NOT EVALUATED**") < text.index("**The answer per track**")
+            < text.index("## Summary") < text.index("## Release gate") < text.index("## Details per candidate"))
     # identification.hit, by hand (tests/stages/test_stats.py): A hits 2 of 4 lots, B 3 of 4; discordant 1-2, p = 1
-    assert "| prompt-b | 0.750 [0.301, 0.954] vs 0.500 [0.150, 0.850]; 1-2 lots, p=1 |" in text
-    assert "[lots](../figures/forest-lots.png)" in text and "forest-detection.detector.png" in text
-    assert "False positives per test frame" in text and "demo-v2: no detectable difference: B - A = +0.000" in text
-    assert "Split `test` rests on 3 frames from 2 capture sessions, units clustered by frame" in text
-    assert "**NOT EVALUATED (pending: inference_latency_no_increase)**" in text
+    assert ("| prompt-b | identification.hit | lot | 0.750 | [0.301, 0.954] | 0.500 | [0.150, 0.850] "
+            "| +0.250 [-1.000, +1.000] | 1-2 lots | 1 | no detectable difference |") in text
+    assert "../figures/forest-<group>.png" in text and "](../figures/" not in text     # named, never a dead link
+    assert "| demo-v2 | test.false_positives | per frame | 0.333 |" in text            # the FP test: a row
+    assert "\nSplit `dev` rests on 1 frames" in text and "\n\nSplit `test` rests on 3 frames from 2 capture " \
+        "sessions, units clustered by frame" in text                                 # a paragraph each
+    assert "- not evaluated (pending): `inference_latency_no_increase`" in text
     assert "**Not measured** (input absent)" in text
     assert sorted(details) == ["detection.detector--demo-v1.md", "detection.detector--demo-v2.md",
                                "lots--prompt-a.md", "lots--prompt-b.md"]
@@ -118,8 +121,10 @@ def test_the_report_scales_to_12_candidates(tmp_path):
 
     stats = synthetic_stats(12)
     text, details = render_report(stats, None, forest="../figures")
-    summary = text[text.index("## Summary"):text.index("## Details per candidate")]
-    assert len(summary.splitlines()) <= 25                      # 12 rows + header lines
+    first = text[:text.index("## Summary")].splitlines()
+    assert len(first) <= 40 and sum(line.startswith("- **lots**") for line in first) == 1     # one line per track
+    summary = text[text.index("## Summary"):text.index("## The headline tests, drawn")]
+    assert sum(line.startswith("| cand-") for line in summary.splitlines()) == 12 * 4    # a row per test
     assert len(details) == 13 and all(d.count("no detectable difference |") + d.count("B better |")
                                       + d.count("B worse |") == 24 for n, d in details.items() if n != "lots--ref.md")
     png = tmp_path / "forest.png"
@@ -172,3 +177,69 @@ def test_bench_lines_say_what_the_clustering_covers():
     assert "do not cover" not in by_session
     assert "units clustered by session: its intervals and tests treat the sessions as the independent units" \
         in by_session
+
+
+def test_the_first_screen_holds_the_gate_verdict_and_the_answer_per_track(tmp_path):
+    """The first 40 lines: the gate's verdict with its failed and pending criteria, and the one-line answer of
+    each track, a worse candidate named with its tests and p."""
+    from candor_eval.review.gate_result import GateResult
+    from candor_eval.review.report import render_report
+
+    run_report(tmp_path)
+    stats = StatsFile.from_json(json.loads((tmp_path / "stats.json").read_text()), where="stats.json")
+    doc = json.loads((tmp_path / "gate.json").read_text())
+    doc["criteria"]["micro_recall_higher"]["status"] = "fail"
+    gate = GateResult.from_json(doc, where="gate.json")
+    first = "\n".join(render_report(stats, gate, forest=None)[0].splitlines()[:40])
+    assert "**Release gate: FAILED** (demo-v2 against demo-v1 on set `detector`, split `test`" in first
+    assert "- failed: `micro_recall_higher`" in first
+    assert "- not evaluated (pending): `inference_latency_no_increase`" in first
+    assert "- **lots** (against prompt-a): no detectable difference on any headline test: prompt-b (smallest p=1)." \
+        in first
+    assert "- **detection.detector** (against demo-v1): " in first
+    worse = synthetic_worse()
+    line = next(x for x in render_report(worse, None, forest=None)[0].splitlines()[:40] if x.startswith("- **lots**"))
+    assert line == ("- **lots** (against ref): bad is **worse** on identification.hit (p=0.000488); no detectable "
+                    "difference on any headline test: same (smallest p=1).")
+
+
+def synthetic_worse():
+    """A stats file on identification.hit over 12 lots: ``bad`` loses all 12 (12-0 lots: p = 2/4096), ``same``
+    ties the reference on every lot."""
+    from candor_eval.review.collect import adjusted_comparisons
+    from candor_eval.review.stats_file import Comparisons
+    from candor_eval.stats.paired import compare_paired
+
+    lots = {(f"L{i}",): True for i in range(12)}
+    paired = {"identification.hit": Comparisons("ref", {
+        "bad": compare_paired(lots, {k: False for k in lots}, unit="lot", alpha=0.05, confidence=0.95),
+        "same": compare_paired(lots, dict(lots), unit="lot", alpha=0.05, confidence=0.95)})}
+    return StatsFile(confidence=0.95, alpha=0.05, min_k0=6, reference={"identification": "ref"}, inputs={},
+                     rates={}, paired=adjusted_comparisons(paired))
+
+
+def test_a_gain_is_never_a_negative_drop():
+    """B finds every label of 12 frames that A missed: the largest drop the data allow is negative, and
+    it is said as a gain, in the gate's criterion and in the per-class column."""
+    from candor_eval.review.gate_result import ClassResult, Criterion
+    from candor_eval.review.gate_views import drop_cell
+    from candor_eval.review.report import _numbers
+    from candor_eval.stats.paired import compare_paired
+
+    frames = {(f"f{i}",): False for i in range(12)}
+    gained = ClassResult("improved", 12, compare_paired(frames, {k: True for k in frames}, unit="label",
+                                                        alpha=0.05, confidence=0.95))
+    assert gained.max_drop is not None and gained.max_drop < 0
+    text = _numbers(Criterion(status="pass", classes={"deer": gained}), "critical_recall_non_inferior")
+    assert text == f"class deer: improved (no drop: a gain of at least {-gained.max_drop:.3f})"
+    assert drop_cell(gained.max_drop) == f"none (gain >= {-gained.max_drop:.3f})"
+
+
+def test_no_table_runs_into_the_paragraph_after_it(tmp_path):
+    """In Markdown a line after a table row without a blank line between joins the table: every table
+    (the summary, the gate, the runs, the kinds of error) ends in a blank line."""
+    run_report(tmp_path)
+    lines = (tmp_path / "r" / "report.md").read_text().splitlines()
+    for before, after in zip(lines, lines[1:]):
+        if before.startswith("|"):
+            assert after == "" or after.startswith("|"), (before, after)

@@ -217,7 +217,7 @@ def test_a_lots_only_project_gets_no_detector_section_gate_or_latency_hint(tmp_p
     report = (root / "r" / "report.md").read_text()
     for absent in ("detection", "release gate", "Release gate", "latency", "frames, or capture sessions"):
         assert absent not in report, absent
-    assert "(lots; cases)" in report and "[lots](../figures/forest-lots.png)" in report
+    assert "(lots; cases)" in report and "**lots**\n\n```\nidentification.hit\n" in report    # drawn inline
     assert report.startswith("# candor: rates, paired comparisons\n")
     assert sorted(p.name for p in (root / "r" / "details").iterdir()) == ["lots--prompt-a.md", "lots--prompt-b.md"]
 
