@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 export DVC_NO_ANALYTICS := 1
 
-.PHONY: repro test gate bench bench-results latency verify-inference figures plots clean-venv sweep
+.PHONY: repro test check gate bench bench-results latency verify-inference figures plots clean-venv sweep
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,11 +40,19 @@ figures: $(VENV)/.runtime
 plots: $(VENV)/.runtime
 	$(BIN)/dvc plots show --html-template plots/html/template.html
 
-# The linter and the type checker first (configuration: pyproject.toml), then the test suite
+# The linter and the type checker first (configuration: pyproject.toml), then the test suite on two
+# processes (pytest-xdist; every slow test on one of them, in turn: tests/conftest.py)
 test: $(VENV)/.test
 	$(BIN)/ruff check candor_eval tests bench tools
 	$(BIN)/mypy
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
+
+# The inner loop while working: the same lint and types, and every test not marked slow (no clone,
+# no real pipeline), on two processes
+check: $(VENV)/.test
+	$(BIN)/ruff check candor_eval tests bench tools
+	$(BIN)/mypy
+	$(BIN)/python -m pytest -m "not slow" -n 2 --dist loadgroup $(PYTEST_ARGS)
 
 # The predeclared release gate (params.yaml: gate; docs/stats.md): reproduce up to the stats
 # stage (which evaluates the gate), then evaluate it again with the machine's latency, print every

@@ -72,3 +72,12 @@ def user_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
 
 
 from tests.adoption import installed  # noqa: E402,F401 - the session fixture of the adoption tests
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist's ``--dist loadgroup`` (``make check``, ``make test``), every test marked slow
+    runs on one worker, one after another: they share the venv's editable install and real DVC
+    pipelines on clones, while the other worker runs the fast tests."""
+    for item in items:
+        if item.get_closest_marker("slow") is not None:
+            item.add_marker(pytest.mark.xdist_group("slow"))
