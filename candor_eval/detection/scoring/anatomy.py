@@ -39,29 +39,16 @@ each of its FPs ``background``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from candor_eval.detection.scoring.boxes import box_area, column_iou, iter_group_pairs
-from candor_eval.detection.scoring.metrics import OperatingPoint
-from candor_eval.detection.scoring.nms_match import Scored
+from candor_eval.detection.scoring.records import Anatomy, OperatingPoint, Scored
 
 FP_KINDS = ("localisation", "class_confusion", "duplicate", "background", "both")
 LOCALISATION, CLASS_CONFUSION, DUPLICATE, BACKGROUND, BOTH = range(len(FP_KINDS))
 FN_KINDS = ("aimed", "missed")
 BACKGROUND_IOU = 0.1   # TIDE's background threshold
 PAIRS = 1 << 20        # FP-label pairs gathered at once (their columns: about 100 MB of temporaries)
-
-
-@dataclass(frozen=True)
-class Anatomy:
-    """``fp_kind`` ``(D,)`` int8: the index into :data:`FP_KINDS` of each kept FP, ``-1`` for
-    every other detection; ``fn_aimed`` ``(L,)`` bool: FN labels some localisation or
-    class-confusion FP was aimed at."""
-
-    fp_kind: np.ndarray
-    fn_aimed: np.ndarray
 
 
 def _segment_best(v: np.ndarray, starts: np.ndarray, lens: np.ndarray,

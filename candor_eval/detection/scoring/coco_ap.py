@@ -38,6 +38,7 @@ import numpy as np
 
 from candor_eval.detection.scoring.boxes import key_chunks, rank_order, within_group_ranks
 from candor_eval.detection.scoring.matching import match_at_ious
+from candor_eval.detection.scoring.records import APMatches
 
 IOU_THRESHOLDS = np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1, endpoint=True)
 RECALL_THRESHOLDS = np.linspace(0.0, 1.00, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True)
@@ -81,40 +82,6 @@ class AveragePrecision:
 def _mean(values: np.ndarray) -> float:
     v = np.asarray(values, dtype=np.float64).ravel()
     return math.fsum(v.tolist()) / len(v)
-
-
-@dataclass(frozen=True)
-class APMatches:
-    """Steps 1-2 of the definition for some frames (whole frames: matching never crosses one): per
-    kept detection ``(D,)`` its ``frame`` (int32), class ``cls`` (int16), ``score`` (float64), and
-    ``tp``, ``ignored`` (uint16): bit ``i`` set when it is a match, or ignored, at IoU threshold
-    ``i``. 16 bytes per detection, no boxes. Each image's detections of a class come in their
-    visit order (score descending, ties in input order), which the stable sort of :func:`accumulate`
-    keeps for ties within an image."""
-
-    frame: np.ndarray
-    cls: np.ndarray
-    score: np.ndarray
-    tp: np.ndarray
-    ignored: np.ndarray
-
-    @staticmethod
-    def concat(parts: list[APMatches]) -> APMatches:
-        """The matches of several disjoint sets of frames as one, in the order given. ``parts`` is
-        emptied field by field as it is read, so the peak is the whole plus one field, not twice it."""
-        fields = {"frame": np.int32, "cls": np.int16, "score": np.float64, "tp": np.uint16, "ignored": np.uint16}
-        columns = {f: [getattr(p, f) for p in parts] for f in fields}
-        parts.clear()
-        out = {}
-        for f, dtype in fields.items():
-            out[f] = np.concatenate(columns[f]) if columns[f] else np.zeros(0, dtype)
-            columns[f].clear()
-        return APMatches(**out)
-
-    def of_frames(self, mask: np.ndarray) -> APMatches:
-        """The matches of the frames where ``mask`` ``(F,)`` is true, in the same order."""
-        keep = np.asarray(mask, bool)[self.frame]
-        return APMatches(self.frame[keep], self.cls[keep], self.score[keep], self.tp[keep], self.ignored[keep])
 
 
 def match_for_ap(*, n_classes: int, label_frame: np.ndarray, label_class: np.ndarray, label_boxes: np.ndarray,
