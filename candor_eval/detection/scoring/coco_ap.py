@@ -36,7 +36,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from candor_eval.detection.scoring.boxes import key_chunks, rank_order, within_group_ranks
+from candor_eval.detection.scoring.boxes import (
+    descending_order,
+    key_chunks,
+    rank_order,
+    stable_key_order,
+    within_group_ranks,
+)
 from candor_eval.detection.scoring.matching import match_at_ious
 from candor_eval.detection.scoring.records import APMatches
 
@@ -97,28 +103,35 @@ def match_for_ap(*, n_classes: int, label_frame: np.ndarray, label_class: np.nda
     det_class = np.asarray(det_class, np.int64)
     det_score = np.asarray(det_score, np.float64)
     det_boxes = np.asarray(det_boxes, np.float64).reshape(-1, 4)
-    groups = det_frame * n_c + det_class
-    order = rank_order(groups, det_score)
-    rank = within_group_ranks(groups[order])[0]
-    keep = order[rank < max_dets]          # in visit order: the matcher's sort is then linear
     label_frame = np.asarray(label_frame, np.int64)
     label_groups = label_frame * n_c + np.asarray(label_class, np.int64)
     label_boxes, crowd = np.asarray(label_boxes, np.float64).reshape(-1, 4), np.asarray(label_crowd, bool)
-    tp = np.zeros(len(keep), np.uint16)
-    ignored = np.zeros(len(keep), np.uint16)
     ious = [min(float(t), 1 - 1e-10) for t in IOU_THRESHOLDS]
     n_frames = int(max(det_frame.max(initial=-1), label_frame.max(initial=-1))) + 1
-    # chunks of whole frames (matching never crosses one): the pair temporaries stay cache-sized
-    for d, lab in key_chunks(det_frame[keep], label_frame, n_keys=n_frames, max_dets=CHUNK_DETS):
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    # chunks of whole frames (matching never crosses one): every sort and pair temporary stays cache-sized.
+    # A chunk's detections come by frame, then input order, so sorting them by (frame, class, score
+    # descending) keeps input order for ties: each group's visit order, and the chunks in frame order
+    # give every image's and class's boxes in one global (frame, class, visit) order.
+    for d, lab in key_chunks(det_frame, label_frame, n_keys=n_frames, max_dets=CHUNK_DETS):
         if len(d) == 0:
             continue
-        d = np.sort(d)                                   # keep (group, score) order within the chunk
-        matches = match_at_ious(label_groups[lab], label_boxes[lab], groups[keep[d]], det_boxes[keep[d]],
-                                det_score[keep[d]], ious=ious, label_crowd=crowd[lab], label_ties="higher")
+        groups = det_frame[d] * n_c + det_class[d]
+        order = rank_order(groups, det_score[d])
+        d, groups = d[order], groups[order]
+        keep = within_group_ranks(groups)[0] < max_dets
+        d, groups = d[keep], groups[keep]
+        matches = match_at_ious(label_groups[lab], label_boxes[lab], groups, det_boxes[d], det_score[d], ious=ious,
+                                label_crowd=crowd[lab], label_ties="higher")
+        tp, ignored = np.zeros(len(d), np.uint16), np.zeros(len(d), np.uint16)
         for i, m in enumerate(matches):
-            tp[d] |= m.det_tp.astype(np.uint16) << i
-            ignored[d] |= m.det_ignored.astype(np.uint16) << i
-    return APMatches(det_frame[keep].astype(np.int32), det_class[keep].astype(np.int16), det_score[keep], tp, ignored)
+            tp |= m.det_tp.astype(np.uint16) << i
+            ignored |= m.det_ignored.astype(np.uint16) << i
+        parts.append((d, tp, ignored))
+    d = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
+    tp = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.uint16)
+    ignored = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.uint16)
+    return APMatches(det_frame[d].astype(np.int32), det_class[d].astype(np.int16), det_score[d], tp, ignored)
 
 
 def accumulate(m: APMatches, *, classes: tuple[str, ...], n_labels: np.ndarray,
@@ -128,25 +141,28 @@ def accumulate(m: APMatches, *, classes: tuple[str, ...], n_labels: np.ndarray,
     (as :func:`match_for_ap` gives them); ``image_order``: :func:`average_precision`."""
     T, R = len(IOU_THRESHOLDS), len(RECALL_THRESHOLDS)
     image_key = m.frame if image_order is None else np.asarray(image_order, np.int32)[m.frame]
-    sequence = np.lexsort((image_key, -m.score, m.cls))      # stable: ties within an image keep visit order
+    # by class, score descending, image, then visit order: stable linear sorts from the last key to the first
+    sequence = descending_order(m.score, stable_key_order(image_key))
+    sequence = sequence[stable_key_order(m.cls[sequence])]
     starts = np.searchsorted(m.cls[sequence], np.arange(len(classes) + 1))
     precision = -np.ones((T, R, len(classes)))
+    bit = np.arange(T, dtype=np.uint16)[:, None]
     for k in range(len(classes)):
         if n_labels[k] == 0:
             continue
         seq = sequence[starts[k]:starts[k + 1]]
-        tp_bits, ig_bits = m.tp[seq], m.ignored[seq]
+        # every IoU threshold at once: row i holds the bit-i flags of the class's boxes, in sequence
+        tp = (m.tp[seq] >> bit) & 1
+        fp = (1 - tp) & (1 - ((m.ignored[seq] >> bit) & 1))
+        tps = np.cumsum(tp, axis=1, dtype=np.int64).astype(np.float64)
+        fps = np.cumsum(fp, axis=1, dtype=np.int64).astype(np.float64)
+        rc = tps / n_labels[k]
+        pr = np.maximum.accumulate((tps / (fps + tps + np.spacing(1)))[:, ::-1], axis=1)[:, ::-1]
         for i in range(T):
-            tp, ig = (tp_bits >> i) & 1, (ig_bits >> i) & 1
-            tps = np.cumsum(tp, dtype=np.int64).astype(np.float64)
-            fps = np.cumsum((1 - tp) & (1 - ig), dtype=np.int64).astype(np.float64)
-            rc = tps / n_labels[k]
-            pr = np.maximum.accumulate((tps / (fps + tps + np.spacing(1)))[::-1])[::-1]
-            at = np.searchsorted(rc, RECALL_THRESHOLDS, side="left")
-            q = np.zeros(R)
-            inside = at < len(pr)
-            q[inside] = pr[at[inside]]
-            precision[i, :, k] = q
+            at = np.searchsorted(rc[i], RECALL_THRESHOLDS, side="left")
+            inside = at < pr.shape[1]
+            precision[i, inside, k] = pr[i, at[inside]]
+            precision[i, ~inside, k] = 0.0
     return AveragePrecision(classes=tuple(classes), precision=precision)
 
 

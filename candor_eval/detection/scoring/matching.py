@@ -159,8 +159,9 @@ def _resolve(m: Matches, ia: np.ndarray, ib: np.ndarray, v: np.ndarray, rank: np
         if not free.any():
             continue
         sa, sb, sv = sa[free], sb[free], sv[free]
-        # one detection per group at this rank: the first free candidate of each detection wins
-        _, first = np.unique(sa, return_index=True)
+        # one detection per group at this rank, its candidates contiguous (sorted by rank, then group):
+        # the first free candidate of each detection wins
+        first = np.flatnonzero(np.r_[True, sa[1:] != sa[:-1]])
         m.label_det[sb[first]] = sa[first]
         m.det_label[sa[first]] = sb[first]
         m.det_iou[sa[first]] = sv[first]
