@@ -139,31 +139,59 @@ def accumulate(m: APMatches, *, classes: tuple[str, ...], n_labels: np.ndarray,
     """Steps 3-4 of the definition: ``n_labels`` ``(C,)`` non-crowd labels per class on the frames
     of ``m``, whose images may come in any order but each image's boxes of a class in visit order
     (as :func:`match_for_ap` gives them); ``image_order``: :func:`average_precision`."""
+    return accumulate_subsets(m, classes=classes, subsets={"all": (None, n_labels)}, image_order=image_order)["all"]
+
+
+def accumulate_subsets(m: APMatches, *, classes: tuple[str, ...],
+                       subsets: dict[str, tuple[np.ndarray | None, np.ndarray]],
+                       image_order: np.ndarray | None = None) -> dict[str, AveragePrecision]:
+    """:func:`accumulate` of several subsets of the frames of ``m`` at once: ``subsets`` maps a name to
+    ``(frames, n_labels)``, ``frames`` a bool mask ``(F,)`` (None: every frame) and ``n_labels`` its
+    non-crowd labels per class. The AP of a subset is the AP of its frames' matches alone.
+
+    One class at a time: its boxes (a stable sort of the class column, so each class's boxes keep their
+    order) are put in sequence (score descending, image in ``image_order``, then visit order); a subset's
+    sequence is that sequence restricted to its frames (a stable order restricted is the subset's own).
+    Memory beyond ``m``: one index per box, then one class's boxes at a time, never a copy of the matches.
+    """
     T, R = len(IOU_THRESHOLDS), len(RECALL_THRESHOLDS)
-    image_key = m.frame if image_order is None else np.asarray(image_order, np.int32)[m.frame]
-    # by class, score descending, image, then visit order: stable linear sorts from the last key to the first
-    sequence = descending_order(m.score, stable_key_order(image_key))
-    sequence = sequence[stable_key_order(m.cls[sequence])]
-    starts = np.searchsorted(m.cls[sequence], np.arange(len(classes) + 1))
-    precision = -np.ones((T, R, len(classes)))
-    bit = np.arange(T, dtype=np.uint16)[:, None]
+    order = np.asarray(image_order, np.int64) if image_order is not None else None
+    by_class = np.argsort(m.cls, kind="stable")                          # a counting sort of int16
+    starts = np.concatenate([[0], np.cumsum(np.bincount(m.cls, minlength=len(classes)))])
+    out = {name: -np.ones((T, R, len(classes))) for name in subsets}
     for k in range(len(classes)):
-        if n_labels[k] == 0:
+        if not any(n_labels[k] for _, n_labels in subsets.values()):
             continue
-        seq = sequence[starts[k]:starts[k + 1]]
-        # every IoU threshold at once: row i holds the bit-i flags of the class's boxes, in sequence
-        tp = (m.tp[seq] >> bit) & 1
-        fp = (1 - tp) & (1 - ((m.ignored[seq] >> bit) & 1))
-        tps = np.cumsum(tp, axis=1, dtype=np.int64).astype(np.float64)
-        fps = np.cumsum(fp, axis=1, dtype=np.int64).astype(np.float64)
-        rc = tps / n_labels[k]
-        pr = np.maximum.accumulate((tps / (fps + tps + np.spacing(1)))[:, ::-1], axis=1)[:, ::-1]
-        for i in range(T):
-            at = np.searchsorted(rc[i], RECALL_THRESHOLDS, side="left")
-            inside = at < pr.shape[1]
-            precision[i, inside, k] = pr[i, at[inside]]
-            precision[i, ~inside, k] = 0.0
-    return AveragePrecision(classes=tuple(classes), precision=precision)
+        idx = by_class[starts[k]:starts[k + 1]]
+        frame = m.frame[idx]
+        # score descending, image, then visit order: stable linear sorts from the last key to the first
+        seq = descending_order(m.score, idx[stable_key_order(frame if order is None else order[frame])])
+        for name, (frames, n_labels) in subsets.items():
+            if n_labels[k] == 0:
+                continue
+            sub = seq if frames is None else seq[np.asarray(frames, bool)[m.frame[seq]]]
+            out[name][:, :, k] = _interpolated_precision(m.tp[sub], m.ignored[sub], int(n_labels[k]))
+    return {name: AveragePrecision(classes=tuple(classes), precision=p) for name, p in out.items()}
+
+
+def _interpolated_precision(tp_bits: np.ndarray, ignored_bits: np.ndarray, n_labels: int) -> np.ndarray:
+    """Step 4 for one class: ``(T, R)``, the interpolated precision at each IoU threshold and recall
+    point, of its boxes in sequence (their match and ignore bits) against its ``n_labels`` labels.
+    One threshold at a time: a few arrays of the class's boxes at once. Counts of 0/1 summed as float64
+    are exact (below 2**53), so they are the integer counts' values."""
+    q = np.zeros((len(IOU_THRESHOLDS), len(RECALL_THRESHOLDS)))
+    for i in range(len(IOU_THRESHOLDS)):
+        tp = (tp_bits >> i) & 1
+        tps = np.cumsum(tp, dtype=np.float64)
+        fps = np.cumsum((1 - tp) & (1 - ((ignored_bits >> i) & 1)), dtype=np.float64)
+        rc = tps / n_labels
+        fps += tps
+        fps += np.spacing(1)
+        pr = np.maximum.accumulate(np.divide(tps, fps, out=tps)[::-1])[::-1]
+        at = np.searchsorted(rc, RECALL_THRESHOLDS, side="left")
+        inside = at < len(pr)
+        q[i, inside] = pr[at[inside]]
+    return q
 
 
 def average_precision(*, classes: tuple[str, ...], label_frame: np.ndarray, label_class: np.ndarray,

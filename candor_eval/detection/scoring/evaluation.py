@@ -45,7 +45,7 @@ from candor_eval.detection.model_card import ModelCard, load_card
 from candor_eval.detection.scoring import plots as dp
 from candor_eval.detection.scoring.box_quality import quality_by_class
 from candor_eval.detection.scoring.clusters import ClusterBy
-from candor_eval.detection.scoring.coco_ap import accumulate
+from candor_eval.detection.scoring.coco_ap import accumulate_subsets
 from candor_eval.detection.scoring.coco_results import coco_results
 from candor_eval.detection.scoring.key_paths import compare_frozen
 from candor_eval.detection.scoring.metrics import threshold_grid
@@ -93,15 +93,14 @@ def ap_blocks(matches: APMatches, scene: Scene, *, image_ids: list[int], categor
     "test"}``: every box after NMS, before thresholds; score ties across frames broken by COCO image
     id, as pycocotools does on the export's ids."""
     image_order = np.argsort(np.argsort(np.asarray(image_ids, np.int64), kind="stable"), kind="stable")
-    out = {}
+    subsets = {}
     for split in ("all", *SPLITS):
         frames = np.ones(len(scene.frames), bool) if split == "all" else scene.split == split
         regular = frames[scene.label_frame] & ~scene.label_crowd
         n_labels = np.bincount(scene.label_class[regular], minlength=len(scene.classes))
-        of_split = matches if split == "all" else matches.of_frames(frames)
-        ap = accumulate(of_split, classes=scene.classes, n_labels=n_labels, image_order=image_order)
-        out[split] = ap.block(category_ids)
-    return out
+        subsets[split] = (None if split == "all" else frames, n_labels)
+    ap = accumulate_subsets(matches, classes=scene.classes, subsets=subsets, image_order=image_order)
+    return {split: ap[split].block(category_ids) for split in subsets}
 
 
 def frozen_block(card: ModelCard, *, model_sha256: str, manifest_sha256: str, metrics: dict) -> dict:
