@@ -44,7 +44,7 @@ from candor_eval.detection.scoring.boxes import (
     within_group_ranks,
 )
 from candor_eval.detection.scoring.matching import match_at_ious
-from candor_eval.detection.scoring.records import APMatches
+from candor_eval.detection.scoring.records import APMatches, APMatchesByClass
 
 IOU_THRESHOLDS = np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1, endpoint=True)
 RECALL_THRESHOLDS = np.linspace(0.0, 1.00, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True)
@@ -139,33 +139,32 @@ def accumulate(m: APMatches, *, classes: tuple[str, ...], n_labels: np.ndarray,
     """Steps 3-4 of the definition: ``n_labels`` ``(C,)`` non-crowd labels per class on the frames
     of ``m``, whose images may come in any order but each image's boxes of a class in visit order
     (as :func:`match_for_ap` gives them); ``image_order``: :func:`average_precision`."""
-    return accumulate_subsets(m, classes=classes, subsets={"all": (None, n_labels)}, image_order=image_order)["all"]
+    return accumulate_subsets(APMatchesByClass.of(m, len(classes)), classes=classes,
+                              subsets={"all": (None, n_labels)}, image_order=image_order)["all"]
 
 
-def accumulate_subsets(m: APMatches, *, classes: tuple[str, ...],
+def accumulate_subsets(matches: APMatchesByClass, *, classes: tuple[str, ...],
                        subsets: dict[str, tuple[np.ndarray | None, np.ndarray]],
                        image_order: np.ndarray | None = None) -> dict[str, AveragePrecision]:
-    """:func:`accumulate` of several subsets of the frames of ``m`` at once: ``subsets`` maps a name to
-    ``(frames, n_labels)``, ``frames`` a bool mask ``(F,)`` (None: every frame) and ``n_labels`` its
-    non-crowd labels per class. The AP of a subset is the AP of its frames' matches alone.
+    """:func:`accumulate` of several subsets of the frames of ``matches`` at once, taking (emptying) them
+    class by class: ``subsets`` maps a name to ``(frames, n_labels)``, ``frames`` a bool mask ``(F,)``
+    (None: every frame) and ``n_labels`` its non-crowd labels per class. The AP of a subset is the AP
+    of its frames' matches alone.
 
-    One class at a time: its boxes (a stable sort of the class column, so each class's boxes keep their
-    order) are put in sequence (score descending, image in ``image_order``, then visit order); a subset's
-    sequence is that sequence restricted to its frames (a stable order restricted is the subset's own).
-    Memory beyond ``m``: one index per box, then one class's boxes at a time, never a copy of the matches.
+    One class at a time: its boxes are put in sequence (score descending, image in ``image_order``,
+    then the order they came: each image's visit order); a subset's sequence is that sequence
+    restricted to its frames (a stable order restricted is the subset's own). Memory beyond the
+    matches: one class's sequence at a time.
     """
     T, R = len(IOU_THRESHOLDS), len(RECALL_THRESHOLDS)
     order = np.asarray(image_order, np.int64) if image_order is not None else None
-    by_class = np.argsort(m.cls, kind="stable")                          # a counting sort of int16
-    starts = np.concatenate([[0], np.cumsum(np.bincount(m.cls, minlength=len(classes)))])
     out = {name: -np.ones((T, R, len(classes))) for name in subsets}
     for k in range(len(classes)):
+        m = matches.take(k)
         if not any(n_labels[k] for _, n_labels in subsets.values()):
             continue
-        idx = by_class[starts[k]:starts[k + 1]]
-        frame = m.frame[idx]
-        # score descending, image, then visit order: stable linear sorts from the last key to the first
-        seq = descending_order(m.score, idx[stable_key_order(frame if order is None else order[frame])])
+        # score descending, image, then the order they came: stable linear sorts from the last key to the first
+        seq = descending_order(m.score, stable_key_order(m.frame if order is None else order[m.frame]))
         for name, (frames, n_labels) in subsets.items():
             if n_labels[k] == 0:
                 continue

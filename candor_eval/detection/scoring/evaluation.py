@@ -49,7 +49,7 @@ from candor_eval.detection.scoring.coco_ap import accumulate_subsets
 from candor_eval.detection.scoring.coco_results import coco_results
 from candor_eval.detection.scoring.key_paths import compare_frozen
 from candor_eval.detection.scoring.metrics import threshold_grid
-from candor_eval.detection.scoring.records import APMatches, Outcomes, Scene
+from candor_eval.detection.scoring.records import APMatchesByClass, Outcomes, Scene
 from candor_eval.detection.scoring.scene import SceneInputs, build_scene
 from candor_eval.detection.scoring.scope import out_of_scope_block
 from candor_eval.detection.scoring.stream import score_stream
@@ -88,7 +88,7 @@ def add_quality(block: dict, outcomes: Outcomes, *, labels: np.ndarray) -> None:
         block["per_class"][name]["tp_quality"] = q
 
 
-def ap_blocks(matches: APMatches, scene: Scene, *, image_ids: list[int], category_ids: list[int]) -> dict:
+def ap_blocks(matches: APMatchesByClass, scene: Scene, *, image_ids: list[int], category_ids: list[int]) -> dict:
     """The ``ap`` block (:mod:`candor_eval.detection.scoring.coco_ap`) of each split, ``{"all", "dev",
     "test"}``: every box after NMS, before thresholds; score ties across frames broken by COCO image
     id, as pycocotools does on the export's ids."""
@@ -279,13 +279,13 @@ def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetection
                                   data_classes=inputs.scope.data)
     export = None if coco is None else (
         lambda table: coco(coco_results(table, frame_ids=image_ids, category_ids=cat_ids)))
-    ap_parts: list[APMatches] = []
+    ap_matches = APMatchesByClass(len(scene.classes))       # 16 bytes a box, class by class
     tally = Tally.empty(frame_groups(scene), classes=scene.classes, band_edges=match.bands,
                         grid=threshold_grid(params.detector.floor), cluster=cluster)
     tally, outcomes = score_stream(inputs, chunks, served, tally=tally, critical=critical, where=where,
-                                   export=export, ap=ap_parts.append)
+                                   export=export, ap=ap_matches.add)
     blocks = split_blocks(tally, outcomes, inputs, min_support=match.min_support, critical=critical)
-    ap = ap_blocks(APMatches.concat(ap_parts), scene, image_ids=image_ids, category_ids=cat_ids)
+    ap = ap_blocks(ap_matches, scene, image_ids=image_ids, category_ids=cat_ids)
     frozen = None if not card.evaluation else frozen_block(
         card, model_sha256=head["onnx_sha256"], manifest_sha256=load_manifest(Path(data) / "manifest.csv").sha256,
         metrics=blocks)

@@ -196,6 +196,46 @@ class APMatches:
         return APMatches(self.frame[keep], self.cls[keep], self.score[keep], self.tp[keep], self.ignored[keep])
 
 
+class APMatchesByClass:
+    """:class:`APMatches` kept class by class as the chunks come (:meth:`add`), for the AP's curves,
+    which need every box of a class in score order: per box its ``frame`` int32, ``score`` float64,
+    ``tp`` and ``ignored`` uint16, 16 bytes (the class is the list's). Each class's boxes stay in the
+    order they came (each chunk's in its order), so a class's boxes of an image keep their visit
+    order. :meth:`take` hands a class's boxes over once, as one :class:`APMatches`, and lets go of them.
+
+    >>> ap = APMatchesByClass(2)
+    >>> ap.add(APMatches(np.array([0, 0, 1], np.int32), np.array([1, 0, 1], np.int16), np.array([0.9, 0.8, 0.7]),
+    ...                  np.ones(3, np.uint16), np.zeros(3, np.uint16)))
+    >>> ap.take(1).frame.tolist(), ap.take(0).score.tolist(), ap.take(0).frame.tolist()
+    ([0, 1], [0.8], [])
+    """
+
+    def __init__(self, n_classes: int) -> None:
+        self.parts: list[list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in range(n_classes)]
+
+    def add(self, m: APMatches) -> None:
+        """Keep the matches of some frames (after those of the frames added before)."""
+        order = np.argsort(m.cls, kind="stable")              # each class's boxes in their order
+        bounds = np.searchsorted(m.cls[order], np.arange(len(self.parts) + 1))
+        for k in np.flatnonzero(np.diff(bounds)).tolist():
+            idx = order[bounds[k]:bounds[k + 1]]
+            self.parts[k].append((m.frame[idx], m.score[idx], m.tp[idx], m.ignored[idx]))
+
+    def take(self, k: int) -> APMatches:
+        """Class ``k``'s boxes in the order they came (class column ``k``), then none are kept."""
+        parts, self.parts[k] = self.parts[k], []
+        cols = [np.concatenate([p[j] for p in parts]) if parts else np.zeros(0, dt)
+                for j, dt in enumerate((np.int32, np.float64, np.uint16, np.uint16))]
+        return APMatches(cols[0], np.full(len(cols[0]), k, np.int16), cols[1], cols[2], cols[3])
+
+    @classmethod
+    def of(cls, m: APMatches, n_classes: int) -> APMatchesByClass:
+        """The matches ``m`` of one piece, by class."""
+        out = cls(n_classes)
+        out.add(m)
+        return out
+
+
 @dataclass(frozen=True)
 class FrameGroups:
     """Frames grouped by (split, zoom), the finest grouping any block sums over: ``split[g]`` and

@@ -14,6 +14,7 @@ from candor_eval.detection.scoring.coco import read_coco
 from candor_eval.detection.scoring.coco_ap import accumulate, accumulate_subsets, average_precision, match_for_ap
 from candor_eval.detection.scoring.coco_pair import score_coco_pair
 from candor_eval.detection.scoring.coco_results import read_coco_results
+from candor_eval.detection.scoring.records import APMatchesByClass
 from tests.conftest import ROOT
 from tests.support_coco import random_pair
 
@@ -174,8 +175,8 @@ def test_the_ap_of_a_subset_of_frames_is_the_ap_of_its_matches_alone():
     masks = {"all": None, "even": np.arange(n_f) % 2 == 0, "first": np.arange(n_f) < 4}
     labels = {k: np.bincount(label_class[np.ones(40, bool) if f is None else f[label_frame]], minlength=n_c)
               for k, f in masks.items()}
-    got = accumulate_subsets(m, classes=("a", "b", "c"), subsets={k: (masks[k], labels[k]) for k in masks},
-                             image_order=image_order)
+    got = accumulate_subsets(APMatchesByClass.of(m, n_c), classes=("a", "b", "c"),
+                             subsets={k: (masks[k], labels[k]) for k in masks}, image_order=image_order)
     for k, f in masks.items():
         want = accumulate(m if f is None else m.of_frames(f), classes=("a", "b", "c"), n_labels=labels[k],
                           image_order=image_order)
@@ -185,6 +186,6 @@ def test_the_ap_of_a_subset_of_frames_is_the_ap_of_its_matches_alone():
                        label_boxes=np.array([box]), label_crowd=np.array([False]), det_frame=np.array([1, 0]),
                        det_class=np.array([0, 0]), det_boxes=np.array([[50.0, 50, 60, 60], box]),
                        det_score=np.array([0.9, 0.5]))
-    ap = accumulate_subsets(two, classes=("a",), subsets={"all": (None, np.array([1])),
+    ap = accumulate_subsets(APMatchesByClass.of(two, 1), classes=("a",), subsets={"all": (None, np.array([1])),
                                                            "f0": (np.array([True, False]), np.array([1]))})
     assert close(ap["all"].mean(), (0.5, 0.5)) and close(ap["f0"].mean(), (1.0, 1.0))

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 import candor_eval.detection.scoring.records as records
-from candor_eval.detection.scoring.records import STRICT_IOU, APMatches, Outcomes, Scene
+from candor_eval.detection.scoring.records import STRICT_IOU, APMatches, APMatchesByClass, Outcomes, Scene
 
 
 def scene(n_frames: int, label_frame: list[int]) -> Scene:
@@ -54,3 +54,17 @@ def test_ap_matches_keep_18_bytes_a_box_and_concat_in_order():
     # int32 + int16 + float64 + 2 x uint16
     assert sum(getattr(m, f).itemsize for f in ("frame", "cls", "score", "tp", "ignored")) == 18
     assert m.of_frames(np.array([False, False, True])).frame.tolist() == [2]
+
+
+def test_ap_matches_by_class_keep_each_class_in_the_order_it_came_at_16_bytes_a_box():
+    ap = APMatchesByClass(3)
+    for frames, classes in (([0, 0, 0], [2, 0, 2]), ([1, 1], [2, 2])):
+        n = len(frames)
+        ap.add(APMatches(np.array(frames, np.int32), np.array(classes, np.int16), np.arange(n, 0, -1) / 10,
+                         np.arange(n, dtype=np.uint16), np.zeros(n, np.uint16)))
+    stored = [a for parts in ap.parts for p in parts for a in p]
+    assert sum(a.nbytes for a in stored) == 16 * 5
+    two = ap.take(2)
+    assert two.frame.tolist() == [0, 0, 1, 1] and two.tp.tolist() == [0, 2, 0, 1] and set(two.cls.tolist()) == {2}
+    assert ap.parts[2] == [] and len(ap.take(2).frame) == 0 and len(ap.take(1).frame) == 0
+    assert ap.take(0).score.tolist() == [0.2]
