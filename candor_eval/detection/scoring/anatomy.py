@@ -1,7 +1,7 @@
 """What kind of error: the anatomy of false positives and false negatives at an operating point.
 
 Definitions (TIDE's, Bolya et al. ECCV 2020; docs/detector.md, "What kind of error"). Each kept
-false positive (FP, :class:`~candor_eval.detection.scoring.metrics.OperatingPoint`) is judged
+false positive (FP, :class:`~candor_eval.detection.scoring.records.OperatingPoint`) is judged
 against the non-crowd labels of its frame, with
 
 - ``s``: its best IoU with a label of its own class,
@@ -33,7 +33,7 @@ and lets them make a label "aimed"; TIDE keeps only the 100 highest-scored boxes
 across classes (candor: the served ``max_det``, if any), and its crowd test is ``>`` where
 pycocotools' (and candor's) is ``>=``.
 
-Shapes: per detection ``(D,)`` of the :class:`~candor_eval.detection.scoring.nms_match.Scored`
+Shapes: per detection ``(D,)`` of the :class:`~candor_eval.detection.scoring.records.Scored`
 arrays, per label ``(L,)`` of its scene. No FP: every kind is 0; a frame without labels makes
 each of its FPs ``background``.
 """

@@ -32,7 +32,7 @@ def score_coco_pair(gt: GroundTruth, det: DetectionTable, *, class_thresholds: n
                     image_map: Mapping[int, int] | None = None, category_map: Mapping[int, int] | None = None) -> dict:
     """Metrics of ``det`` against ``gt``; ``class_thresholds`` ``(C,)``: the threshold of each class of ``gt.classes``
     (None: every detection counts), ``nms_iou`` None: no NMS; ``agnostic`` and ``max_det``: the
-    rest of the served NMS (:class:`~candor_eval.detection.config.ServedNms`). ``image_map`` and ``category_map``
+    rest of the served NMS (:class:`~candor_eval.detection.served.ServedNms`). ``image_map`` and ``category_map``
     (COCO id -> frame / class index, :func:`~candor_eval.detection.scoring.coco.read_coco`) give the AP's
     tie order across images and its category ids (default: frame order, ids 1.. in class order).
 

@@ -137,7 +137,7 @@ def _sorted_positions(keys: list[list[np.ndarray]]) -> Iterator[tuple[int, int]]
 
 
 def frame_rows(outcomes: dict[str, Outcomes]) -> Iterator[FrameRow]:
-    """The frame rows of every model (model -> :class:`~candor_eval.detection.scoring.stream.Outcomes`), in
+    """The frame rows of every model (model -> :class:`~candor_eval.detection.scoring.records.Outcomes`), in
     the order of the rows as tuples (frame, split, session, zoom, model, ...): one per frame and model,
     TP and FP of the kept detections, FN of the labels, then the FPs by kind
     (``fp_localisation, fp_class_confusion, fp_duplicate, fp_background, fp_both``), the FNs split

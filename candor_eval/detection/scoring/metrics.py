@@ -7,7 +7,7 @@ Pipeline (the served path, then the scorer):
 3. greedy one-to-one matching per frame and class at IoU >= ``match_iou``
    (:func:`candor_eval.detection.scoring.matching.match_detections`); steps 2 and 3:
    :func:`candor_eval.detection.scoring.nms_match.score_detections`, the matched arrays
-   :class:`~candor_eval.detection.scoring.nms_match.Scored` ->
+   :class:`~candor_eval.detection.scoring.records.Scored` ->
 4. the operating point keeps detections with ``score >= class_thresholds[class]``
    (:func:`operating_point`, :meth:`candor_eval.detection.served.Served.keeps`; the served threshold of each class).
 
@@ -18,7 +18,7 @@ path does; every threshold (operating point, PR and F1-versus-threshold
 curves, suggested thresholds) is therefore read off the same matched arrays.
 
 A model whose served NMS is class-agnostic or capped (``max_det``,
-:class:`candor_eval.detection.config.ServedNms`) breaks that: a box below its own class's threshold
+:class:`candor_eval.detection.served.ServedNms`) breaks that: a box below its own class's threshold
 can suppress a box of another class, and the cap counts only the boxes above the thresholds. Its
 operating point is therefore scored on the thresholded boxes, exactly as served
 (:func:`candor_eval.detection.scoring.stream.score_stream`), and its curves and AP on every box above
