@@ -29,6 +29,7 @@ import datetime as dt
 import json
 import os
 import platform
+import subprocess
 import sys
 from pathlib import Path
 
@@ -39,6 +40,20 @@ from timing import measure, median  # noqa: E402 - after the sys.path line above
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
 PY = sys.executable
+
+
+PEERS = {"faster-coco-eval": "faster_coco_eval", "pycocotools": "pycocotools"}   # tool -> its import name
+
+
+def installed(tool: str) -> bool:
+    """The peer ``tool`` imports in the interpreter the bench runs the peers with (``sys.executable``).
+    A missing peer is reported as not installed, never installed by the bench."""
+    return subprocess.run([PY, "-c", f"import {PEERS[tool]}"], capture_output=True).returncode == 0
+
+
+def ratio(peer: dict | None, ours: dict, key: str) -> float | None:
+    """``peer[key] / ours[key]`` rounded, or None when the peer was not measured (not installed)."""
+    return None if peer is None else round(peer[key] / ours[key], 2)
 
 
 def dataset(frames: int) -> Path:
@@ -101,15 +116,18 @@ def bench_scoring(frames: int, repeats: int) -> dict:
     d = dataset(frames)
     tools = {"candor": lambda: run_candor(d), "faster-coco-eval": lambda: run_peer("faster-coco-eval", d),
              "pycocotools": lambda: run_peer("pycocotools", d, tp_out=d / "pycocotools-tp.json")}
-    runs = interleaved(tools, repeats)
-    results = {tool: medians(runs[tool]) for tool in tools}
-    c = results["candor"]
+    missing = [t for t in PEERS if not installed(t)]
+    runs = interleaved({t: run for t, run in tools.items() if t not in missing}, repeats)
+    results: dict = {tool: medians(runs[tool]) for tool in runs}
+    c, faster, pyco = results["candor"], results.get("faster-coco-eval"), results.get("pycocotools")
+    results["missing"] = missing
     results["ratios"] = {
-        "end_to_end_vs_faster": round(results["faster-coco-eval"]["total_s"] / c["total_s"], 2),
-        "end_to_end_vs_pycocotools": round(results["pycocotools"]["total_s"] / c["total_s"], 2),
-        "core_vs_faster_evaluate": round(results["faster-coco-eval"]["score_s"] / c["score_s"], 2),
+        "end_to_end_vs_faster": ratio(faster, c, "total_s"),
+        "end_to_end_vs_pycocotools": ratio(pyco, c, "total_s"),
+        "core_vs_faster_evaluate": ratio(faster, c, "score_s"),
+        "core_vs_pycocotools_evaluate": ratio(pyco, c, "score_s"),
     }
-    results["agreement"] = tp_agreement(d)
+    results["agreement"] = None if pyco is None else tp_agreement(d)
     return results
 
 
@@ -141,13 +159,17 @@ def bench_ap(frames: int, repeats: int, *, pycocotools_repeats: int = 1) -> dict
         peer_ap[tool] = out
         return {"total_s": m.wall_s, "load_s": out["load_s"], "score_s": out["score_s"], "peak_rss_mb": m.peak_rss_mb}
 
-    runs = interleaved({"candor": lambda: run_candor(d), "faster-coco-eval": lambda: peer("faster-coco-eval")}, repeats)
-    runs |= interleaved({"pycocotools": lambda: peer("pycocotools")}, pycocotools_repeats)
-    results = {tool: medians(r) for tool, r in runs.items()}
+    missing = [t for t in PEERS if not installed(t)]
+    tools = {"candor": lambda: run_candor(d), "faster-coco-eval": lambda: peer("faster-coco-eval")}
+    runs = interleaved({t: run for t, run in tools.items() if t not in missing}, repeats)
+    if "pycocotools" not in missing:
+        runs |= interleaved({"pycocotools": lambda: peer("pycocotools")}, pycocotools_repeats)
+    results: dict = {tool: medians(r) for tool, r in runs.items()}
     ours = json.loads((d / "candor.json").read_text())["ap"]
     c = results["candor"]
-    results["ratios"] = {"end_to_end_vs_faster": round(results["faster-coco-eval"]["total_s"] / c["total_s"], 2),
-                         "end_to_end_vs_pycocotools": round(results["pycocotools"]["total_s"] / c["total_s"], 2)}
+    results["missing"] = missing
+    results["ratios"] = {"end_to_end_vs_faster": ratio(results.get("faster-coco-eval"), c, "total_s"),
+                         "end_to_end_vs_pycocotools": ratio(results.get("pycocotools"), c, "total_s")}
     results["ap"] = {"map50": ours["map50"], "map50_95": ours["map50_95"],
                      "max_abs_difference": {t: ap_difference(ours, peer_ap[t]) for t in peer_ap}}
     return results

@@ -231,6 +231,31 @@ def cycles(edges: Iterable[Edge], *, inside: str = "candor_eval") -> list[list[s
     return sorted(out)
 
 
+def layers(edges: Iterable[Edge], *, inside: str) -> dict[str, int]:
+    """Each module's layer inside package ``inside``, over the edges between its modules (annotation
+    edges too: a reader follows them): 1 for a module that imports none of the package, else one more
+    than the highest layer it imports. The package's depth is the highest layer (the room's "layer count")."""
+    graph: dict[str, set[str]] = {}
+    for x in edges:
+        if within(x.source, inside):
+            graph.setdefault(x.source, set())
+            if within(x.target, inside) and x.target != x.source:
+                graph[x.source].add(x.target)
+                graph.setdefault(x.target, set())
+    out: dict[str, int] = {}
+
+    def layer(m: str, path: tuple[str, ...] = ()) -> int:
+        if m in path:
+            raise ValueError(f"import cycle: {' -> '.join((*path, m))}")
+        if m not in out:
+            out[m] = 1 + max((layer(t, (*path, m)) for t in graph[m]), default=0)
+        return out[m]
+
+    for m in sorted(graph):
+        layer(m)
+    return out
+
+
 def shown(bad: Iterable[object]) -> str:
     return "\n  ".join(map(str, bad))
 
@@ -344,6 +369,33 @@ def test_no_import_cycles_inside_candor():
     """No import cycle among the modules of ``candor/`` (module granularity, runtime edges, lazy imports
     inside functions included): every module can be imported first."""
     assert cycles(EDGES) == []
+
+
+SCORING_MAX_LAYERS = 6       # issue 41: the record types at the bottom (scoring/records.py) made 10 layers 6
+
+
+def test_the_scoring_room_is_at_most_six_layers_deep(capsys):
+    """The detector scoring room stays shallow: its record types live in one bottom module
+    (``scoring/records.py``), so a module that reads a record never depends on the code that builds it.
+    The count is printed (``pytest -s``) for the closing notes of an architecture change."""
+    depth = layers(EDGES, inside=SCORING)
+    room_edges = [x for x in EDGES if within(x.source, SCORING) and within(x.target, SCORING) and x.source != x.target]
+    with capsys.disabled():
+        print(f"\nscoring room: {len(depth)} modules, {len({(x.source, x.target) for x in room_edges})} edges, "
+              f"{max(depth.values())} layers")
+    deepest = sorted(m for m, n in depth.items() if n > SCORING_MAX_LAYERS)
+    assert max(depth.values()) <= SCORING_MAX_LAYERS, f"deeper than {SCORING_MAX_LAYERS} layers: {deepest}"
+    assert depth[f"{SCORING}.records"] == 1
+
+
+def test_layers_count_the_longest_import_chain_inside_the_package():
+    """A chain a -> b -> c inside the package is 3 layers; edges leaving it and self-imports add none; a
+    cycle is an error, not a depth."""
+    chain = [e("~.p.a", "~.p.b"), e("~.p.b", "~.p.c", typing=True), e("~.p.a", "~.p.c"), e("~.p.c", "~.q.z"),
+             e("~.p.c", "~.p.c")]
+    assert layers(chain, inside="candor_eval.p") == {"candor_eval.p.a": 3, "candor_eval.p.b": 2, "candor_eval.p.c": 1}
+    with pytest.raises(ValueError, match="import cycle"):
+        layers([e("~.p.a", "~.p.b"), e("~.p.b", "~.p.a")], inside="candor_eval.p")
 
 
 # --- each rule can fail

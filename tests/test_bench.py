@@ -91,7 +91,7 @@ def test_ap_report_and_sections_kept_from_an_earlier_run(tmp_path):
                                  "ap": {"map50": 0.7, "map50_95": 0.45,
                                         "max_abs_difference": {"faster-coco-eval": 2e-16, "pycocotools": 3e-9}}}}, path)
     text = path.read_text()
-    assert "| end to end vs faster-coco-eval >= 2x | 2.50x | met |" in text
+    assert "| end to end vs faster-coco-eval's AP-only run >= 6x | 2.50x | **not met** |" in text
     assert "| peak RSS below faster-coco-eval's | 600 vs 800 MB | met |" in text
     assert ("| same AP as pycocotools to 1e-9 (mAP50, mAP50-95 and every class) | max difference 3.0e-09 "
             "| **not met** |") in text
@@ -99,6 +99,25 @@ def test_ap_report_and_sections_kept_from_an_earlier_run(tmp_path):
     assert ("## 1. Scoring\n\n(kept from the run of date: 2025-01-01 command: `python bench/run.py`: "
             "not rerun since)") in text
     assert "old scaling" in text and text.index("## 1. ") < text.index("## 1b. ") < text.index("## 2. ")
+
+
+def test_a_peer_not_installed_is_reported_not_measured_never_guessed(tmp_path):
+    tool = {"total_s": 2.0, "load_s": 1.0, "score_s": 0.5, "peak_rss_mb": 600.0}
+    slow = {**tool, "total_s": 20.0, "score_s": 10.0}
+    head = {"machine": {"cpu": "cpu", "cores": 2, "os": "os", "python": "3.11"}, "repeats": 3}
+    path = tmp_path / "R.md"
+    report.write_results({**head, "date": "2026-01-01", "command": "c",
+                          "scoring": {"candor": tool, "pycocotools": slow, "missing": ["faster-coco-eval"],
+                                      "ratios": {"end_to_end_vs_faster": None, "end_to_end_vs_pycocotools": 10.0,
+                                                 "core_vs_faster_evaluate": None, "core_vs_pycocotools_evaluate": 20.0},
+                                      "agreement": {"classes": 2, "identical": True, "tp_candor": 5,
+                                                    "tp_pycocotools": 5}}}, path)
+    text = path.read_text()
+    assert "| faster-coco-eval | not installed in the bench's interpreter: not measured | | | |" in text
+    assert ("| scoring core vs faster-coco-eval evaluate >= 10x | not measured (faster-coco-eval not installed) "
+            "| not measured |") in text
+    assert "| end to end vs pycocotools >= 30x | 10.00x | **not met** |" in text
+    assert "Scoring core vs pycocotools' evaluate + accumulate (no target): 20.00x." in text
 
 
 def test_a_section_of_a_bench_of_its_own_is_kept_as_it_is(tmp_path):

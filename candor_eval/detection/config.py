@@ -50,6 +50,7 @@ from candor_eval.common.names import NAME  # a set or model name: the one rule o
 from candor_eval.common.params import DEFAULT_PARAMS, Integer, Number, Probability, is_number
 from candor_eval.common.unique import repeated
 from candor_eval.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
+from candor_eval.detection.served import Served, ServedNms
 
 DEFAULT_THRESHOLD = 0.25     # every class's served threshold when ``thresholds`` is absent: Ultralytics' predict conf
 
@@ -63,17 +64,6 @@ class NmsOverride(BaseModel):
     nms_iou: Number | None = Field(default=None, gt=0.0, le=1.0)
     max_det: Integer | None = Field(default=None, ge=1)
     nms_agnostic: bool | None = None
-
-
-@dataclass(frozen=True)
-class ServedNms:
-    """What a model serves after its thresholds: greedy NMS at ``iou`` (suppress when IoU > iou),
-    within each class or, with ``agnostic``, across the classes of a frame; then at most
-    ``max_det`` boxes per frame, the highest-scored (``None``: no cap)."""
-
-    iou: float
-    max_det: int | None = None
-    agnostic: bool = False
 
 
 class DetectorParams(BaseModel):
@@ -325,3 +315,12 @@ class ScoreParams(NamedTuple):
     match: MatchParams
     threshold_params: ThresholdParams
     cluster: ClusterView = ClusterView()
+
+    def served(self, model: str | None, *, classes: tuple[str, ...] | list[str],
+               known: tuple[str, ...] | list[str] | None = None) -> Served:
+        """Model ``model``'s :class:`~candor_eval.detection.served.Served` on ``classes``: its served
+        thresholds (:meth:`ThresholdParams.class_thresholds`, names checked against ``known``), its served
+        NMS (:meth:`DetectorParams.served_nms`) and ``match.iou``."""
+        thresholds = self.threshold_params.class_thresholds(model, classes=classes, known=known,
+                                                            floor=self.detector.floor)
+        return Served(thresholds=thresholds, nms=self.detector.served_nms(model), match_iou=self.match.iou)

@@ -37,12 +37,12 @@ from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field
 
 from candor_eval.common.params import Integer
-from candor_eval.detection.config import ServedNms
 from candor_eval.detection.inference.decode import decode
 from candor_eval.detection.inference.letterbox import Letterboxer, plan, to_original
 from candor_eval.detection.inference.onnx_model import LoadedModel
 from candor_eval.detection.scoring.boxes import nms as greedy_nms
 from candor_eval.detection.scoring.boxes import rank_order
+from candor_eval.detection.served import Served
 
 LABEL = ("diagnostic: machine-specific latency; compare only with a candidate run on the same host, "
          "provider, inputs and scope (docs/stats.md, inference_latency_no_increase)")
@@ -58,7 +58,7 @@ class LatencyParams(BaseModel):
 
 
 @dataclass(frozen=True)
-class Served:
+class ServedBoxes:
     """Boxes after the served postprocess: ``boxes`` (K, 4) xyxy original px, ``scores``, ``classes``."""
 
     boxes: np.ndarray
@@ -66,14 +66,15 @@ class Served:
     classes: np.ndarray
 
 
-def serve(model: LoadedModel, image: Image.Image, *, class_thresholds: np.ndarray, nms: ServedNms,
-          letterbox: Letterboxer, clock: Callable[[], float] = time.perf_counter) -> tuple[Served, float]:
+def serve(model: LoadedModel, image: Image.Image, *, served: Served, letterbox: Letterboxer,
+          clock: Callable[[], float] = time.perf_counter) -> tuple[ServedBoxes, float]:
     """The served path on one decoded image; returns the boxes and the model-call seconds.
 
     Letterbox (with ``letterbox``, a reused :class:`~candor_eval.detection.inference.letterbox.Letterboxer`),
-    run, decode, map to original pixels, keep ``score >= class_thresholds[class]``, then the model's
-    served NMS ``nms`` (:class:`~candor_eval.detection.config.ServedNms`: within each class or across
-    them, suppress when IoU > ``nms.iou``; then at most ``nms.max_det`` boxes, the highest-scored).
+    run, decode, map to original pixels, keep what ``served`` keeps
+    (:meth:`~candor_eval.detection.served.Served.keeps`: ``score >= threshold`` of its class), then the
+    model's served NMS ``served.nms`` (:class:`~candor_eval.detection.served.ServedNms`: within each class
+    or across them, suppress when IoU > ``nms.iou``; then at most ``nms.max_det`` boxes, the highest-scored).
     """
     w, h = image.size
     lb = plan(w, h, input_w=model.input_w, input_h=model.input_h)
@@ -81,13 +82,15 @@ def serve(model: LoadedModel, image: Image.Image, *, class_thresholds: np.ndarra
     t0 = clock()
     out = model.run(tensor)
     model_s = clock() - t0
-    cand = decode(out, layout=model.layout, num_classes=len(model.classes), floor=float(class_thresholds.min()))
-    keep = cand.scores >= class_thresholds[cand.classes]
+    nms = served.nms
+    cand = decode(out, layout=model.layout, num_classes=len(model.classes), floor=float(served.thresholds.min()))
+    keep = served.keeps(cand.scores, cand.classes)
     boxes, scores, classes = to_original(cand.boxes[keep], lb), cand.scores[keep], cand.classes[keep]
-    kept = np.flatnonzero(greedy_nms(np.zeros_like(classes) if nms.agnostic else classes, boxes, scores, iou=nms.iou))
+    kept = np.arange(len(scores)) if nms.iou is None else np.flatnonzero(
+        greedy_nms(np.zeros_like(classes) if nms.agnostic else classes, boxes, scores, iou=nms.iou))
     if nms.max_det is not None:
         kept = kept[rank_order(np.zeros(len(kept), np.int64), scores[kept])[:nms.max_det]]
-    return Served(boxes[kept], scores[kept], classes[kept]), model_s
+    return ServedBoxes(boxes[kept], scores[kept], classes[kept]), model_s
 
 
 def summary(ms: Sequence[float]) -> dict:
@@ -102,16 +105,16 @@ def summary(ms: Sequence[float]) -> dict:
             "min_ms": round(float(a.min()), 3), "max_ms": round(float(a.max()), 3)}
 
 
-def time_model(model: LoadedModel, images: list[Image.Image], *, class_thresholds: np.ndarray, nms: ServedNms,
+def time_model(model: LoadedModel, images: list[Image.Image], *, served: Served,
                warmup: int) -> dict:
     """Warm up, then one timed call per image: ``{"model_call": summary, "end_to_end": summary}``."""
     letterbox = Letterboxer(input_w=model.input_w, input_h=model.input_h, preprocess=model.card.preprocess)
     for i in range(warmup):
-        serve(model, images[i % len(images)], class_thresholds=class_thresholds, nms=nms, letterbox=letterbox)
+        serve(model, images[i % len(images)], served=served, letterbox=letterbox)
     e2e, call = [], []
     for image in images:
         t0 = time.perf_counter()
-        _, model_s = serve(model, image, class_thresholds=class_thresholds, nms=nms, letterbox=letterbox)
+        _, model_s = serve(model, image, served=served, letterbox=letterbox)
         e2e.append(1000 * (time.perf_counter() - t0))
         call.append(1000 * model_s)
     return {"model_call": summary(call), "end_to_end": summary(e2e)}

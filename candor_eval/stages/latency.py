@@ -34,6 +34,7 @@ from candor_eval.common.params import section
 from candor_eval.detection.config import DetectorParams, ThresholdParams
 from candor_eval.detection.inference.runner import open_inputs
 from candor_eval.detection.latency import LABEL, SCOPE, LatencyParams, environment, time_model
+from candor_eval.detection.served import Served
 from candor_eval.stages.cli_detection import inference_parser, read_threshold_params, set_of_args
 
 log = logging.getLogger("candor.latency")
@@ -56,7 +57,7 @@ def time_one(name: str, *, data: Path, models: Path, verified: Path, det: Detect
     if not images:
         raise fail(str(data / "frames.csv"), "no frames to time")
     log.info("%s: %d decoded images, %d warm-up calls", model.name, len(images), lat.warmup)
-    timed = time_model(model, images, class_thresholds=class_thresholds, nms=det.served_nms(name), warmup=lat.warmup)
+    timed = time_model(model, images, served=Served(class_thresholds, det.served_nms(name)), warmup=lat.warmup)
     print(f"{model.name}: end-to-end median {timed['end_to_end']['median_ms']} ms, "
           f"p95 {timed['end_to_end']['p95_ms']} ms; model call median {timed['model_call']['median_ms']} ms "
           f"({len(images)} images, {lat.warmup} warm-up)")

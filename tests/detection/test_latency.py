@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from candor_eval.detection import latency
-from candor_eval.detection.config import ServedNms
 from candor_eval.detection.inference.letterbox import Letterboxer
 from candor_eval.detection.inference.onnx_model import open_model
+from candor_eval.detection.served import Served, ServedNms
 from tests.support_detect import tiny_repo
 
 PARAMS = ("detector:\n  sets: {detector: [tiny]}\n  floor: 0.05\n  nms_iou: 0.5\n"
@@ -37,8 +37,8 @@ def test_serve_applies_thresholds_then_same_class_nms(repo):
     model = open_model(repo / "models" / "tiny.yaml", providers=["CPUExecutionProvider"])
     class_thresholds = np.array([0.25, 0.35, 0.35])   # deer, sheep, relic
     ticks = count()
-    served, model_s = latency.serve(model, Image.new("RGB", (128, 64)), class_thresholds=class_thresholds,
-                                    nms=ServedNms(iou=0.5),
+    served, model_s = latency.serve(model, Image.new("RGB", (128, 64)),
+                                    served=Served(class_thresholds, ServedNms(iou=0.5)),
                                     letterbox=Letterboxer(input_w=model.input_w, input_h=model.input_h),
                                     clock=lambda: float(next(ticks)))
     assert model_s == 1.0                      # exactly the span around session.run

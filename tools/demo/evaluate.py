@@ -30,6 +30,7 @@ from candor_eval.detection.scoring.metrics import operating_point
 from candor_eval.detection.scoring.nms_match import score_detections
 from candor_eval.detection.scoring.scene import build_scene
 from candor_eval.detection.scoring.tally import summarise
+from candor_eval.detection.served import Served
 
 NMS_IOU = DetectorParams().nms_iou     # the pipeline's defaults, not the served params.yaml
 
@@ -48,7 +49,7 @@ def evaluate_raw(raw: RawDetections, data: Path, *, threshold: float) -> dict:
     scene, frame, cls, *_ = build_scene(data=data, raw=raw, input_hw=tuple(raw.header["input_size"]))
     s = score_detections(scene, frame=frame, cls=cls, boxes=raw.boxes, score=raw.score,
                          nms_iou=NMS_IOU, match_iou=MATCH_IOU)
-    op = operating_point(s, class_thresholds=np.full(len(scene.classes), threshold))
+    op = operating_point(s, Served.at(np.full(len(scene.classes), threshold)))
     masks = {"all": np.ones(len(scene.frames), bool)} | {sp: scene.split == sp for sp in sorted(set(scene.split))}
     out = {}
     for split, mask in masks.items():

@@ -1,7 +1,7 @@
 """What kind of error: the anatomy of false positives and false negatives at an operating point.
 
 Definitions (TIDE's, Bolya et al. ECCV 2020; docs/detector.md, "What kind of error"). Each kept
-false positive (FP, :class:`~candor_eval.detection.scoring.metrics.OperatingPoint`) is judged
+false positive (FP, :class:`~candor_eval.detection.scoring.records.OperatingPoint`) is judged
 against the non-crowd labels of its frame, with
 
 - ``s``: its best IoU with a label of its own class,
@@ -33,7 +33,7 @@ and lets them make a label "aimed"; TIDE keeps only the 100 highest-scored boxes
 across classes (candor: the served ``max_det``, if any), and its crowd test is ``>`` where
 pycocotools' (and candor's) is ``>=``.
 
-Shapes: per detection ``(D,)`` of the :class:`~candor_eval.detection.scoring.nms_match.Scored`
+Shapes: per detection ``(D,)`` of the :class:`~candor_eval.detection.scoring.records.Scored`
 arrays, per label ``(L,)`` of its scene. No FP: every kind is 0; a frame without labels makes
 each of its FPs ``background``.
 """
@@ -43,89 +43,104 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from candor_eval.detection.scoring.boxes import box_area, column_iou, iter_group_pairs
-from candor_eval.detection.scoring.metrics import OperatingPoint
-from candor_eval.detection.scoring.nms_match import Scored
+from candor_eval.detection.scoring.boxes import box_area, column_iou, stable_key_order
+from candor_eval.detection.scoring.records import Anatomy, OperatingPoint, Scored
 
 FP_KINDS = ("localisation", "class_confusion", "duplicate", "background", "both")
 LOCALISATION, CLASS_CONFUSION, DUPLICATE, BACKGROUND, BOTH = range(len(FP_KINDS))
 FN_KINDS = ("aimed", "missed")
 BACKGROUND_IOU = 0.1   # TIDE's background threshold
-PAIRS = 1 << 20        # FP-label pairs gathered at once (their columns: about 100 MB of temporaries)
-
-
-@dataclass(frozen=True)
-class Anatomy:
-    """``fp_kind`` ``(D,)`` int8: the index into :data:`FP_KINDS` of each kept FP, ``-1`` for
-    every other detection; ``fn_aimed`` ``(L,)`` bool: FN labels some localisation or
-    class-confusion FP was aimed at."""
-
-    fp_kind: np.ndarray
-    fn_aimed: np.ndarray
-
-
-def _segment_best(v: np.ndarray, starts: np.ndarray, lens: np.ndarray,
-                  lab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per segment ``[starts[k], starts[k] + lens[k])`` of the pair values ``v`` (``-1``: not a
-    candidate): the highest value (``-1`` when none) and the label of its first occurrence (the
-    lowest label index: labels ascend within a segment), ``-1`` when none."""
-    best = np.maximum.reduceat(v, starts)
-    at = np.flatnonzero((v == np.repeat(best, lens)) & (v >= 0))
-    seg = np.repeat(np.arange(len(starts)), lens)[at]
-    arg = np.full(len(starts), -1, dtype=np.int64)
-    first = np.r_[True, seg[1:] != seg[:-1]] if len(seg) else np.zeros(0, bool)
-    arg[seg[first]] = lab[at[first]]
-    return best, arg
+BLOCK = 16_384        # FPs compared with their frames' labels at once (best_overlaps)
 
 
 def error_anatomy(s: Scored, op: OperatingPoint, *, background_iou: float = BACKGROUND_IOU) -> Anatomy:
     """The FP kinds and aimed FNs of ``s`` at ``op`` (see the module docstring).
 
     Truth is ``s.scene``; ``pos`` is ``s.match_iou``. Each FP meets every non-crowd label of its
-    frame that it overlaps along x (:func:`~candor_eval.detection.scoring.boxes.iter_group_pairs`: a FP's
-    pairs are contiguous, its labels in ascending index; a pair apart along x has IoU 0 and moves
-    no maximum), reduced per FP without a sort.
+    frame: :func:`best_overlaps` visits them slot by slot (the frame's first label, its second, ...)
+    for every FP at once, so the work is whole-array steps over the FPs, no per-pair index arrays.
     """
     sc = s.scene
     pos_iou = s.match_iou
     fp = np.flatnonzero(op.fp)
-    n = len(fp)
     fp_kind = np.full(len(s.frame), -1, dtype=np.int8)
     fn_aimed = np.zeros(len(sc.label_frame), dtype=bool)
-    if n == 0:
+    if len(fp) == 0:
         return Anatomy(fp_kind, fn_aimed)
-    regular = np.flatnonzero(~sc.label_crowd)
-    fb, lb = s.boxes[fp], sc.label_boxes[regular]
-    f_cols = [np.ascontiguousarray(fb[:, k]) for k in range(4)]
-    l_cols = [np.ascontiguousarray(lb[:, k]) for k in range(4)]
-    f_area, l_area = box_area(fb), box_area(lb)
-    f_cls, l_cls = s.cls[fp], sc.label_class[regular]
-    used_label = op.found[regular]
-    s_best, u_best, o_best = np.zeros(n), np.zeros(n), np.zeros(n)
-    s_arg, o_arg = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
-    for ia, ib in iter_group_pairs(s.frame[fp], sc.label_frame[regular], max_pairs=PAIRS):
-        # pairs apart along x have IoU 0, which moves no maximum: drop them before the other gathers
-        apart = np.minimum(f_cols[2][ia], l_cols[2][ib]) <= np.maximum(f_cols[0][ia], l_cols[0][ib])
-        ia, ib = ia[~apart], ib[~apart]
-        if len(ia) == 0:
-            continue
-        v = column_iou([c[ia] for c in f_cols], [c[ib] for c in l_cols], f_area[ia], l_area[ib])
-        same = f_cls[ia] == l_cls[ib]
-        starts = np.flatnonzero(np.r_[True, ia[1:] != ia[:-1]])
-        lens = np.diff(np.r_[starts, len(ia)])
-        who = ia[starts]
-        sb, sa = _segment_best(np.where(same, v, -1.0), starts, lens, regular[ib])
-        ub, _ = _segment_best(np.where(same & used_label[ib], v, -1.0), starts, lens, regular[ib])
-        ob, oa = _segment_best(np.where(same, -1.0, v), starts, lens, regular[ib])
-        s_best[who], s_arg[who] = np.maximum(sb, 0.0), sa
-        u_best[who] = np.maximum(ub, 0.0)
-        o_best[who], o_arg[who] = np.maximum(ob, 0.0), oa
+    best = best_overlaps(s, fp, used=op.found)
+    s_best, u_best, o_best = best.own, best.used, best.other
     loc = (s_best >= background_iou) & (s_best <= pos_iou)
     cls = o_best >= pos_iou
     kind = np.select([loc, cls, u_best >= pos_iou, np.maximum(s_best, o_best) <= background_iou],
                      [LOCALISATION, CLASS_CONFUSION, DUPLICATE, BACKGROUND], default=BOTH)
     fp_kind[fp] = kind
-    targets = np.concatenate([s_arg[kind == LOCALISATION], o_arg[kind == CLASS_CONFUSION]])
-    fn_aimed[targets] = True
+    targets = np.concatenate([best.own_label[kind == LOCALISATION], best.other_label[kind == CLASS_CONFUSION]])
+    fn_aimed[targets[targets >= 0]] = True
     fn_aimed &= op.fn
     return Anatomy(fp_kind, fn_aimed)
+
+
+@dataclass(frozen=True)
+class Overlaps:
+    """Per FP ``(N,)``: the best IoU with a non-crowd label of its frame of its own class (``own``), of its
+    own class and used (``used``), of another class (``other``), 0 when none; the scene index of the first
+    label (lowest index) reaching ``own`` and ``other`` when that is above 0, else -1."""
+
+    own: np.ndarray
+    used: np.ndarray
+    other: np.ndarray
+    own_label: np.ndarray
+    other_label: np.ndarray
+
+
+def best_overlaps(s: Scored, fp: np.ndarray, *, used: np.ndarray) -> Overlaps:
+    """:class:`Overlaps` of the detections ``fp`` (indices into ``s``); ``used`` ``(L,)``: labels a kept
+    detection matched.
+
+    The FPs are ordered by how many labels their frame has, most first, so slot ``j`` (every frame's
+    ``j``-th label, labels in index order) concerns a prefix of them: each slot is a few whole-array
+    steps on that prefix, and the slots together visit each (FP, label) pair of a frame once. A
+    maximum moves only on a strictly greater IoU, so ties keep the lower label index (numpy's argmax,
+    as TIDE); a pair apart has IoU 0 and moves nothing.
+    """
+    sc = s.scene
+    n = len(fp)
+    regular = np.flatnonzero(~sc.label_crowd)
+    lab = regular[stable_key_order(sc.label_frame[regular])]          # by frame, then index
+    n_frames = len(sc.frames)
+    per_frame = np.bincount(sc.label_frame[lab], minlength=n_frames)
+    first = np.cumsum(per_frame) - per_frame
+    frame = s.frame[fp]
+    count = per_frame[frame]
+    order = stable_key_order(count.max(initial=0) - count)           # most labels first
+    count, start = count[order], first[frame[order]]
+    fb = s.boxes[fp[order]]
+    f_cols = [np.ascontiguousarray(fb[:, k]) for k in range(4)]
+    f_area, f_cls = box_area(fb), s.cls[fp[order]]
+    lb = sc.label_boxes[lab]
+    l_cols = [np.ascontiguousarray(lb[:, k]) for k in range(4)]
+    l_area, l_cls, l_used = box_area(lb), sc.label_class[lab], np.asarray(used, bool)[lab]
+    own, use, other = np.zeros(n), np.zeros(n), np.zeros(n)
+    own_at, other_at = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
+    for b0 in range(0, n, BLOCK):          # blocks of FPs: every temporary stays cache-sized
+        b1 = min(b0 + BLOCK, n)
+        for j in range(int(count[b0])):
+            k = b0 + int(np.count_nonzero(count[b0:b1] > j))      # the block's FPs whose frame has > j labels
+            at = start[b0:k] + j
+            # only pairs that overlap along both axes can move a maximum: the rest have IoU 0
+            x1, y1, x2, y2 = (c[b0:k] for c in f_cols)
+            hit = np.flatnonzero((np.minimum(x2, l_cols[2][at]) > np.maximum(x1, l_cols[0][at]))
+                                 & (np.minimum(y2, l_cols[3][at]) > np.maximum(y1, l_cols[1][at])))
+            at, hit = at[hit], hit + b0
+            v = column_iou([c[hit] for c in f_cols], [c[at] for c in l_cols], f_area[hit], l_area[at])
+            same = f_cls[hit] == l_cls[at]
+            for best, best_at, mine in ((own, own_at, same), (other, other_at, ~same)):
+                up = mine & (v > best[hit])
+                best[hit[up]], best_at[hit[up]] = v[up], at[up]
+            up = same & l_used[at]
+            use[hit[up]] = np.maximum(use[hit[up]], v[up])
+    back = np.empty(n, np.int64)
+    back[order] = np.arange(n)
+    label_of = np.append(lab, -1)                          # position -1 (no label reached) -> -1
+    return Overlaps(own=own[back], used=use[back], other=other[back], own_label=label_of[own_at[back]],
+                    other_label=label_of[other_at[back]])

@@ -14,7 +14,7 @@ type 7), ``edge_error_px`` (the mean of ``edge``) and ``tp`` (how many). With no
 the three figures are ``None``. Values are rounded to 6 decimals; they are computed from the
 stored boxes in float64, in label order, so the same boxes give the same bytes.
 
-The values are kept per label (:class:`~candor_eval.detection.scoring.stream.Outcomes`: ``NaN`` for a
+The values are kept per label (:class:`~candor_eval.detection.scoring.records.Outcomes`: ``NaN`` for a
 label not found), a few bytes per label like the other per-label outcomes, so any split and
 class is summarised from them.
 """

@@ -13,7 +13,7 @@ micro over their frames) the sums need only the cluster's ``tp``, ``fp``, ``fn``
 and the products of those four: :data:`PRODUCTS`. With frames as clusters every chunk of whole
 frames is reduced to its products at once (memory does not grow with the frames); with sessions
 (a few per set) the per-session counts are kept and multiplied at the end. Either way the sums
-over a block's frame groups (:class:`~candor_eval.detection.scoring.tally.FrameGroups`) are exact
+over a block's frame groups (:class:`~candor_eval.detection.scoring.records.FrameGroups`) are exact
 integers, whatever the chunks.
 
 The rates, per cluster ``(tp, fp, fn, frames)``: precision ``k = tp`` of ``n = tp + fp``; recall

@@ -36,8 +36,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from candor_eval.detection.scoring.boxes import key_chunks, rank_order, within_group_ranks
+from candor_eval.detection.scoring.boxes import (
+    descending_order,
+    key_chunks,
+    rank_order,
+    stable_key_order,
+    within_group_ranks,
+)
 from candor_eval.detection.scoring.matching import match_at_ious
+from candor_eval.detection.scoring.records import APMatches, APMatchesByClass
 
 IOU_THRESHOLDS = np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1, endpoint=True)
 RECALL_THRESHOLDS = np.linspace(0.0, 1.00, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True)
@@ -83,40 +90,6 @@ def _mean(values: np.ndarray) -> float:
     return math.fsum(v.tolist()) / len(v)
 
 
-@dataclass(frozen=True)
-class APMatches:
-    """Steps 1-2 of the definition for some frames (whole frames: matching never crosses one): per
-    kept detection ``(D,)`` its ``frame`` (int32), class ``cls`` (int16), ``score`` (float64), and
-    ``tp``, ``ignored`` (uint16): bit ``i`` set when it is a match, or ignored, at IoU threshold
-    ``i``. 16 bytes per detection, no boxes. Each image's detections of a class come in their
-    visit order (score descending, ties in input order), which the stable sort of :func:`accumulate`
-    keeps for ties within an image."""
-
-    frame: np.ndarray
-    cls: np.ndarray
-    score: np.ndarray
-    tp: np.ndarray
-    ignored: np.ndarray
-
-    @staticmethod
-    def concat(parts: list[APMatches]) -> APMatches:
-        """The matches of several disjoint sets of frames as one, in the order given. ``parts`` is
-        emptied field by field as it is read, so the peak is the whole plus one field, not twice it."""
-        fields = {"frame": np.int32, "cls": np.int16, "score": np.float64, "tp": np.uint16, "ignored": np.uint16}
-        columns = {f: [getattr(p, f) for p in parts] for f in fields}
-        parts.clear()
-        out = {}
-        for f, dtype in fields.items():
-            out[f] = np.concatenate(columns[f]) if columns[f] else np.zeros(0, dtype)
-            columns[f].clear()
-        return APMatches(**out)
-
-    def of_frames(self, mask: np.ndarray) -> APMatches:
-        """The matches of the frames where ``mask`` ``(F,)`` is true, in the same order."""
-        keep = np.asarray(mask, bool)[self.frame]
-        return APMatches(self.frame[keep], self.cls[keep], self.score[keep], self.tp[keep], self.ignored[keep])
-
-
 def match_for_ap(*, n_classes: int, label_frame: np.ndarray, label_class: np.ndarray, label_boxes: np.ndarray,
                  label_crowd: np.ndarray, det_frame: np.ndarray, det_class: np.ndarray, det_boxes: np.ndarray,
                  det_score: np.ndarray, max_dets: int = MAX_DETS) -> APMatches:
@@ -130,28 +103,35 @@ def match_for_ap(*, n_classes: int, label_frame: np.ndarray, label_class: np.nda
     det_class = np.asarray(det_class, np.int64)
     det_score = np.asarray(det_score, np.float64)
     det_boxes = np.asarray(det_boxes, np.float64).reshape(-1, 4)
-    groups = det_frame * n_c + det_class
-    order = rank_order(groups, det_score)
-    rank = within_group_ranks(groups[order])[0]
-    keep = order[rank < max_dets]          # in visit order: the matcher's sort is then linear
     label_frame = np.asarray(label_frame, np.int64)
     label_groups = label_frame * n_c + np.asarray(label_class, np.int64)
     label_boxes, crowd = np.asarray(label_boxes, np.float64).reshape(-1, 4), np.asarray(label_crowd, bool)
-    tp = np.zeros(len(keep), np.uint16)
-    ignored = np.zeros(len(keep), np.uint16)
     ious = [min(float(t), 1 - 1e-10) for t in IOU_THRESHOLDS]
     n_frames = int(max(det_frame.max(initial=-1), label_frame.max(initial=-1))) + 1
-    # chunks of whole frames (matching never crosses one): the pair temporaries stay cache-sized
-    for d, lab in key_chunks(det_frame[keep], label_frame, n_keys=n_frames, max_dets=CHUNK_DETS):
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    # chunks of whole frames (matching never crosses one): every sort and pair temporary stays cache-sized.
+    # A chunk's detections come by frame, then input order, so sorting them by (frame, class, score
+    # descending) keeps input order for ties: each group's visit order, and the chunks in frame order
+    # give every image's and class's boxes in one global (frame, class, visit) order.
+    for d, lab in key_chunks(det_frame, label_frame, n_keys=n_frames, max_dets=CHUNK_DETS):
         if len(d) == 0:
             continue
-        d = np.sort(d)                                   # keep (group, score) order within the chunk
-        matches = match_at_ious(label_groups[lab], label_boxes[lab], groups[keep[d]], det_boxes[keep[d]],
-                                det_score[keep[d]], ious=ious, label_crowd=crowd[lab], label_ties="higher")
+        groups = det_frame[d] * n_c + det_class[d]
+        order = rank_order(groups, det_score[d])
+        d, groups = d[order], groups[order]
+        keep = within_group_ranks(groups)[0] < max_dets
+        d, groups = d[keep], groups[keep]
+        matches = match_at_ious(label_groups[lab], label_boxes[lab], groups, det_boxes[d], det_score[d], ious=ious,
+                                label_crowd=crowd[lab], label_ties="higher")
+        tp, ignored = np.zeros(len(d), np.uint16), np.zeros(len(d), np.uint16)
         for i, m in enumerate(matches):
-            tp[d] |= m.det_tp.astype(np.uint16) << i
-            ignored[d] |= m.det_ignored.astype(np.uint16) << i
-    return APMatches(det_frame[keep].astype(np.int32), det_class[keep].astype(np.int16), det_score[keep], tp, ignored)
+            tp |= m.det_tp.astype(np.uint16) << i
+            ignored |= m.det_ignored.astype(np.uint16) << i
+        parts.append((d, tp, ignored))
+    d = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
+    tp = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.uint16)
+    ignored = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.uint16)
+    return APMatches(det_frame[d].astype(np.int32), det_class[d].astype(np.int16), det_score[d], tp, ignored)
 
 
 def accumulate(m: APMatches, *, classes: tuple[str, ...], n_labels: np.ndarray,
@@ -159,28 +139,58 @@ def accumulate(m: APMatches, *, classes: tuple[str, ...], n_labels: np.ndarray,
     """Steps 3-4 of the definition: ``n_labels`` ``(C,)`` non-crowd labels per class on the frames
     of ``m``, whose images may come in any order but each image's boxes of a class in visit order
     (as :func:`match_for_ap` gives them); ``image_order``: :func:`average_precision`."""
+    return accumulate_subsets(APMatchesByClass.of(m, len(classes)), classes=classes,
+                              subsets={"all": (None, n_labels)}, image_order=image_order)["all"]
+
+
+def accumulate_subsets(matches: APMatchesByClass, *, classes: tuple[str, ...],
+                       subsets: dict[str, tuple[np.ndarray | None, np.ndarray]],
+                       image_order: np.ndarray | None = None) -> dict[str, AveragePrecision]:
+    """:func:`accumulate` of several subsets of the frames of ``matches`` at once, taking (emptying) them
+    class by class: ``subsets`` maps a name to ``(frames, n_labels)``, ``frames`` a bool mask ``(F,)``
+    (None: every frame) and ``n_labels`` its non-crowd labels per class. The AP of a subset is the AP
+    of its frames' matches alone.
+
+    One class at a time: its boxes are put in sequence (score descending, image in ``image_order``,
+    then the order they came: each image's visit order); a subset's sequence is that sequence
+    restricted to its frames (a stable order restricted is the subset's own). Memory beyond the
+    matches: one class's sequence at a time.
+    """
     T, R = len(IOU_THRESHOLDS), len(RECALL_THRESHOLDS)
-    image_key = m.frame if image_order is None else np.asarray(image_order, np.int32)[m.frame]
-    sequence = np.lexsort((image_key, -m.score, m.cls))      # stable: ties within an image keep visit order
-    starts = np.searchsorted(m.cls[sequence], np.arange(len(classes) + 1))
-    precision = -np.ones((T, R, len(classes)))
+    order = np.asarray(image_order, np.int64) if image_order is not None else None
+    out = {name: -np.ones((T, R, len(classes))) for name in subsets}
     for k in range(len(classes)):
-        if n_labels[k] == 0:
+        m = matches.take(k)
+        if not any(n_labels[k] for _, n_labels in subsets.values()):
             continue
-        seq = sequence[starts[k]:starts[k + 1]]
-        tp_bits, ig_bits = m.tp[seq], m.ignored[seq]
-        for i in range(T):
-            tp, ig = (tp_bits >> i) & 1, (ig_bits >> i) & 1
-            tps = np.cumsum(tp, dtype=np.int64).astype(np.float64)
-            fps = np.cumsum((1 - tp) & (1 - ig), dtype=np.int64).astype(np.float64)
-            rc = tps / n_labels[k]
-            pr = np.maximum.accumulate((tps / (fps + tps + np.spacing(1)))[::-1])[::-1]
-            at = np.searchsorted(rc, RECALL_THRESHOLDS, side="left")
-            q = np.zeros(R)
-            inside = at < len(pr)
-            q[inside] = pr[at[inside]]
-            precision[i, :, k] = q
-    return AveragePrecision(classes=tuple(classes), precision=precision)
+        # score descending, image, then the order they came: stable linear sorts from the last key to the first
+        seq = descending_order(m.score, stable_key_order(m.frame if order is None else order[m.frame]))
+        for name, (frames, n_labels) in subsets.items():
+            if n_labels[k] == 0:
+                continue
+            sub = seq if frames is None else seq[np.asarray(frames, bool)[m.frame[seq]]]
+            out[name][:, :, k] = _interpolated_precision(m.tp[sub], m.ignored[sub], int(n_labels[k]))
+    return {name: AveragePrecision(classes=tuple(classes), precision=p) for name, p in out.items()}
+
+
+def _interpolated_precision(tp_bits: np.ndarray, ignored_bits: np.ndarray, n_labels: int) -> np.ndarray:
+    """Step 4 for one class: ``(T, R)``, the interpolated precision at each IoU threshold and recall
+    point, of its boxes in sequence (their match and ignore bits) against its ``n_labels`` labels.
+    One threshold at a time: a few arrays of the class's boxes at once. Counts of 0/1 summed as float64
+    are exact (below 2**53), so they are the integer counts' values."""
+    q = np.zeros((len(IOU_THRESHOLDS), len(RECALL_THRESHOLDS)))
+    for i in range(len(IOU_THRESHOLDS)):
+        tp = (tp_bits >> i) & 1
+        tps = np.cumsum(tp, dtype=np.float64)
+        fps = np.cumsum((1 - tp) & (1 - ((ignored_bits >> i) & 1)), dtype=np.float64)
+        rc = tps / n_labels
+        fps += tps
+        fps += np.spacing(1)
+        pr = np.maximum.accumulate(np.divide(tps, fps, out=tps)[::-1])[::-1]
+        at = np.searchsorted(rc, RECALL_THRESHOLDS, side="left")
+        inside = at < len(pr)
+        q[i, inside] = pr[at[inside]]
+    return q
 
 
 def average_precision(*, classes: tuple[str, ...], label_frame: np.ndarray, label_class: np.ndarray,

@@ -19,9 +19,10 @@ from candor_eval.detection.scoring.box_quality import quality_by_class, tp_box_e
 from candor_eval.detection.scoring.coco_ap import average_precision
 from candor_eval.detection.scoring.columns import DetectionTable, GroundTruth
 from candor_eval.detection.scoring.metrics import operating_point, rate_counts
-from candor_eval.detection.scoring.nms_match import score_detections
+from candor_eval.detection.scoring.nms_match import score_served
 from candor_eval.detection.scoring.scene import coco_scene
 from candor_eval.detection.scoring.tally import summarise
+from candor_eval.detection.served import Served, ServedNms
 
 
 def score_coco_pair(gt: GroundTruth, det: DetectionTable, *, class_thresholds: np.ndarray | None = None,
@@ -31,21 +32,17 @@ def score_coco_pair(gt: GroundTruth, det: DetectionTable, *, class_thresholds: n
                     image_map: Mapping[int, int] | None = None, category_map: Mapping[int, int] | None = None) -> dict:
     """Metrics of ``det`` against ``gt``; ``class_thresholds`` ``(C,)``: the threshold of each class of ``gt.classes``
     (None: every detection counts), ``nms_iou`` None: no NMS; ``agnostic`` and ``max_det``: the
-    rest of the served NMS (:class:`~candor_eval.detection.config.ServedNms`). ``image_map`` and ``category_map``
+    rest of the served NMS (:class:`~candor_eval.detection.served.ServedNms`). ``image_map`` and ``category_map``
     (COCO id -> frame / class index, :func:`~candor_eval.detection.scoring.coco.read_coco`) give the AP's
     tie order across images and its category ids (default: frame order, ids 1.. in class order).
 
     The ``ap`` block (:mod:`candor_eval.detection.scoring.coco_ap`) is of the results as given, every
     detection, no threshold and no NMS: what pycocotools scores."""
     scene = coco_scene(gt)
-    served = np.full(len(gt.classes), -np.inf) if class_thresholds is None else class_thresholds
-    s = score_detections(scene, frame=det.frame, cls=det.cls, boxes=det.boxes, score=det.score,
-                         nms_iou=nms_iou, match_iou=iou)
-    if agnostic or max_det is not None:           # thresholds first, as served (candor_eval.detection.scoring.metrics)
-        above = det.score >= served[det.cls]
-        s = score_detections(scene, frame=det.frame[above], cls=det.cls[above], boxes=det.boxes[above],
-                             score=det.score[above], nms_iou=nms_iou, match_iou=iou, agnostic=agnostic, max_det=max_det)
-    op = operating_point(s, class_thresholds=served)
+    thresholds = np.full(len(gt.classes), -np.inf) if class_thresholds is None else class_thresholds
+    served = Served(thresholds, ServedNms(nms_iou, max_det=max_det, agnostic=agnostic), match_iou=iou)
+    _, s = score_served(scene, frame=det.frame, cls=det.cls, boxes=det.boxes, score=det.score, served=served)
+    op = operating_point(s, served)
     block = summarise(s, op, frame_mask=np.ones(len(gt.frames), bool), min_support=min_support,
                       critical=list(critical), band_edges=list(bands))
     tp = np.flatnonzero(op.tp)

@@ -38,21 +38,24 @@ from candor_eval.common.counts import KEY as COUNTS_KEY
 from candor_eval.common.counts import counts_block
 from candor_eval.common.errors import fail
 from candor_eval.common.manifest import load_manifest
-from candor_eval.detection.config import DetectorParams, MatchParams, ThresholdParams, check_critical
+from candor_eval.detection.config import DetectorParams, MatchParams, ScoreParams, ThresholdParams, check_critical
 from candor_eval.detection.detections_file import RawDetections, iter_chunks, read_index, split_chunks
 from candor_eval.detection.frames import SPLITS
 from candor_eval.detection.model_card import ModelCard, load_card
 from candor_eval.detection.scoring import plots as dp
 from candor_eval.detection.scoring.box_quality import quality_by_class
 from candor_eval.detection.scoring.clusters import ClusterBy
-from candor_eval.detection.scoring.coco_ap import APMatches, accumulate
+from candor_eval.detection.scoring.coco_ap import accumulate_subsets
 from candor_eval.detection.scoring.coco_results import coco_results
 from candor_eval.detection.scoring.key_paths import compare_frozen
 from candor_eval.detection.scoring.metrics import threshold_grid
-from candor_eval.detection.scoring.scene import Scene, build_scene
+from candor_eval.detection.scoring.records import APMatchesByClass, Outcomes, Scene
+from candor_eval.detection.scoring.scene import SceneInputs, build_scene
 from candor_eval.detection.scoring.scope import out_of_scope_block
-from candor_eval.detection.scoring.stream import Outcomes, score_stream
+from candor_eval.detection.scoring.stream import score_stream
+from candor_eval.detection.scoring.tally import Tally, frame_groups
 from candor_eval.detection.scoring.truth import Truth
+from candor_eval.detection.served import Served
 from candor_eval.detection.served_contract import contract
 
 log = logging.getLogger("candor.score")
@@ -85,20 +88,19 @@ def add_quality(block: dict, outcomes: Outcomes, *, labels: np.ndarray) -> None:
         block["per_class"][name]["tp_quality"] = q
 
 
-def ap_blocks(matches: APMatches, scene: Scene, *, image_ids: list[int], category_ids: list[int]) -> dict:
+def ap_blocks(matches: APMatchesByClass, scene: Scene, *, image_ids: list[int], category_ids: list[int]) -> dict:
     """The ``ap`` block (:mod:`candor_eval.detection.scoring.coco_ap`) of each split, ``{"all", "dev",
     "test"}``: every box after NMS, before thresholds; score ties across frames broken by COCO image
     id, as pycocotools does on the export's ids."""
     image_order = np.argsort(np.argsort(np.asarray(image_ids, np.int64), kind="stable"), kind="stable")
-    out = {}
+    subsets = {}
     for split in ("all", *SPLITS):
         frames = np.ones(len(scene.frames), bool) if split == "all" else scene.split == split
         regular = frames[scene.label_frame] & ~scene.label_crowd
         n_labels = np.bincount(scene.label_class[regular], minlength=len(scene.classes))
-        of_split = matches if split == "all" else matches.of_frames(frames)
-        ap = accumulate(of_split, classes=scene.classes, n_labels=n_labels, image_order=image_order)
-        out[split] = ap.block(category_ids)
-    return out
+        subsets[split] = (None if split == "all" else frames, n_labels)
+    ap = accumulate_subsets(matches, classes=scene.classes, subsets=subsets, image_order=image_order)
+    return {split: ap[split].block(category_ids) for split in subsets}
 
 
 def frozen_block(card: ModelCard, *, model_sha256: str, manifest_sha256: str, metrics: dict) -> dict:
@@ -135,7 +137,7 @@ def _sorted_positions(keys: list[list[np.ndarray]]) -> Iterator[tuple[int, int]]
 
 
 def frame_rows(outcomes: dict[str, Outcomes]) -> Iterator[FrameRow]:
-    """The frame rows of every model (model -> :class:`~candor_eval.detection.scoring.stream.Outcomes`), in
+    """The frame rows of every model (model -> :class:`~candor_eval.detection.scoring.records.Outcomes`), in
     the order of the rows as tuples (frame, split, session, zoom, model, ...): one per frame and model,
     TP and FP of the kept detections, FN of the labels, then the FPs by kind
     (``fp_localisation, fp_class_confusion, fp_duplicate, fp_background, fp_both``), the FNs split
@@ -196,33 +198,30 @@ def score_model(model: str, *, data: Path, models: Path, detections: Path, detec
     with their number. ``coco`` receives the served detections as COCO results, chunk by chunk;
     ``cluster`` is what the rates' units cluster in (``stats.cluster``)."""
     path = Path(detections) / f"{model}.jsonl"
+    params = ScoreParams(detector=detector, match=match, threshold_params=threshold_params)
     return score_chunks(model, read_index(path), iter_chunks(path), where=str(path), data=data, models=models,
-                        detector=detector, match=match, threshold_params=threshold_params, coco=coco, cluster=cluster)
+                        params=params, coco=coco, cluster=cluster)
 
 
 def score_raw(model: str, raw: RawDetections, *, where: str, data: Path, models: Path, detector: DetectorParams,
               match: MatchParams, threshold_params: ThresholdParams, cluster: ClusterBy = "frame") -> ModelScore:
     """:func:`score_model` on raw boxes already in memory (``where`` names them in errors)."""
-    return score_chunks(model, raw, split_chunks(raw), where=where, data=data, models=models, detector=detector,
-                        match=match, threshold_params=threshold_params, cluster=cluster)
+    params = ScoreParams(detector=detector, match=match, threshold_params=threshold_params)
+    return score_chunks(model, raw, split_chunks(raw), where=where, data=data, models=models, params=params,
+                        cluster=cluster)
 
 
-def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetections], *, where: str, data: Path,
-                 models: Path, detector: DetectorParams, match: MatchParams, threshold_params: ThresholdParams,
-                 coco: Callable[[list[dict]], None] | None = None, cluster: ClusterBy = "frame") -> ModelScore:
-    """:func:`score_model` on the detections' ``index`` (header, frames and sizes:
-    :func:`~candor_eval.detection.detections_file.read_index`) and their ``chunks``."""
-    data, models = Path(data), Path(models)
-    card = load_card(models / f"{model}.yaml")
-    head = index.header
+def check_header(head: dict, card: ModelCard, *, model: str, floor: float, where: str) -> None:
+    """The raw detections' header ``head`` (file ``where``) must be of ``model``, its card ``card`` (model
+    file, preprocessing, input size, classes) and ``detector.floor`` ``floor``: else they are stale."""
     if head.get("onnx_sha256") != card.sha256:
         raise fail(where, "detections were made by another model file", expected=card.sha256,
                    got=head.get("onnx_sha256"), hint="dvc repro detect")
     if head.get("preprocess") != card.preprocess.model_dump():
         raise fail(where, "detections were made with another preprocessing than the card's",
                    expected=str(card.preprocess.model_dump()), got=head.get("preprocess"), hint="dvc repro detect")
-    if head.get("floor") != detector.floor:
-        raise fail(where, "detections were made at another detector.floor", expected=str(detector.floor),
+    if head.get("floor") != floor:
+        raise fail(where, "detections were made at another detector.floor", expected=str(floor),
                    got=head.get("floor"), hint="dvc repro detect")
     if head.get("model") != model:
         raise fail(f"{where}:1: model", "detections of another model", expected=model, got=head.get("model"),
@@ -232,55 +231,86 @@ def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetection
                    expected=str(list(card.input_size)), got=head["input_size"], hint="dvc repro detect")
     if card.classes and list(card.classes) != list(head["classes"]):
         raise fail(where, "classes differ from the model card", expected=str(card.classes), got=head["classes"])
-    inputs = build_scene(data=data, raw=index, input_hw=tuple(head["input_size"]), class_map=card.class_map,
-                         card=str(models / f"{model}.yaml"))
-    scene, scope = inputs.scene, inputs.scope
-    check_critical(match.critical, classes=scope.data, where=threshold_params.where)
-    critical = [c for c in match.critical if c in scene.classes]   # out-of-scope ones: counted in out_of_scope
-    class_thresholds = threshold_params.class_thresholds(model, classes=scene.classes, known=scope.data,
-                                                         floor=detector.floor)
-    image_ids, cat_ids = coco_ids(inputs.truth, tuple(scene.frames.tolist()), scene.classes, data_classes=scope.data)
-    served = None if coco is None else (
-        lambda table: coco(coco_results(table, frame_ids=image_ids, category_ids=cat_ids)))
-    ap_parts: list[APMatches] = []
-    nms = detector.served_nms(model)
-    tally, outcomes = score_stream(inputs, chunks, class_thresholds=class_thresholds, nms_iou=nms.iou,
-                                   agnostic=nms.agnostic, max_det=nms.max_det, match_iou=match.iou,
-                                   critical=critical, band_edges=match.bands, grid=threshold_grid(detector.floor),
-                                   where=where, served=served, ap=ap_parts.append, cluster=cluster)
-    blocks = {}
+
+
+def split_blocks(tally: Tally, outcomes: Outcomes, inputs: SceneInputs, *, min_support: int,
+                 critical: list[str]) -> dict[str, dict]:
+    """The metrics blocks ``all``, ``dev``, ``test``: the tally's counts
+    (:meth:`~candor_eval.detection.scoring.tally.Tally.block`), the TP box quality (:func:`add_quality`) and,
+    when the card leaves data classes out, ``out_of_scope``."""
+    scene, blocks = inputs.scene, {}
     for split in ("all", *SPLITS):
-        blocks[split] = tally.block(splits=None if split == "all" else (split,), min_support=match.min_support,
+        blocks[split] = tally.block(splits=None if split == "all" else (split,), min_support=min_support,
                                     critical=critical)
         in_split = np.ones(len(scene.label_frame), bool) if split == "all" else scene.split[scene.label_frame] == split
         add_quality(blocks[split], outcomes, labels=in_split)
-        if scope.out_of_scope:
+        if inputs.scope.out_of_scope:
             mask = np.ones(len(scene.frames), bool) if split == "all" else scene.split == split
             blocks[split]["out_of_scope"] = out_of_scope_block(inputs.outside, frame_mask=mask)
-    metrics = dict(blocks)
-    matches = APMatches.concat(ap_parts)
-    ap_parts.clear()                       # the chunks' copies: only the concatenated matches stay
-    metrics["ap"] = ap_blocks(matches, scene, image_ids=image_ids, category_ids=cat_ids)
-    if card.evaluation:
-        metrics["frozen"] = frozen_block(card, model_sha256=head["onnx_sha256"],
-                                         manifest_sha256=load_manifest(data / "manifest.csv").sha256, metrics=blocks)
+    return blocks
+
+
+def model_metrics(blocks: dict[str, dict], tally: Tally, ap: dict, frozen: dict | None) -> dict:
+    """The metrics file: the split ``blocks``, the ``ap`` blocks (:func:`ap_blocks`), ``frozen`` when the
+    card has a frozen evaluation (:func:`frozen_block`) and the ``counts`` block (the k of n behind every
+    rate, with the tally's cluster sums)."""
+    metrics = {**blocks, "ap": ap, **({} if frozen is None else {"frozen": frozen})}
     metrics[COUNTS_KEY] = counts_block({key: c for split in ("all", *SPLITS) for key, c in tally.cluster_counts(
         splits=None if split == "all" else (split,), prefix=split).items()})
-    cv = tally.curves()
-    assert tally.matrix is not None         # score_stream keeps the confusion matrix by default
+    return metrics
+
+
+def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetections], *, where: str, data: Path,
+                 models: Path, params: ScoreParams, coco: Callable[[list[dict]], None] | None = None,
+                 cluster: ClusterBy = "frame") -> ModelScore:
+    """:func:`score_model` on the detections' ``index`` (header, frames and sizes:
+    :func:`~candor_eval.detection.detections_file.read_index`) and their ``chunks``, served and matched
+    as ``params`` say (:meth:`~candor_eval.detection.config.ScoreParams.served`)."""
+    card_path = Path(models) / f"{model}.yaml"
+    card, head = load_card(card_path), index.header
+    check_header(head, card, model=model, floor=params.detector.floor, where=where)
+    inputs = build_scene(data=Path(data), raw=index, input_hw=tuple(head["input_size"]), class_map=card.class_map,
+                         card=str(card_path))
+    scene, match = inputs.scene, params.match
+    check_critical(match.critical, classes=inputs.scope.data, where=params.threshold_params.where)
+    critical = [c for c in match.critical if c in scene.classes]   # out-of-scope ones: counted in out_of_scope
+    served = params.served(model, classes=scene.classes, known=inputs.scope.data)
+    image_ids, cat_ids = coco_ids(inputs.truth, tuple(scene.frames.tolist()), scene.classes,
+                                  data_classes=inputs.scope.data)
+    export = None if coco is None else (
+        lambda table: coco(coco_results(table, frame_ids=image_ids, category_ids=cat_ids)))
+    ap_matches = APMatchesByClass(len(scene.classes))       # 16 bytes a box, class by class
+    tally = Tally.empty(frame_groups(scene), classes=scene.classes, band_edges=match.bands,
+                        grid=threshold_grid(params.detector.floor), cluster=cluster)
+    tally, outcomes = score_stream(inputs, chunks, served, tally=tally, critical=critical, where=where,
+                                   export=export, ap=ap_matches.add)
+    blocks = split_blocks(tally, outcomes, inputs, min_support=match.min_support, critical=critical)
+    ap = ap_blocks(ap_matches, scene, image_ids=image_ids, category_ids=cat_ids)
+    frozen = None if not card.evaluation else frozen_block(
+        card, model_sha256=head["onnx_sha256"], manifest_sha256=load_manifest(Path(data) / "manifest.csv").sha256,
+        metrics=blocks)
     def short(v: float | None) -> str:        # the log line in 100 columns; the metrics keep every digit
         return "n/a" if v is None else f"{v:.3f}"
 
     micro = blocks["all"]["micro"]
     log.info("%s: micro P %s R %s F1 %s over %d frames (test F1 %s)", model, short(micro["precision"]),
              short(micro["recall"]), short(micro["f1"]), len(scene.frames), short(blocks["test"]["micro"]["f1"]))
+    return model_score(model, card, served, tally=tally, outcomes=outcomes,
+                       metrics=model_metrics(blocks, tally, ap, frozen), min_support=match.min_support)
+
+
+def model_score(model: str, card: ModelCard, served: Served, *, tally: Tally, outcomes: Outcomes, metrics: dict,
+                min_support: int) -> ModelScore:
+    """The :class:`ModelScore` of a scored model: its ``metrics``, ``outcomes``, plot data, figure inputs
+    and served contract (:func:`~candor_eval.detection.served_contract.contract`)."""
+    classes, cv = outcomes.scene.classes, tally.curves()
+    assert tally.matrix is not None         # Tally.empty keeps the confusion matrix by default
+    thresholds = {c: float(served.thresholds[i]) for i, c in enumerate(classes)}
     matrix = tally.confusion(splits=(dp.COMPARED_SPLIT,))
-    figure = dp.FigureInputs(model=model, curves=cv, matrix=matrix, classes=scene.classes,
-                             per_class=blocks[dp.COMPARED_SPLIT]["per_class"],
-                             served_by_class={c: float(class_thresholds[i]) for i, c in enumerate(scene.classes)},
-                             min_support=match.min_support, split_curves=tally.curves(splits=(dp.COMPARED_SPLIT,)))
-    served_contract = contract(card, onnx_sha256=head["onnx_sha256"], nms=nms,
-                               thresholds={c: float(class_thresholds[i]) for i, c in enumerate(scene.classes)})
-    return ModelScore(model=model, metrics=metrics, outcomes=outcomes, served=served_contract,
-                      plots=dp.plot_files(model, curves=cv, matrix=matrix, classes=scene.classes),
+    figure = dp.FigureInputs(model=model, curves=cv, matrix=matrix, classes=classes,
+                             per_class=metrics[dp.COMPARED_SPLIT]["per_class"], served_by_class=thresholds,
+                             min_support=min_support, split_curves=tally.curves(splits=(dp.COMPARED_SPLIT,)))
+    return ModelScore(model=model, metrics=metrics, outcomes=outcomes,
+                      served=contract(card, onnx_sha256=card.sha256, nms=served.nms, thresholds=thresholds),
+                      plots=dp.plot_files(model, curves=cv, matrix=matrix, classes=classes),
                       figure=figure)

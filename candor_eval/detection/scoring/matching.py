@@ -153,14 +153,20 @@ def _resolve(m: Matches, ia: np.ndarray, ib: np.ndarray, v: np.ndarray, rank: np
     detection at once (one detection per group per step, so steps never conflict)."""
     if len(ia) == 0:
         return
-    bounds = np.flatnonzero(np.diff(rank[ia])) + 1
-    for sa, sb, sv in zip(np.split(ia, bounds), np.split(ib, bounds), np.split(v, bounds)):
+    r = rank[ia]
+    edges = [0, *(np.flatnonzero(r[1:] != r[:-1]) + 1).tolist(), len(ia)]
+    for s0, s1 in zip(edges[:-1], edges[1:]):
+        sa, sb, sv = ia[s0:s1], ib[s0:s1], v[s0:s1]
         free = m.label_det[sb] < 0
         if not free.any():
             continue
         sa, sb, sv = sa[free], sb[free], sv[free]
-        # one detection per group at this rank: the first free candidate of each detection wins
-        _, first = np.unique(sa, return_index=True)
-        m.label_det[sb[first]] = sa[first]
-        m.det_label[sa[first]] = sb[first]
-        m.det_iou[sa[first]] = sv[first]
+        # one detection per group at this rank, its candidates contiguous (sorted by rank, then group):
+        # the first free candidate of each detection wins
+        first = np.empty(len(sa), dtype=bool)
+        first[0] = True
+        np.not_equal(sa[1:], sa[:-1], out=first[1:])
+        sa, sb, sv = sa[first], sb[first], sv[first]
+        m.label_det[sb] = sa
+        m.det_label[sa] = sb
+        m.det_iou[sa] = sv

@@ -7,9 +7,9 @@ Pipeline (the served path, then the scorer):
 3. greedy one-to-one matching per frame and class at IoU >= ``match_iou``
    (:func:`candor_eval.detection.scoring.matching.match_detections`); steps 2 and 3:
    :func:`candor_eval.detection.scoring.nms_match.score_detections`, the matched arrays
-   :class:`~candor_eval.detection.scoring.nms_match.Scored` ->
+   :class:`~candor_eval.detection.scoring.records.Scored` ->
 4. the operating point keeps detections with ``score >= class_thresholds[class]``
-   (:func:`operating_point`; ``class_thresholds``: the served threshold of each class).
+   (:func:`operating_point`, :meth:`candor_eval.detection.served.Served.keeps`; the served threshold of each class).
 
 Steps 2 and 3 run once, on everything above the floor. Both are greedy in
 score order, so dropping the detections below a threshold (a suffix of each
@@ -18,7 +18,7 @@ path does; every threshold (operating point, PR and F1-versus-threshold
 curves, suggested thresholds) is therefore read off the same matched arrays.
 
 A model whose served NMS is class-agnostic or capped (``max_det``,
-:class:`candor_eval.detection.config.ServedNms`) breaks that: a box below its own class's threshold
+:class:`candor_eval.detection.served.ServedNms`) breaks that: a box below its own class's threshold
 can suppress a box of another class, and the cap counts only the boxes above the thresholds. Its
 operating point is therefore scored on the thresholded boxes, exactly as served
 (:func:`candor_eval.detection.scoring.stream.score_stream`), and its curves and AP on every box above
@@ -64,72 +64,25 @@ detections (unit ``detection``), every recall ``k = TP`` of ``n = TP + FN`` labe
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import numpy as np
 
 from candor_eval.common.counts import Count
-from candor_eval.common.rounding import DECIMALS, ratio
+from candor_eval.common.rounding import DECIMALS
 from candor_eval.detection.scoring.boxes import iter_group_pairs, paired_iou
 from candor_eval.detection.scoring.matching import match_detections
-from candor_eval.detection.scoring.nms_match import Scored
+from candor_eval.detection.scoring.records import Curve, OperatingPoint, Scored
+from candor_eval.detection.served import Served
 
 
-@dataclass(frozen=True)
-class Counts:
-    """TP/FP/FN on a set of frames, with the derived rates."""
-
-    tp: int
-    fp: int
-    fn: int
-    frames: int
-
-    @property
-    def precision(self) -> float | None:
-        return ratio(self.tp, self.tp + self.fp)
-
-    @property
-    def recall(self) -> float | None:
-        return ratio(self.tp, self.tp + self.fn)
-
-    @property
-    def f1(self) -> float | None:
-        return ratio(2 * self.tp, 2 * self.tp + self.fp + self.fn)
-
-    @property
-    def fp_per_frame(self) -> float | None:
-        return ratio(self.fp, self.frames)
-
-    def as_dict(self) -> dict:
-        return {"precision": self.precision, "recall": self.recall, "f1": self.f1,
-                "tp": self.tp, "fp": self.fp, "fn": self.fn,
-                "fp_per_frame": self.fp_per_frame, "frames": self.frames}
-
-
-@dataclass(frozen=True)
-class OperatingPoint:
-    """The outcome of every detection and label at per-class thresholds.
-
-    ``kept`` ``(D,)``: score >= threshold of its class; ``tp``/``fp`` ``(D,)``
-    among kept; ``found`` ``(L,)`` label matched by a kept detection;
-    ``fn`` ``(L,)`` non-crowd label not found.
-    """
-
-    kept: np.ndarray
-    tp: np.ndarray
-    fp: np.ndarray
-    found: np.ndarray
-    fn: np.ndarray
-
-
-def operating_point(s: Scored, *, class_thresholds: np.ndarray) -> OperatingPoint:
-    """Apply the served thresholds ``class_thresholds`` ``(C,)`` (one per class index) to the matched arrays."""
-    thr = np.asarray(class_thresholds, dtype=np.float64)
-    kept = s.score >= thr[s.cls]
+def operating_point(s: Scored, served: Served) -> OperatingPoint:
+    """Apply the served thresholds (:meth:`~candor_eval.detection.served.Served.keeps`) to the matched arrays:
+    a detection is kept by its own score, a label found by the score of the detection that matched it."""
+    kept = served.keeps(s.score, s.cls)
     tp = kept & (s.label >= 0)
     fp = kept & (s.label < 0) & ~s.ignored
     sc = s.scene
-    found = (s.label_score > -np.inf) & (s.label_score >= thr[sc.label_class])
+    found = (s.label_score > -np.inf) & served.keeps(s.label_score, sc.label_class)
     fn = ~found & ~sc.label_crowd
     return OperatingPoint(kept=kept, tp=tp, fp=fp, found=found, fn=fn)
 
@@ -238,24 +191,6 @@ def threshold_grid(floor: float, *, step: float = 0.01) -> np.ndarray:
     k0 = int(np.ceil(round(floor / step, 9)))
     grid = np.round(np.arange(k0, int(round(1 / step)) + 1) * step, DECIMALS)
     return np.unique(np.concatenate([[round(floor, DECIMALS)], grid[grid >= floor]]))
-
-
-@dataclass(frozen=True)
-class Curve:
-    """Counts of one class (or all classes) at each threshold of the curve ``grid``."""
-
-    grid: np.ndarray
-    tp: np.ndarray
-    fp: np.ndarray
-    fn: np.ndarray
-
-    def rows(self) -> list[tuple[float, float | None, float | None, float | None]]:
-        """(threshold, precision, recall, f1) per point, rates None when undefined."""
-        out = []
-        for t, a, b, c in zip(self.grid.tolist(), self.tp.tolist(), self.fp.tolist(), self.fn.tolist()):
-            k = Counts(int(a), int(b), int(c), 0)
-            out.append((t, k.precision, k.recall, k.f1))
-        return out
 
 
 def best_thresholds(curve_by_class: dict[str, Curve], *, support: dict[str, int], min_support: int,

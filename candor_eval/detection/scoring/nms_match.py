@@ -16,39 +16,15 @@ that; its operating point is scored on the thresholded boxes (:mod:`candor_eval.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from candor_eval.detection.scoring.boxes import key_chunks, nms, rank_order, within_group_ranks
 from candor_eval.detection.scoring.matching import match_detections
-from candor_eval.detection.scoring.scene import Scene
+from candor_eval.detection.scoring.records import Scene, Scored
+from candor_eval.detection.served import Served
 
 # detections scored at once: whole frames, arrays that fit the CPU caches (score_detections)
 CHUNK_DETS = 32_768
-
-
-@dataclass(frozen=True)
-class Scored:
-    """The matched arrays of one model on one scene (before any threshold).
-
-    Per detection after NMS ``(D,)``, ordered by frame, class, score descending
-    (ties in input order): ``frame``, ``cls``, ``boxes``, ``score``,
-    ``label`` (matched label index or -1), ``ignored`` (inside a crowd region).
-    Per label: ``label_score`` = score of the detection that matched it
-    (``-inf`` when none): the label is found at threshold ``t`` iff
-    ``label_score >= t``.
-    """
-
-    scene: Scene
-    frame: np.ndarray
-    cls: np.ndarray
-    boxes: np.ndarray
-    score: np.ndarray
-    label: np.ndarray
-    ignored: np.ndarray
-    label_score: np.ndarray
-    match_iou: float
 
 
 def score_detections(scene: Scene, *, frame: np.ndarray, cls: np.ndarray, boxes: np.ndarray,
@@ -105,3 +81,22 @@ def score_detections(scene: Scene, *, frame: np.ndarray, cls: np.ndarray, boxes:
     return Scored(scene=scene, frame=frame[d], cls=cls[d], boxes=boxes[d], score=score[d],
                   label=np.concatenate(det_label), ignored=np.concatenate(ignored), label_score=label_score,
                   match_iou=match_iou)
+
+
+def score_served(scene: Scene, *, frame: np.ndarray, cls: np.ndarray, boxes: np.ndarray, score: np.ndarray,
+                 served: Served) -> tuple[Scored, Scored]:
+    """The raw boxes (as :func:`score_detections` takes them) scored as ``served`` serves them:
+    ``(floor, at_threshold)``. ``floor``: every box, the served NMS, then matched at ``served.match_iou``
+    (what the curves and the AP read). ``at_threshold``: the same object when the served NMS is per
+    class (:attr:`~candor_eval.detection.served.ServedNms.per_class`: every threshold is read off it);
+    else the boxes :meth:`~candor_eval.detection.served.Served.keeps` keeps, scored again, as served
+    (thresholds first; :mod:`candor_eval.detection.scoring.metrics`)."""
+    nms = served.nms
+    floor = score_detections(scene, frame=frame, cls=cls, boxes=boxes, score=score, nms_iou=nms.iou,
+                             match_iou=served.match_iou, agnostic=nms.agnostic, max_det=nms.max_det)
+    if nms.per_class:
+        return floor, floor
+    above = served.keeps(score, cls)
+    return floor, score_detections(scene, frame=frame[above], cls=cls[above], boxes=boxes[above], score=score[above],
+                                   nms_iou=nms.iou, match_iou=served.match_iou, agnostic=nms.agnostic,
+                                   max_det=nms.max_det)

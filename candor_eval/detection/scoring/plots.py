@@ -40,7 +40,7 @@ from candor_eval.common.parallel import fork_map
 from candor_eval.common.png import PNG_DPI, png_bytes, pyplot
 from candor_eval.common.tables import csv_text
 from candor_eval.detection.scoring.class_names import safe_name
-from candor_eval.detection.scoring.metrics import Curve
+from candor_eval.detection.scoring.records import Curve
 
 BACKGROUND = "background"
 PLOT_KINDS = ("pr", "f1", "confusion")                          # one file per model (curves: all frames)

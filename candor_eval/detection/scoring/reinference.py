@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from candor_eval.detection.detections_file import RawDetections
+from candor_eval.detection.served import Served
 
 # the decimal grid of the raw-detections file is not exact in binary: a difference of exactly
 # the tolerance must still agree
@@ -198,15 +199,19 @@ def _explain(left: list[tuple[str, int]], canonical: RawDetections, fresh: RawDe
 def threshold_crossings(canonical: RawDetections, fresh: RawDetections, pairs: tuple[Pair, ...] | list[Pair], *,
                         class_thresholds: np.ndarray) -> list[tuple[str, str, float, float, float]]:
     """Paired boxes that lie on different sides of their class's threshold ``class_thresholds[cls]``
-    (kept when ``score >= threshold``): ``(frame, class, threshold, canonical score, fresh score)``."""
+    (one kept, :meth:`~candor_eval.detection.served.Served.keeps`, the other not): ``(frame, class,
+    threshold, canonical score, fresh score)``, in the order of ``pairs``."""
     classes = list(canonical.header.get("classes", []))
+    served = Served.at(class_thresholds)
+    at = np.array([p.canonical for p in pairs], dtype=np.int64)
+    cls = canonical.cls[at]
+    kept = served.keeps(canonical.score[at], cls)
+    kept_fresh = served.keeps(fresh.score[np.array([p.fresh for p in pairs], dtype=np.int64)], cls)
     out = []
-    for p in pairs:
-        k = int(canonical.cls[p.canonical])
-        t = float(class_thresholds[k])
-        a, b = float(canonical.score[p.canonical]), float(fresh.score[p.fresh])
-        if (a >= t) != (b >= t):
-            out.append((canonical.frames[int(canonical.frame[p.canonical])], classes[k], t, a, b))
+    for j in np.flatnonzero(kept != kept_fresh).tolist():
+        p, k = pairs[j], int(cls[j])
+        out.append((canonical.frames[int(canonical.frame[p.canonical])], classes[k], float(served.thresholds[k]),
+                    float(canonical.score[p.canonical]), float(fresh.score[p.fresh])))
     return out
 
 

@@ -13,7 +13,6 @@ either source.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
@@ -23,33 +22,9 @@ from candor_eval.common.errors import fail
 from candor_eval.detection.detections_file import RawDetections
 from candor_eval.detection.frames import load_frames
 from candor_eval.detection.scoring.columns import GroundTruth
+from candor_eval.detection.scoring.records import Scene
 from candor_eval.detection.scoring.scope import ClassScope, OutOfScope, class_scope
 from candor_eval.detection.scoring.truth import Truth, read_truth
-
-
-@dataclass(frozen=True)
-class Scene:
-    """Everything scoring needs about frames and labels (truth), aligned arrays.
-
-    ``classes``: names, index order (the data set's classes the model is scored on,
-    :mod:`candor_eval.detection.scoring.scope`).
-    Per frame ``(F,)``: ``frames`` ids, ``split``, ``session``, ``zoom`` (str arrays),
-    ``scale`` (letterbox scale of the frame at the model's input).
-    Per label ``(L,)``: ``label_frame``, ``label_index`` (within its frame),
-    ``label_class``, ``label_boxes`` ``(L, 4)`` xyxy original px, ``label_crowd``.
-    """
-
-    classes: tuple[str, ...]
-    frames: np.ndarray
-    split: np.ndarray
-    session: np.ndarray
-    zoom: np.ndarray
-    scale: np.ndarray
-    label_frame: np.ndarray
-    label_index: np.ndarray
-    label_class: np.ndarray
-    label_boxes: np.ndarray
-    label_crowd: np.ndarray
 
 
 class SceneInputs(NamedTuple):

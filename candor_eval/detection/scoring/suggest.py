@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from candor_eval.common.errors import fail
-from candor_eval.detection.config import DetectorParams, MatchParams, ThresholdParams
+from candor_eval.detection.config import DetectorParams, MatchParams, ScoreParams, ThresholdParams
 from candor_eval.detection.detections_file import iter_chunks, read_index
 from candor_eval.detection.frames import load_frames
 from candor_eval.detection.model_card import ModelCard
 from candor_eval.detection.scoring.metrics import best_thresholds, threshold_grid
 from candor_eval.detection.scoring.scene import build_scene
 from candor_eval.detection.scoring.stream import score_stream
+from candor_eval.detection.scoring.tally import Tally, frame_groups
 
 
 @dataclass(frozen=True)
@@ -61,14 +62,14 @@ def suggest_thresholds(model: str, *, card: ModelCard, data: Path, detections: P
                          class_map=card.class_map, card=model)
     scene = inputs.scene
     assert set(scene.split.tolist()) == {"dev"}  # invariant: only dev frames were read
-    current = threshold_params.class_thresholds(model, classes=scene.classes, known=inputs.scope.data,
-                                                floor=detector.floor)
+    params = ScoreParams(detector=detector, match=match, threshold_params=threshold_params)
+    served = params.served(model, classes=scene.classes, known=inputs.scope.data)
+    current = served.thresholds
     default = float(threshold_params.served(model)["default"])
-    nms = detector.served_nms(model)
-    tally, _ = score_stream(inputs, iter_chunks(path, keep_frames=set(dev)), class_thresholds=current,
-                            nms_iou=nms.iou, agnostic=nms.agnostic, max_det=nms.max_det, match_iou=match.iou,
-                            critical=[], band_edges=[],
-                            grid=threshold_grid(detector.floor), where=str(path), matrix=False)
+    tally = Tally.empty(frame_groups(scene), classes=scene.classes, band_edges=[],
+                        grid=threshold_grid(detector.floor), matrix=False)
+    tally, _ = score_stream(inputs, iter_chunks(path, keep_frames=set(dev)), served, tally=tally, critical=[],
+                            where=str(path))
     cv = tally.curves()
     support = {c: int(((scene.label_class == i) & ~scene.label_crowd).sum()) for i, c in enumerate(scene.classes)}
     best = best_thresholds(cv, support=support, min_support=match.min_support, default=default)

@@ -37,36 +37,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from candor_eval.common.counts import Count
-from candor_eval.detection.scoring.anatomy import FN_KINDS, FP_KINDS, Anatomy, error_anatomy
+from candor_eval.detection.scoring.anatomy import FN_KINDS, FP_KINDS, error_anatomy
 from candor_eval.detection.scoring.clusters import ClusterBy, ClusterTally, view_counts
 from candor_eval.detection.scoring.metrics import (
     RATE_GROUPS,
-    Counts,
-    Curve,
-    OperatingPoint,
     band_names,
     confusion_by_group,
     size_at_input,
     wrong_targets,
     zoom_key,
 )
-from candor_eval.detection.scoring.nms_match import Scored
-from candor_eval.detection.scoring.scene import Scene
+from candor_eval.detection.scoring.records import Anatomy, Counts, Curve, FrameGroups, OperatingPoint, Scene, Scored
 
 KINDS = ("tp", "fp", "fn", "wrong", *(f"fp_{k}" for k in FP_KINDS), "fn_aimed")
 TP, FP, FN, WRONG = range(4)
 FP_KIND0 = 4                       # counts[..., FP_KIND0 + j]: FPs of kind FP_KINDS[j]
 FN_AIMED = FP_KIND0 + len(FP_KINDS)
-
-
-@dataclass(frozen=True)
-class FrameGroups:
-    """Frames grouped by (split, zoom), the finest grouping any block sums over: ``split[g]`` and
-    ``zoom[g]`` per group, ``of_frame`` ``(F,)`` each scene frame's group (``-1``: not counted)."""
-
-    split: tuple[str, ...]
-    zoom: tuple[str, ...]
-    of_frame: np.ndarray
 
 
 def frame_groups(scene: Scene, *, frame_mask: np.ndarray | None = None) -> FrameGroups:

@@ -10,8 +10,12 @@ import json
 import numpy as np
 import pytest
 
+from candor_eval.detection.scoring import anatomy
+from candor_eval.detection.scoring.anatomy import best_overlaps
+from candor_eval.detection.scoring.boxes import paired_iou
 from candor_eval.detection.scoring.coco_pair import score_coco_pair
 from candor_eval.detection.scoring.columns import DetectionTable, GroundTruth
+from candor_eval.detection.scoring.records import Scene, Scored
 from tests.conftest import ROOT
 from tests.support_coco import random_pair
 
@@ -71,6 +75,72 @@ def test_an_aimed_label_found_later_is_not_a_false_negative():
 def test_boundaries(labels, dets, kind):
     got = pair(labels, dets)["micro"]["fp_anatomy"]
     assert got == {k: int(k == kind) for k in got}
+
+
+def overlap_scene(labels, dets):
+    """A Scored of ``dets`` (frame, class, xyxy) unmatched on frames of ``labels`` (frame, class, xyxy, crowd)."""
+    n_frames = 1 + max([f for f, *_ in labels] + [f for f, *_ in dets])
+    scene = Scene(classes=CLASSES, frames=np.array([f"f{i}" for i in range(n_frames)]),
+                  split=np.full(n_frames, "all"), session=np.full(n_frames, ""), zoom=np.full(n_frames, ""),
+                  scale=np.ones(n_frames), label_frame=np.array([f for f, *_ in labels], np.int64),
+                  label_index=np.arange(len(labels)), label_class=np.array([c for _, c, *_ in labels], np.int64),
+                  label_boxes=np.array([b for *_, b, _ in labels], float).reshape(-1, 4),
+                  label_crowd=np.array([k for *_, k in labels], bool))
+    n = len(dets)
+    return Scored(scene=scene, frame=np.array([f for f, *_ in dets], np.int64),
+                  cls=np.array([c for _, c, _ in dets], np.int64),
+                  boxes=np.array([b for *_, b in dets], float).reshape(-1, 4), score=np.linspace(0.9, 0.1, n),
+                  label=np.full(n, -1), ignored=np.zeros(n, bool), label_score=np.full(len(labels), -np.inf),
+                  match_iou=0.5)
+
+
+def test_best_overlaps_by_hand_ties_to_the_lower_label_and_crowds_left_out():
+    labels = [(0, 0, [0, 0, 10, 10], False),     # 0
+              (0, 0, [0, 0, 10, 10], False),     # 1: the same box: a tie, label 0 keeps it
+              (0, 1, [0, 0, 10, 5], False),      # 2: other class, IoU 0.5 with d0
+              (0, 0, [0, 0, 10, 10], True),      # 3: crowd: never compared
+              (1, 0, [0, 0, 10, 10], False)]     # 4: another frame
+    dets = [(0, 0, [0, 0, 10, 10]), (0, 1, [50, 50, 60, 60]), (2, 0, [0, 0, 10, 10])]
+    s = overlap_scene(labels, dets)
+    used = np.array([False, True, False, False, False])
+    b = best_overlaps(s, np.arange(3), used=used)
+    assert b.own.tolist() == [1.0, 0.0, 0.0] and b.used.tolist() == [1.0, 0.0, 0.0]
+    assert b.other.tolist() == [0.5, 0.0, 0.0]
+    assert b.own_label.tolist() == [0, -1, -1] and b.other_label.tolist() == [2, -1, -1]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_best_overlaps_equals_every_pair_and_does_not_depend_on_the_block(seed, monkeypatch):
+    """Against the definition written pair by pair, whatever the block of FPs compared at once."""
+    rng = np.random.default_rng(seed)
+    corner = rng.integers(0, 30, (60, 2)).astype(float)
+    labels = [(int(rng.integers(0, 6)), int(rng.integers(0, 2)), [*c, *(c + rng.integers(1, 12, 2))],
+               bool(rng.random() < 0.1)) for c in corner]
+    corner = rng.integers(0, 30, (200, 2)).astype(float)
+    dets = [(int(rng.integers(0, 7)), int(rng.integers(0, 2)), [*c, *(c + rng.integers(1, 12, 2))]) for c in corner]
+    s = overlap_scene(labels, dets)
+    used = rng.random(len(labels)) < 0.5
+    fp = np.flatnonzero(rng.random(len(dets)) < 0.8)
+    want = {"own": [], "used": [], "other": [], "own_label": [], "other_label": []}
+    for d in fp:
+        best = {"own": (0.0, -1), "used": (0.0, -1), "other": (0.0, -1)}
+        for j, (f, c, box, crowd) in enumerate(labels):
+            if f != s.frame[d] or crowd:
+                continue
+            v = float(paired_iou(s.boxes[d][None], np.array([box], float))[0])
+            kinds = ["own", "used"] if c == s.cls[d] and used[j] else ["own"] if c == s.cls[d] else ["other"]
+            for k in kinds:
+                if v > best[k][0]:
+                    best[k] = (v, j)
+        for k in ("own", "used", "other"):
+            want[k].append(best[k][0])
+        want["own_label"].append(best["own"][1])
+        want["other_label"].append(best["other"][1])
+    for block in (1, 7, 10_000):
+        monkeypatch.setattr(anatomy, "BLOCK", block)
+        got = best_overlaps(s, fp, used=used)
+        for k, v in want.items():
+            assert getattr(got, k).tolist() == v, (block, k)
 
 
 def test_no_detections():

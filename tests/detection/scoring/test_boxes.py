@@ -7,6 +7,7 @@ import pytest
 from candor_eval.detection.scoring.boxes import (
     box_area,
     box_iou,
+    descending_order,
     iter_group_pairs,
     key_chunks,
     nms,
@@ -230,3 +231,17 @@ def test_key_chunks_cover_everything_once_in_key_order():
 def test_key_chunks_rejects_keys_outside_the_range(dk, lk):
     with pytest.raises(ValueError, match=r"must lie in \[0, 3\)"):
         list(key_chunks(np.array(dk), np.array(lk), n_keys=3, max_dets=2))
+
+
+def test_descending_order_equals_the_stable_comparison_sort():
+    """Ties (many, as rounded scores have), signed zeros, negatives and a given starting order."""
+    rng = np.random.default_rng(3)
+    v = np.round(rng.normal(size=5000), 2)
+    v[:50] = 0.0
+    v[50:100] = -0.0
+    v[100:110] = np.inf
+    start = rng.permutation(len(v))
+    assert descending_order(v).tolist() == np.argsort(-v, kind="stable").tolist()
+    assert descending_order(v, start).tolist() == start[np.argsort(-v[start], kind="stable")].tolist()
+    with_nan = np.array([0.5, np.nan, 0.7])
+    assert descending_order(with_nan).tolist() == np.argsort(-with_nan, kind="stable").tolist()

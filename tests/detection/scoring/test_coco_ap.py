@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from candor_eval.detection.scoring.coco import read_coco
-from candor_eval.detection.scoring.coco_ap import average_precision
+from candor_eval.detection.scoring.coco_ap import accumulate, accumulate_subsets, average_precision, match_for_ap
 from candor_eval.detection.scoring.coco_pair import score_coco_pair
 from candor_eval.detection.scoring.coco_results import read_coco_results
+from candor_eval.detection.scoring.records import APMatchesByClass
 from tests.conftest import ROOT
 from tests.support_coco import random_pair
 
@@ -153,3 +154,38 @@ def test_pipeline_ap_equals_pycocotools_on_its_own_export(tmp_path):
     for v in ap["per_class"].values():
         assert (v["ap50"], v["ap50_95"]) == tuple(pytest.approx(x, abs=1e-9) for x in ref_per[v["category_id"]])
     assert len(export) > 5_000
+
+
+def test_the_ap_of_a_subset_of_frames_is_the_ap_of_its_matches_alone():
+    """accumulate_subsets on frame masks equals accumulate on the masked matches, image order included;
+    and a hand case: the FP that lowers the whole set's AP lies in a frame the subset leaves out."""
+    rng = np.random.default_rng(5)
+    n_f, n_c = 12, 3
+    label_frame = rng.integers(0, n_f, 40)
+    label_class = rng.integers(0, n_c, 40)
+    corner = rng.uniform(0, 50, (40, 2))
+    label_boxes = np.hstack([corner, corner + rng.uniform(5, 20, (40, 2))])
+    pick = rng.integers(0, 40, 150)
+    det_boxes = label_boxes[pick] + rng.normal(0, 2, (150, 4))
+    m = match_for_ap(n_classes=n_c, label_frame=label_frame, label_class=label_class, label_boxes=label_boxes,
+                     label_crowd=np.zeros(40, bool), det_frame=label_frame[pick],
+                     det_class=np.where(rng.random(150) < 0.8, label_class[pick], rng.integers(0, n_c, 150)),
+                     det_boxes=det_boxes, det_score=np.round(rng.random(150), 1))
+    image_order = rng.permutation(n_f)
+    masks = {"all": None, "even": np.arange(n_f) % 2 == 0, "first": np.arange(n_f) < 4}
+    labels = {k: np.bincount(label_class[np.ones(40, bool) if f is None else f[label_frame]], minlength=n_c)
+              for k, f in masks.items()}
+    got = accumulate_subsets(APMatchesByClass.of(m, n_c), classes=("a", "b", "c"),
+                             subsets={k: (masks[k], labels[k]) for k in masks}, image_order=image_order)
+    for k, f in masks.items():
+        want = accumulate(m if f is None else m.of_frames(f), classes=("a", "b", "c"), n_labels=labels[k],
+                          image_order=image_order)
+        assert np.array_equal(got[k].precision, want.precision), k
+    box = [0.0, 0.0, 10.0, 10.0]
+    two = match_for_ap(n_classes=1, label_frame=np.array([0]), label_class=np.array([0]),
+                       label_boxes=np.array([box]), label_crowd=np.array([False]), det_frame=np.array([1, 0]),
+                       det_class=np.array([0, 0]), det_boxes=np.array([[50.0, 50, 60, 60], box]),
+                       det_score=np.array([0.9, 0.5]))
+    ap = accumulate_subsets(APMatchesByClass.of(two, 1), classes=("a",), subsets={"all": (None, np.array([1])),
+                                                           "f0": (np.array([True, False]), np.array([1]))})
+    assert close(ap["all"].mean(), (0.5, 0.5)) and close(ap["f0"].mean(), (1.0, 1.0))

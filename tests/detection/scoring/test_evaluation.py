@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from candor_eval.detection.scoring.evaluation import frame_rows, label_rows
-from candor_eval.detection.scoring.scene import Scene
-from candor_eval.detection.scoring.stream import Outcomes
+from candor_eval.detection.scoring.records import Outcomes, Scene
 
 
 def scene(classes, label_class, label_index, label_frame, crowd):

@@ -7,7 +7,6 @@ import pytest
 
 from candor_eval.detection.scoring.anatomy import FP_KINDS, error_anatomy
 from candor_eval.detection.scoring.metrics import (
-    Counts,
     band_names,
     best_thresholds,
     confusion,
@@ -20,8 +19,9 @@ from candor_eval.detection.scoring.metrics import (
     zoom_key,
 )
 from candor_eval.detection.scoring.nms_match import score_detections
-from candor_eval.detection.scoring.scene import Scene
+from candor_eval.detection.scoring.records import Counts, Scene
 from candor_eval.detection.scoring.tally import Tally, frame_groups, summarise
+from candor_eval.detection.served import Served
 
 CLASSES = ("deer", "sheep", "tree", "relic")   # relic: never labelled
 
@@ -61,7 +61,7 @@ def scored(nms_iou=0.5):
 def curves(s, *, grid):
     """The curves of every frame of ``s`` on the curve ``grid`` (a tally of one chunk)."""
     t = Tally.empty(frame_groups(s.scene), classes=s.scene.classes, band_edges=[], grid=grid)
-    op = operating_point(s, class_thresholds=np.full(len(s.scene.classes), 0.5))
+    op = operating_point(s, Served.at(np.full(len(s.scene.classes), 0.5)))
     t.add(s, op, wrong=wrong_targets(s, op), anatomy=error_anatomy(s, op), of_frame=t.groups.of_frame)
     return t.curves()
 
@@ -77,7 +77,7 @@ def test_counts_rates_and_zero_division_policy():
 def test_nms_then_match_then_threshold_hand_counts():
     s = scored()
     assert len(s.score) == 5                      # the duplicate is gone
-    op = operating_point(s, class_thresholds=np.array([0.35, 0.35, 0.35, 0.35]))
+    op = operating_point(s, Served.at(np.array([0.35, 0.35, 0.35, 0.35])))
     allf = np.ones(3, bool)
     m = summarise(s, op, frame_mask=allf, min_support=1, critical=["deer", "sheep"], band_edges=[16, 48])
     # TP: deer; FP: deer-on-sheep, relic, tree(empty frame); FN: sheep (0.3 < 0.35), tree
@@ -95,21 +95,21 @@ def test_nms_then_match_then_threshold_hand_counts():
     assert m["critical"] == {"deer": {"missed": 0, "wrong": 1}, "sheep": {"missed": 1, "wrong": 0},
                              "total": {"missed": 1, "wrong": 1}}
     # lower the sheep threshold: the sheep becomes TP
-    op2 = operating_point(s, class_thresholds=np.array([0.35, 0.3, 0.35, 0.35]))
+    op2 = operating_point(s, Served.at(np.array([0.35, 0.3, 0.35, 0.35])))
     m2 = summarise(s, op2, frame_mask=allf, min_support=1, critical=[], band_edges=[16, 48])
     assert (m2["micro"]["tp"], m2["micro"]["fn"]) == (2, 1)
 
 
 def test_without_nms_the_duplicate_is_a_fp():
     s = scored(nms_iou=None)
-    op = operating_point(s, class_thresholds=np.full(4, 0.35))
+    op = operating_point(s, Served.at(np.full(4, 0.35)))
     m = summarise(s, op, frame_mask=np.ones(3, bool), min_support=1, critical=[], band_edges=[])
     assert m["micro"]["fp"] == 4
 
 
 def test_splits_zoom_and_bands():
     s = scored()
-    op = operating_point(s, class_thresholds=np.full(4, 0.35))
+    op = operating_point(s, Served.at(np.full(4, 0.35)))
     sc = s.scene
     dev = summarise(s, op, frame_mask=sc.split == "dev", min_support=1, critical=[], band_edges=[16, 48])
     test = summarise(s, op, frame_mask=sc.split == "test", min_support=1, critical=[], band_edges=[16, 48])
@@ -131,7 +131,7 @@ def test_splits_zoom_and_bands():
 
 def test_confusion_matrix_rows_are_labels_and_columns_detections():
     s = scored()
-    op = operating_point(s, class_thresholds=np.full(4, 0.35))
+    op = operating_point(s, Served.at(np.full(4, 0.35)))
     mat = confusion(s, op)
     bg = 4
     assert mat[0, 0] == 1             # deer TP
@@ -147,7 +147,7 @@ def test_confusion_by_group_puts_each_cell_in_its_frames_group():
     missed tree go to group 0, c's tree FP on background to group 1; a frame of group -1 is not
     counted; the groups add up to the whole matrix."""
     s = scored()
-    op = operating_point(s, class_thresholds=np.full(4, 0.35))
+    op = operating_point(s, Served.at(np.full(4, 0.35)))
     bg = 4
     by = confusion_by_group(s, op, of_frame=np.array([0, 0, 1]), n_groups=2)
     assert by.shape == (2, 5, 5) and np.array_equal(by.sum(axis=0), confusion(s, op))
@@ -163,7 +163,7 @@ def test_curves_agree_with_operating_points_at_every_threshold():
     cv = curves(s, grid=grid)
     for i in (0, 25, 30, 35, 60, 95):
         t = grid[i]
-        op = operating_point(s, class_thresholds=np.full(4, t))
+        op = operating_point(s, Served.at(np.full(4, t)))
         m = summarise(s, op, frame_mask=np.ones(3, bool), min_support=1, critical=[], band_edges=[])
         micro = m["micro"]
         assert (cv["all"].tp[i], cv["all"].fp[i], cv["all"].fn[i]) == (micro["tp"], micro["fp"], micro["fn"])
@@ -199,7 +199,7 @@ def test_empty_everything():
                label_class=np.zeros(0, int), label_boxes=np.zeros((0, 4)), label_crowd=np.zeros(0, bool))
     s = score_detections(sc, frame=np.zeros(0, int), cls=np.zeros(0, int), boxes=np.zeros((0, 4)),
                          score=np.zeros(0), nms_iou=0.5, match_iou=0.5)
-    op = operating_point(s, class_thresholds=np.array([0.35]))
+    op = operating_point(s, Served.at(np.array([0.35])))
     m = summarise(s, op, frame_mask=np.ones(1, bool), min_support=1, critical=["deer"], band_edges=[16])
     assert m["micro"] == {"precision": None, "recall": None, "f1": None, "tp": 0, "fp": 0, "fn": 0,
                           "fp_per_frame": 0.0, "frames": 1, "fp_anatomy": anatomy(),
@@ -209,7 +209,7 @@ def test_empty_everything():
 
 def test_no_threshold_does_not_find_unmatched_labels():
     s = scored()
-    op = operating_point(s, class_thresholds=np.full(4, -np.inf))
+    op = operating_point(s, Served.at(np.full(4, -np.inf)))
     # the tree label has no detection at all: still a FN without any threshold
     assert op.fn.tolist() == [False, False, True]
 
@@ -233,7 +233,7 @@ def test_size_at_input_decides_the_band():
 
 def test_rate_counts_are_the_counts_behind_every_rate():
     s = scored()
-    op = operating_point(s, class_thresholds=np.zeros(4))
+    op = operating_point(s, Served.at(np.zeros(4)))
     block = summarise(s, op, frame_mask=np.ones(3, bool), min_support=1, critical=[], band_edges=[16.0])
     counts = rate_counts({"all": block})
     # kept after NMS: deer TP, deer FP, sheep TP, relic FP, tree FP; the tree label is missed

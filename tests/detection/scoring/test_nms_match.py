@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from candor_eval.detection.scoring.nms_match import score_detections
-from candor_eval.detection.scoring.scene import Scene
+from candor_eval.detection.scoring.records import Scene
 
 
 def _inter(a, b):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from candor_eval.detection.scoring import plots as dp
-from candor_eval.detection.scoring.metrics import Curve
+from candor_eval.detection.scoring.records import Curve
 
 
 def test_safe_name_replaces_path_characters():

@@ -13,7 +13,8 @@ import pytest
 from candor_eval.common.errors import InputError
 from candor_eval.detection.detections_file import RawDetections
 from candor_eval.detection.scoring.columns import GroundTruth
-from candor_eval.detection.scoring.scene import Scene, build_scene, coco_scene
+from candor_eval.detection.scoring.records import Scene
+from candor_eval.detection.scoring.scene import build_scene, coco_scene
 from tests.support_detect import make_dataset
 
 FRAMES = {"a": {"size": (128, 64), "labels": ["0 0.5 0.5 0.25 0.5"], "zoom": "2", "session": "s1"},

@@ -10,6 +10,8 @@ from candor_eval.detection.detections_file import RawDetections, split_chunks
 from candor_eval.detection.scoring.scene import SceneInputs
 from candor_eval.detection.scoring.scope import OutOfScope, class_scope
 from candor_eval.detection.scoring.stream import frame_labels, score_stream, sub_scene
+from candor_eval.detection.scoring.tally import Tally, frame_groups
+from candor_eval.detection.served import Served, ServedNms
 from tests.detection.scoring.test_tally import CLASSES, GRID, THR, random_dets, random_scene
 
 
@@ -26,10 +28,12 @@ def inputs_and_raw(seed=0):
     return inputs, raw
 
 
-def run(inputs, chunks):
+def run(inputs, chunks, nms=None):
     served = []
-    tally, out = score_stream(inputs, chunks, class_thresholds=THR, nms_iou=0.6, match_iou=0.5, critical=["deer"],
-                              band_edges=[16.0], grid=GRID, where="m.jsonl", served=served.append)
+    sc = inputs.scene
+    tally = Tally.empty(frame_groups(sc), classes=sc.classes, band_edges=[16.0], grid=GRID)
+    tally, out = score_stream(inputs, chunks, Served(THR, nms or ServedNms(0.6), match_iou=0.5), tally=tally,
+                              critical=["deer"], where="m.jsonl", export=served.append)
     return tally, out, served
 
 

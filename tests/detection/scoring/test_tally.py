@@ -7,9 +7,10 @@ import numpy as np
 from candor_eval.detection.scoring.anatomy import error_anatomy
 from candor_eval.detection.scoring.metrics import confusion, operating_point, threshold_grid, wrong_targets
 from candor_eval.detection.scoring.nms_match import score_detections
-from candor_eval.detection.scoring.scene import Scene
+from candor_eval.detection.scoring.records import Scene
 from candor_eval.detection.scoring.stream import frame_labels, sub_scene
 from candor_eval.detection.scoring.tally import Tally, frame_groups
+from candor_eval.detection.served import Served
 
 CLASSES = ("deer", "sheep", "boar")
 
@@ -52,7 +53,7 @@ GRID = threshold_grid(0.05)
 
 def tally_of(scene, frame, cls, boxes, score):
     s = score_detections(scene, frame=frame, cls=cls, boxes=boxes, score=score, nms_iou=0.6, match_iou=0.5)
-    op = operating_point(s, class_thresholds=THR)
+    op = operating_point(s, Served.at(THR))
     return s, op, wrong_targets(s, op, classes=[0])
 
 
@@ -133,7 +134,7 @@ def test_a_score_exactly_on_a_threshold_counts_at_that_threshold():
     s = score_detections(scene, frame=np.array([0, 0]), cls=np.array([0, 0]),
                          boxes=np.array([[0.0, 0, 10, 10], [50.0, 50, 60, 60]]), score=np.array([0.3, 0.5]),
                          nms_iou=None, match_iou=0.5)
-    op = operating_point(s, class_thresholds=np.array([0.3]))
+    op = operating_point(s, Served.at(np.array([0.3])))
     tally = Tally.empty(frame_groups(scene), classes=("deer",), band_edges=[], grid=grid)
     tally.add(s, op, wrong=np.zeros(2, bool), anatomy=error_anatomy(s, op), of_frame=np.array([0]))
     cv = tally.curves()["deer"]
