@@ -19,7 +19,7 @@ from candor_eval.review.stats_file import StatsFile
 from candor_eval.review.text_forest import TextRow, nice_top, text_forest
 from candor_eval.stats.outcomes import LOTS_TRACKS
 from candor_eval.stats.paired import Paired, fmt_diff
-from candor_eval.stats.rates import Rate, fmt_count, fmt_interval
+from candor_eval.stats.rates import Rate, fmt_bounds, fmt_count, fmt_interval
 
 
 def md_text(text: str) -> str:
@@ -103,14 +103,6 @@ def _value(r: Rate) -> str:
     return "n/a" if r.rate is None else f"{r.rate:.3f}"
 
 
-def _interval(r: Rate) -> str:
-    if r.rate is None:
-        return ""
-    if r.lo is None or r.hi is None:
-        return f"(none: {r.clusters} {r.cluster})"
-    return f"[{r.lo:.3f}, {r.hi:.3f}]"
-
-
 def _diff(c: Paired) -> str:
     if c.diff is None:
         return "n/a"
@@ -130,7 +122,7 @@ def summary_rows(stats: StatsFile, group: str) -> list[str]:
             unit = f"{c.unit}" if c.kind == "outcome" else f"per {c.unit}"
             unit += "" if c.cluster == c.unit else f", by {c.cluster}"
             out.append(f"| {md_text(cand)} | {md_text(short_metric(group, metric))} | {unit} | {_value(c.b)} "
-                       f"| {_interval(c.b)} | {_value(c.a)} | {_interval(c.a)} | {_diff(c)} | {c.split} "
+                       f"| {fmt_bounds(c.b)} | {_value(c.a)} | {fmt_bounds(c.a)} | {_diff(c)} | {c.split} "
                        f"| {c.p:.3g} | {VERDICT_WORD.get(c.verdict, c.verdict)} |")
     return out
 

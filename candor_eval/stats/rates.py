@@ -290,13 +290,18 @@ def min_split(discordant: int, alpha: float) -> tuple[int, int] | None:
     return discordant - lo, lo
 
 
-def fmt_interval(r: Rate) -> str:
-    """``0.500 [0.150, 0.850]``; ``n/a`` when nothing was measured; ``(no interval)`` under 2 clusters."""
+def fmt_bounds(r: Rate) -> str:
+    """``[0.150, 0.850]``; ``(no interval: 1 frame)`` under 2 clusters; ``""`` when nothing was measured."""
     if r.rate is None:
-        return "n/a"
+        return ""
     if r.lo is None or r.hi is None:
-        return f"{r.rate:.3f} (no interval: {r.clusters} {r.cluster})"
-    return f"{r.rate:.3f} [{r.lo:.3f}, {r.hi:.3f}]"
+        return f"(no interval: {r.clusters} {r.cluster})"
+    return f"[{r.lo:.3f}, {r.hi:.3f}]"
+
+
+def fmt_interval(r: Rate) -> str:
+    """``0.500 [0.150, 0.850]`` (:func:`fmt_bounds` after the rate); ``n/a`` when nothing was measured."""
+    return "n/a" if r.rate is None else f"{r.rate:.3f} {fmt_bounds(r)}"
 
 
 def fmt_count(r: Rate) -> str:
