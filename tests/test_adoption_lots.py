@@ -279,7 +279,7 @@ def test_a_changed_line_of_the_app_is_stale_for_dvc_and_for_replay(shop):
     replay = run(["candor", "identify", "--candidate", "shop"], cwd=project, env=env, check=False)
     assert replay.returncode == 2 and "Traceback" not in replay.stderr, replay.stderr
     assert "data/lots/recordings/shop.jsonl: recorded with other production code: ../shopapp changed" in replay.stderr
-    assert "candor identify --candidate shop --mode live --record build/live/shop-" in replay.stderr
+    assert "record it again with `candor record shop` (add --force" in replay.stderr
     repro = run(["dvc", "repro"], cwd=project, env=env, check=False)
     assert repro.returncode != 0 and "recorded with other production code" in repro.stdout + repro.stderr
 

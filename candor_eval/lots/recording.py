@@ -196,8 +196,7 @@ def load_recording(path: str | Path, *, allow_partial_tail: bool = False,
     command that records it (else ``identify.mode: live``)."""
     p = Path(path)
     if not p.exists():
-        how = (f"with `{rerecord}`, then copy the recording to {p.as_posix()}" if rerecord
-               else "(identify.mode: live)")
+        how = f"with `{rerecord}`" if rerecord else "(identify.mode: live)"
         raise InputError(Problem(p.as_posix(), "recording not found"),
                          hint=f"record it live {how}, or pick a candidate that has one")
     text = read_text(p, expected="a JSONL recording")

@@ -57,8 +57,9 @@ def check_replay(lines: Sequence[RecordLine], *, ids: Sequence[str], runs: int, 
                                 got=", ".join(other)))
     if problems:
         how = f"`{rerecord}`" if rerecord else "identify.mode: live"
-        raise InputError(problems, hint=f"record it again with {how}, then copy the recording to {file} (or set "
-                                        "runs/gallery to match the recording)")
+        raise InputError(problems, hint=f"record it again with {how} (add --force to replace a recording made "
+                                        "with other code; it records live and promotes the recording for dvc repro "
+                                        "to score), or set runs/gallery to match the recording")
     return wanted
 
 

@@ -69,6 +69,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shlex
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
@@ -125,14 +126,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # The flags a command that records the candidate again repeats when given: what is recorded, and where
-RERECORD_FLAGS = ("--params", "--lots", "--answers", "--makes", "--tokens", "--categories")
+RERECORD_FLAGS = ("--params", "--lots", "--makes", "--tokens", "--categories")
 
 
-def rerecord_command(args: argparse.Namespace, cand: Identity) -> str:
-    """The command that records the candidate again, live, into a new recording named after its SHA-256, with
-    the flags of this run (:data:`RERECORD_FLAGS`) that were given."""
-    return command("identify", ("--candidate", args.candidate), *given(build_parser(), args, RERECORD_FLAGS),
-                   ("--mode", "live"), ("--record", f"build/live/{args.candidate}-{cand.sha[:8]}.jsonl"))
+def rerecord_command(args: argparse.Namespace) -> str:
+    """The one command that records the candidate again: ``candor record <candidate>`` (live, then the
+    recording promoted with its manifest entry for ``dvc repro`` to score), with the flags of this run
+    (:data:`RERECORD_FLAGS`) that were given."""
+    return f"{command('record', *given(build_parser(), args, RERECORD_FLAGS))} {shlex.quote(args.candidate)}"
 
 
 def replay_lines(params: IdentifyParams, args: argparse.Namespace, cand: Identity, *, ids: Sequence[str],
@@ -140,7 +141,7 @@ def replay_lines(params: IdentifyParams, args: argparse.Namespace, cand: Identit
     """The recorded lines of every wanted (id, run) from ``<lots>/recordings/<candidate>.jsonl``
     (exit 2 naming what is missing or stale, with the command that records it again)."""
     rec_file = Path(args.lots) / "recordings" / f"{args.candidate}.jsonl"
-    rerecord = rerecord_command(args, cand)
+    rerecord = rerecord_command(args)
     return check_replay(load_recording(rec_file, rerecord=rerecord), ids=ids, runs=runs, sha=cand.sha,
                         gallery=params.gallery_of(args.candidate), file=rec_file.as_posix(), code=cand.code,
                         rerecord=rerecord, parts=cand.parts)

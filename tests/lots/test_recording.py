@@ -71,9 +71,8 @@ def test_partial_tail_dropped_only_when_allowed(tmp_path):
         load_recording(tmp_path / "none.jsonl")
     assert err.value.hint == "record it live (identify.mode: live), or pick a candidate that has one"
     with pytest.raises(InputError) as err:
-        load_recording(tmp_path / "none.jsonl", rerecord="candor identify --candidate p --mode live")
-    assert err.value.hint == (f"record it live with `candor identify --candidate p --mode live`, then copy the "
-                              f"recording to {(tmp_path / 'none.jsonl').as_posix()}, or pick a candidate that has one")
+        load_recording(tmp_path / "none.jsonl", rerecord="candor record p")
+    assert err.value.hint == "record it live with `candor record p`, or pick a candidate that has one"
 
 
 

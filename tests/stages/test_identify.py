@@ -17,6 +17,7 @@ import pytest
 import candor_eval.lots.live as live
 import candor_eval.lots.responders as responders
 import candor_eval.stages.identify as identify
+import candor_eval.stages.record as record
 from candor_eval.common.errors import run_main
 from candor_eval.lots.ocr_reading import read_answer, reader_sha256, reading_text
 from candor_eval.lots.recording import RecordLine, load_recording, parse_answer
@@ -485,8 +486,7 @@ def test_python_provider_records_live_then_replays_and_a_code_change_makes_it_st
     assert run() == 2
     err = capsys.readouterr().err
     assert "recorded with other production code: prodcode/analysis.py changed" in err
-    new_sha = hashlib.sha256((work / "prodcode/analysis.py").read_bytes()).hexdigest()
-    assert f"candor identify --candidate p --mode live --record build/live/p-{new_sha[:8]}.jsonl" in err
+    assert "record it again with `candor record" in err and " p` (add --force to replace a recording" in err
     # a folder as the declared source: a change to any file of it is a change
     write_params(work, providers=providers, sources={"p": "prodcode"})
     assert run() == 2 and "prodcode changed" in capsys.readouterr().err
@@ -609,7 +609,8 @@ def test_live_suggests_the_bench_categories_else_the_packaged_ones_and_a_flag_wi
 @pytest.mark.parametrize("stale", [True, False], ids=["stale", "missing"])
 def test_the_rerecord_hint_repeats_the_run_s_flags_and_runs_as_printed(work: Path, monkeypatch, capsys, stale):
     """A bench elsewhere, a params file and word lists with spaces and quotes in their names: the hint's command
-    parses back to the same flags, records the candidate, and the recording copied where the hint says replays."""
+    (``candor record``) parses back to the same flags, records the candidate live and promotes the recording
+    where the replay reads it, so the run that failed replays."""
     monkeypatch.setenv(ENV, KEY)
     bench = work / "my bench's lots"
     shutil.copytree(FIXTURE, bench)                                         # no vocabulary/ of its own
@@ -626,27 +627,23 @@ def test_the_rerecord_hint_repeats_the_run_s_flags_and_runs_as_printed(work: Pat
     assert run(*flags) == 2
     err = capsys.readouterr().err
     assert ("recorded with a different prompt" if stale else "recording not found") in err
-    argv = hint_argv(err, stage="identify")
-    args = identify.build_parser().parse_args(argv)
-    assert (args.candidate, args.lots, args.params, args.makes, args.tokens, args.categories, args.answers) == (
+    argv = hint_argv(err, stage="record")
+    args = record.build_parser().parse_args(argv)
+    assert (args.candidate, args.lots, args.params, args.makes, args.tokens, args.categories) == (
         "p", str(bench), "my params.yaml", str(words / "makes.yaml"), str(words / "tokens.yaml"),
-        str(words / "category-library.yaml"), "out/p answers.jsonl")
-    assert (args.mode, args.record) == ("live", f"build/live/p-{sha(work)[:8]}.jsonl")
+        str(words / "category-library.yaml"))
     with chat_server([("ok", ANSWER)]) as srv:
         (work / "my params.yaml").write_text((work / "my params.yaml").read_text().replace(
             "http://127.0.0.1:9/v1", srv.url))
-        assert run_main(identify.main, argv) == 0                            # the printed command, as printed
+        assert run_main(record.main, [*argv, "--force"]) == 0                # the printed command (+ --force)
     assert len(srv.requests) == 6
-    (bench / "recordings").mkdir(exist_ok=True)
-    shutil.copy(work / args.record, bench / "recordings/p.jsonl")            # "then copy the recording to ..."
-    assert run(*flags) == 0
+    assert run(*flags) == 0                                                  # promoted where the replay reads it
 
 
 def test_the_rerecord_hint_of_a_default_run_has_no_extra_flag(work: Path, capsys):
     write_recording(work, prompt_sha="b" * 64)
     assert run() == 2
-    assert hint_argv(capsys.readouterr().err, stage="identify") == [
-        "--candidate", "p", "--mode", "live", "--record", f"build/live/p-{sha(work)[:8]}.jsonl"]
+    assert hint_argv(capsys.readouterr().err, stage="record") == ["p"]
 
 
 # ------------------------------------------------------------------ the exec provider through the stage
