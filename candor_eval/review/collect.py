@@ -38,12 +38,20 @@ from candor_eval.review.stats_file import Comparisons, Presence, StatsFile
 from candor_eval.stats.clusters import check_session_clusters
 from candor_eval.stats.multiple import family
 from candor_eval.stats.outcomes import LOTS_TRACKS, int_cell, parse_tables, table_paths
-from candor_eval.stats.paired import compare_paired, holm_adjusted
+from candor_eval.stats.paired import compare_paired, holm_adjusted, verdict_of
 from candor_eval.stats.power import cluster_discordance, clustered_detectable, power_json
 from candor_eval.stats.rates import Rate, interval, min_k0
 from candor_eval.stats.ratios import ratio_difference
 from candor_eval.stats.records import p6
-from candor_eval.stats.units import DETECTION_TABLES, ClusterBy, Units, sessions_across_splits, units_from_tables
+from candor_eval.stats.units import (
+    DETECTION_TABLES,
+    ClusterBy,
+    Units,
+    cluster_totals,
+    frame_clusters,
+    sessions_across_splits,
+    units_from_tables,
+)
 
 
 @dataclass(frozen=True)
@@ -264,34 +272,26 @@ def precision_stats(tables: Mapping[str, list[dict[str, object]]], clusters: Map
         rows, reference = tables.get(f"{name}/{DETECTION_TABLES[0]}"), refs.get(f"detection.{name}")
         if rows is None or reference is None:
             continue
-        per: dict[str, dict[str, dict[str, tuple[str, int, int]]]] = {}     # split -> model -> frame -> counts
+        per: dict[str, dict[str, dict[str, Mapping[str, object]]]] = {}     # split -> model -> frame -> row
         for r in rows:
-            tp = int_cell(r, "tp")
-            per.setdefault(str(r["split"]), {}).setdefault(str(r["model"]), {})[str(r["frame"])] = (
-                str(r["session"]) if by == "session" else str(r["frame"]), tp, tp + int_cell(r, "fp"))
+            per.setdefault(str(r["split"]), {}).setdefault(str(r["model"]), {})[str(r["frame"])] = r
+        of = frame_clusters(rows, by=by)
         for split, models in sorted(per.items()):
             if reference not in models:
                 continue
             record: dict[str, Any] = {"reference": reference, "unit": "detection", "cluster": by, "candidates": {}}
             for cand in sorted(set(models) - {reference}):
-                frames = sorted(set(models[reference]) & set(models[cand]))
-                sums: dict[str, dict[str, list[int]]] = {reference: {}, cand: {}}
-                for m in (reference, cand):
-                    for f in frames:
-                        g, tp, det = models[m][f]
-                        acc = sums[m].setdefault(g, [0, 0])
-                        acc[0], acc[1] = acc[0] + tp, acc[1] + det
-                keys = sorted(sums[reference])
-                pa, pb = ([(sums[m][k][0], sums[m][k][1]) for k in keys] for m in (reference, cand))
+                ta, tb = cluster_totals(models[reference], models[cand], of=of, columns=("tp", "fp"))
+                pa, pb = ([(tp, tp + fp) for tp, fp in t] for t in (ta, tb))
                 res = ratio_difference(pa, pb, level=1.0 - confidence)
                 ya, yb = sum(y for _, y in pa), sum(y for _, y in pb)
-                verdict = ("no detectable difference" if res.p is None or res.p > alpha or not res.diff
-                           else "B better" if res.diff > 0 else "B worse")
+                verdict = ("no detectable difference" if res.p is None or res.diff is None
+                           else verdict_of(res.diff, res.p, alpha=alpha))
                 record["candidates"][cand] = {
                     "a": rounded(sum(x for x, _ in pa) / ya) if ya else None,
                     "b": rounded(sum(x for x, _ in pb) / yb) if yb else None,
                     "diff": rounded(res.diff), "diff_lo": rounded(res.lo), "diff_hi": rounded(res.hi),
-                    "p": None if res.p is None else p6(res.p), "clusters": len(keys), "verdict": verdict}
+                    "p": None if res.p is None else p6(res.p), "clusters": len(ta), "verdict": verdict}
             if record["candidates"]:
                 out[f"detection.{name}.{split}.precision"] = record
     return out

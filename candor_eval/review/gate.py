@@ -83,11 +83,11 @@ from candor_eval.common.rounding import rounded
 from candor_eval.review.gate_result import ClassResult, Criterion, GateResult
 from candor_eval.review.params import DeclaredGate
 from candor_eval.stats.multiple import holm
-from candor_eval.stats.outcomes import int_cell
 from candor_eval.stats.paired import Case, Paired, compare_paired
 from candor_eval.stats.quantile import quantile_bound, upper_rank
 from candor_eval.stats.rates import interval
 from candor_eval.stats.ratios import ratio_difference
+from candor_eval.stats.units import cluster_totals
 
 Row = Mapping[str, object]
 
@@ -170,20 +170,12 @@ def _micro(frames: Sequence[Row], labels: Sequence[Row], *, ref: str, cand: str,
            confidence: float, cluster: str, of: Mapping[str, str], declared: str) -> dict[str, Criterion]:
     """The three micro criteria from the per-frame and per-label tables of the split."""
     fr = {m: {str(r["frame"]): r for r in _rows(frames, model=m, split=split)} for m in (ref, cand)}
-    common = sorted(set(fr[ref]) & set(fr[cand]))
     found: dict[str, dict[Case, int]] = {
         m: {(str(r["frame"]), str(r["label"])): r["found"] is True for r in _rows(labels, model=m, split=split)}
         for m in (ref, cand)}
     rec = compare_paired(found[ref], found[cand], unit="label", alpha=alpha, confidence=confidence, cluster=cluster,
                          cluster_of={c: of.get(c[0], c[0]) for side in found.values() for c in side})
-    groups: dict[str, dict[str, list[int]]] = {m: {} for m in (ref, cand)}
-    for m in (ref, cand):
-        for f in common:
-            acc = groups[m].setdefault(of.get(f, f), [0, 0, 0])
-            for i, col in enumerate(("tp", "fp", "fn")):
-                acc[i] += int_cell(fr[m][f], col)
-    keys = sorted(groups[ref])
-    t = {m: [groups[m][k] for k in keys] for m in (ref, cand)}
+    t = dict(zip((ref, cand), cluster_totals(fr[ref], fr[cand], of=of, columns=("tp", "fp", "fn"))))
     level = 1.0 - confidence
     pr = ratio_difference(*([(x[0], x[0] + x[1]) for x in t[m]] for m in (ref, cand)), level=level)
     f1r = ratio_difference(*([(2 * x[0], 2 * x[0] + x[1] + x[2]) for x in t[m]] for m in (ref, cand)), level=level)

@@ -145,6 +145,29 @@ def frame_clusters(frames: Iterable[Row], *, by: ClusterBy) -> dict[str, str]:
     return {str(r["frame"]): str(r["frame"] if by == "frame" else r["session"]) for r in frames}
 
 
+def cluster_totals(a: Mapping[str, Row], b: Mapping[str, Row], *, of: Mapping[str, str],
+                   columns: Sequence[str]) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
+    """Per cluster, in sorted order, the sums of ``columns`` of each side's per-frame rows (frame -> row)
+    over the frames both sides have, each frame in the cluster ``of`` gives it (itself when absent):
+    the paired per-cluster counts a ratio difference is tested on.
+
+    >>> rows = {"f1": {"tp": 1, "fp": 2}, "f2": {"tp": 3, "fp": 0}, "f3": {"tp": 5, "fp": 5}}
+    >>> cluster_totals(rows, {"f1": {"tp": 0, "fp": 1}, "f2": {"tp": 1, "fp": 1}}, of={"f1": "s", "f2": "s"},
+    ...                columns=("tp", "fp"))
+    ([(4, 2)], [(1, 2)])
+    """
+    common = sorted(set(a) & set(b))
+    sides = []
+    for rows in (a, b):
+        acc: dict[str, list[int]] = {}
+        for f in common:
+            sums = acc.setdefault(of.get(f, f), [0] * len(columns))
+            for i, col in enumerate(columns):
+                sums[i] += int_cell(rows[f], col)
+        sides.append([tuple(acc[k]) for k in sorted(acc)])
+    return sides[0], sides[1]
+
+
 def detection_units(frames: Sequence[Row], labels: Iterable[Row], *, track: str, cluster: ClusterBy = "frame") -> Units:
     """Per-frame error-free and false-positive units and per-label found units, per split (and per
     class for labels), named under ``track`` (``detection.<set>``), clustered by ``cluster``."""

@@ -96,3 +96,12 @@ def test_sessions_across_splits_lists_each_frame_once_per_split():
                              ("f5", "dev", ""), ("f6", "test", "")]]
     assert sessions_across_splits(rows) == {"s1": {"dev": ["f1"], "test": ["f2", "f3"]}}
     assert sessions_across_splits([r for r in rows if r["frame"] != "f1"]) == {}
+
+
+def test_cluster_totals_sum_the_common_frames_of_each_cluster():
+    from candor_eval.stats.units import cluster_totals
+    a = {"f1": {"tp": 1, "fp": 2}, "f2": {"tp": 3, "fp": 0}, "f3": {"tp": 4, "fp": 4}, "only-a": {"tp": 9, "fp": 9}}
+    b = {"f1": {"tp": 0, "fp": 1}, "f2": {"tp": 2, "fp": 2}, "f3": {"tp": 1, "fp": 0}}
+    assert cluster_totals(a, b, of={"f1": "s1", "f2": "s1", "f3": "s2"}, columns=("tp", "fp")) == (
+        [(4, 2), (4, 4)], [(2, 3), (1, 0)])
+    assert cluster_totals(a, b, of={}, columns=("tp",)) == ([(1,), (3,), (4,)], [(0,), (2,), (1,)])  # by frame
