@@ -46,7 +46,7 @@ from scipy.special import ndtri, stdtrit
 from candor_eval.common.counts import Count, Estimate, clusters_of
 from candor_eval.common.rounding import rounded
 from candor_eval.stats.multiple import holm_by_family
-from candor_eval.stats.rates import Rate, interval, min_k0
+from candor_eval.stats.rates import Rate, interval, kish_df, min_k0
 from candor_eval.stats.records import decoded, p6
 from candor_eval.stats.signflip import ShiftTest, shift_interval, shift_test, signflip_p
 
@@ -201,8 +201,8 @@ def case_name(case: Case) -> str:
 class DiffBasis:
     """What the difference interval is computed from (kept on a fresh record so that a Holm family
     can recompute it at its level; never stored): the shift test of the per-cluster differences,
-    the discordant units ``a_only``/``b_only`` of ``n``, the design effect ``deff`` (>= 1) and the
-    number of clusters."""
+    the discordant units ``a_only``/``b_only`` of ``n``, the design effect ``deff`` (>= 1), the
+    number of clusters and the degrees of freedom ``df`` their sizes leave (:func:`kish_df`)."""
 
     test: ShiftTest
     a_only: int
@@ -210,25 +210,28 @@ class DiffBasis:
     n: int
     deff: float
     clusters: int
+    df: float
 
 
-def score_interval(a_only: int, b_only: int, n: int, *, deff: float, clusters: int,
+def score_interval(a_only: int, b_only: int, n: int, *, deff: float, clusters: int, df: float,
                    level: float) -> tuple[float, float]:
     """Tango's score interval of a paired difference of rates ``(b_only - a_only) / n``, its variance
-    multiplied by the design effect ``deff`` and read on Student's t with ``clusters - 1`` degrees of
-    freedom (on the normal quantile when every cluster holds one unit, ``clusters >= n``: then it is
+    multiplied by the design effect ``deff`` and read on Student's t with ``df`` degrees of freedom
+    (``min(G - 1, G_K - 1)``, :func:`kish_df`: a few large clusters are worth fewer than their count,
+    and a class whose labels sit mostly in a few frames with uneven loss needs the longer bound;
+    on the normal quantile when every cluster holds one unit, ``clusters >= n``: then it is
     Tango's interval itself, and with no discordant unit the Wilson bound of 0 of ``n``): every
     ``delta`` with ``|diff - delta| <= t * sqrt(deff * (q_a + q_b - delta**2) / n)``, where ``q_a``,
     ``q_b`` are the restricted maximum-likelihood shares of A-only and B-only units under ``q_b - q_a
     = delta`` (Tango 1998; the variance at the null, not at the estimate, is what keeps
     its upper bound honest when the observed discordance is small).
 
-    >>> [round(x, 4) for x in score_interval(0, 0, 20, deff=1.0, clusters=5, level=0.05)]
+    >>> [round(x, 4) for x in score_interval(0, 0, 20, deff=1.0, clusters=5, df=4.0, level=0.05)]
     [-0.2782, 0.2782]
-    >>> [round(x, 4) for x in score_interval(0, 0, 20, deff=1.0, clusters=20, level=0.05)]   # Wilson of 0/20
+    >>> [round(x, 4) for x in score_interval(0, 0, 20, deff=1.0, clusters=20, df=19.0, level=0.05)]   # Wilson of 0/20
     [-0.1611, 0.1611]
     """
-    q = float(ndtri(1.0 - level / 2) if clusters >= n else stdtrit(clusters - 1, 1.0 - level / 2))
+    q = float(ndtri(1.0 - level / 2) if clusters >= n else stdtrit(df, 1.0 - level / 2))
     est, rest = (b_only - a_only) / n, n - a_only - b_only
 
     def z(delta: float) -> float:
@@ -263,7 +266,7 @@ def diff_bounds(basis: DiffBasis, *, kind: Kind, p0: float, level: float) -> tup
     if kind != "outcome" or lo is None or hi is None or basis.n == 0:
         return lo, hi
     slo, shi = score_interval(basis.a_only, basis.b_only, basis.n, deff=basis.deff, clusters=basis.clusters,
-                              level=level)
+                              df=basis.df, level=level)
     reject, est = p0 <= level, basis.test.estimate
     new_lo = lo if reject and est > 0 else min(lo, slo)
     new_hi = hi if reject and est < 0 else max(hi, shi)
@@ -332,7 +335,8 @@ def compare_paired(a: Mapping[Case, int], b: Mapping[Case, int], *, unit: str, a
             sizes = [s[2] for s in sums.values()]
             basis = DiffBasis(shift_test([x / n for x in raw], [m / n for m in sizes]),
                               a_only if kind == "outcome" else 0, b_only if kind == "outcome" else 0, n,
-                              jackknife_deff(raw, sizes, discordant=a_only + b_only), len(sums))
+                              jackknife_deff(raw, sizes, discordant=a_only + b_only), len(sums),
+                              kish_df(len(sums), n, sum(m * m for m in sizes)))
             lo, hi = diff_bounds(basis, kind=kind, p0=p, level=1.0 - confidence)
     favour_b = sum(d.values())
     return Paired(kind=kind, unit=unit, cluster=name, clusters=len(sums), a=side(0), b=side(1),

@@ -135,13 +135,25 @@ def ratio_variance(k: int, n: int, *, g: int, sum_k2: int, sum_kn: int, sum_n2: 
     return Fraction(g * num, (g - 1) * n ** 4)
 
 
+def kish_df(g: int, n: int, sum_n2: int) -> float:
+    """``min(G - 1, G_K - 1)``: the clusters' own degrees of freedom, or fewer when the clusters are
+    uneven, with ``G_K = n**2 / sum n_g**2`` Kish's effective number of ``G`` clusters holding ``n``
+    units in all (``sum_n2`` the sum of their squared sizes; ``G_K = G`` when all are equal, near 1
+    when one cluster holds nearly everything).
+
+    >>> kish_df(4, 8, 16), kish_df(4, 8, 5 * 5 + 1 + 1 + 1)
+    (3.0, 1.2857142857142856)
+    """
+    return min(g - 1.0, n * n / sum_n2 - 1.0)
+
+
 def cluster_df(count: Count, var: Fraction) -> float:
     """The degrees of freedom of Student's t for a clustered interval (docs/stats.md, "Rates"): the
     least of
 
     - ``G - 1``, the clusters' own;
     - ``G_K - 1`` with ``G_K = n**2 / sum n_g**2`` (Kish's effective number of clusters: uneven
-      clusters are worth fewer; ``G_K = G`` when all are equal);
+      clusters are worth fewer; ``G_K = G`` when all are equal; :func:`kish_df`);
     - Satterthwaite's ``2 / (2 / (G - 1) + g2 / G)``, the degrees of freedom of a variance estimated
       from ``G`` clusters whose per-cluster values have excess kurtosis ``g2``, with ``g2`` that of a
       working model fitted by moments to the rate and its cluster variance: for a proportion, the
@@ -160,7 +172,7 @@ def cluster_df(count: Count, var: Fraction) -> float:
     c = count.clusters
     assert c is not None and c.g >= 2 and count.n > 0
     g, k, n = c.g, count.k, count.n
-    df = min(g - 1.0, n * n / c.sum_n2 - 1.0)
+    df = kish_df(g, n, c.sum_n2)
     g2 = 0.0
     if count.estimate == "rate" and 0 < k < n:
         r = k / n
