@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from scipy.special import betainc, gammaincinv, ndtri, stdtrit
+from scipy.special import betainc, betaincinv, gammaincinv, ndtri, stdtrit
 
 from candor_eval.common.counts import MAX_COUNT, Count, Estimate
 from candor_eval.common.params import check_probability
@@ -201,7 +201,8 @@ def interval(count: Count, *, confidence: float = CONFIDENCE) -> Rate:
       ``n* = n / deff * (z / t)**2``, ``deff = max(1, V / (r (1 - r) / n))`` with ``V``
       the cluster-robust variance (:func:`ratio_variance`) and ``deff = 1`` when ``r`` is
       0 or 1; ``t`` Student's quantile (SciPy's ``stdtrit``) on :func:`cluster_df` degrees of
-      freedom, so few, uneven or heavy-tailed clusters widen it.
+      freedom, so few, uneven or heavy-tailed clusters widen it; never wider than the interval
+      of all-or-none clusters (:func:`all_or_none_bounds`), the most clustering can cost.
     - A mean (``estimate: mean``, e.g. false positives per frame) over ``G >= 2`` clusters: the
       exact Poisson (Garwood) interval of the count ``m n*`` at the effective exposure
       ``n* = n / phi * (z / t)**2``, ``phi = max(1, V n / m)`` (the over-dispersion, stored as
@@ -211,8 +212,8 @@ def interval(count: Count, *, confidence: float = CONFIDENCE) -> Rate:
 
     >>> from candor_eval.common.counts import Clusters
     >>> r = interval(Count(4, 6, "label", Clusters("frame", 2, 10, 12, 18)))
-    >>> (r.clusters, r.deff, round(r.lo, 3), round(r.hi, 3))     # 3/3 and 1/3: two clusters, t with 1 df
-    (2, 3.0, 0.005, 0.999)
+    >>> (r.clusters, r.deff, round(r.lo, 3), round(r.hi, 3))     # 3/3 and 1/3: two clusters, all-or-none
+    (2, 3.0, 0.04, 0.998)
     """
     check_probability(confidence, where="confidence")
     k, n, c = count.k, count.n, count.clusters
@@ -240,7 +241,28 @@ def interval(count: Count, *, confidence: float = CONFIDENCE) -> Rate:
                     clusters=g, deff=phi, estimate="mean")
     deff = 1.0 if k in (0, n) else max(1.0, float(var * n * n * n / (k * (n - k))))
     lo, hi = _wilson_bounds(r, n / deff * (z / t) ** 2, z)
-    return Rate(k=k, n=n, unit=count.unit, rate=r, lo=lo, hi=hi, cluster=name, clusters=g, deff=deff)
+    whole_lo, whole_hi = all_or_none_bounds(k, n, c.sum_n2, confidence=confidence)
+    return Rate(k=k, n=n, unit=count.unit, rate=r, lo=max(lo, whole_lo), hi=min(hi, whole_hi), cluster=name,
+                clusters=g, deff=deff)
+
+
+def all_or_none_bounds(k: int, n: int, sum_n2: int, *, confidence: float) -> tuple[float, float]:
+    """The Clopper-Pearson interval of the rate ``r = k / n`` were every cluster all-or-none (each unit of
+    a cluster a success, or none): ``r G_K`` successes of ``G_K = n**2 / sum n_g**2`` trials (Kish's
+    effective clusters; Beta quantiles, so neither need be an integer), bounds 0 and 1 at ``k = 0``
+    and ``k = n``. That is the largest variance a rate over these clusters can have,
+    ``r (1 - r) / G_K``, with nothing estimated, so a clustered rate's interval is never wider
+    (:func:`interval`): where few clusters and a rare outcome leave the estimated variance's degrees of
+    freedom near 0, its t quantile would otherwise stretch the interval to almost ``[0, 1]``.
+
+    >>> [round(x, 4) for x in all_or_none_bounds(5, 10, 50, confidence=0.95)]   # 1 of 2 equal clusters
+    [0.0126, 0.9874]
+    """
+    gk, a = n * n / sum_n2, 1.0 - confidence
+    x = k / n * gk
+    lo = 0.0 if k == 0 else float(betaincinv(x, gk - x + 1.0, a / 2))
+    hi = 1.0 if k == n else float(betaincinv(x + 1.0, gk - x, 1.0 - a / 2))
+    return min(lo, k / n), max(hi, k / n)
 
 
 def mcnemar_p(a_only: int, b_only: int) -> float:

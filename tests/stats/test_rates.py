@@ -11,7 +11,17 @@ from statsmodels.stats.proportion import proportion_confint
 
 from candor_eval.common.counts import Count, clusters_of
 from candor_eval.common.errors import InputError
-from candor_eval.stats.rates import Rate, interval, mcnemar_p, min_k0, min_split, ratio_variance, wilson
+from candor_eval.stats.rates import (
+    Rate,
+    all_or_none_bounds,
+    interval,
+    kish_df,
+    mcnemar_p,
+    min_k0,
+    min_split,
+    ratio_variance,
+    wilson,
+)
 
 
 def hand_mcnemar(b: int, c: int) -> float:
@@ -280,3 +290,30 @@ def test_a_rate_reads_as_its_count_and_interval():
     from candor_eval.stats.rates import fmt_count, fmt_interval
     r = Rate(k=2, n=8, unit="label", estimate="rate", rate=0.25, lo=0.071, hi=0.591, cluster="label", clusters=8)
     assert fmt_interval(r) == "0.250 [0.071, 0.591]" and fmt_count(r) == "2/8 = 0.250 [0.071, 0.591]"
+
+
+@pytest.mark.parametrize("k,sizes", [(10, [5, 5, 5, 5]), (0, [3, 3, 3]), (12, [4, 4, 4]), (7, [7, 7, 7, 7, 7, 7, 7])])
+def test_all_or_none_bounds_are_clopper_pearson_over_equal_clusters(k, sizes):
+    """Equal clusters: G_K = G and r G_K is a whole number of clusters, so the bounds are statsmodels'
+    Clopper-Pearson ("beta") interval of those clusters."""
+    n, g = sum(sizes), len(sizes)
+    want = proportion_confint(k * g // n, g, alpha=0.05, method="beta")
+    got = all_or_none_bounds(k, n, sum(m * m for m in sizes), confidence=0.95)
+    assert got == pytest.approx(want, abs=1e-12)
+
+
+def test_kish_df_is_the_clusters_own_when_equal_and_fewer_when_uneven():
+    assert kish_df(5, 50, 5 * 10 ** 2) == 4.0
+    assert kish_df(2, 11, 10 ** 2 + 1) == pytest.approx(121 / 101 - 1)
+
+
+def test_a_rare_outcome_in_few_frames_is_never_wider_than_all_or_none_frames():
+    """1 success of 52 labels in 12 frames: the estimated variance has almost no degrees of freedom
+    (one frame holds every success: df 0.61), and the t interval alone reached [0.000, 0.989]; all-or-none
+    frames bound it: Clopper-Pearson of G_K / 52 ~ 0.23 successes of G_K ~ 11.86 frames, [0.000, 0.298]."""
+    k_g, n_g = [1] + [0] * 11, [4, 4, 5, 5, 4, 4, 4, 5, 4, 4, 5, 4]
+    r = interval(Count(1, 52, "label", clusters_of(zip(k_g, n_g, strict=True), name="frame")))
+    gk = 52 * 52 / sum(m * m for m in n_g)
+    lo, hi = all_or_none_bounds(1, 52, sum(m * m for m in n_g), confidence=0.95)
+    assert r.hi == pytest.approx(hi) and r.lo >= lo
+    assert gk == pytest.approx(11.86, abs=0.01) and 0 < r.lo < 1e-4 and 0.29 < r.hi < 0.30
