@@ -41,7 +41,7 @@ plots: $(VENV)/.runtime
 	$(BIN)/dvc plots show --html-template plots/html/template.html
 
 # The linter and the type checker first (configuration: pyproject.toml), then the test suite on two
-# processes (pytest-xdist; every slow test on one of them, in turn: tests/conftest.py)
+# processes (pytest-xdist; the slow tests of a module on one of them, in turn: tests/conftest.py)
 test: $(VENV)/.test
 	$(BIN)/ruff check candor_eval tests bench tools
 	$(BIN)/mypy

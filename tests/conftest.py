@@ -75,9 +75,14 @@ from tests.adoption import installed  # noqa: E402,F401 - the session fixture of
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist's ``--dist loadgroup`` (``make check``, ``make test``), every test marked slow
-    runs on one worker, one after another: they share the venv's editable install and real DVC
-    pipelines on clones, while the other worker runs the fast tests."""
-    for item in items:
-        if item.get_closest_marker("slow") is not None:
-            item.add_marker(pytest.mark.xdist_group("slow"))
+    """Under pytest-xdist's ``--dist loadgroup`` (``make check``, ``make test``), the slow tests of one module
+    run on one worker, one after another, so that a module's clone or reproduced pipeline (a module fixture)
+    is made once; the tests of the wheel-installed candor (the session fixture ``installed``, a wheel built
+    and installed into a fresh venv) share one group for the same reason. Groups and fast tests spread over
+    both workers. No slow test changes the shared venv: the clones that run ``make`` link it with their
+    requirement files dated before its install stamp (``tests/test_readme.py``, ``tests/test_pipeline.py``)."""
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    wheel = {item.nodeid.split("::")[0] for item in slow if "installed" in getattr(item, "fixturenames", ())}
+    for item in slow:
+        module = item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group("installed" if module in wheel else module))
