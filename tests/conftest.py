@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import functools
 import http.server
+import os
 import re
 import shlex
+import shutil
 import sys
 import threading
 from collections.abc import Iterator
@@ -69,6 +71,35 @@ def user_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     for name, module in list(sys.modules.items()):
         if str(getattr(module, "__file__", None) or "").startswith(str(tmp_path)):
             del sys.modules[name]
+
+
+@pytest.fixture(scope="session")
+def reproduced_once(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """One fresh clone of this working tree (``tests/test_pipeline.fresh_clone``) on which ``dvc repro`` has
+    run, and what it printed: made once per test session and shared by the pytest-xdist workers (the first
+    to ask makes it under a file lock, the others wait and read it). Never changed: a module works on its
+    own copy (:func:`reproduced_copy`)."""
+    from filelock import FileLock
+
+    from tests.test_pipeline import fresh_clone, sh
+
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        base = tmp_path_factory.mktemp("reproduced")
+        return (clone := fresh_clone(base)), sh(["dvc", "repro"], cwd=clone)
+    shared = tmp_path_factory.getbasetemp().parent / "reproduced"      # the workers' common parent
+    with FileLock(f"{shared}.lock"):
+        if not (shared / "printed.txt").is_file():
+            shutil.rmtree(shared, ignore_errors=True)                  # a worker that failed half-way
+            shared.mkdir()
+            printed = sh(["dvc", "repro"], cwd=fresh_clone(shared))
+            (shared / "printed.txt").write_text(printed, encoding="utf-8")
+    return shared / "candor", (shared / "printed.txt").read_text(encoding="utf-8")
+
+
+def reproduced_copy(reproduced: tuple[Path, str], parent: Path) -> Path:
+    """A copy of the reproduced clone under ``parent`` (symlinks, modes and times kept, so its install
+    inputs stay older than the venv's stamp), for a module to change as it likes."""
+    return Path(shutil.copytree(reproduced[0], parent / "candor", symlinks=True))
 
 
 from tests.adoption import installed  # noqa: E402,F401 - the session fixture of the adoption tests

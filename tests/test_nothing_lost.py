@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import ROOT
-from tests.test_pipeline import fresh_clone, sh
+from tests.conftest import ROOT, reproduced_copy
+from tests.test_pipeline import sh
 
 pytestmark = pytest.mark.slow
 
@@ -40,9 +40,8 @@ def porcelain(repo: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def clone(tmp_path_factory) -> Path:
-    repo = fresh_clone(tmp_path_factory.mktemp("lost"))
-    sh(["dvc", "repro"], cwd=repo)
+def clone(reproduced_once, tmp_path_factory) -> Path:
+    repo = reproduced_copy(reproduced_once, tmp_path_factory.mktemp("lost"))
     assert porcelain(repo) == []
     return repo
 

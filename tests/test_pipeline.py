@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CANDOR, ROOT
+from tests.conftest import CANDOR, ROOT, reproduced_copy
 
 pytestmark = pytest.mark.slow
 
@@ -50,10 +50,10 @@ def fresh_clone(parent: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def first_repro(tmp_path_factory) -> tuple[Path, str]:
-    """A fresh clone of HEAD on which `dvc repro` has run once, and what it printed."""
-    clone = fresh_clone(tmp_path_factory.mktemp("clone"))
-    return clone, sh(["dvc", "repro"], cwd=clone)
+def first_repro(reproduced_once, tmp_path_factory) -> tuple[Path, str]:
+    """A fresh clone of the working tree on which `dvc repro` has run once (this module's copy of the
+    session's, ``tests/conftest.py``), and what that first run printed."""
+    return reproduced_copy(reproduced_once, tmp_path_factory.mktemp("clone")), reproduced_once[1]
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,8 @@ from candor_eval.common.errors import InputError
 from candor_eval.common.manifest import sha256_file
 from candor_eval.detection.config import DetectorParams
 from candor_eval.detection.sets import DetectionSet, detection_sets, find_set, set_folders, set_records
-from tests.conftest import CANDOR, ROOT
-from tests.test_pipeline import fresh_clone, sh
+from tests.conftest import CANDOR, ROOT, reproduced_copy
+from tests.test_pipeline import sh
 
 EXPORT = ROOT / "tests" / "data" / "ultralytics"
 LINE = "    birds: [demo-v2, yolov8-tiny]\n"
@@ -86,10 +86,10 @@ def test_a_set_with_a_file_its_manifest_does_not_list_has_no_record_and_a_proble
 
 
 @pytest.fixture(scope="module")
-def walked(tmp_path_factory) -> tuple[Path, str]:
-    """A reproduced fresh clone, then the walk: the set, the export's card, the manifest, one line."""
-    repo = fresh_clone(tmp_path_factory.mktemp("walk"))
-    sh(["dvc", "repro"], cwd=repo)
+def walked(reproduced_once, tmp_path_factory) -> tuple[Path, str]:
+    """A reproduced fresh clone (a copy of the session's), then the walk: the set, the export's card, the
+    manifest, one line."""
+    repo = reproduced_copy(reproduced_once, tmp_path_factory.mktemp("walk"))
     sh([sys.executable, "-m", "tools.demo.coco_set", "data/birds", "--frames", "6"], cwd=repo)
     shutil.copyfile(EXPORT / "tiny-yolov8.onnx", repo / "models" / "yolov8-tiny.onnx")
     card = yaml.safe_load((EXPORT / "tiny-yolov8.yaml").read_text())
