@@ -23,7 +23,7 @@ types them (no stage targets):
   project's share of a step is ``(real - copy-command) / real`` (issue 41: at most 20%).
 
 Then each command a step reruns, alone (its ``dvc.lock`` command, as DVC runs it: wall time, the
-median of ``repeats``) and once under ``python -X importtime`` (where its start-up goes: the
+median of ``repeats`` rounds of one run each) and once under ``python -X importtime`` (where its start-up goes: the
 import time of each top-level package, summed over its modules' own times; ``-X importtime``
 adds its own overhead, so these sums are upper bounds).
 
@@ -147,19 +147,27 @@ def import_times(stderr: str) -> dict[str, float]:
     return {**{k: round(v, 4) for k, v in out.items()}, "total": round(sum(by.values()), 4)}
 
 
-def stage_alone(clone: Path, cmd: str, repeats: int) -> dict:
-    """One rerun stage's command run alone in ``clone`` (it rewrites the outputs the workspace already
-    holds, byte for byte): median wall seconds of ``repeats`` runs, and ``-X importtime`` of one run
-    (``imports``: the largest packages and the total, :func:`import_times`)."""
-    argv = shlex.split(cmd)
-    walls = [measure(argv, cwd=str(clone), env=_env(clone)).wall_s for _ in range(repeats)]
-    traced = [sys.executable, "-X", "importtime", "-m", "candor_eval", *argv[1:]] if argv[0] == "candor" else argv
-    proc = subprocess.run(traced, cwd=clone, env=_env(clone), capture_output=True, text=True, timeout=600)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{cmd} under -X importtime failed:\n{proc.stderr[-2000:]}")
-    imports = import_times(proc.stderr)
-    top = dict(list((k, v) for k, v in imports.items() if k != "total")[:8])
-    return {"cmd": cmd, "wall_s": round(median(walls), 3), "imports_s": {**top, "total": imports["total"]}}
+def stages_alone(clone: Path, cmds: dict[str, str], repeats: int) -> dict[str, dict]:
+    """Each rerun stage's command (stage -> its ``dvc.lock`` command) run alone in ``clone`` (it rewrites
+    the outputs the workspace already holds, byte for byte), one of each per round: median wall
+    seconds of ``repeats`` rounds, and ``-X importtime`` of one run (``imports_s``: the largest
+    packages and the total, :func:`import_times`)."""
+    walls: dict[str, list[float]] = {s: [] for s in cmds}
+    for _ in range(repeats):
+        for stage, cmd in cmds.items():
+            walls[stage].append(measure(shlex.split(cmd), cwd=str(clone), env=_env(clone)).wall_s)
+    out = {}
+    for stage, cmd in cmds.items():
+        argv = shlex.split(cmd)
+        traced = [sys.executable, "-X", "importtime", "-m", "candor_eval", *argv[1:]] if argv[0] == "candor" else argv
+        proc = subprocess.run(traced, cwd=clone, env=_env(clone), capture_output=True, text=True, timeout=600)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{cmd} under -X importtime failed:\n{proc.stderr[-2000:]}")
+        imports = import_times(proc.stderr)
+        top = dict(list((k, v) for k, v in imports.items() if k != "total")[:8])
+        out[stage] = {"cmd": cmd, "wall_s": round(median(walls[stage]), 3),
+                      "imports_s": {**top, "total": imports["total"]}}
+    return out
 
 
 def bench_sweep(repeats: int, rev: str = "HEAD") -> dict:
@@ -213,7 +221,7 @@ def bench_sweep(repeats: int, rev: str = "HEAD") -> dict:
             if "Running stage 'score-detection@detector'" not in out or "Running stage 'detect@" in out:
                 raise RuntimeError(f"the edited-params repro did not score only:\n{out[-2000:]}")
             plain.append(wall)
-        alone = {s: stage_alone(clone, cmd, repeats) for s, cmd in stage_commands(clone, reran).items()}
+        alone = stages_alone(clone, stage_commands(clone, reran), repeats)
         n_med, lit_med, e_med, p_med = median(noop), median(literal), median(exp), median(plain)
         c_med = median(copy_exp)
         return {"setup_repro_s": round(setup_s, 2), "lock_refreshed": refreshed, "noop_repro_s": round(n_med, 3),
