@@ -13,7 +13,9 @@
    AP difference from each.
 2. scaling: candor's per-frame scoring time at several set sizes (interleaved rounds).
 3. inference: the detect stage's per-frame time against a bare ``session.run`` loop.
-4. sweep: ``dvc exp run -S thresholds.deer=0.2`` against a no-op ``dvc repro``.
+4. sweep: ``dvc exp run -S thresholds.deer=V`` against a no-op ``dvc repro`` and against the same
+   step with the rerun stages' commands replaced by copies (DVC's part): the project's share of a
+   step, and each rerun stage's command alone with its ``-X importtime`` (``bench/sweep.py``).
 5. bounded: the score-detection stage on seeded synthetic detection sets (``bench/scale_set.py``:
    100 raw boxes per frame, so 10 million at 100,000 frames): wall time, per-frame cost and
    peak RSS per size (interleaved rounds).

@@ -18,9 +18,19 @@ types them (no stage targets):
   after those stages' commands are replaced by shell copies of their outputs (no Python at all;
   one copied file differs per value, so each run has a change to record). What a real step costs
   above this is the stages' own processes; what this costs above the literal experiment is DVC's
-  per-stage bookkeeping, which no stage can lower.
+  per-stage bookkeeping, which no stage can lower. It runs on a second clone, one round of its two
+  commands right after each round of the first clone's, so load falls on both alike, and the
+  project's share of a step is ``(real - copy-command) / real`` (issue 41: at most 20%).
 
-Also times the scoring command alone (it draws no PNGs: those are ``make figures``).
+Then each command a step reruns, alone (its ``dvc.lock`` command, as DVC runs it: wall time, the
+median of ``repeats`` rounds of one run each) and once under ``python -X importtime`` (where its start-up goes: the
+import time of each top-level package, summed over its modules' own times; ``-X importtime``
+adds its own overhead, so these sums are upper bounds).
+
+Both clones run their own code: ``PYTHONPATH`` is the clone, so ``candor`` imports the commit
+measured, not whichever candor the interpreter has installed; a clone whose ``candor.lock`` is not
+that code's (a branch before the lock refresh) gets ``candor lock`` and a commit first
+(``lock_refreshed``), since every stage refuses to run on a stale lock.
 """
 from __future__ import annotations
 
@@ -41,15 +51,17 @@ from timing import bench_env, measure, median  # noqa: E402 - after the sys.path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _env() -> dict[str, str]:
+def _env(clone: Path | None = None) -> dict[str, str]:
+    """The bench's environment; with ``clone``, its code first on ``PYTHONPATH`` (module docstring)."""
+    code = {} if clone is None else {"PYTHONPATH": str(clone)}
     return bench_env(PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
                      DVC_NO_ANALYTICS="1", GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@localhost",
-                     GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@localhost")
+                     GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@localhost", **code)
 
 
 def _timed(cmd: list[str], cwd: Path) -> tuple[float, str]:
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run(cmd, cwd=cwd, env=_env(cwd), capture_output=True, text=True, timeout=1800)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed in {cwd}:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
@@ -63,6 +75,27 @@ def sweep_values(params: Path, n: int) -> list[float]:
 
     current = float(yaml.safe_load(params.read_text())["thresholds"].get("deer", 0.0))
     return [round(current + 0.01 * k, 2) for k in range(1, n + 1)]
+
+
+def _git(clone: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=clone, check=True, env=_env(clone))
+
+
+def make_clone(tmp: Path, name: str, rev: str = "HEAD") -> tuple[Path, float, bool]:
+    """A ``git clone`` of this repository at ``rev`` under ``tmp``, its lock made its code's (module
+    docstring) and the whole pipeline reproduced: the clone, the repro's seconds, and whether the
+    lock was refreshed."""
+    clone = tmp / name
+    subprocess.run(["git", "clone", "-q", "--no-checkout", str(ROOT), str(clone)], check=True, env=_env())
+    sha = subprocess.run(["git", "rev-parse", "--verify", f"{rev}^{{commit}}"], cwd=ROOT, check=True, env=_env(),
+                         capture_output=True, text=True).stdout.strip()
+    _git(clone, "checkout", "-q", "-B", "bench", sha)
+    check = subprocess.run(["candor", "check"], cwd=clone, env=_env(clone), capture_output=True, text=True)
+    if check.returncode != 0:
+        _timed(["candor", "lock"], clone)
+        _git(clone, "commit", "-qam", "bench: candor.lock of this code")
+    setup_s, _ = _timed(["dvc", "repro"], clone)
+    return clone, setup_s, check.returncode != 0
 
 
 def copy_commands(clone: Path, stages: list[str], snapshot: Path) -> None:
@@ -82,24 +115,85 @@ def copy_commands(clone: Path, stages: list[str], snapshot: Path) -> None:
         body["cmd"] = " && ".join(steps + [f"cat params.yaml >> {shlex.quote(first)}"])
     (clone / "dvc.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
     _timed(["dvc", "repro"], clone)
-    for git in (["add", "-A"], ["commit", "-qm", "bench: stage commands that only copy their outputs"]):
-        subprocess.run(["git", *git], cwd=clone, check=True, env=_env())
+    _git(clone, "add", "-A")
+    _git(clone, "commit", "-qm", "bench: stage commands that only copy their outputs")
 
 
-def bench_sweep(repeats: int) -> dict:
+def stage_commands(clone: Path, stages: list[str]) -> dict[str, str]:
+    """The command DVC ran for each of ``stages`` (``name`` or ``name@key``), from the clone's ``dvc.lock``."""
+    import yaml
+
+    lock = yaml.safe_load((clone / "dvc.lock").read_text())["stages"]
+    return {s: " ".join(lock[s]["cmd"].split()) for s in stages}
+
+
+def import_times(stderr: str) -> dict[str, float]:
+    """``python -X importtime``'s report summed by top-level package: each module's own (self) time
+    counted once, under the first part of its dotted name; ``total`` the sum of all (seconds).
+
+    >>> import_times("import time: self [us] | cumulative | imported package\\n"
+    ...              "import time:       300 |        300 |   numpy.core\\n"
+    ...              "import time:       200 |        500 | numpy\\n"
+    ...              "import time:      1000 |       1000 | candor_eval.stats\\n")
+    {'candor_eval': 0.001, 'numpy': 0.0005, 'total': 0.0015}
+    """
+    by: dict[str, float] = {}
+    for line in stderr.splitlines():
+        m = re.match(r"import time:\s+(\d+) \|\s+\d+ \| ( *)(\S+)", line)
+        if m:
+            top = m.group(3).split(".")[0]
+            by[top] = by.get(top, 0.0) + int(m.group(1)) / 1e6
+    out = dict(sorted(by.items(), key=lambda kv: -kv[1]))
+    return {**{k: round(v, 4) for k, v in out.items()}, "total": round(sum(by.values()), 4)}
+
+
+def stages_alone(clone: Path, cmds: dict[str, str], repeats: int) -> dict[str, dict]:
+    """Each rerun stage's command (stage -> its ``dvc.lock`` command) run alone in ``clone`` (it rewrites
+    the outputs the workspace already holds, byte for byte), one of each per round: median wall
+    seconds of ``repeats`` rounds, and ``-X importtime`` of one run (``imports_s``: the largest
+    packages and the total, :func:`import_times`)."""
+    walls: dict[str, list[float]] = {s: [] for s in cmds}
+    for _ in range(repeats):
+        for stage, cmd in cmds.items():
+            walls[stage].append(measure(shlex.split(cmd), cwd=str(clone), env=_env(clone)).wall_s)
+    out = {}
+    for stage, cmd in cmds.items():
+        argv = shlex.split(cmd)
+        traced = [sys.executable, "-X", "importtime", "-m", "candor_eval", *argv[1:]] if argv[0] == "candor" else argv
+        proc = subprocess.run(traced, cwd=clone, env=_env(clone), capture_output=True, text=True, timeout=600)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{cmd} under -X importtime failed:\n{proc.stderr[-2000:]}")
+        imports = import_times(proc.stderr)
+        top = dict(list((k, v) for k, v in imports.items() if k != "total")[:8])
+        out[stage] = {"cmd": cmd, "wall_s": round(median(walls[stage]), 3),
+                      "imports_s": {**top, "total": imports["total"]}}
+    return out
+
+
+def bench_sweep(repeats: int, rev: str = "HEAD") -> dict:
+    """Section 4 of ``bench/RESULTS.md`` (module docstring), on clones of this repository at ``rev``."""
     tmp = Path(tempfile.mkdtemp(prefix="candor-sweep-"))
     try:
-        clone = tmp / "clone"
-        subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True, env=_env())
-        setup_s, _ = _timed(["dvc", "repro"], clone)
-        noop, literal, exp, reran_detect = [], [], [], []
+        clone, setup_s, refreshed = make_clone(tmp, "clone", rev)
+        copy_clone, _, _ = make_clone(tmp, "copy", rev)
+        # the stages a threshold change reruns, from one real step on the copy clone (not timed); then its
+        # commands of those stages become copies of their outputs
+        warm = sweep_values(copy_clone / "params.yaml", repeats + 1)[-1]
+        _, out = _timed(["dvc", "exp", "run", "-S", f"thresholds.deer={warm}"], copy_clone)
+        reran = sorted(set(re.findall(r"Running stage '([^']+)'", out)))
+        snapshot = tmp / "outputs"
+        shutil.copytree(copy_clone, snapshot, ignore=shutil.ignore_patterns(".git", ".dvc"))
+        copy_commands(copy_clone, reran, snapshot)
+        noop, literal, exp, reran_detect, copy_exp, copy_literal = [], [], [], [], [], []
         values = sweep_values(clone / "params.yaml", 2 * repeats)   # read before any experiment
+        copy_values = sweep_values(copy_clone / "params.yaml", repeats)
         # alternating, one of each per round: a real step to V, then the literal command at the value the
-        # workspace now holds (V: nothing changes, DVC runs no stage), then a no-op repro
-        for v in values[:repeats]:
+        # workspace now holds (V: nothing changes, DVC runs no stage), then a no-op repro; then the same
+        # real and literal experiments on the copy clone
+        for v, cv in zip(values[:repeats], copy_values, strict=True):
             wall, out = _timed(["dvc", "exp", "run", "-S", f"thresholds.deer={v}"], clone)
-            if "Running stage 'score-detection@detector'" not in out:
-                raise RuntimeError(f"the experiment did not score:\n{out[-2000:]}")
+            if sorted(set(re.findall(r"Running stage '([^']+)'", out))) != reran:
+                raise RuntimeError(f"the experiment did not rerun {reran}:\n{out[-2000:]}")
             reran_detect.append("Running stage 'detect@" in out)
             exp.append(wall)
             wall, out = _timed(["dvc", "exp", "run", "-S", f"thresholds.deer={v}"], clone)
@@ -110,6 +204,14 @@ def bench_sweep(repeats: int) -> dict:
             if "Running stage" in out:
                 raise RuntimeError(f"the no-op repro ran a stage:\n{out[-2000:]}")
             noop.append(wall)
+            wall, out = _timed(["dvc", "exp", "run", "-S", f"thresholds.deer={cv}"], copy_clone)
+            if sorted(set(re.findall(r"Running stage '([^']+)'", out))) != reran:
+                raise RuntimeError(f"the copy-command experiment did not rerun {reran}:\n{out[-2000:]}")
+            copy_exp.append(wall)
+            wall, out = _timed(["dvc", "exp", "run", "-S", f"thresholds.deer={cv}"], copy_clone)
+            if "Running stage" in out:
+                raise RuntimeError(f"the literal (no-op) experiment ran a stage:\n{out[-2000:]}")
+            copy_literal.append(wall)
         plain = []
         for v in values[repeats:]:
             text = (clone / "params.yaml").read_text()
@@ -119,39 +221,27 @@ def bench_sweep(repeats: int) -> dict:
             if "Running stage 'score-detection@detector'" not in out or "Running stage 'detect@" in out:
                 raise RuntimeError(f"the edited-params repro did not score only:\n{out[-2000:]}")
             plain.append(wall)
-        reran = sorted(set(re.findall(r"Running stage '([^']+)'", out)))
-        score_cmd = [sys.executable, "-m", "stages.score_detection", "--set", "detector", "--params", "params.yaml",
-                     "--detections", "build/detections/detector", "--models", "models", "--data", "data/detector",
-                     "--metrics", str(tmp / "m"), "--outcomes", str(tmp / "o"), "--plots", str(tmp / "p"),
-                     "--coco-out", str(tmp / "c")]
-        score_s = [measure(score_cmd, cwd=str(clone), env=_env()).wall_s for _ in range(repeats)]
-        snapshot = tmp / "outputs"
-        shutil.copytree(clone, snapshot, ignore=shutil.ignore_patterns(".git", ".dvc"))
-        copy_commands(clone, reran, snapshot)
-        copy_exp, copy_literal = [], []
-        for v in sweep_values(clone / "params.yaml", repeats):
-            wall, out = _timed(["dvc", "exp", "run", "-S", f"thresholds.deer={v}"], clone)
-            if sorted(set(re.findall(r"Running stage '([^']+)'", out))) != reran:
-                raise RuntimeError(f"the copy-command experiment did not rerun {reran}:\n{out[-2000:]}")
-            copy_exp.append(wall)
-            wall, out = _timed(["dvc", "exp", "run", "-S", f"thresholds.deer={v}"], clone)
-            if "Running stage" in out:
-                raise RuntimeError(f"the literal (no-op) experiment ran a stage:\n{out[-2000:]}")
-            copy_literal.append(wall)
+        alone = stages_alone(clone, stage_commands(clone, reran), repeats)
         n_med, lit_med, e_med, p_med = median(noop), median(literal), median(exp), median(plain)
-        return {"setup_repro_s": round(setup_s, 2), "noop_repro_s": round(n_med, 3),
+        c_med = median(copy_exp)
+        return {"setup_repro_s": round(setup_s, 2), "lock_refreshed": refreshed, "noop_repro_s": round(n_med, 3),
                 "literal_exp_run_s": round(lit_med, 3), "ratio_literal": round(lit_med / n_med, 2),
                 "exp_run_s": round(e_med, 3), "ratio": round(e_med / n_med, 2), "values": values[:repeats],
                 "edit_params_repro_s": round(p_med, 3), "ratio_edit_params_repro": round(p_med / n_med, 2),
                 "stages_rerun": reran, "inference_rerun": any(reran_detect),
-                "score_stage_s": round(median(score_s), 3),
-                "copy_commands_exp_run_s": round(median(copy_exp), 3),
-                "copy_commands_literal_exp_run_s": round(median(copy_literal), 3)}
+                "copy_commands_exp_run_s": round(c_med, 3),
+                "copy_commands_literal_exp_run_s": round(median(copy_literal), 3),
+                "project_share": round((e_med - c_med) / e_med, 3), "stage_alone": alone}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
+    import argparse
     import json
 
-    print(json.dumps(bench_sweep(int(sys.argv[1]) if len(sys.argv) > 1 else 3), indent=2))
+    parser = argparse.ArgumentParser(description="Section 4 of bench/RESULTS.md: a sweep step (module docstring).")
+    parser.add_argument("repeats", nargs="?", type=int, default=3)
+    parser.add_argument("--rev", default="HEAD", help="the commit to measure (default HEAD)")
+    args = parser.parse_args()
+    print(json.dumps(bench_sweep(args.repeats, args.rev), indent=2))

@@ -69,13 +69,34 @@ def test_runs_are_interleaved_rounds():
 
 def test_sweep_report_splits_the_step_into_dvc_and_the_stages():
     sweep = {"noop_repro_s": 1.0, "literal_exp_run_s": 2.0, "ratio_literal": 2.0, "exp_run_s": 3.6, "ratio": 3.6,
-             "edit_params_repro_s": 2.0, "ratio_edit_params_repro": 2.0, "score_stage_s": 0.4, "values": [0.21],
+             "edit_params_repro_s": 2.0, "ratio_edit_params_repro": 2.0, "values": [0.21],
              "stages_rerun": ["score-detection@detector", "stats"], "inference_rerun": False,
-             "copy_commands_exp_run_s": 2.5, "copy_commands_literal_exp_run_s": 2.0}
+             "copy_commands_exp_run_s": 2.5, "copy_commands_literal_exp_run_s": 2.0, "lock_refreshed": False,
+             "stage_alone": {"stats": {"cmd": "candor stats run", "wall_s": 0.61,
+                                       "imports_s": {"scipy": 0.2, "numpy": 0.1, "total": 0.45}}}}
     text = "\n".join(report._sweep(sweep))
     assert "literal no-op experiment (DVC's own bookkeeping, the floor): 1.80x; target <= 1.5x: **not met**" in text
     assert "makes the copy-command step 1.25x its literal experiment" in text
-    assert "(1.10 s for 2 processes). Within 1.5x they would have 0.50 s" in text
+    assert "Within 1.5x the stages would have 0.50 s" in text
+    # (3.6 - 2.5) / 3.6 = 30.6%
+    assert ("the 2 stage processes take 1.10 s: (real - copy-command) / real = 30.6% of the step; "
+            "target <= 20%: **not met**") in text
+    assert "| stats | 0.61 | 0.45 | scipy 0.200, numpy 0.100 |" in text
+    assert "ran `candor lock`" not in text
+    met = "\n".join(report._sweep({**sweep, "copy_commands_exp_run_s": 2.9, "lock_refreshed": True}))
+    assert "= 19.4% of the step; target <= 20%: met." in met and "ran `candor lock` in its clones" in met
+
+
+def test_import_times_sum_each_packages_own_times():
+    import sweep
+
+    trace = ("import time: self [us] | cumulative | imported package\n"
+             "import time:      1500 |       1500 |     scipy.special._ufuncs\n"
+             "import time:       500 |       2000 |   scipy.special\n"
+             "import time:      4000 |       4000 |   numpy\n"
+             "import time:     25000 |      31000 | candor_eval.stats.rates\n"
+             "INFO candor: not an import line\n")
+    assert sweep.import_times(trace) == {"candor_eval": 0.025, "numpy": 0.004, "scipy": 0.002, "total": 0.031}
 
 
 def test_ap_report_and_sections_kept_from_an_earlier_run(tmp_path):

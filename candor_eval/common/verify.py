@@ -7,14 +7,15 @@ place only when the SHA-256 matches; a missing one without a source is a Problem
 listed path that leads out of its folder (a symlink) or holds a folder. A source's user-info never
 reaches a Problem or the log. Every bad file of every manifest is collected, so one message can
 list them all.
+
+``tqdm`` is imported where a manifest is verified, not with this module: the scoring stages import
+this module for :func:`verify_entry` alone and need no progress bar.
 """
 from __future__ import annotations
 
 import logging
 import os
 from pathlib import Path
-
-from tqdm import tqdm
 
 from candor_eval.common.atomic import temp_file
 from candor_eval.common.errors import InputError, Problem, fail
@@ -101,6 +102,8 @@ def verify_entry(entry: Entry, *, root: Path, where: str) -> Problem | None:
 def verify_manifest(manifest: Manifest) -> list[Problem]:
     """Every Problem of one manifest's files (empty when all verify); a progress bar on a terminal only
     (a log keeps no bar for the error that follows to land on)."""
+    from tqdm import tqdm  # here, not at the top: the module docstring says why
+
     problems = []
     for entry in tqdm(manifest.entries, desc=f"verify {manifest.root}", unit="file", leave=False, disable=None):
         where = (manifest.root / entry.path).as_posix()

@@ -31,6 +31,11 @@ session in one split, name every frame's session, and have in each split at leas
 as an exact test at ``stats.alpha`` needs (``frames.csv``;
 :func:`candor_eval.stats.clusters.check_session_clusters`; docs/stats.md): else exit 2 naming the
 session, frames or split, before anything is scored or written.
+
+Imports: the ``stats`` section's model (:class:`candor_eval.review.params.StatsParams`, with the
+release gate's parameters) is imported only for a set clustered by session, the one case that
+reads ``stats.alpha``; a sweep step starts this stage once per set, and none of it loads SciPy
+(``tests/test_stage_startup.py``).
 Definitions: :mod:`candor_eval.detection.scoring.evaluation`, :mod:`candor_eval.detection.scoring.nms_match`,
 :mod:`candor_eval.detection.scoring.metrics`.
 
@@ -53,7 +58,6 @@ from candor_eval.detection.scoring.evaluation import ModelScore, frame_rows, lab
 from candor_eval.detection.scoring.metrics import zoom_key
 from candor_eval.detection.scoring.plots import COMPARED_SPLIT, PLOT_KINDS, set_plot_files
 from candor_eval.detection.served_contract import FILE as SERVED_FILE
-from candor_eval.review.params import StatsParams
 from candor_eval.stages.cli_detection import add_scoring_arguments, read_score_params, set_of_args
 from candor_eval.stages.cli_help import StageParser
 from candor_eval.stats.clusters import check_session_clusters
@@ -111,6 +115,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     outcomes = Path(args.outcomes or f"metrics/outcomes/{dset.name}")
     coco_out = Path(args.coco_out or f"build/coco-results/{dset.name}")
     if params.cluster.detection_of(dset.name) == "session":      # docs/stats.md: a session lies in one split
+        from candor_eval.review.params import StatsParams  # here: see "Imports" in the module docstring
+
         info = load_frames(data)
         check_sessions_within_splits(info, where=str(data / "frames.csv"))
         check_session_clusters(zip(info.frames, info.session, info.split, strict=True),

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 from scipy.special import betainc
@@ -180,16 +180,49 @@ class _Bench:
         self.each = rng.random((reps, g, top))                # each unit's own uniform
         self.mask = np.arange(top)[None, None, :] < self.m[None, :, None]
 
+    def _distinct(self, q: float) -> tuple[list[tuple[int, ...]], list[int], int]:
+        """The draws under ``q`` whose differences sum above 0 (the test can find B better only there), each
+        distinct multiset once as its sorted differences, with how many draws it stands for, the most
+        frequent first; and the number of draws (the p of a draw depends on its multiset only)."""
+        b_units = ((self.each < q) & self.mask).sum(axis=2)
+        d = np.where(self.together, np.where(self.one < q, self.m, -self.m), 2 * b_units - self.m)
+        if d.shape[1] == 0:
+            return [], [], len(d)
+        rows, counts = np.unique(np.sort(d, axis=1), axis=0, return_counts=True)
+        kept = [(tuple(r), c) for r, c in zip(rows.tolist(), counts.tolist(), strict=True) if sum(r) > 0]
+        kept.sort(key=lambda rc: -rc[1])                  # stable: ties keep np.unique's order
+        return [r for r, _ in kept], [c for _, c in kept], len(d)
+
     def power(self, q: float, alpha: float) -> float:
         """Share of draws where the two-sided sign-flip test reaches alpha in B's favour, each
         discordant unit favouring B with probability ``q``."""
-        b_units = ((self.each < q) & self.mask).sum(axis=2)
-        d = np.where(self.together, np.where(self.one < q, self.m, -self.m), 2 * b_units - self.m)
-        hits = 0
-        for row in d.tolist():
-            if sum(row) > 0 and signflip_p(row) <= alpha:
-                hits += 1
-        return hits / len(d)
+        rows, counts, n = self._distinct(q)
+        return sum(c for r, c in zip(rows, counts, strict=True) if _sorted_signflip_p(r) <= alpha) / n
+
+    def reaches(self, q: float, alpha: float, power: float) -> bool:
+        """``self.power(q, alpha) >= power``, testing draws only until the ones tested settle it: the
+        hits so far already reach ``power``, or even every draw left cannot."""
+        rows, counts, n = self._distinct(q)
+        hits, left = 0, sum(counts)
+        for row, count in zip(rows, counts, strict=True):
+            if hits / n >= power:
+                return True
+            if (hits + left) / n < power:
+                return False
+            left -= count
+            if _sorted_signflip_p(row) <= alpha:
+                hits += count
+        return hits / n >= power
+
+
+@lru_cache(maxsize=1 << 16)
+def _sorted_signflip_p(diffs: tuple[int, ...]) -> float:
+    """:func:`~candor_eval.stats.signflip.signflip_p` of a draw's differences in ascending order. The
+    test's p does not depend on the clusters' order (it reads the sorted magnitudes, the sum and the
+    count of positive ones), so a simulation asks once per distinct multiset of differences, and
+    the benches of one stage run (every improvement of a bisection, every metric) share the answers:
+    the same p, a fraction of the calls."""
+    return signflip_p(diffs)
 
 
 def clustered_detectable(discordant: Sequence[int], diffs: Sequence[int], n: int, *, alpha: float,
@@ -226,9 +259,9 @@ def clustered_detectable(discordant: Sequence[int], diffs: Sequence[int], n: int
         return ClusterPower(g, total, disc, rho, None, 0.0, power, alpha, why)
     bench = _Bench(discordant, rho, reps=reps, seed=seed)
     top = math.floor(disc * GRID)
-    def at(step: int) -> float:
-        return bench.power(0.5 + step / GRID * n / (2.0 * big_d), alpha)
-    best = at(top)
+    def q_at(step: int) -> float:
+        return 0.5 + step / GRID * n / (2.0 * big_d)
+    best = bench.power(q_at(top), alpha)
     if top < 1 or best < power:
         return ClusterPower(g, total, disc, rho, None, best, power, alpha,
                             f"cannot reach {power:.0%} power at any improvement the observed discordance allows "
@@ -236,7 +269,7 @@ def clustered_detectable(discordant: Sequence[int], diffs: Sequence[int], n: int
     lo, hi = 0, top
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if at(mid) >= power else (mid, hi)
+        lo, hi = (lo, mid) if bench.reaches(q_at(mid), alpha, power) else (mid, hi)
     return ClusterPower(g, total, disc, rho, hi / GRID, best, power, alpha)
 
 

@@ -8,15 +8,16 @@ only when ``1 - q**n >= confidence`` (the largest draw is enough): 59 draws for 
 percentile at 95%. The **point estimate** is the nearest-rank quantile, the ``ceil(q n)``-th
 smallest draw: a value that was observed.
 
-SciPy gives the binomial; no library gives the bound itself.
+SciPy gives the binomial; no library gives the bound itself. ``scipy.stats`` is imported where the
+bound is computed, not with this module: importing it takes about half a second, and the release
+gate (:mod:`candor_eval.review.gate`, loaded by every ``stats`` stage run) needs it only when whole-
+refresh timings were recorded.
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from scipy.stats import binom
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,8 @@ def upper_rank(n: int, *, q: float = 0.95, confidence: float = 0.95) -> int | No
     >>> upper_rank(58), upper_rank(59), upper_rank(100)
     (None, 59, 99)
     """
+    from scipy.stats import binom  # here, not at the top: the module docstring says why
+
     for k in range(max(1, math.ceil(q * n)), n + 1):
         if binom.cdf(k - 1, n, q) >= confidence:
             return k

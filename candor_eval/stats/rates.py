@@ -30,6 +30,11 @@ number of discordant cases, all one way, whose p reaches alpha: a k-0 split has
 ``p = 2 ** (1 - k)``, so at alpha 0.05 it is 6 (5-0 gives 0.0625). On a bench of ``n`` paired
 cases it is ``None`` when even ``n``-0 cannot reach alpha.
 
+*Imports*: ``scipy.special`` (about 0.15 s to import: SciPy loads its array-API layer with it) is
+imported inside the functions that compute with it, not with this module: modules that need only
+:data:`CONFIDENCE`, :class:`Rate` or the formatters (the parameters of the release gate, read by
+the ``score-detection`` stage) then start without it.
+
 >>> r = wilson(15, 17, unit="lot")
 >>> (r.k, r.n, round(r.rate, 3), round(r.lo, 3), round(r.hi, 3))
 (15, 17, 0.882, 0.657, 0.967)
@@ -43,8 +48,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
-
-from scipy.special import betainc, betaincinv, gammaincinv, ndtri, stdtrit
 
 from candor_eval.common.counts import MAX_COUNT, Count, Estimate
 from candor_eval.common.params import check_probability
@@ -110,6 +113,8 @@ def wilson(k: int, n: int, *, unit: str = "case", confidence: float = CONFIDENCE
     check_probability(confidence, where="confidence")
     if n == 0:
         return Rate(k=0, n=0, unit=unit, rate=None, lo=0.0, hi=1.0, cluster=unit)
+    from scipy.special import ndtri  # here, not at the top: see "Imports" in the module docstring
+
     lo, hi = _wilson_bounds(k / n, n, float(ndtri(0.5 + 0.5 * confidence)))
     return Rate(k=k, n=n, unit=unit, rate=k / n, lo=lo, hi=hi, cluster=unit, clusters=n)
 
@@ -226,6 +231,8 @@ def interval(count: Count, *, confidence: float = CONFIDENCE) -> Rate:
     if c is None or n == 0 or g < 2:
         return Rate(k=k, n=n, unit=count.unit, rate=k / n if n else None, lo=None, hi=None, cluster=name,
                     clusters=g, estimate=count.estimate)
+    from scipy.special import gammaincinv, ndtri, stdtrit  # here: see "Imports" in the module docstring
+
     var = ratio_variance(k, n, g=g, sum_k2=c.sum_k2, sum_kn=c.sum_kn, sum_n2=c.sum_n2)
     z = float(ndtri(0.5 + 0.5 * confidence))
     t = float(stdtrit(cluster_df(count, var), 0.5 + 0.5 * confidence))
@@ -258,6 +265,8 @@ def all_or_none_bounds(k: int, n: int, sum_n2: int, *, confidence: float) -> tup
     >>> [round(x, 4) for x in all_or_none_bounds(5, 10, 50, confidence=0.95)]   # 1 of 2 equal clusters
     [0.0126, 0.9874]
     """
+    from scipy.special import betaincinv  # here, not at the top: see "Imports" in the module docstring
+
     gk, a = n * n / sum_n2, 1.0 - confidence
     x = k / n * gk
     lo = 0.0 if k == 0 else float(betaincinv(x, gk - x + 1.0, a / 2))
@@ -281,6 +290,8 @@ def mcnemar_p(a_only: int, b_only: int) -> float:
     low = min(a_only, b_only)
     if 2 * low == d:
         return 1.0
+    from scipy.special import betainc  # here, not at the top: see "Imports" in the module docstring
+
     tail = float(betainc(d - low, low + 1, 0.5))        # P(X <= low) for X ~ Binomial(d, 1/2); the upper tail is equal
     return min(1.0, tail + tail)
 

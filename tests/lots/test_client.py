@@ -134,3 +134,15 @@ def test_retries_exhausted_against_a_real_server_name_the_attempts():
             with_retries(lambda: checked(post(srv.url), hint=""), policy=Policy(retries=2, backoff_s=0.0),
                          redact=str)
         assert len(srv.requests) == 3
+
+
+def test_validating_the_identify_params_loads_no_http_client():
+    """The ``stats`` stage validates ``identify`` on every run and sends nothing: ``http.client`` (and ``ssl``)
+    load with the first exchange (the tests above make exchanges), not with the module."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nimport candor_eval.lots.params, candor_eval.lots.chat\n"
+            "print(sorted(m for m in ('http.client', 'ssl') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -131,3 +131,33 @@ def test_cluster_discordance_counts_each_clusters_discordant_units():
     of = {c: c[0] for c in a}
     assert cluster_discordance(a, b, cluster_of=of) == ([1, 1, 0], [-1, 1, 0], 4)
     assert cluster_discordance(a, b, cluster_of=None) == ([1, 0, 1, 0], [-1, 0, 1, 0], 4)
+
+
+def test_a_simulated_power_tests_each_distinct_draw_once_with_the_same_result():
+    """The simulation asks the sign-flip test once per distinct multiset of per-cluster differences; the
+    power is the share the plain loop over every draw gives, to the last bit."""
+    import numpy as np
+
+    from candor_eval.stats.power import _Bench, _sorted_signflip_p
+    from candor_eval.stats.signflip import signflip_p
+
+    bench = _Bench([3, 1, 2, 4, 1, 2, 5, 1], 0.3, reps=400, seed=5)
+    for q in (0.5, 0.6, 0.75, 0.9):
+        b_units = ((bench.each < q) & bench.mask).sum(axis=2)
+        d = np.where(bench.together, np.where(bench.one < q, bench.m, -bench.m), 2 * b_units - bench.m)
+        every = sum(1 for row in d.tolist() if sum(row) > 0 and signflip_p(row) <= 0.05) / len(d)
+        _sorted_signflip_p.cache_clear()
+        assert bench.power(q, 0.05) == every
+        assert 0 < _sorted_signflip_p.cache_info().currsize < len({tuple(sorted(r)) for r in d.tolist()}) + 1 < 400
+    assert _Bench([0, 0], 0.0, reps=10, seed=1).power(0.7, 0.05) == 0.0          # no discordant cluster: no draw
+
+
+@pytest.mark.parametrize("target", [0.0, 0.1, 0.35, 0.8, 0.95, 1.0])
+def test_reaches_decides_as_the_full_power_would(target):
+    """The bisection's question, answered from as few draws as settle it, is the full share's answer."""
+    from candor_eval.stats.power import _Bench
+
+    bench = _Bench([3, 1, 2, 4, 1, 2, 5, 1], 0.3, reps=300, seed=9)
+    for q in (0.5, 0.6, 0.7, 0.8, 0.9, 1.0):
+        assert bench.reaches(q, 0.05, target) == (bench.power(q, 0.05) >= target), (q, target)
+    assert _Bench([0, 0], 0.0, reps=10, seed=1).reaches(0.7, 0.05, 0.0)          # 0 >= 0: reached
