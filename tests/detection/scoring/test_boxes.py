@@ -81,6 +81,16 @@ def test_iter_group_pairs_all_pairs_and_chunks_keep_groups_whole():
     assert list(iter_group_pairs(np.array([], int), b)) == []
 
 
+@pytest.mark.parametrize("spread", [1, 10**9])          # dense keys (a count per key), sparse (binary search)
+def test_iter_group_pairs_dense_and_sparse_keys_give_the_same_pairs_in_order(spread):
+    rng = np.random.default_rng(2)
+    a, b = rng.integers(-5, 30, 400) * spread, rng.integers(-5, 30, 90) * spread
+    got = [(int(i), int(j)) for ia, ib in iter_group_pairs(a, b) for i, j in zip(ia, ib)]
+    # by a's group, then a in input order, then b in input order
+    expected = [(i, j) for i in np.argsort(a, kind="stable").tolist() for j in range(len(b)) if a[i] == b[j]]
+    assert got == expected
+
+
 def nms_reference(groups, boxes, scores, iou):
     """The definition, box by box: visit each group by (score desc, index), keep a box unless a kept
     one overlaps it with IoU > iou."""
@@ -195,7 +205,7 @@ def test_stable_key_order_hand_case_and_equals_stable_argsort():
     assert stable_key_order(np.array([], int)).tolist() == []
     assert stable_key_order(np.array([0, 0, 3, 70_000])).tolist() == [0, 1, 2, 3]     # already grouped
     rng = np.random.default_rng(5)
-    for top in (3, 70_000, 2**40):          # one 16-bit pass, two passes, three passes
+    for top in (3, 70_000, 2**40, 2**60):   # keys packed with their index; 2**60: four 16-bit radix passes
         keys = rng.integers(0, top, 3000)
         keys[::7] = keys[0]                 # ties must keep input order
         assert stable_key_order(keys).tolist() == np.argsort(keys, kind="stable").tolist()
