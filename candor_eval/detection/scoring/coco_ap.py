@@ -176,20 +176,32 @@ def accumulate_subsets(matches: APMatchesByClass, *, classes: tuple[str, ...],
 def _interpolated_precision(tp_bits: np.ndarray, ignored_bits: np.ndarray, n_labels: int) -> np.ndarray:
     """Step 4 for one class: ``(T, R)``, the interpolated precision at each IoU threshold and recall
     point, of its boxes in sequence (their match and ignore bits) against its ``n_labels`` labels.
-    One threshold at a time: a few arrays of the class's boxes at once. Counts of 0/1 summed as float64
-    are exact (below 2**53), so they are the integer counts' values."""
+    One threshold at a time: a few arrays of the class's boxes at once.
+
+    The counts are integer running sums turned into float64 (exact below 2**53, so the same values as
+    summing 0/1 in float64); ``TP + FP`` is the running count of boxes not ignored (a box is never both
+    matched and ignored). The precision made non-increasing from the right is needed only at the recall
+    points: the maximum of each stretch between consecutive points, then those maxima from the right
+    (the same values as the whole running maximum, read there)."""
     q = np.zeros((len(IOU_THRESHOLDS), len(RECALL_THRESHOLDS)))
+    n = len(tp_bits)
+    if n == 0:
+        return q
+    counted_all = np.arange(1, n + 1, dtype=np.float64)       # TP + FP when no box is ignored
     for i in range(len(IOU_THRESHOLDS)):
-        tp = (tp_bits >> i) & 1
-        tps = np.cumsum(tp, dtype=np.float64)
-        fps = np.cumsum((1 - tp) & (1 - ((ignored_bits >> i) & 1)), dtype=np.float64)
-        rc = tps / n_labels
-        fps += tps
-        fps += np.spacing(1)
-        pr = np.maximum.accumulate(np.divide(tps, fps, out=tps)[::-1])[::-1]
-        at = np.searchsorted(rc, RECALL_THRESHOLDS, side="left")
-        inside = at < len(pr)
-        q[i, inside] = pr[at[inside]]
+        tps = np.cumsum((tp_bits >> i) & 1, dtype=np.int64).astype(np.float64)
+        at = np.searchsorted(tps / n_labels, RECALL_THRESHOLDS, side="left")
+        reached = int(np.count_nonzero(at < n))               # recall points some box reaches (0 beyond)
+        if reached == 0:
+            continue
+        ignored = (ignored_bits >> i) & 1
+        den = (counted_all.copy() if not ignored.any()
+               else np.cumsum(1 - ignored, dtype=np.int64).astype(np.float64))
+        den += np.spacing(1)
+        pr = np.divide(tps, den, out=tps)
+        at = at[:reached]
+        stretch = np.maximum.reduceat(pr[at[0]:], at - at[0])
+        q[i, :reached] = np.maximum.accumulate(stretch[::-1])[::-1]
     return q
 
 
