@@ -97,7 +97,10 @@ def record_outcomes(out: Outcomes, s: Scored, op: OperatingPoint, anatomy: Anato
 
 def ap_matches(floor: Scored, frames: np.ndarray) -> APMatches:
     """The COCO AP matches (:func:`~candor_eval.detection.scoring.coco_ap.match_for_ap`) of every box of
-    ``floor`` (after NMS, before thresholds), frames as the scene's indices ``frames``."""
+    ``floor`` (after NMS, before thresholds), frames as the scene's indices ``frames``: ``floor.ap`` when
+    they were matched beside the operating point (:func:`~candor_eval.detection.scoring.nms_match.score_detections`)."""
+    if floor.ap is not None:
+        return replace(floor.ap, frame=frames[floor.ap.frame])
     sub = floor.scene
     m = match_for_ap(n_classes=len(sub.classes), label_frame=sub.label_frame, label_class=sub.label_class,
                      label_boxes=sub.label_boxes, label_crowd=sub.label_crowd, det_frame=floor.frame,
@@ -127,7 +130,7 @@ def score_stream(inputs: SceneInputs, chunks: Iterable[RawDetections], served: S
     critical_idx = [scene.classes.index(c) for c in critical]
     for frames, sub, labels, chunk in chunk_scenes(inputs, chunks, where=where):
         floor, s = score_served(sub, frame=chunk.frame, cls=chunk.cls, boxes=chunk.boxes, score=chunk.score,
-                                served=served)
+                                served=served, ap=ap is not None)
         op = operating_point(s, served)
         anatomy = error_anatomy(s, op)
         tally.add(s, op, wrong=wrong_targets(s, op, classes=critical_idx), anatomy=anatomy,

@@ -120,14 +120,17 @@ class Tally:
         det_band = np.searchsorted(edges, size_at_input(s.boxes, sc.scale[s.frame]), side="right")
         tp_band = det_band.copy()
         tp_band[s.label >= 0] = lab_band[s.label[s.label >= 0]]
-        cells = [(op.tp, det_g, s.cls, tp_band, TP), (op.fp, det_g, s.cls, det_band, FP),
-                 (op.fn, lab_g, sc.label_class, lab_band, FN), (wrong & op.fp, det_g, s.cls, det_band, WRONG),
-                 *((anatomy.fp_kind == j, det_g, s.cls, det_band, FP_KIND0 + j) for j in range(len(FP_KINDS))),
-                 (anatomy.fn_aimed, lab_g, sc.label_class, lab_band, FN_AIMED)]
-        for sel, g, c, b, k in cells:
-            sel = sel & (g >= 0)
-            flat = ((g[sel] * n_c + c[sel]) * n_b + b[sel]) * n_k + k
-            self.counts += np.bincount(flat, minlength=self.counts.size).reshape(self.counts.shape)
+        # each box's cell (group, class, band) once, then one count of every (cell, kind) it adds to
+        fp = np.flatnonzero(op.fp & (det_g >= 0))
+        tp = np.flatnonzero(op.tp & (det_g >= 0))
+        fp_cell = ((det_g[fp] * n_c + s.cls[fp]) * n_b + det_band[fp]) * n_k
+        lab = np.flatnonzero(lab_g >= 0)
+        lab_cell = ((lab_g[lab] * n_c + sc.label_class[lab]) * n_b + lab_band[lab]) * n_k
+        fp_kind, wrong_fp = anatomy.fp_kind[fp], wrong[fp]
+        flat = [((det_g[tp] * n_c + s.cls[tp]) * n_b + tp_band[tp]) * n_k + TP, fp_cell + FP,
+                lab_cell[op.fn[lab]] + FN, fp_cell[wrong_fp] + WRONG,
+                fp_cell[fp_kind >= 0] + FP_KIND0 + fp_kind[fp_kind >= 0], lab_cell[anatomy.fn_aimed[lab]] + FN_AIMED]
+        self.counts += np.bincount(np.concatenate(flat), minlength=self.counts.size).reshape(self.counts.shape)
         if self.clusters is not None:
             self._add_clusters(self.clusters, s, op, of_frame=of_frame, bands=(tp_band, det_band, lab_band))
         if self.matrix is not None:        # the operating point's matrix: of ``s``, whose boxes ``op`` marks
