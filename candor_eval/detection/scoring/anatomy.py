@@ -115,9 +115,13 @@ def best_overlaps(s: Scored, fp: np.ndarray, *, used: np.ndarray) -> Overlaps:
     order = stable_key_order(count.max(initial=0) - count)           # most labels first
     count, start = count[order], first[frame[order]]
     visit = fp[order]                                                # the FPs (indices into ``s``) in that order
-    f_cols = [s.boxes[:, k][visit] for k in range(4)]
+    fb = s.boxes[visit]
+    f_cols = [np.ascontiguousarray(fb[:, k]) for k in range(4)]
     lb = sc.label_boxes[lab]
     l_cols = [np.ascontiguousarray(lb[:, k]) for k in range(4)]
+    # the overlap test in float32: rounding is monotone, so a pair that overlaps (min > max) still has
+    # min >= max rounded; the test keeps every overlapping pair (and a few touching ones, IoU 0)
+    f_near, l_near = [c.astype(np.float32) for c in f_cols], [c.astype(np.float32) for c in l_cols]
     l_area, l_cls, l_used = box_area(lb), sc.label_class[lab], np.asarray(used, bool)[lab]
     own, use, other = np.zeros(n), np.zeros(n), np.zeros(n)          # per FP, in the order of ``fp``
     own_at, other_at = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
@@ -127,9 +131,9 @@ def best_overlaps(s: Scored, fp: np.ndarray, *, used: np.ndarray) -> Overlaps:
             k = b0 + int(np.count_nonzero(count[b0:b1] > j))      # the block's FPs whose frame has > j labels
             at = start[b0:k] + j
             # only pairs that overlap along both axes can move a maximum: the rest have IoU 0
-            x1, y1, x2, y2 = (c[b0:k] for c in f_cols)
-            hit = np.flatnonzero((np.minimum(x2, l_cols[2][at]) > np.maximum(x1, l_cols[0][at]))
-                                 & (np.minimum(y2, l_cols[3][at]) > np.maximum(y1, l_cols[1][at])))
+            x1, y1, x2, y2 = (c[b0:k] for c in f_near)
+            hit = np.flatnonzero((np.minimum(x2, l_near[2][at]) >= np.maximum(x1, l_near[0][at]))
+                                 & (np.minimum(y2, l_near[3][at]) >= np.maximum(y1, l_near[1][at])))
             at, hit = at[hit], hit + b0
             hx1, hy1, hx2, hy2 = (c[hit] for c in f_cols)
             h_area = np.maximum(hx2 - hx1, 0.0) * np.maximum(hy2 - hy1, 0.0)        # box_area's arithmetic
