@@ -56,7 +56,10 @@ def score_detections(scene: Scene, *, frame: np.ndarray, cls: np.ndarray, boxes:
     score = np.asarray(score, dtype=np.float64)
     label_groups = scene.label_frame * n_cls + scene.label_class
     label_score = np.full(len(scene.label_frame), -np.inf)
-    kept, det_label, ignored = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0, bool)]
+    # each chunk's kept boxes, in order: group (frame * n_cls + class), boxes, score, matched label, ignored
+    kept: dict[str, list[np.ndarray]] = {"group": [np.zeros(0, np.int64)], "boxes": [np.zeros((0, 4))],
+                                         "score": [np.zeros(0)], "label": [np.zeros(0, np.int64)],
+                                         "ignored": [np.zeros(0, bool)]}
     if ap and len(scene.classes) > 32_767:
         raise ValueError(f"n_classes must be at most 32767 for AP, got {len(scene.classes)}")
     # the operating point's match (ties to the lower label), then AP's (ties to the higher, as pycocotools)
@@ -86,20 +89,22 @@ def score_detections(scene: Scene, *, frame: np.ndarray, cls: np.ndarray, boxes:
         if ap:
             top = within_group_ranks(groups)[0] < MAX_DETS
             tp, ign = ap_bits(matches[1:])
-            ap_parts.append(APMatches(frame[d[top]].astype(np.int32), cls[d[top]].astype(np.int16), sc[top],
+            g = groups[top]
+            ap_parts.append(APMatches((g // n_cls).astype(np.int32), (g % n_cls).astype(np.int16), sc[top],
                                       tp[top], ign[top]))
         found = m.label_det >= 0
         label_score[lab[found]] = sc[m.label_det[found]]
         matched = m.det_label >= 0
         scene_label = np.full(len(d), -1, dtype=np.int64)     # the chunk's label index -> the scene's
         scene_label[matched] = lab[m.det_label[matched]]
-        kept.append(d)
-        det_label.append(scene_label)
-        ignored.append(m.det_ignored)
-    d = np.concatenate(kept)
-    return Scored(scene=scene, frame=frame[d], cls=cls[d], boxes=boxes[d], score=score[d],
-                  label=np.concatenate(det_label), ignored=np.concatenate(ignored), label_score=label_score,
-                  match_iou=match_iou, ap=APMatches.concat(ap_parts) if ap else None)
+        for key, part in (("group", groups), ("boxes", b), ("score", sc), ("label", scene_label),
+                          ("ignored", m.det_ignored)):
+            kept[key].append(part)
+    group = np.concatenate(kept.pop("group"))
+    return Scored(scene=scene, frame=group // n_cls, cls=group % n_cls, boxes=np.concatenate(kept.pop("boxes")),
+                  score=np.concatenate(kept.pop("score")), label=np.concatenate(kept.pop("label")),
+                  ignored=np.concatenate(kept.pop("ignored")), label_score=label_score, match_iou=match_iou,
+                  ap=APMatches.concat(ap_parts) if ap else None)
 
 
 def score_served(scene: Scene, *, frame: np.ndarray, cls: np.ndarray, boxes: np.ndarray, score: np.ndarray,
