@@ -200,6 +200,20 @@ def test_rank_order_equals_stable_lexsort_and_group_ranks():
     assert within_group_ranks(np.array([], int))[0].tolist() == []
 
 
+def test_rank_order_of_boxes_listed_by_score_within_each_image_equals_the_lexsort():
+    """Images in order, each image's boxes by score (classes interleaved, as detectors list them):
+    the stable sort by group alone; with ties (also -0.0 and 0.0); one box out of place falls back."""
+    rng = np.random.default_rng(12)
+    frame = np.repeat(np.arange(50), 40)
+    scores = np.concatenate([np.sort(np.round(rng.uniform(0, 1, 40), 1))[::-1] for _ in range(50)])
+    scores[scores == 0.0] = np.where(rng.random(int((scores == 0.0).sum())) < 0.5, -0.0, 0.0)
+    groups = frame * 7 + rng.integers(0, 7, len(frame))
+    expected = np.lexsort((np.arange(len(frame)), -scores, groups)).tolist()
+    assert rank_order(groups, scores).tolist() == expected
+    scores[5], scores[6], groups[6] = 0.0, 1.0, groups[5]   # a higher score after a lower one in a group
+    assert rank_order(groups, scores).tolist() == np.lexsort((np.arange(len(frame)), -scores, groups)).tolist()
+
+
 def test_stable_key_order_hand_case_and_equals_stable_argsort():
     assert stable_key_order(np.array([2, 0, 2, 1, 0])).tolist() == [1, 4, 3, 0, 2]
     assert stable_key_order(np.array([], int)).tolist() == []
