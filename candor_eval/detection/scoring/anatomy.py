@@ -114,13 +114,16 @@ def best_overlaps(s: Scored, fp: np.ndarray, *, used: np.ndarray) -> Overlaps:
     count = per_frame[frame]
     order = stable_key_order(count.max(initial=0) - count)           # most labels first
     count, start = count[order], first[frame[order]]
-    fb = s.boxes[fp[order]]
+    visit = fp[order]                                                # the FPs (indices into ``s``) in that order
+    fb = s.boxes[visit]
     f_cols = [np.ascontiguousarray(fb[:, k]) for k in range(4)]
-    f_area, f_cls = box_area(fb), s.cls[fp[order]]
     lb = sc.label_boxes[lab]
     l_cols = [np.ascontiguousarray(lb[:, k]) for k in range(4)]
+    # the overlap test in float32: rounding is monotone, so a pair that overlaps (min > max) still has
+    # min >= max rounded; the test keeps every overlapping pair (and a few touching ones, IoU 0)
+    f_near, l_near = [c.astype(np.float32) for c in f_cols], [c.astype(np.float32) for c in l_cols]
     l_area, l_cls, l_used = box_area(lb), sc.label_class[lab], np.asarray(used, bool)[lab]
-    own, use, other = np.zeros(n), np.zeros(n), np.zeros(n)
+    own, use, other = np.zeros(n), np.zeros(n), np.zeros(n)          # per FP, in the order of ``fp``
     own_at, other_at = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
     for b0 in range(0, n, BLOCK):          # blocks of FPs: every temporary stays cache-sized
         b1 = min(b0 + BLOCK, n)
@@ -128,19 +131,19 @@ def best_overlaps(s: Scored, fp: np.ndarray, *, used: np.ndarray) -> Overlaps:
             k = b0 + int(np.count_nonzero(count[b0:b1] > j))      # the block's FPs whose frame has > j labels
             at = start[b0:k] + j
             # only pairs that overlap along both axes can move a maximum: the rest have IoU 0
-            x1, y1, x2, y2 = (c[b0:k] for c in f_cols)
-            hit = np.flatnonzero((np.minimum(x2, l_cols[2][at]) > np.maximum(x1, l_cols[0][at]))
-                                 & (np.minimum(y2, l_cols[3][at]) > np.maximum(y1, l_cols[1][at])))
+            x1, y1, x2, y2 = (c[b0:k] for c in f_near)
+            hit = np.flatnonzero((np.minimum(x2, l_near[2][at]) >= np.maximum(x1, l_near[0][at]))
+                                 & (np.minimum(y2, l_near[3][at]) >= np.maximum(y1, l_near[1][at])))
             at, hit = at[hit], hit + b0
-            v = column_iou([c[hit] for c in f_cols], [c[at] for c in l_cols], f_area[hit], l_area[at])
-            same = f_cls[hit] == l_cls[at]
+            hx1, hy1, hx2, hy2 = (c[hit] for c in f_cols)
+            h_area = np.maximum(hx2 - hx1, 0.0) * np.maximum(hy2 - hy1, 0.0)        # box_area's arithmetic
+            v = column_iou((hx1, hy1, hx2, hy2), [c[at] for c in l_cols], h_area, l_area[at])
+            pos = order[hit]                                                         # the FPs' places in ``fp``
+            same = s.cls[visit[hit]] == l_cls[at]
             for best, best_at, mine in ((own, own_at, same), (other, other_at, ~same)):
-                up = mine & (v > best[hit])
-                best[hit[up]], best_at[hit[up]] = v[up], at[up]
+                up = mine & (v > best[pos])
+                best[pos[up]], best_at[pos[up]] = v[up], at[up]
             up = same & l_used[at]
-            use[hit[up]] = np.maximum(use[hit[up]], v[up])
-    back = np.empty(n, np.int64)
-    back[order] = np.arange(n)
+            use[pos[up]] = np.maximum(use[pos[up]], v[up])
     label_of = np.append(lab, -1)                          # position -1 (no label reached) -> -1
-    return Overlaps(own=own[back], used=use[back], other=other[back], own_label=label_of[own_at[back]],
-                    other_label=label_of[other_at[back]])
+    return Overlaps(own=own, used=use, other=other, own_label=label_of[own_at], other_label=label_of[other_at])

@@ -43,12 +43,13 @@ from candor_eval.detection.scoring.boxes import (
     stable_key_order,
     within_group_ranks,
 )
-from candor_eval.detection.scoring.matching import match_at_ious
+from candor_eval.detection.scoring.matching import Matches, match_at_ious
 from candor_eval.detection.scoring.records import APMatches, APMatchesByClass
 
 IOU_THRESHOLDS = np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1, endpoint=True)
 RECALL_THRESHOLDS = np.linspace(0.0, 1.00, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True)
 MAX_DETS = 100
+AP_IOUS = tuple(min(float(t), 1 - 1e-10) for t in IOU_THRESHOLDS)     # the matcher's thresholds (step 2)
 CHUNK_DETS = 32_768    # detections matched at once: whole frames (as in candor_eval.detection.scoring.nms_match)
 
 
@@ -106,7 +107,6 @@ def match_for_ap(*, n_classes: int, label_frame: np.ndarray, label_class: np.nda
     label_frame = np.asarray(label_frame, np.int64)
     label_groups = label_frame * n_c + np.asarray(label_class, np.int64)
     label_boxes, crowd = np.asarray(label_boxes, np.float64).reshape(-1, 4), np.asarray(label_crowd, bool)
-    ious = [min(float(t), 1 - 1e-10) for t in IOU_THRESHOLDS]
     n_frames = int(max(det_frame.max(initial=-1), label_frame.max(initial=-1))) + 1
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     # chunks of whole frames (matching never crosses one): every sort and pair temporary stays cache-sized.
@@ -121,17 +121,24 @@ def match_for_ap(*, n_classes: int, label_frame: np.ndarray, label_class: np.nda
         d, groups = d[order], groups[order]
         keep = within_group_ranks(groups)[0] < max_dets
         d, groups = d[keep], groups[keep]
-        matches = match_at_ious(label_groups[lab], label_boxes[lab], groups, det_boxes[d], det_score[d], ious=ious,
-                                label_crowd=crowd[lab], label_ties="higher")
-        tp, ignored = np.zeros(len(d), np.uint16), np.zeros(len(d), np.uint16)
-        for i, m in enumerate(matches):
-            tp |= m.det_tp.astype(np.uint16) << i
-            ignored |= m.det_ignored.astype(np.uint16) << i
-        parts.append((d, tp, ignored))
+        matches = match_at_ious(label_groups[lab], label_boxes[lab], groups, det_boxes[d], det_score[d],
+                                ious=AP_IOUS, label_crowd=crowd[lab], label_ties="higher")
+        parts.append((d, *ap_bits(matches)))
     d = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
     tp = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.uint16)
     ignored = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.uint16)
     return APMatches(det_frame[d].astype(np.int32), det_class[d].astype(np.int16), det_score[d], tp, ignored)
+
+
+def ap_bits(matches: list[Matches]) -> tuple[np.ndarray, np.ndarray]:
+    """The ``tp`` and ``ignored`` bits (:class:`~candor_eval.detection.scoring.records.APMatches`) of the
+    same detections matched at each threshold of :data:`AP_IOUS` (``matches``, in that order)."""
+    n = len(matches[0].det_label) if matches else 0
+    tp, ignored = np.zeros(n, np.uint16), np.zeros(n, np.uint16)
+    for i, m in enumerate(matches):
+        tp |= m.det_tp.astype(np.uint16) << i
+        ignored |= m.det_ignored.astype(np.uint16) << i
+    return tp, ignored
 
 
 def accumulate(m: APMatches, *, classes: tuple[str, ...], n_labels: np.ndarray,
@@ -176,20 +183,32 @@ def accumulate_subsets(matches: APMatchesByClass, *, classes: tuple[str, ...],
 def _interpolated_precision(tp_bits: np.ndarray, ignored_bits: np.ndarray, n_labels: int) -> np.ndarray:
     """Step 4 for one class: ``(T, R)``, the interpolated precision at each IoU threshold and recall
     point, of its boxes in sequence (their match and ignore bits) against its ``n_labels`` labels.
-    One threshold at a time: a few arrays of the class's boxes at once. Counts of 0/1 summed as float64
-    are exact (below 2**53), so they are the integer counts' values."""
+    One threshold at a time: a few arrays of the class's boxes at once.
+
+    The counts are integer running sums turned into float64 (exact below 2**53, so the same values as
+    summing 0/1 in float64); ``TP + FP`` is the running count of boxes not ignored (a box is never both
+    matched and ignored). The precision made non-increasing from the right is needed only at the recall
+    points: the maximum of each stretch between consecutive points, then those maxima from the right
+    (the same values as the whole running maximum, read there)."""
     q = np.zeros((len(IOU_THRESHOLDS), len(RECALL_THRESHOLDS)))
+    n = len(tp_bits)
+    if n == 0:
+        return q
+    counted_all = np.arange(1, n + 1, dtype=np.float64)       # TP + FP when no box is ignored
     for i in range(len(IOU_THRESHOLDS)):
-        tp = (tp_bits >> i) & 1
-        tps = np.cumsum(tp, dtype=np.float64)
-        fps = np.cumsum((1 - tp) & (1 - ((ignored_bits >> i) & 1)), dtype=np.float64)
-        rc = tps / n_labels
-        fps += tps
-        fps += np.spacing(1)
-        pr = np.maximum.accumulate(np.divide(tps, fps, out=tps)[::-1])[::-1]
-        at = np.searchsorted(rc, RECALL_THRESHOLDS, side="left")
-        inside = at < len(pr)
-        q[i, inside] = pr[at[inside]]
+        tps = np.cumsum((tp_bits >> i) & 1, dtype=np.int64).astype(np.float64)
+        at = np.searchsorted(tps / n_labels, RECALL_THRESHOLDS, side="left")
+        reached = int(np.count_nonzero(at < n))               # recall points some box reaches (0 beyond)
+        if reached == 0:
+            continue
+        ignored = (ignored_bits >> i) & 1
+        den = (counted_all.copy() if not ignored.any()
+               else np.cumsum(1 - ignored, dtype=np.int64).astype(np.float64))
+        den += np.spacing(1)
+        pr = np.divide(tps, den, out=tps)
+        at = at[:reached]
+        stretch = np.maximum.reduceat(pr[at[0]:], at - at[0])
+        q[i, :reached] = np.maximum.accumulate(stretch[::-1])[::-1]
     return q
 
 

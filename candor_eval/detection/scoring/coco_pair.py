@@ -16,7 +16,7 @@ from candor_eval.common.counts import KEY as COUNTS_KEY
 from candor_eval.common.counts import counts_block
 from candor_eval.detection.match_defaults import BAND_EDGES, MATCH_IOU, MIN_SUPPORT
 from candor_eval.detection.scoring.box_quality import quality_by_class, tp_box_errors
-from candor_eval.detection.scoring.coco_ap import average_precision
+from candor_eval.detection.scoring.coco_ap import accumulate, average_precision
 from candor_eval.detection.scoring.columns import DetectionTable, GroundTruth
 from candor_eval.detection.scoring.metrics import operating_point, rate_counts
 from candor_eval.detection.scoring.nms_match import score_served
@@ -41,7 +41,10 @@ def score_coco_pair(gt: GroundTruth, det: DetectionTable, *, class_thresholds: n
     scene = coco_scene(gt)
     thresholds = np.full(len(gt.classes), -np.inf) if class_thresholds is None else class_thresholds
     served = Served(thresholds, ServedNms(nms_iou, max_det=max_det, agnostic=agnostic), match_iou=iou)
-    _, s = score_served(scene, frame=det.frame, cls=det.cls, boxes=det.boxes, score=det.score, served=served)
+    # without NMS or cap the floor's boxes are the results as given: their AP matches come with its match
+    as_given = nms_iou is None and max_det is None
+    floor, s = score_served(scene, frame=det.frame, cls=det.cls, boxes=det.boxes, score=det.score, served=served,
+                            ap=as_given)
     op = operating_point(s, served)
     block = summarise(s, op, frame_mask=np.ones(len(gt.frames), bool), min_support=min_support,
                       critical=list(critical), band_edges=list(bands))
@@ -55,8 +58,13 @@ def score_coco_pair(gt: GroundTruth, det: DetectionTable, *, class_thresholds: n
     image_order[[f for _, f in frame_of]] = np.arange(len(frame_of))
     cat_ids = ({c: cid for cid, c in category_map.items()} if category_map
                else {c: c + 1 for c in range(len(gt.classes))})
-    ap = average_precision(classes=gt.classes, label_frame=gt.label_frame, label_class=gt.label_class,
-                           label_boxes=gt.label_boxes, label_crowd=gt.label_crowd, det_frame=det.frame,
-                           det_class=det.cls, det_boxes=det.boxes, det_score=det.score, image_order=image_order)
+    if floor.ap is not None:
+        regular = ~gt.label_crowd
+        ap = accumulate(floor.ap, classes=gt.classes, image_order=image_order,
+                        n_labels=np.bincount(gt.label_class[regular], minlength=len(gt.classes)))
+    else:
+        ap = average_precision(classes=gt.classes, label_frame=gt.label_frame, label_class=gt.label_class,
+                               label_boxes=gt.label_boxes, label_crowd=gt.label_crowd, det_frame=det.frame,
+                               det_class=det.cls, det_boxes=det.boxes, det_score=det.score, image_order=image_order)
     return {"all": block, "ap": ap.block([cat_ids[c] for c in range(len(gt.classes))]),
             COUNTS_KEY: counts_block(rate_counts({"all": block}))}

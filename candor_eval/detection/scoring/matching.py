@@ -43,6 +43,9 @@ from candor_eval.detection.scoring.boxes import (
     within_group_ranks,
 )
 
+Ties = Literal["lower", "higher"]
+_OTHER: dict[str, Ties] = {"lower": "higher", "higher": "lower"}
+
 
 @dataclass(frozen=True)
 class Matches:
@@ -76,7 +79,7 @@ class Matches:
 def match_detections(label_groups: np.ndarray, label_boxes: np.ndarray,
                      det_groups: np.ndarray, det_boxes: np.ndarray, det_scores: np.ndarray, *,
                      iou: float = 0.5, label_crowd: np.ndarray | None = None,
-                     label_ties: Literal["lower", "higher"] = "lower") -> Matches:
+                     label_ties: Ties = "lower") -> Matches:
     """Greedy one-to-one matching (see the module docstring for the definition).
 
     Truth first: ``label_groups`` ``(L,)`` int, ``label_boxes`` ``(L, 4)`` xyxy;
@@ -100,11 +103,13 @@ def match_detections(label_groups: np.ndarray, label_boxes: np.ndarray,
 def match_at_ious(label_groups: np.ndarray, label_boxes: np.ndarray,
                   det_groups: np.ndarray, det_boxes: np.ndarray, det_scores: np.ndarray, *,
                   ious: Sequence[float], label_crowd: np.ndarray | None = None,
-                  label_ties: Literal["lower", "higher"] = "lower") -> list[Matches]:
+                  label_ties: Ties | Sequence[Ties] = "lower") -> list[Matches]:
     """:func:`match_detections` at each IoU threshold of ``ious`` (one :class:`Matches` each, in
-    order): the candidate pairs and their IoUs are found and sorted once, at the lowest threshold,
-    and the greedy visit is run once per threshold on the pairs that reach it (what COCO AP's ten
-    thresholds need)."""
+    order; ``label_ties`` one rule for all or one per threshold): the candidate pairs and their IoUs
+    are found and sorted once, at the lowest threshold, and the greedy visit is run once per
+    threshold on the pairs that reach it (what COCO AP's ten thresholds need, and the operating
+    point's match beside them). The two tie rules visit the pairs in the same order unless a
+    detection has two candidate labels at exactly the same IoU; only then are they sorted twice."""
     label_groups = np.asarray(label_groups, dtype=np.int64)
     det_groups = np.asarray(det_groups, dtype=np.int64)
     label_boxes, det_boxes = as_boxes(label_boxes), as_boxes(det_boxes)
@@ -112,6 +117,9 @@ def match_at_ious(label_groups: np.ndarray, label_boxes: np.ndarray,
     n_lab, n_det = len(label_groups), len(det_groups)
     crowd = np.zeros(n_lab, dtype=bool) if label_crowd is None else np.asarray(label_crowd, dtype=bool)
 
+    ties = [label_ties] * len(ious) if isinstance(label_ties, str) else list(label_ties)
+    if len(ties) != len(ious):
+        raise ValueError(f"label_ties: one rule or one per threshold ({len(ious)}), got {len(ties)}")
     out = [Matches(np.full(n_det, -1, dtype=np.int64), np.zeros(n_det, dtype=np.float64),
                    np.zeros(n_det, dtype=bool), np.full(n_lab, -1, dtype=np.int64)) for _ in ious]
     if n_det == 0 or not len(ious):
@@ -131,11 +139,21 @@ def match_at_ious(label_groups: np.ndarray, label_boxes: np.ndarray,
         if len(ia) == 0:
             continue
         # visit order: detection rank, then group (any), then best IoU, then the label_ties index
-        srt = np.lexsort((ib if label_ties == "lower" else -ib, -v, det_groups[ia], rank[ia]))
-        ia, ib, v = ia[srt], ib[srt], v[srt]
-        for iou, m in zip(ious, out):
-            reach = v >= iou
-            _resolve(m, ia[reach], ib[reach], v[reach], rank)
+        first = ties[0]
+        srt = np.lexsort((ib if first == "lower" else -ib, -v, det_groups[ia], rank[ia]))
+        by_rule = {first: (ia[srt], ib[srt], v[srt])}
+        if any(t != first for t in ties):
+            a, b, w = by_rule[first]
+            # pairs the rules order differently: one detection's (adjacent) candidates at the same IoU
+            if ((a[1:] == a[:-1]) & (w[1:] == w[:-1])).any():
+                srt = np.lexsort((ib if first != "lower" else -ib, -v, det_groups[ia], rank[ia]))
+                by_rule[_OTHER[first]] = (ia[srt], ib[srt], v[srt])
+            else:
+                by_rule[_OTHER[first]] = by_rule[first]
+        for iou, rule, m in zip(ious, ties, out):
+            a, b, w = by_rule[rule]
+            reach = w >= iou
+            _resolve(m, a[reach], b[reach], w[reach], rank)
 
     crowd_idx = np.flatnonzero(crowd)
     if len(crowd_idx):

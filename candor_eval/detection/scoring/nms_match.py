@@ -19,8 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from candor_eval.detection.scoring.boxes import key_chunks, nms, rank_order, within_group_ranks
-from candor_eval.detection.scoring.matching import match_detections
-from candor_eval.detection.scoring.records import Scene, Scored
+from candor_eval.detection.scoring.coco_ap import AP_IOUS, MAX_DETS, ap_bits
+from candor_eval.detection.scoring.matching import Ties, match_at_ious
+from candor_eval.detection.scoring.records import APMatches, Scene, Scored
 from candor_eval.detection.served import Served
 
 # detections scored at once: whole frames, arrays that fit the CPU caches (score_detections)
@@ -29,10 +30,15 @@ CHUNK_DETS = 32_768
 
 def score_detections(scene: Scene, *, frame: np.ndarray, cls: np.ndarray, boxes: np.ndarray,
                      score: np.ndarray, nms_iou: float | None, match_iou: float, agnostic: bool = False,
-                     max_det: int | None = None, chunk_dets: int = CHUNK_DETS) -> Scored:
+                     max_det: int | None = None, chunk_dets: int = CHUNK_DETS, ap: bool = False) -> Scored:
     """NMS (skipped when ``nms_iou`` is None; across the classes of a frame with ``agnostic``), then
     at most ``max_det`` boxes per frame (the highest-scored; ties in the sorted order: class, then
-    input order), then match; see the module docstring.
+    input order), then match; see the module docstring. With ``ap``, the boxes after NMS are also
+    matched for COCO AP in the same pass (``Scored.ap``): the same as
+    :func:`~candor_eval.detection.scoring.coco_ap.match_for_ap` on them, whose visit order (frame,
+    class, score descending, ties in input order) is the one sorted here, so the candidate pairs,
+    their IoUs and their sort serve the operating point's threshold and AP's ten at once (AP's first
+    ``max_dets`` of a group are matched as if alone: a greedy visit never looks at lower ranks).
 
     Truth (``scene``) first, then the raw detections: ``frame`` ``(D,)`` frame
     indices, ``cls`` ``(D,)`` class indices into ``scene.classes``, ``boxes``
@@ -50,7 +56,17 @@ def score_detections(scene: Scene, *, frame: np.ndarray, cls: np.ndarray, boxes:
     score = np.asarray(score, dtype=np.float64)
     label_groups = scene.label_frame * n_cls + scene.label_class
     label_score = np.full(len(scene.label_frame), -np.inf)
-    kept, det_label, ignored = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0, bool)]
+    # each chunk's kept boxes, in order: group (frame * n_cls + class), boxes, score, matched label, ignored
+    kept: dict[str, list[np.ndarray]] = {"group": [np.zeros(0, np.int64)], "boxes": [np.zeros((0, 4))],
+                                         "score": [np.zeros(0)], "label": [np.zeros(0, np.int64)],
+                                         "ignored": [np.zeros(0, bool)]}
+    if ap and len(scene.classes) > 32_767:
+        raise ValueError(f"n_classes must be at most 32767 for AP, got {len(scene.classes)}")
+    # the operating point's match (ties to the lower label), then AP's (ties to the higher, as pycocotools)
+    ious = [match_iou, *(AP_IOUS if ap else ())]
+    higher: list[Ties] = ["higher"] * len(AP_IOUS) if ap else []
+    ties: list[Ties] = ["lower", *higher]
+    ap_parts: list[APMatches] = []
     for d, lab in key_chunks(frame, scene.label_frame, n_keys=len(scene.frames), max_dets=chunk_dets):
         if len(d) == 0:
             continue
@@ -67,33 +83,42 @@ def score_detections(scene: Scene, *, frame: np.ndarray, cls: np.ndarray, boxes:
             rank[by_frame] = within_group_ranks(frame[d][by_frame])[0]
             keep = np.flatnonzero(rank < max_det)
             d, groups, sc, b = d[keep], groups[keep], sc[keep], b[keep]
-        m = match_detections(label_groups[lab], scene.label_boxes[lab], groups, b, sc, iou=match_iou,
-                             label_crowd=scene.label_crowd[lab])
+        matches = match_at_ious(label_groups[lab], scene.label_boxes[lab], groups, b, sc, ious=ious,
+                                label_crowd=scene.label_crowd[lab], label_ties=ties)
+        m = matches[0]
+        if ap:
+            top = within_group_ranks(groups)[0] < MAX_DETS
+            tp, ign = ap_bits(matches[1:])
+            g = groups[top]
+            ap_parts.append(APMatches((g // n_cls).astype(np.int32), (g % n_cls).astype(np.int16), sc[top],
+                                      tp[top], ign[top]))
         found = m.label_det >= 0
         label_score[lab[found]] = sc[m.label_det[found]]
         matched = m.det_label >= 0
         scene_label = np.full(len(d), -1, dtype=np.int64)     # the chunk's label index -> the scene's
         scene_label[matched] = lab[m.det_label[matched]]
-        kept.append(d)
-        det_label.append(scene_label)
-        ignored.append(m.det_ignored)
-    d = np.concatenate(kept)
-    return Scored(scene=scene, frame=frame[d], cls=cls[d], boxes=boxes[d], score=score[d],
-                  label=np.concatenate(det_label), ignored=np.concatenate(ignored), label_score=label_score,
-                  match_iou=match_iou)
+        for key, part in (("group", groups), ("boxes", b), ("score", sc), ("label", scene_label),
+                          ("ignored", m.det_ignored)):
+            kept[key].append(part)
+    group = np.concatenate(kept.pop("group"))
+    return Scored(scene=scene, frame=group // n_cls, cls=group % n_cls, boxes=np.concatenate(kept.pop("boxes")),
+                  score=np.concatenate(kept.pop("score")), label=np.concatenate(kept.pop("label")),
+                  ignored=np.concatenate(kept.pop("ignored")), label_score=label_score, match_iou=match_iou,
+                  ap=APMatches.concat(ap_parts) if ap else None)
 
 
 def score_served(scene: Scene, *, frame: np.ndarray, cls: np.ndarray, boxes: np.ndarray, score: np.ndarray,
-                 served: Served) -> tuple[Scored, Scored]:
+                 served: Served, ap: bool = False) -> tuple[Scored, Scored]:
     """The raw boxes (as :func:`score_detections` takes them) scored as ``served`` serves them:
     ``(floor, at_threshold)``. ``floor``: every box, the served NMS, then matched at ``served.match_iou``
     (what the curves and the AP read). ``at_threshold``: the same object when the served NMS is per
     class (:attr:`~candor_eval.detection.served.ServedNms.per_class`: every threshold is read off it);
     else the boxes :meth:`~candor_eval.detection.served.Served.keeps` keeps, scored again, as served
-    (thresholds first; :mod:`candor_eval.detection.scoring.metrics`)."""
+    (thresholds first; :mod:`candor_eval.detection.scoring.metrics`). With ``ap``, ``floor`` carries the
+    COCO AP matches of its boxes (:func:`score_detections`)."""
     nms = served.nms
     floor = score_detections(scene, frame=frame, cls=cls, boxes=boxes, score=score, nms_iou=nms.iou,
-                             match_iou=served.match_iou, agnostic=nms.agnostic, max_det=nms.max_det)
+                             match_iou=served.match_iou, agnostic=nms.agnostic, max_det=nms.max_det, ap=ap)
     if nms.per_class:
         return floor, floor
     above = served.keeps(score, cls)

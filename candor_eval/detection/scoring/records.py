@@ -18,7 +18,8 @@ record                  arrays
                         Built by :mod:`~candor_eval.detection.scoring.scene`.
 :class:`Scored`         per detection after NMS ``(D,)``: ``frame``, ``cls``, ``score`` (float64),
                         ``label`` (matched label or -1), ``ignored`` (bool), ``boxes`` ``(D, 4)``;
-                        per label ``(L,)``: ``label_score`` (float64, ``-inf``: unmatched).
+                        per label ``(L,)``: ``label_score`` (float64, ``-inf``: unmatched);
+                        ``ap``: an :class:`APMatches` of the same boxes, or None.
                         Built by :mod:`~candor_eval.detection.scoring.nms_match`.
 :class:`OperatingPoint` per detection ``(D,)`` bool: ``kept``, ``tp``, ``fp``; per label ``(L,)``
                         bool: ``found``, ``fn``. Built by
@@ -31,7 +32,8 @@ record                  arrays
                         :mod:`~candor_eval.detection.scoring.stream`.
 :class:`APMatches`      per kept detection ``(D,)``: ``frame`` int32, ``cls`` int16, ``score``
                         float64, ``tp`` and ``ignored`` uint16 (bit ``i``: at IoU threshold ``i``):
-                        18 bytes a box. Built by :mod:`~candor_eval.detection.scoring.coco_ap`.
+                        18 bytes a box. Built by :mod:`~candor_eval.detection.scoring.coco_ap`
+                        (or beside the operating point's match, :mod:`~candor_eval.detection.scoring.nms_match`).
 :class:`FrameGroups`    ``split``, ``zoom`` per group ``(G,)`` (tuples of str), ``of_frame`` ``(F,)``
                         (-1: not counted). Built by :func:`~candor_eval.detection.scoring.tally.frame_groups`.
 :class:`Counts`         four ints and the rates read off them (definitions:
@@ -88,7 +90,8 @@ class Scored:
     ``label`` (matched label index or -1), ``ignored`` (inside a crowd region).
     Per label: ``label_score`` = score of the detection that matched it
     (``-inf`` when none): the label is found at threshold ``t`` iff
-    ``label_score >= t``.
+    ``label_score >= t``. ``ap``: the COCO AP matches of the same boxes (:class:`APMatches`,
+    frames as ``frame``), when they were matched for it in the same pass, else None.
     """
 
     scene: Scene
@@ -100,6 +103,7 @@ class Scored:
     ignored: np.ndarray
     label_score: np.ndarray
     match_iou: float
+    ap: APMatches | None = None
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,23 @@ FP_KIND0 = 4                       # counts[..., FP_KIND0 + j]: FPs of kind FP_K
 FN_AIMED = FP_KIND0 + len(FP_KINDS)
 
 
+def cells_at_or_below(edges: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per value, how many of the ascending ``edges`` are at or below it (``np.searchsorted(edges, values,
+    side="right")``, the same integers): with a few edges, one whole-array comparison per edge, which
+    is several times faster than a binary search per value.
+
+    >>> cells_at_or_below(np.array([16.0, 48.0]), np.array([0.0, 16.0, 47.9, 48.0, 99.0])).tolist()
+    [0, 1, 1, 2, 2]
+    """
+    edges, values = np.asarray(edges, dtype=np.float64), np.asarray(values, dtype=np.float64)
+    if len(edges) > 8 or np.isnan(values).any():
+        return np.searchsorted(edges, values, side="right")
+    out = np.zeros(len(values), dtype=np.intp)
+    for e in edges.tolist():
+        out += values >= e
+    return out
+
+
 def frame_groups(scene: Scene, *, frame_mask: np.ndarray | None = None) -> FrameGroups:
     """The (split, zoom) groups of the scene's frames (of ``frame_mask`` only, when given), sorted.
 
@@ -116,18 +133,21 @@ class Tally:
         self.frames += np.bincount(of_frame[of_frame >= 0], minlength=n_g)
         det_g, lab_g = of_frame[s.frame], of_frame[sc.label_frame]
         edges = np.asarray(self.band_edges, dtype=np.float64)
-        lab_band = np.searchsorted(edges, size_at_input(sc.label_boxes, sc.scale[sc.label_frame]), side="right")
-        det_band = np.searchsorted(edges, size_at_input(s.boxes, sc.scale[s.frame]), side="right")
+        lab_band = cells_at_or_below(edges, size_at_input(sc.label_boxes, sc.scale[sc.label_frame]))
+        det_band = cells_at_or_below(edges, size_at_input(s.boxes, sc.scale[s.frame]))
         tp_band = det_band.copy()
         tp_band[s.label >= 0] = lab_band[s.label[s.label >= 0]]
-        cells = [(op.tp, det_g, s.cls, tp_band, TP), (op.fp, det_g, s.cls, det_band, FP),
-                 (op.fn, lab_g, sc.label_class, lab_band, FN), (wrong & op.fp, det_g, s.cls, det_band, WRONG),
-                 *((anatomy.fp_kind == j, det_g, s.cls, det_band, FP_KIND0 + j) for j in range(len(FP_KINDS))),
-                 (anatomy.fn_aimed, lab_g, sc.label_class, lab_band, FN_AIMED)]
-        for sel, g, c, b, k in cells:
-            sel = sel & (g >= 0)
-            flat = ((g[sel] * n_c + c[sel]) * n_b + b[sel]) * n_k + k
-            self.counts += np.bincount(flat, minlength=self.counts.size).reshape(self.counts.shape)
+        # each box's cell (group, class, band) once, then one count of every (cell, kind) it adds to
+        fp = np.flatnonzero(op.fp & (det_g >= 0))
+        tp = np.flatnonzero(op.tp & (det_g >= 0))
+        fp_cell = ((det_g[fp] * n_c + s.cls[fp]) * n_b + det_band[fp]) * n_k
+        lab = np.flatnonzero(lab_g >= 0)
+        lab_cell = ((lab_g[lab] * n_c + sc.label_class[lab]) * n_b + lab_band[lab]) * n_k
+        fp_kind, wrong_fp = anatomy.fp_kind[fp], wrong[fp]
+        flat = [((det_g[tp] * n_c + s.cls[tp]) * n_b + tp_band[tp]) * n_k + TP, fp_cell + FP,
+                lab_cell[op.fn[lab]] + FN, fp_cell[wrong_fp] + WRONG,
+                fp_cell[fp_kind >= 0] + FP_KIND0 + fp_kind[fp_kind >= 0], lab_cell[anatomy.fn_aimed[lab]] + FN_AIMED]
+        self.counts += np.bincount(np.concatenate(flat), minlength=self.counts.size).reshape(self.counts.shape)
         if self.clusters is not None:
             self._add_clusters(self.clusters, s, op, of_frame=of_frame, bands=(tp_band, det_band, lab_band))
         if self.matrix is not None:        # the operating point's matrix: of ``s``, whose boxes ``op`` marks
@@ -140,7 +160,7 @@ class Tally:
                   (counted_det & (s.label < 0) & ~s.ignored, det_g, s.cls, s.score),
                   (counted_lab, lab_g, sc.label_class, s.label_score)]
         for k, (sel, g, c, score) in enumerate(scored):
-            cell = np.searchsorted(self.grid, score[sel], side="right")
+            cell = cells_at_or_below(self.grid, score[sel])
             flat = (g[sel] * n_c + c[sel]) * n_t + cell
             self.hist[k] += np.bincount(flat, minlength=n_g * n_c * n_t).reshape(n_g, n_c, n_t)
         flat = lab_g[counted_lab] * n_c + sc.label_class[counted_lab]

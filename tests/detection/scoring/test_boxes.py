@@ -81,6 +81,16 @@ def test_iter_group_pairs_all_pairs_and_chunks_keep_groups_whole():
     assert list(iter_group_pairs(np.array([], int), b)) == []
 
 
+@pytest.mark.parametrize("spread", [1, 10**9])          # dense keys (a count per key), sparse (binary search)
+def test_iter_group_pairs_dense_and_sparse_keys_give_the_same_pairs_in_order(spread):
+    rng = np.random.default_rng(2)
+    a, b = rng.integers(-5, 30, 400) * spread, rng.integers(-5, 30, 90) * spread
+    got = [(int(i), int(j)) for ia, ib in iter_group_pairs(a, b) for i, j in zip(ia, ib)]
+    # by a's group, then a in input order, then b in input order
+    expected = [(i, j) for i in np.argsort(a, kind="stable").tolist() for j in range(len(b)) if a[i] == b[j]]
+    assert got == expected
+
+
 def nms_reference(groups, boxes, scores, iou):
     """The definition, box by box: visit each group by (score desc, index), keep a box unless a kept
     one overlaps it with IoU > iou."""
@@ -190,12 +200,26 @@ def test_rank_order_equals_stable_lexsort_and_group_ranks():
     assert within_group_ranks(np.array([], int))[0].tolist() == []
 
 
+def test_rank_order_of_boxes_listed_by_score_within_each_image_equals_the_lexsort():
+    """Images in order, each image's boxes by score (classes interleaved, as detectors list them):
+    the stable sort by group alone; with ties (also -0.0 and 0.0); one box out of place falls back."""
+    rng = np.random.default_rng(12)
+    frame = np.repeat(np.arange(50), 40)
+    scores = np.concatenate([np.sort(np.round(rng.uniform(0, 1, 40), 1))[::-1] for _ in range(50)])
+    scores[scores == 0.0] = np.where(rng.random(int((scores == 0.0).sum())) < 0.5, -0.0, 0.0)
+    groups = frame * 7 + rng.integers(0, 7, len(frame))
+    expected = np.lexsort((np.arange(len(frame)), -scores, groups)).tolist()
+    assert rank_order(groups, scores).tolist() == expected
+    scores[5], scores[6], groups[6] = 0.0, 1.0, groups[5]   # a higher score after a lower one in a group
+    assert rank_order(groups, scores).tolist() == np.lexsort((np.arange(len(frame)), -scores, groups)).tolist()
+
+
 def test_stable_key_order_hand_case_and_equals_stable_argsort():
     assert stable_key_order(np.array([2, 0, 2, 1, 0])).tolist() == [1, 4, 3, 0, 2]
     assert stable_key_order(np.array([], int)).tolist() == []
     assert stable_key_order(np.array([0, 0, 3, 70_000])).tolist() == [0, 1, 2, 3]     # already grouped
     rng = np.random.default_rng(5)
-    for top in (3, 70_000, 2**40):          # one 16-bit pass, two passes, three passes
+    for top in (3, 70_000, 2**40, 2**60):   # keys packed with their index; 2**60: four 16-bit radix passes
         keys = rng.integers(0, top, 3000)
         keys[::7] = keys[0]                 # ties must keep input order
         assert stable_key_order(keys).tolist() == np.argsort(keys, kind="stable").tolist()

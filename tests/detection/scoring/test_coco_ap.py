@@ -189,3 +189,35 @@ def test_the_ap_of_a_subset_of_frames_is_the_ap_of_its_matches_alone():
     ap = accumulate_subsets(APMatchesByClass.of(two, 1), classes=("a",), subsets={"all": (None, np.array([1])),
                                                            "f0": (np.array([True, False]), np.array([1]))})
     assert close(ap["all"].mean(), (0.5, 0.5)) and close(ap["f0"].mean(), (1.0, 1.0))
+
+
+def test_interpolated_precision_equals_the_running_sums_in_float64_read_at_each_recall_point():
+    """Step 4 against its plain statement: float64 running sums of 0/1, the precision's running maximum
+    from the right, read at the first box reaching each recall point (0 beyond the last); bit for bit,
+    with ignored boxes, boxes no label makes reachable and classes with fewer boxes than labels."""
+    from candor_eval.detection.scoring.coco_ap import RECALL_THRESHOLDS, _interpolated_precision
+
+    def plain(tp_bits, ignored_bits, n_labels):
+        q = np.zeros((10, len(RECALL_THRESHOLDS)))
+        for i in range(10):
+            tp = (tp_bits >> i) & 1
+            tps = np.cumsum(tp, dtype=np.float64)
+            fps = np.cumsum((1 - tp) & (1 - ((ignored_bits >> i) & 1)), dtype=np.float64)
+            pr = tps / (fps + tps + np.spacing(1))
+            pr = np.maximum.accumulate(pr[::-1])[::-1]
+            for r, point in enumerate(RECALL_THRESHOLDS):
+                at = np.flatnonzero(tps / n_labels >= point)
+                q[i, r] = pr[at[0]] if len(at) else 0.0
+        return q
+
+    rng = np.random.default_rng(4)
+    for n, share_ignored in ((0, 0.0), (1, 0.0), (7, 0.5), (500, 0.0), (500, 0.2)):
+        tp_bits = rng.integers(0, 1024, n).astype(np.uint16)
+        tp_bits[: n // 3] = 0
+        ignored_bits = ((rng.random(n) < share_ignored) * rng.integers(0, 1024, n)).astype(np.uint16) & ~tp_bits
+        for n_labels in (1, max(n // 4, 1), n + 3):
+            assert _interpolated_precision(tp_bits, ignored_bits, n_labels).tobytes() == \
+                plain(tp_bits, ignored_bits, n_labels).tobytes()
+    # one box matched at the first threshold only, of 2 labels: recall 0.5, precision 1 / (1 + eps), then 0
+    one = _interpolated_precision(np.array([1], np.uint16), np.array([0], np.uint16), 2)
+    assert one[0].tolist() == [1 / (1 + np.spacing(1))] * 51 + [0.0] * 50 and not one[1:].any()

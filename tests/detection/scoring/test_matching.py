@@ -116,3 +116,21 @@ def test_threshold_suffix_property_and_input_order_invariance():
             used.add(best)
         ref[d] = best
     assert m.det_label.tolist() == [ref[d] for d in range(n_det)]
+
+
+def test_match_at_ious_with_a_tie_rule_per_threshold_equals_one_call_per_rule():
+    """Two labels on the same spot: the IoU tie goes to the lower label under "lower" and to the
+    higher under "higher", whether the rules come in one call (one sort, sorted again only for the
+    tie) or one call each; without a tie both rules give the same matches."""
+    from candor_eval.detection.scoring.matching import match_at_ious
+
+    labels = np.array([[0., 0, 10, 10], [0., 0, 10, 10], [20., 20, 30, 30]])
+    dets = np.array([[0., 0, 10, 9], [20., 20, 30, 29]])
+    args = (np.zeros(3, int), labels, np.zeros(2, int), dets, np.array([0.9, 0.8]))
+    both = match_at_ious(*args, ious=[0.5, 0.5, 0.85], label_ties=["lower", "higher", "higher"])
+    assert [m.det_label.tolist() for m in both] == [[0, 2], [1, 2], [1, 2]]
+    for m, rule, iou in zip(both, ["lower", "higher", "higher"], [0.5, 0.5, 0.85]):
+        alone = match_detections(*args, iou=iou, label_ties=rule)
+        assert m.det_label.tolist() == alone.det_label.tolist() and m.label_det.tolist() == alone.label_det.tolist()
+    no_tie = match_at_ious(np.zeros(2, int), labels[[0, 2]], *args[2:], ious=[0.5, 0.5], label_ties=["lower", "higher"])
+    assert no_tie[0].det_label.tolist() == no_tie[1].det_label.tolist() == [0, 1]

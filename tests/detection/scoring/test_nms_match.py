@@ -139,3 +139,45 @@ def test_no_detection_and_no_label():
     s = score_detections(one_frame([]), frame=np.zeros(0, int), cls=np.zeros(0, int), boxes=np.zeros((0, 4)),
                          score=np.zeros(0), nms_iou=0.5, match_iou=0.5)
     assert len(s.frame) == len(s.label) == len(s.label_score) == 0 and s.match_iou == 0.5
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("nms_iou", [None, 0.6])
+def test_ap_matched_in_the_same_pass_equals_match_for_ap_on_the_same_boxes(seed, nms_iou):
+    """``ap=True``: the operating point's match is unchanged and ``Scored.ap`` is what
+    :func:`match_for_ap` gives on the boxes after NMS. Labels in identical pairs make IoU ties between
+    labels (the two tie rules then differ: candor's lower index, AP's higher); one frame and class
+    with 150 boxes exceeds AP's 100 boxes a group; crowd labels are ignored regions."""
+    from candor_eval.detection.scoring.coco_ap import match_for_ap
+
+    rng = np.random.default_rng(seed)
+    sc = random_scene(rng, n_lab=30)
+    twins = replace_labels(sc, np.concatenate([sc.label_boxes, sc.label_boxes]))
+    n = 400
+    src = rng.integers(0, len(twins.label_frame), n)
+    frame, cls = twins.label_frame[src].copy(), twins.label_class[src].copy()
+    frame[:150], cls[:150] = 0, 0                        # one crowded group beyond AP's cap
+    boxes = twins.label_boxes[src] + np.round(rng.normal(0, 1.0, (n, 4)))
+    boxes[:, 2:] = np.maximum(boxes[:, 2:], boxes[:, :2] + 1)
+    score = np.round(rng.uniform(0, 1, n), 1)
+    for chunk in (7, 10_000):
+        plain = score_detections(twins, frame=frame, cls=cls, boxes=boxes, score=score, nms_iou=nms_iou,
+                                 match_iou=0.5, chunk_dets=chunk)
+        both = score_detections(twins, frame=frame, cls=cls, boxes=boxes, score=score, nms_iou=nms_iou,
+                                match_iou=0.5, chunk_dets=chunk, ap=True)
+        assert plain.ap is None and both.ap is not None
+        assert both.label.tolist() == plain.label.tolist() and both.ignored.tolist() == plain.ignored.tolist()
+        ref = match_for_ap(n_classes=3, label_frame=twins.label_frame, label_class=twins.label_class,
+                           label_boxes=twins.label_boxes, label_crowd=twins.label_crowd, det_frame=plain.frame,
+                           det_class=plain.cls, det_boxes=plain.boxes, det_score=plain.score)
+        for f in ("frame", "cls", "score", "tp", "ignored"):
+            assert getattr(both.ap, f).tolist() == getattr(ref, f).tolist(), f
+        assert ref.tp.any() and ref.ignored.any() and (nms_iou is not None or len(ref.frame) < len(plain.frame))
+
+
+def replace_labels(sc: Scene, boxes: np.ndarray) -> Scene:
+    """``sc`` with its labels listed twice (``boxes``: the label boxes, then the same again)."""
+    twice = lambda a: np.concatenate([a, a])         # noqa: E731 - a one-line helper
+    return Scene(classes=sc.classes, frames=sc.frames, split=sc.split, session=sc.session, zoom=sc.zoom,
+                 scale=sc.scale, label_frame=twice(sc.label_frame), label_index=twice(sc.label_index),
+                 label_class=twice(sc.label_class), label_boxes=boxes, label_crowd=twice(sc.label_crowd))

@@ -9,7 +9,7 @@ from candor_eval.common.errors import InputError
 from candor_eval.detection.detections_file import RawDetections, split_chunks
 from candor_eval.detection.scoring.scene import SceneInputs
 from candor_eval.detection.scoring.scope import OutOfScope, class_scope
-from candor_eval.detection.scoring.stream import frame_labels, score_stream, sub_scene
+from candor_eval.detection.scoring.stream import collector_paused, frame_labels, score_stream, sub_scene
 from candor_eval.detection.scoring.tally import Tally, frame_groups
 from candor_eval.detection.served import Served, ServedNms
 from tests.detection.scoring.test_tally import CLASSES, GRID, THR, random_dets, random_scene
@@ -92,3 +92,22 @@ def test_sub_scene_keeps_each_frames_labels_in_order():
     assert sub.frames.tolist() == [scene.frames[5], scene.frames[2]]
     assert sub.label_frame.tolist() == [0 if scene.label_frame[k] == 5 else 1 for k in want]
     assert np.array_equal(sub.label_boxes, scene.label_boxes[want])
+
+
+def test_the_collector_is_paused_in_the_block_and_restored_as_it_was_also_on_an_error():
+    import gc
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        with collector_paused():
+            assert not gc.isenabled()
+        assert gc.isenabled()
+        with pytest.raises(KeyError), collector_paused():
+            raise KeyError("x")
+        assert gc.isenabled()
+        gc.disable()                        # paused by the caller: still paused after
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()

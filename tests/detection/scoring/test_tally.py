@@ -140,3 +140,17 @@ def test_a_score_exactly_on_a_threshold_counts_at_that_threshold():
     cv = tally.curves()["deer"]
     # the TP scores 0.3: counted at 0.1 and 0.3, not 0.5; the FP scores 0.5: counted everywhere
     assert cv.tp.tolist() == [1, 1, 0] and cv.fp.tolist() == [1, 1, 1] and cv.fn.tolist() == [0, 0, 1]
+
+
+def test_cells_at_or_below_equals_searchsorted_right():
+    """Values on the edges, between, below and above them, -inf (a label no detection found); no edge,
+    a few edges (comparisons), many (binary search), and NaN (binary search)."""
+    from candor_eval.detection.scoring.tally import cells_at_or_below
+
+    rng = np.random.default_rng(8)
+    values = np.concatenate([np.round(rng.uniform(-5, 60, 400)), [16.0, 48.0, -np.inf, np.inf]])
+    for edges in (np.zeros(0), np.array([16.0, 48.0]), np.array([0.0, 0.0, 5.0]), np.sort(rng.uniform(0, 50, 30))):
+        assert cells_at_or_below(edges, values).tolist() == np.searchsorted(edges, values, side="right").tolist()
+    with_nan = np.array([1.0, np.nan, 20.0])
+    assert cells_at_or_below(np.array([16.0]), with_nan).tolist() == \
+        np.searchsorted(np.array([16.0]), with_nan, side="right").tolist()
