@@ -27,7 +27,11 @@ p-value is the share of patterns whose ``|sum_g s_g d_g|`` is at least the obser
 Computed exactly: with ``D = sum_g |d_g|`` and ``X`` the sum of the ``|d_g|`` that keep their
 sign, ``sum_g s_g d_g = +/-(2X - D)``; the distribution of ``X`` is a subset sum over the
 ``|d_g|``, built one cluster at a time (``D + 1`` cells, each cluster halves and shifts: exact
-in binary floating point but for rounding in the far tail, the same on every CPU). Clusters
+in binary floating point but for rounding in the far tail, the same on every CPU). Up to
+:data:`EXACT_COUNTS` clusters that differ, every cell is a count of patterns over ``2**G``, below
+``2**53``, so nothing rounds: the p is the count of patterns with ``X <= (D - |sum d|) / 2`` over
+``2**(G-1)``, and it is counted with Python integers instead (:func:`patterns_at_most`: the same
+float, bit for bit, several times faster). Clusters
 with ``d_g = 0`` carry no information. When every ``|d_g| <= 1`` (one discordant unit per
 cluster at most) the test *is* the exact McNemar test on the clusters that differ, and it is
 computed as such (:func:`candor_eval.stats.rates.mcnemar_p`). Above ``D =`` :data:`EXACT_LIMIT` the
@@ -61,6 +65,7 @@ import numpy as np
 from candor_eval.stats.rates import mcnemar_p
 
 EXACT_LIMIT = 20_000       # sum of |d_g| up to which the distribution is enumerated (cost: clusters x this)
+EXACT_COUNTS = 53          # clusters that differ up to which the pattern counts fit a float's 53-bit significand
 EXACT_CLUSTERS = 16        # clusters up to which shift tests enumerate all 2**G sign patterns
 FLIPS = 20_000             # fixed random sign patterns of a shift test above EXACT_CLUSTERS clusters
 _PATTERN_SEED = 20261203   # the generator of those patterns: fixed, so every run draws the same
@@ -84,6 +89,16 @@ def signflip_p(diffs: Sequence[int]) -> float:
     total = sum(mags)
     if total > EXACT_LIMIT:
         return min(1.0, math.erfc(observed / math.sqrt(2.0 * sum(m * m for m in mags))))
+    lower = (total - observed) // 2                       # |2X - D| >= observed: X <= lower or, symmetrically, above
+    if len(mags) <= EXACT_COUNTS:
+        return min(1.0, math.ldexp(patterns_at_most(mags, lower), 1 - len(mags)))    # exact: a power-of-2 scale
+    return _float_p(mags, lower)
+
+
+def _float_p(mags: list[int], lower: int) -> float:
+    """``2 P(X <= lower)`` from the distribution of ``X`` in floating point (module docstring), for any
+    number of clusters: the cells round once counts pass ``2**53``."""
+    total = sum(mags)
     dist = np.zeros(total + 1)
     dist[0] = 1.0
     reach = 0
@@ -91,8 +106,29 @@ def signflip_p(diffs: Sequence[int]) -> float:
         reach += m
         dist[m:reach + 1] += dist[:reach + 1 - m].copy()   # keep its sign or flip it ...
         dist[:reach + 1] *= 0.5                            # ... each with probability 1/2
-    lower = (total - observed) // 2                       # |2X - D| >= observed: X <= lower or, symmetrically, above
     return min(1.0, 2.0 * math.fsum(dist[:lower + 1].tolist()))
+
+
+def patterns_at_most(mags: Sequence[int], lower: int) -> int:
+    """How many of the ``2**len(mags)`` subsets of ``mags`` (positive integers) sum to at most ``lower``.
+
+    The counts of each sum are the coefficients of ``prod_g (1 + x**m_g)``, held as the digits of one
+    Python integer in base ``2**(len(mags) + 1)`` (no coefficient, nor any sum of them, reaches the
+    base, so digits never carry): each factor is one shift and one addition; the digits up to
+    ``lower`` are then summed by multiplying by ``1 + x + ... + x**lower`` and reading one digit.
+
+    >>> patterns_at_most([1, 2, 2], 2), patterns_at_most([3], 2), patterns_at_most([1, 1], 5)
+    (4, 1, 4)
+    """
+    bits = len(mags) + 1
+    poly = 1
+    for m in mags:
+        poly += poly << (bits * m)
+    if lower < 0:
+        return 0
+    low = poly & ((1 << (bits * (lower + 1))) - 1)
+    ones = ((1 << (bits * (lower + 1))) - 1) // ((1 << bits) - 1)        # 1 + x + ... + x**lower at x = 2**bits
+    return ((low * ones) >> (bits * lower)) & ((1 << bits) - 1)
 
 
 @functools.lru_cache(maxsize=64)

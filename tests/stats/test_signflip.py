@@ -9,7 +9,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from candor_eval.stats.rates import mcnemar_p
-from candor_eval.stats.signflip import EXACT_LIMIT, signflip_p
+from candor_eval.stats.signflip import EXACT_COUNTS, EXACT_LIMIT, patterns_at_most, signflip_p
 
 
 def brute(d: list[int]) -> float:
@@ -105,3 +105,34 @@ def test_flip_patterns_are_fixed_and_shared():
 
 
 FIRST_DRAWN = [[1, 1, -1, 1, -1, -1], [1, 1, -1, -1, 1, 1], [-1, -1, 1, 1, -1, -1]]   # PCG64: platform-stable
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(1, 9), min_size=0, max_size=10), st.integers(-2, 95))
+def test_patterns_at_most_counts_the_subsets(mags, lower):
+    assert patterns_at_most(mags, lower) == sum(
+        sum(m for m, keep in zip(mags, pick, strict=True) if keep) <= lower
+        for pick in itertools.product((0, 1), repeat=len(mags)))
+
+
+def test_the_pattern_counts_reach_2_to_the_53_without_carrying():
+    assert patterns_at_most([1] * 53, 53) == 2 ** 53 and patterns_at_most([1] * 53, 26) == 2 ** 52
+    assert patterns_at_most([1] * 53, 0) == 1 and patterns_at_most([7] * 53, 6) == 1
+    assert patterns_at_most([2] * 40 + [3] * 13, 10**6) == 2 ** 53
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.integers(-40, 40), min_size=1, max_size=EXACT_COUNTS + 6))
+@example([2] * EXACT_COUNTS + [-1])
+@example([3, -2] * 26 + [1, 1])
+def test_the_integer_count_is_the_float_distribution_bit_for_bit(d):
+    """Up to EXACT_COUNTS clusters that differ the counted p is the float distribution's p exactly
+    (every cell is a count over a power of 2 below 2**53): not approximately, the same float."""
+    from candor_eval.stats import signflip as sf
+
+    mags = sorted(abs(x) for x in d if x)
+    observed = abs(sum(d))
+    if not mags or mags[-1] == 1 or observed == 0 or sum(mags) > EXACT_LIMIT:
+        return
+    lower = (sum(mags) - observed) // 2
+    assert signflip_p(d) == min(1.0, sf._float_p(mags, lower))               # above EXACT_COUNTS: that path
