@@ -141,8 +141,9 @@ def flip_patterns(g: int) -> np.ndarray:
         out = (1 - 2 * bits).astype(float)
     else:
         rng = np.random.default_rng(_PATTERN_SEED + g)
-        drawn = 1 - 2 * rng.integers(0, 2, size=(FLIPS, g), dtype=np.int8)
-        out = np.vstack([np.ones((1, g)), drawn]).astype(float)
+        out = np.empty((FLIPS + 1, g))                  # filled in place: no float copy of the drawn patterns
+        out[0] = 1.0
+        out[1:] = 1 - 2 * rng.integers(0, 2, size=(FLIPS, g), dtype=np.int8)
     out.flags.writeable = False             # shared by every test over g clusters (cached)
     return out
 

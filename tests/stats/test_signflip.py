@@ -102,6 +102,13 @@ def test_flip_patterns_are_fixed_and_shared():
     assert big.shape == (FLIPS + 1, EXACT_CLUSTERS + 1) and big[0].tolist() == [1] * (EXACT_CLUSTERS + 1)
     assert flip_patterns(EXACT_CLUSTERS + 1) is big and not big.flags.writeable
     assert big[1:4, :6].tolist() == FIRST_DRAWN
+    import numpy as np
+
+    from candor_eval.stats.signflip import _PATTERN_SEED
+    for g in (EXACT_CLUSTERS + 1, 32):              # every row: the generator's draws, as floats (built by vstack)
+        drawn = 1 - 2 * np.random.default_rng(_PATTERN_SEED + g).integers(0, 2, size=(FLIPS, g), dtype=np.int8)
+        assert flip_patterns(g).dtype == np.float64
+        assert np.array_equal(flip_patterns(g), np.vstack([np.ones((1, g)), drawn]).astype(float))
 
 
 FIRST_DRAWN = [[1, 1, -1, 1, -1, -1], [1, 1, -1, -1, 1, 1], [-1, -1, 1, 1, -1, -1]]   # PCG64: platform-stable
