@@ -115,20 +115,17 @@ class _CheckedLoader(_UniqueKeys, yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
-_CheckedCLoader: type[yaml.CSafeLoader] | None = None
 if LIBYAML:
-    class _CLoader(_UniqueKeys, yaml.CSafeLoader):
+    class _CheckedCLoader(_UniqueKeys, yaml.CSafeLoader):
         """libyaml's parser with the same constructor and resolvers; only for text without ``&`` and ``*``
         (libyaml composes anchors and aliases itself, so :class:`_CheckedLoader` alone refuses them)."""
-
-    _CheckedCLoader = _CLoader
 
 
 # YAML 1.2 floats PyYAML's 1.1 resolver reads as text (``1e3``, ``2E-4``: an exponent without a dot);
 # DVC reads params as YAML 1.2, so they are numbers here too (a strict number field would refuse text).
 _YAML12_FLOAT = re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$")
 _CheckedLoader.add_implicit_resolver("tag:yaml.org,2002:float", _YAML12_FLOAT, list("-+0123456789"))
-if _CheckedCLoader is not None:
+if LIBYAML:
     _CheckedCLoader.add_implicit_resolver("tag:yaml.org,2002:float", _YAML12_FLOAT, list("-+0123456789"))
 
 
@@ -150,7 +147,7 @@ def non_finite(doc: Any) -> tuple[str, float] | None:
 def _parsed(text: str) -> Any:
     """``text`` parsed by the checked loader (on libyaml where it can: the module docstring); the same
     text (``params.yaml``, read by each section of a stage) is parsed once per process."""
-    if _CheckedCLoader is not None and "&" not in text and "*" not in text:
+    if LIBYAML and "&" not in text and "*" not in text:
         try:
             return yaml.load(text, Loader=_CheckedCLoader)  # SafeConstructor: as safe as yaml.safe_load
         except Exception:  # noqa: BLE001 - any failure: the pure loader below raises its own, named error

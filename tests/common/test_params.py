@@ -206,7 +206,7 @@ def test_libyaml_and_the_pure_loader_read_every_yaml_file_of_the_repository_alik
 
     from candor_eval.common import params
 
-    if params._CheckedCLoader is None:
+    if not params.LIBYAML:
         pytest.skip("PyYAML without libyaml: the pure loader is the only one")
     root = Path(__file__).resolve().parents[2]
     files = subprocess.run(["git", "ls-files", "-z", "*.yaml", "*.yml"], cwd=root, capture_output=True, text=True,
@@ -230,7 +230,7 @@ def test_params_parse_on_libyaml_and_errors_stay_the_pure_loader_s(tmp_path, mon
 
     from candor_eval.common import params
 
-    if params._CheckedCLoader is None:
+    if not params.LIBYAML:
         pytest.skip("PyYAML without libyaml")
     used = []
     real = yaml.load
