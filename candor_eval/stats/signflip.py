@@ -67,6 +67,7 @@ from candor_eval.stats.rates import mcnemar_p
 EXACT_LIMIT = 20_000       # sum of |d_g| up to which the distribution is enumerated (cost: clusters x this)
 EXACT_COUNTS = 53          # clusters that differ up to which the pattern counts fit a float's 53-bit significand
 EXACT_CLUSTERS = 16        # clusters up to which shift tests enumerate all 2**G sign patterns
+NARROW_AFTER = 6           # bisection steps of a shift interval before its patterns are narrowed (Narrowed)
 FLIPS = 20_000             # fixed random sign patterns of a shift test above EXACT_CLUSTERS clusters
 _PATTERN_SEED = 20261203   # the generator of those patterns: fixed, so every run draws the same
 
@@ -181,6 +182,44 @@ def shift_test(a: Sequence[float], b: Sequence[float]) -> ShiftTest:
                      scale_a=float(np.abs(av).sum()), scale_b=float(np.abs(bv).sum()))
 
 
+class Narrowed:
+    """:meth:`ShiftTest.p` at any shift between ``a`` and ``b``, the same float counted over fewer
+    patterns: those whose verdict that bracket leaves open (a bisection's later steps all lie in it).
+
+    Every quantity ``p`` computes is monotone in the shift between the bracket's ends, rounding
+    included (a correctly rounded product or difference is monotone in each operand):
+    ``u_s = sa_s - delta * sb_s`` moves one way, so ``|u_s|`` lies between its values at the ends
+    (between 0 and the larger one where ``u_s`` changes sign), and so does the threshold
+    ``|u_0| - tol`` (``tol`` grows with ``|delta|``). A pattern whose ``|u_s|`` stays at or above the
+    threshold's largest value counts at every shift of the bracket, one below its smallest never;
+    only the others are computed, with the operations of ``p``, so the count and ``p`` are identical."""
+
+    def __init__(self, test: ShiftTest, a: float, b: float) -> None:
+        self.test = test
+        sa, sb = test.sa, test.sb
+        ua, ub = sa - a * sb, sa - b * sb
+        one_sign = ((ua >= 0) & (ub >= 0)) | ((ua <= 0) & (ub <= 0))
+        t_lo = np.where(one_sign, np.minimum(np.abs(ua), np.abs(ub)), 0.0)
+        t_hi = np.maximum(np.abs(ua), np.abs(ub))
+        t0_lo, t0_hi = t_lo[0], t_hi[0]
+        near = 0.0 if min(a, b) <= 0.0 <= max(a, b) else min(abs(a), abs(b))
+        far = max(abs(a), abs(b))
+        always = t_lo >= self._threshold(near, t0_hi)      # at or above the threshold's greatest value
+        never = t_hi < self._threshold(far, t0_lo)         # below its least
+        self.counted = int(np.count_nonzero(always))
+        self.open = np.flatnonzero(~(always | never))
+        self.sa, self.sb = sa[self.open], sb[self.open]
+
+    def _threshold(self, delta: float, t0: np.floating | float) -> np.floating | float:
+        return t0 - 1e-9 * (self.test.scale_a + abs(delta) * self.test.scale_b)       # as ShiftTest.p
+
+    def p(self, delta: float) -> float:
+        """``self.test.p(delta)`` for ``delta`` within the bracket."""
+        t0 = np.abs(self.test.sa[:1] - delta * self.test.sb[:1])[0]
+        hits = self.counted + int(np.count_nonzero(np.abs(self.sa - delta * self.sb) >= self._threshold(delta, t0)))
+        return min(1.0, hits / self.test.sa.size)
+
+
 def shift_interval(test: ShiftTest, *, level: float, bound: float | None,
                    p0: float | None = None) -> tuple[float | None, float | None]:
     """``(lo, hi)``: the shifts ``delta`` that ``test`` does not reject at ``level`` (module docstring),
@@ -214,11 +253,14 @@ def shift_interval(test: ShiftTest, *, level: float, bound: float | None,
             else:
                 return None
         inside = est
-        for _ in range(100):
+        narrowed: Narrowed | None = None
+        for step in range(100):
             if abs(out - inside) <= 1e-9 * max(1.0, abs(est)):
                 break
+            if step == NARROW_AFTER:                    # every later shift lies within this bracket
+                narrowed = Narrowed(test, inside, out)
             mid = 0.5 * (inside + out)
-            if rejected(mid):
+            if (narrowed.p(mid) if narrowed is not None else test.p(mid)) <= level:
                 out = mid
             else:
                 inside = mid

@@ -143,3 +143,41 @@ def test_the_integer_count_is_the_float_distribution_bit_for_bit(d):
         return
     lower = (sum(mags) - observed) // 2
     assert signflip_p(d) == min(1.0, sf._float_p(mags, lower))               # above EXACT_COUNTS: that path
+
+
+def _random_shift_tests(seed: int, n: int):
+    import numpy as np
+
+    from candor_eval.stats.signflip import shift_test
+    rng = np.random.default_rng(seed)
+    for trial in range(n):
+        g = int(rng.integers(2, 36))
+        if trial % 3 == 0:                                   # a rate: integer differences over cluster sizes
+            sizes = rng.integers(1, 30, size=g)
+            a, b = rng.integers(-5, 6, size=g) / sizes.sum(), sizes / sizes.sum()
+        elif trial % 3 == 1:                                 # a ratio's linearised terms, any scale
+            a = rng.normal(size=g) * rng.choice([1e-3, 1.0, 100.0])
+            b = np.abs(rng.normal(size=g))
+            b = b / b.sum()
+        else:                                                # ties: equal weights, few distinct terms
+            a, b = rng.integers(-3, 4, size=g) / g, np.full(g, 1.0 / g)
+        yield rng, shift_test(a, b)
+
+
+def test_a_narrowed_test_is_the_test_at_every_shift_of_its_bracket():
+    from candor_eval.stats.signflip import Narrowed
+    for rng, test in _random_shift_tests(11, 150):
+        lo, hi = sorted(float(x) for x in test.estimate + rng.normal(size=2) * rng.choice([1e-6, 0.01, 0.5]))
+        narrowed = Narrowed(test, hi, lo) if rng.random() < 0.5 else Narrowed(test, lo, hi)
+        for delta in [lo, hi, 0.5 * (lo + hi), *(float(x) for x in rng.uniform(lo, hi, size=20))]:
+            assert narrowed.p(delta) == test.p(delta)
+        assert narrowed.open.size < test.sa.size or hi - lo > 0.1       # a narrow bracket leaves fewer open
+
+
+def test_narrowing_the_bisection_changes_no_interval(monkeypatch):
+    from candor_eval.stats import signflip as sf
+    cases = list(_random_shift_tests(12, 120))
+    kw = [dict(level=level, bound=bound) for level in (0.05, 0.2) for bound in (None, 1.0)]
+    narrowed = [sf.shift_interval(t, **k) for _, t in cases for k in kw]
+    monkeypatch.setattr(sf, "NARROW_AFTER", 1000)                      # never: every step counts every pattern
+    assert narrowed == [sf.shift_interval(t, **k) for _, t in cases for k in kw]
