@@ -70,6 +70,9 @@ def test_a_malformed_lock_names_the_key(tmp_path):
     (tmp_path / "candor.lock").write_text("candor: 1\ncode: {fetch: 1}\nextra: 2\n")
     with pytest.raises(InputError, match="candor.lock.extra"):
         read_lock(tmp_path / "candor.lock")
+    (tmp_path / "candor.lock").write_text("candor: '1'\ncode: {fetch: 'a'}\npackage: [1]\n")
+    with pytest.raises(InputError, match="candor.lock.package"):
+        read_lock(tmp_path / "candor.lock")
 
 
 def test_an_unknown_bench_shape_names_the_key_and_the_shapes(tmp_path):
