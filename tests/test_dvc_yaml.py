@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from candor_eval.adopt.fingerprint import STAGE_MODULES, closure, package_root
-from candor_eval.adopt.lockfile import read_lock, stages_of
+from candor_eval.adopt.lockfile import read_lock, seal, stages_of
 from candor_eval.adopt.scaffold import dvc_yaml
 from tests.conftest import ROOT
 
@@ -45,6 +45,7 @@ def test_the_committed_lock_matches_the_code():
     lock = read_lock(ROOT / "candor.lock")
     assert list(lock.code) == stages_of("both")
     assert lock.code == stage_fingerprints(), "run `candor lock` and `dvc repro`"
+    assert lock.package == seal(lock.code), "run `candor lock`: the seal lets a stage skip its closure at start"
 
 
 def closure_of(stage: str) -> set[str]:

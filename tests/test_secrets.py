@@ -167,12 +167,13 @@ UNSAFE_YAML = {"load", "unsafe_load", "full_load", "load_all", "unsafe_load_all"
 
 
 def safe_loaders(tree: ast.AST) -> set[str]:
-    """Classes of the module that subclass ``yaml.SafeLoader`` (directly or through another such class)."""
+    """Classes of the module that subclass ``yaml.SafeLoader`` or ``yaml.CSafeLoader`` (libyaml's parser, the
+    same safe constructor), directly or through another such class."""
     found: set[str] = set()
     classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
     for _ in classes:
         for c in classes:
-            if any(ast.unparse(b) in {"yaml.SafeLoader", *found} for b in c.bases):
+            if any(ast.unparse(b) in {"yaml.SafeLoader", "yaml.CSafeLoader", *found} for b in c.bases):
                 found.add(c.name)
     return found
 
@@ -216,11 +217,13 @@ def test_checker_flags_every_unsafe_construct():
            "np.load(f, allow_pickle=True)\nnp.load(f, allow_pickle=flag)\npd.read_pickle(p)\neval('1')\n"
            "yaml.load(s, Loader=yaml.Loader)\nclass Full(yaml.FullLoader): pass\nyaml.load(s, Loader=Full)\n"
            "import numpy as np\nnp.load(f, allow_pickle=False)\nyaml.safe_load(s)\n"
-           "class Safe(yaml.SafeLoader): pass\nclass Safer(Safe): pass\nyaml.load(s, Loader=Safer)\n")
+           "class Safe(yaml.SafeLoader): pass\nclass Safer(Safe): pass\nyaml.load(s, Loader=Safer)\n"
+           "class Fast(Mixin, yaml.CSafeLoader): pass\nyaml.load(s, Loader=Fast)\nclass Bad(yaml.CLoader): pass\n"
+           "yaml.load(s, Loader=Bad)\n")
     found = unsafe_calls(bad, "x.py")
     assert [f.split(": ", 1)[1] for f in found] == [
         "import pickle", "from yaml import load", "yaml.load", "yaml.unsafe_load", "allow_pickle=True",
-        "allow_pickle=flag", ".read_pickle", "eval()", "yaml.load", "yaml.load"]
+        "allow_pickle=flag", ".read_pickle", "eval()", "yaml.load", "yaml.load", "yaml.load"]
 
 
 @pytest.mark.parametrize("folder", ["candor_eval", "tools"])

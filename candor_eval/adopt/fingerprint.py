@@ -15,7 +15,10 @@ Definitions:
 - a stage's *fingerprint* is the SHA-256 of the listing ``"<sha256 of the file>  <path>\\n"`` of
   its closure's files, paths relative to the package folder in POSIX form, sorted (the format of
   ``sha256sum``). A change to any byte of a file the stage loads changes it; a change elsewhere
-  does not.
+  does not;
+- the *package fingerprint* is the fingerprint of every ``.py`` file under the package folder (the
+  same listing over all of them). When it is unchanged, so is every stage's closure and fingerprint;
+  hashing the ~170 files takes ~15 ms, where the closures parse the AST of each stage's ~60 modules.
 
 Written here rather than taken from :mod:`modulefinder`: that one follows the standard library and
 third-party imports too (seconds, and machine-dependent), while the fingerprint is about the
@@ -131,3 +134,14 @@ def stage_fingerprint(stage: str, root: Path | None = None) -> str:
 def stage_fingerprints(root: Path | None = None) -> dict[str, str]:
     """Every stage's fingerprint, in :data:`STAGE_MODULES` order."""
     return {stage: stage_fingerprint(stage, root) for stage in STAGE_MODULES}
+
+
+def package_files(root: Path) -> list[Path]:
+    """Every ``.py`` file under the package folder ``root`` (``__pycache__`` holds none), sorted."""
+    return sorted(root.rglob("*.py"))
+
+
+def package_fingerprint(root: Path | None = None) -> str:
+    """The package fingerprint (see the module docstring) of the package under ``root`` (default: this one)."""
+    root = package_root() if root is None else root
+    return fingerprint(package_files(root), root.parent)

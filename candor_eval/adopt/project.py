@@ -94,10 +94,11 @@ def demo_files(root: Traversable | None = None) -> dict[str, bytes]:
 
 def plan(*, track: Track, demo: bool, version: str, code: dict[str, str], existing_gitignore: str,
          demo_source: Callable[[], dict[str, bytes]] = demo_files, bench: Bench | None = None,
-         existing_params: str | None = None) -> Plan:
+         existing_params: str | None = None, package: str | None = None) -> Plan:
     """The files ``candor init`` writes for ``track`` (with the demo when ``demo``) and a lots bench of shape
     ``bench`` (None: not recorded, the ``valuation`` shape). ``existing_params``, the ``params.yaml`` of a
-    candor project being rewritten, is kept with the sections it lacks added (unless it is not YAML)."""
+    candor project being rewritten, is kept with the sections it lacks added (unless it is not YAML).
+    ``code`` and ``package`` are the lock's fingerprints and their seal (``adopt.lockfile.sealed_code``)."""
     templates = files("candor_eval") / "plots_templates"
     params = params_yaml(track, bench)
     if existing_params is not None:
@@ -112,7 +113,7 @@ def plan(*, track: Track, demo: bool, version: str, code: dict[str, str], existi
     extra = demo_source() if demo else {}
     out |= extra
     out[LOCK_NAME] = render(Lock(candor=version, init=InitRecord(track=track, demo=demo, bench=bench),
-                                  code=code)).encode()
+                                  code=code, package=package)).encode()
     out[".gitignore"] = gitignore(existing_gitignore).encode()
     return Plan(files=out, demo=frozenset(extra) - {"params.yaml"})
 

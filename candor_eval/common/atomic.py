@@ -12,6 +12,15 @@ or the new one, never half of one, and a kill (``kill -9``) leaves its temporary
 gone (each writer holds an exclusive :func:`fcntl.flock` on its temporary until it is moved into
 place; the kernel drops the lock when the process dies), and removes it once it is empty.
 
+A file whose bytes would not change is not written again: when the path already is a regular
+file (not a link) of mode ``0644`` holding exactly the new bytes (:func:`holds`), the write leaves
+it as it is (its inode and modification time too), so a stage that changes 13 of its 77 outputs
+fsyncs 13. Content known before the write (:func:`write_bytes`, :func:`write_text`,
+:func:`write_json`, :func:`replace_dir_files`) is compared before any temporary file exists;
+content streamed through :func:`atomic_path` / :func:`atomic_open` is compared once complete, and
+an equal temporary is discarded instead of moved into place. Either way the final path holds the
+old bytes or the new ones, which are the same: the guarantees above are unchanged.
+
 JSON is written with a fixed key order (as built), two-space indent, ``allow_nan=False`` and a
 trailing newline, so equal content gives equal bytes on every machine.
 """
@@ -21,6 +30,7 @@ import fcntl
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -141,9 +151,40 @@ def temp_file(final: Path, *, folder: bool = False) -> Iterator[Path]:
         _drop_if_empty(tmp_dir)
 
 
+def holds(path: Path, blob: bytes) -> bool:
+    """Whether ``path`` is a regular file (not a link) of mode ``0644`` whose bytes are ``blob``: what
+    writing ``blob`` there would leave, so the write can be skipped (see the module docstring)."""
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != 0o644 or st.st_size != len(blob):
+            return False
+        with open(path, "rb") as fh:
+            return fh.read(len(blob) + 1) == blob
+    except OSError:
+        return False
+
+
+def _same_file_bytes(new: Path, path: Path, chunk: int = 1 << 20) -> bool:
+    """Whether ``path`` already is what moving the file ``new`` there would leave: :func:`holds` for a
+    file read in chunks (an output may be larger than is worth holding in memory)."""
+    try:
+        st = os.lstat(path)
+        if (not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != 0o644
+                or st.st_size != os.stat(new).st_size):
+            return False
+        with open(new, "rb") as a, open(path, "rb") as b:
+            while block := a.read(chunk):
+                if block != b.read(chunk):
+                    return False
+            return b.read(1) == b""
+    except OSError:
+        return False
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path for ``path`` (:func:`temp_file`); on success move it into place. An
+    """Yield a temporary path for ``path`` (:func:`temp_file`); on success move it into place, unless
+    ``path`` already holds the same bytes (then the temporary is discarded: the module docstring). An
     existing folder at ``path``, or a file where one of its parent folders should be, is an
     InputError naming it."""
     final = Path(path)
@@ -155,6 +196,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     final.parent.mkdir(parents=True, exist_ok=True)
     with temp_file(final) as tmp_path:
         yield tmp_path
+        if _same_file_bytes(tmp_path, final):
+            return
         with open(tmp_path, "rb+") as fh:
             os.fsync(fh.fileno())
         os.chmod(tmp_path, 0o644)
@@ -182,10 +225,17 @@ def dumps_json(obj: Any) -> str:
     return pretty_json(obj) + "\n"
 
 
+def write_bytes(path: str | os.PathLike[str], blob: bytes) -> None:
+    """Write ``blob`` to ``path`` atomically; nothing when ``path`` already :func:`holds` it."""
+    if holds(Path(path), blob):
+        return
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(blob)
+
+
 def write_json(path: str | os.PathLike[str], obj: Any) -> None:
-    """Write ``obj`` as deterministic JSON to ``path`` atomically."""
-    with atomic_open(path) as fh:
-        fh.write(dumps_json(obj))
+    """Write ``obj`` as deterministic JSON to ``path`` atomically (:func:`write_bytes`)."""
+    write_bytes(path, dumps_json(obj).encode("utf-8"))
 
 
 class JsonListWriter:
@@ -218,9 +268,8 @@ class JsonListWriter:
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` atomically (UTF-8, ``\\n`` newlines)."""
-    with atomic_open(path) as fh:
-        fh.write(text)
+    """Write ``text`` to ``path`` atomically (UTF-8, ``\\n`` newlines; :func:`write_bytes`)."""
+    write_bytes(path, text.encode("utf-8"))          # as atomic_open writes it: newline="\n" translates nothing
 
 
 def write_lines(path: str | os.PathLike[str], lines: Iterable[str]) -> None:
@@ -232,15 +281,15 @@ def write_lines(path: str | os.PathLike[str], lines: Iterable[str]) -> None:
 
 
 def replace_dir_files(root: str | os.PathLike[str], files: dict[str, bytes], *, clean: bool) -> None:
-    """Write ``files`` (path relative to ``root`` -> bytes) under ``root``, each atomically.
+    """Write ``files`` (path relative to ``root`` -> bytes) under ``root``, each atomically
+    (:func:`write_bytes`: a file that already holds its bytes is left as it is).
 
     With ``clean``, every other file under ``root`` is then removed, and so are the folders
     left empty: ``root`` holds exactly ``files`` (for an output folder a stage owns).
     """
     root = Path(root)
     for rel, blob in files.items():
-        with atomic_path(root / rel) as tmp:
-            tmp.write_bytes(blob)
+        write_bytes(root / rel, blob)
     if clean:
         remove_others(root, keep=files)
 

@@ -39,8 +39,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from candor_eval.adopt.fingerprint import stage_fingerprint
-from candor_eval.adopt.lockfile import BENCHES, LOCK_NAME, Bench, Lock, read_lock, stages_of
+from candor_eval.adopt.lockfile import BENCHES, LOCK_NAME, Bench, Lock, read_lock, sealed_code, stages_of
 from candor_eval.adopt.project import conflicts, plan
 from candor_eval.cli import version
 from candor_eval.common.atomic import replace_dir_files
@@ -142,8 +141,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     bench = bench_shape(args.bench, args.track, lock)
     params = folder / "params.yaml"
     ours = params.read_text(encoding="utf-8") if lock is not None and params.is_file() else None
+    code, package = sealed_code(stages_of(args.track, bench))
     todo = plan(track=args.track, demo=args.demo, version=version(), bench=bench, existing_params=ours,
-                code={s: stage_fingerprint(s) for s in stages_of(args.track, bench)},
+                code=code, package=package,
                 existing_gitignore=gitignore.read_text(encoding="utf-8") if gitignore.is_file() else "")
     refused, forced = conflicts(todo, folder, lock=lock, force=args.force)
     if refused:

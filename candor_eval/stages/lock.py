@@ -5,7 +5,8 @@
 
 ``DIR`` (default ``.``) is the folder of the project's ``dvc.yaml`` and ``candor.lock``
 (:mod:`candor_eval.adopt.lockfile`). ``lock`` keeps what ``candor init`` was asked (the track) and
-writes every stage's fingerprint of the installed package (:mod:`candor_eval.adopt.fingerprint`),
+writes every stage's fingerprint of the installed package (:mod:`candor_eval.adopt.fingerprint`)
+and their seal (what lets a stage's start skip its own fingerprint while the package is unchanged),
 printing the stages whose fingerprint changed. ``check`` names every stage whose code differs.
 
 Exit codes: 0 ok; 2 no lock, a malformed lock, or (check) a lock that does not match the installed
@@ -17,8 +18,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from candor_eval.adopt.fingerprint import stage_fingerprint
-from candor_eval.adopt.lockfile import LOCK_NAME, Lock, check_lock, read_lock, render, stages_of
+from candor_eval.adopt.lockfile import LOCK_NAME, Lock, check_lock, read_lock, render, sealed_code, stages_of
 from candor_eval.cli import version
 from candor_eval.common.atomic import write_text
 from candor_eval.common.errors import fail
@@ -36,8 +36,8 @@ def existing(folder: Path) -> Path:
 def cmd_lock(args: argparse.Namespace) -> int:
     path = existing(Path(args.dir))
     old = read_lock(path)
-    code = {s: stage_fingerprint(s) for s in stages_of(old.init.track, old.init.bench)}
-    write_text(path, render(Lock(candor=version(), init=old.init, code=code)))
+    code, package = sealed_code(stages_of(old.init.track, old.init.bench))
+    write_text(path, render(Lock(candor=version(), init=old.init, code=code, package=package)))
     changed = [s for s in code if old.code.get(s) != code[s]]
     print(f"wrote {path.as_posix()}: candor {version()} (was {old.candor}); stages whose code changed: "
           + (", ".join(changed) if changed else "none"))

@@ -188,9 +188,9 @@ class _Bench:
         d = np.where(self.together, np.where(self.one < q, self.m, -self.m), 2 * b_units - self.m)
         if d.shape[1] == 0:
             return [], [], len(d)
-        rows, counts = np.unique(np.sort(d, axis=1), axis=0, return_counts=True)
-        kept = [(tuple(r), c) for r, c in zip(rows.tolist(), counts.tolist(), strict=True) if sum(r) > 0]
-        kept.sort(key=lambda rc: -rc[1])                  # stable: ties keep np.unique's order
+        rows, counts = _unique_rows(np.sort(d[d.sum(axis=1) > 0], axis=1))
+        kept = list(zip(map(tuple, rows.tolist()), counts.tolist(), strict=True))
+        kept.sort(key=lambda rc: -rc[1])                  # stable: ties keep the rows' lexicographic order
         return [r for r, _ in kept], [c for _, c in kept], len(d)
 
     def power(self, q: float, alpha: float) -> float:
@@ -213,6 +213,22 @@ class _Bench:
             if _sorted_signflip_p(row) <= alpha:
                 hits += count
         return hits / n >= power
+
+
+def _unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(a, axis=0, return_counts=True)`` of a 2-D integer array: its distinct rows in
+    lexicographic order and how often each occurs, by :func:`numpy.lexsort` on the columns (NumPy's
+    ``axis=0`` sorts the rows as structured records, field by field, several times slower).
+
+    >>> rows, counts = _unique_rows(np.array([[2, 1], [0, 5], [2, 1], [0, -1]]))
+    >>> rows.tolist(), counts.tolist()
+    ([[0, -1], [0, 5], [2, 1]], [1, 1, 2])
+    """
+    if len(a) == 0:
+        return a, np.zeros(0, dtype=np.int64)
+    s = a[np.lexsort(a.T[::-1])]                                 # the last key is the primary one: column 0
+    starts = np.flatnonzero(np.concatenate(([True], np.any(s[1:] != s[:-1], axis=1))))
+    return s[starts], np.diff(np.append(starts, len(s)))
 
 
 @lru_cache(maxsize=1 << 16)

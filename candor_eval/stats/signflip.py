@@ -27,7 +27,11 @@ p-value is the share of patterns whose ``|sum_g s_g d_g|`` is at least the obser
 Computed exactly: with ``D = sum_g |d_g|`` and ``X`` the sum of the ``|d_g|`` that keep their
 sign, ``sum_g s_g d_g = +/-(2X - D)``; the distribution of ``X`` is a subset sum over the
 ``|d_g|``, built one cluster at a time (``D + 1`` cells, each cluster halves and shifts: exact
-in binary floating point but for rounding in the far tail, the same on every CPU). Clusters
+in binary floating point but for rounding in the far tail, the same on every CPU). Up to
+:data:`EXACT_COUNTS` clusters that differ, every cell is a count of patterns over ``2**G``, below
+``2**53``, so nothing rounds: the p is the count of patterns with ``X <= (D - |sum d|) / 2`` over
+``2**(G-1)``, and it is counted with Python integers instead (:func:`patterns_at_most`: the same
+float, bit for bit, several times faster). Clusters
 with ``d_g = 0`` carry no information. When every ``|d_g| <= 1`` (one discordant unit per
 cluster at most) the test *is* the exact McNemar test on the clusters that differ, and it is
 computed as such (:func:`candor_eval.stats.rates.mcnemar_p`). Above ``D =`` :data:`EXACT_LIMIT` the
@@ -61,7 +65,9 @@ import numpy as np
 from candor_eval.stats.rates import mcnemar_p
 
 EXACT_LIMIT = 20_000       # sum of |d_g| up to which the distribution is enumerated (cost: clusters x this)
+EXACT_COUNTS = 53          # clusters that differ up to which the pattern counts fit a float's 53-bit significand
 EXACT_CLUSTERS = 16        # clusters up to which shift tests enumerate all 2**G sign patterns
+NARROW_AFTER = 6           # bisection steps of a shift interval before its patterns are narrowed (Narrowed)
 FLIPS = 20_000             # fixed random sign patterns of a shift test above EXACT_CLUSTERS clusters
 _PATTERN_SEED = 20261203   # the generator of those patterns: fixed, so every run draws the same
 
@@ -84,6 +90,16 @@ def signflip_p(diffs: Sequence[int]) -> float:
     total = sum(mags)
     if total > EXACT_LIMIT:
         return min(1.0, math.erfc(observed / math.sqrt(2.0 * sum(m * m for m in mags))))
+    lower = (total - observed) // 2                       # |2X - D| >= observed: X <= lower or, symmetrically, above
+    if len(mags) <= EXACT_COUNTS:
+        return min(1.0, math.ldexp(patterns_at_most(mags, lower), 1 - len(mags)))    # exact: a power-of-2 scale
+    return _float_p(mags, lower)
+
+
+def _float_p(mags: list[int], lower: int) -> float:
+    """``2 P(X <= lower)`` from the distribution of ``X`` in floating point (module docstring), for any
+    number of clusters: the cells round once counts pass ``2**53``."""
+    total = sum(mags)
     dist = np.zeros(total + 1)
     dist[0] = 1.0
     reach = 0
@@ -91,8 +107,29 @@ def signflip_p(diffs: Sequence[int]) -> float:
         reach += m
         dist[m:reach + 1] += dist[:reach + 1 - m].copy()   # keep its sign or flip it ...
         dist[:reach + 1] *= 0.5                            # ... each with probability 1/2
-    lower = (total - observed) // 2                       # |2X - D| >= observed: X <= lower or, symmetrically, above
     return min(1.0, 2.0 * math.fsum(dist[:lower + 1].tolist()))
+
+
+def patterns_at_most(mags: Sequence[int], lower: int) -> int:
+    """How many of the ``2**len(mags)`` subsets of ``mags`` (positive integers) sum to at most ``lower``.
+
+    The counts of each sum are the coefficients of ``prod_g (1 + x**m_g)``, held as the digits of one
+    Python integer in base ``2**(len(mags) + 1)`` (no coefficient, nor any sum of them, reaches the
+    base, so digits never carry): each factor is one shift and one addition; the digits up to
+    ``lower`` are then summed by multiplying by ``1 + x + ... + x**lower`` and reading one digit.
+
+    >>> patterns_at_most([1, 2, 2], 2), patterns_at_most([3], 2), patterns_at_most([1, 1], 5)
+    (4, 1, 4)
+    """
+    bits = len(mags) + 1
+    poly = 1
+    for m in mags:
+        poly += poly << (bits * m)
+    if lower < 0:
+        return 0
+    low = poly & ((1 << (bits * (lower + 1))) - 1)
+    ones = ((1 << (bits * (lower + 1))) - 1) // ((1 << bits) - 1)        # 1 + x + ... + x**lower at x = 2**bits
+    return ((low * ones) >> (bits * lower)) & ((1 << bits) - 1)
 
 
 @functools.lru_cache(maxsize=64)
@@ -105,8 +142,9 @@ def flip_patterns(g: int) -> np.ndarray:
         out = (1 - 2 * bits).astype(float)
     else:
         rng = np.random.default_rng(_PATTERN_SEED + g)
-        drawn = 1 - 2 * rng.integers(0, 2, size=(FLIPS, g), dtype=np.int8)
-        out = np.vstack([np.ones((1, g)), drawn]).astype(float)
+        out = np.empty((FLIPS + 1, g))                  # filled in place: no float copy of the drawn patterns
+        out[0] = 1.0
+        out[1:] = 1 - 2 * rng.integers(0, 2, size=(FLIPS, g), dtype=np.int8)
     out.flags.writeable = False             # shared by every test over g clusters (cached)
     return out
 
@@ -144,6 +182,44 @@ def shift_test(a: Sequence[float], b: Sequence[float]) -> ShiftTest:
                      scale_a=float(np.abs(av).sum()), scale_b=float(np.abs(bv).sum()))
 
 
+class Narrowed:
+    """:meth:`ShiftTest.p` at any shift between ``a`` and ``b``, the same float counted over fewer
+    patterns: those whose verdict that bracket leaves open (a bisection's later steps all lie in it).
+
+    Every quantity ``p`` computes is monotone in the shift between the bracket's ends, rounding
+    included (a correctly rounded product or difference is monotone in each operand):
+    ``u_s = sa_s - delta * sb_s`` moves one way, so ``|u_s|`` lies between its values at the ends
+    (between 0 and the larger one where ``u_s`` changes sign), and so does the threshold
+    ``|u_0| - tol`` (``tol`` grows with ``|delta|``). A pattern whose ``|u_s|`` stays at or above the
+    threshold's largest value counts at every shift of the bracket, one below its smallest never;
+    only the others are computed, with the operations of ``p``, so the count and ``p`` are identical."""
+
+    def __init__(self, test: ShiftTest, a: float, b: float) -> None:
+        self.test = test
+        sa, sb = test.sa, test.sb
+        ua, ub = sa - a * sb, sa - b * sb
+        one_sign = ((ua >= 0) & (ub >= 0)) | ((ua <= 0) & (ub <= 0))
+        t_lo = np.where(one_sign, np.minimum(np.abs(ua), np.abs(ub)), 0.0)
+        t_hi = np.maximum(np.abs(ua), np.abs(ub))
+        t0_lo, t0_hi = t_lo[0], t_hi[0]
+        near = 0.0 if min(a, b) <= 0.0 <= max(a, b) else min(abs(a), abs(b))
+        far = max(abs(a), abs(b))
+        always = t_lo >= self._threshold(near, t0_hi)      # at or above the threshold's greatest value
+        never = t_hi < self._threshold(far, t0_lo)         # below its least
+        self.counted = int(np.count_nonzero(always))
+        self.open = np.flatnonzero(~(always | never))
+        self.sa, self.sb = sa[self.open], sb[self.open]
+
+    def _threshold(self, delta: float, t0: np.floating | float) -> np.floating | float:
+        return t0 - 1e-9 * (self.test.scale_a + abs(delta) * self.test.scale_b)       # as ShiftTest.p
+
+    def p(self, delta: float) -> float:
+        """``self.test.p(delta)`` for ``delta`` within the bracket."""
+        t0 = np.abs(self.test.sa[:1] - delta * self.test.sb[:1])[0]
+        hits = self.counted + int(np.count_nonzero(np.abs(self.sa - delta * self.sb) >= self._threshold(delta, t0)))
+        return min(1.0, hits / self.test.sa.size)
+
+
 def shift_interval(test: ShiftTest, *, level: float, bound: float | None,
                    p0: float | None = None) -> tuple[float | None, float | None]:
     """``(lo, hi)``: the shifts ``delta`` that ``test`` does not reject at ``level`` (module docstring),
@@ -177,11 +253,14 @@ def shift_interval(test: ShiftTest, *, level: float, bound: float | None,
             else:
                 return None
         inside = est
-        for _ in range(100):
+        narrowed: Narrowed | None = None
+        for step in range(100):
             if abs(out - inside) <= 1e-9 * max(1.0, abs(est)):
                 break
+            if step == NARROW_AFTER:                    # every later shift lies within this bracket
+                narrowed = Narrowed(test, inside, out)
             mid = 0.5 * (inside + out)
-            if rejected(mid):
+            if (narrowed.p(mid) if narrowed is not None else test.p(mid)) <= level:
                 out = mid
             else:
                 inside = mid

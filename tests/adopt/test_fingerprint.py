@@ -7,7 +7,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from candor_eval.adopt.fingerprint import STAGE_MODULES, closure, fingerprint, package_root, stage_fingerprint
+from candor_eval.adopt.fingerprint import (
+    STAGE_MODULES,
+    closure,
+    fingerprint,
+    package_files,
+    package_fingerprint,
+    package_root,
+    stage_fingerprint,
+)
 
 
 def tree(root: Path, files: dict[str, str]) -> Path:
@@ -63,3 +71,21 @@ def test_the_closure_holds_every_module_a_real_import_loads():
 
 def test_every_stage_has_a_fingerprint():
     assert all(len(stage_fingerprint(s)) == 64 for s in STAGE_MODULES)
+
+
+def test_the_package_fingerprint_covers_every_py_file_and_nothing_else(tmp_path):
+    pkg = tree(tmp_path, FILES | {"data/x.yaml": "a: 1\n"})
+    (pkg / "__pycache__").mkdir()
+    (pkg / "__pycache__" / "x.cpython-312.pyc").write_bytes(b"\0")
+    assert [p.relative_to(pkg).as_posix() for p in package_files(pkg)] == sorted(
+        ["__init__.py", "common/__init__.py", "common/w.py", "common/x.py", "common/y.py", "common/z.py",
+         "stages/__init__.py", "stages/a.py", "stages/b.py"])
+    listing = "".join(f"{hashlib.sha256((pkg / rel).read_bytes()).hexdigest()}  candor_eval/{rel}\n"
+                      for rel in sorted(FILES))
+    before = package_fingerprint(pkg)
+    assert before == hashlib.sha256(listing.encode()).hexdigest()
+    (pkg / "data/x.yaml").write_text("a: 2\n")
+    (pkg / "__pycache__" / "x.cpython-312.pyc").write_bytes(b"\1")
+    assert package_fingerprint(pkg) == before                  # not Python source: no stage's closure holds it
+    (pkg / "common/w.py").write_text("# loaded by no stage\n")
+    assert package_fingerprint(pkg) != before                  # any module, loaded by a stage or not

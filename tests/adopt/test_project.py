@@ -96,12 +96,11 @@ def test_the_packaged_demo_is_this_repositorys_committed_demo():
 
 def test_this_repository_is_what_candor_init_demo_writes():
     """candor's own repository is an adopter of itself: ``candor init --demo`` here would write nothing."""
-    from candor_eval.adopt.fingerprint import stage_fingerprints
-    from candor_eval.adopt.lockfile import stages_of
+    from candor_eval.adopt.lockfile import sealed_code, stages_of
     from candor_eval.cli import version
 
-    code = {s: v for s, v in stage_fingerprints().items() if s in stages_of("both")}
-    p = plan(track="both", demo=True, version=version(), code=code,
+    code, package = sealed_code(stages_of("both"))
+    p = plan(track="both", demo=True, version=version(), code=code, package=package,
              existing_gitignore=(ROOT / ".gitignore").read_text())
     assert conflicts(p, ROOT, lock=None, force=False) == ([], [])
     assert p.files[".gitignore"] == (ROOT / ".gitignore").read_bytes()

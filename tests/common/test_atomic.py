@@ -140,8 +140,8 @@ def test_a_write_sweeps_a_dead_writer_s_temporary_but_not_a_live_one_s(tmp_path,
     finally:
         os.close(live)                                                     # its writer dies
     (folder / "notes.txt").unlink()
-    write_text("out/c.json", "c")
-    assert not folder.exists() and (tmp_path / "out" / "c.json").read_text() == "c"
+    write_text("out/c.json", "c2")                                         # a change: "c" again writes nothing
+    assert not folder.exists() and (tmp_path / "out" / "c.json").read_text() == "c2"
 
 
 def test_a_failed_write_leaves_no_temporary(tmp_path, monkeypatch):
@@ -186,3 +186,107 @@ def test_a_temporary_folder_is_locked_swept_when_dead_and_removed_after(tmp_path
             assert stage.is_dir() and tmp.is_file()
         (stage / "f.txt").write_text("x")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data"] and not any((tmp_path / "data").iterdir())
+
+
+@pytest.fixture
+def fsyncs(monkeypatch):
+    """Every fsync the writes make (its file descriptor), in order."""
+    import os
+
+    calls: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: calls.append(fd) or real(fd))
+    return calls
+
+
+def identity(path):
+    st = path.stat()
+    return st.st_ino, st.st_mtime_ns
+
+
+def test_replace_dir_files_writes_only_the_files_whose_bytes_differ(tmp_path, fsyncs, monkeypatch):
+    from candor_eval.common.atomic import replace_dir_files
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "plots"
+    replace_dir_files(out, {"a.svg": b"a", "b.svg": b"b", "sub/c.svg": b"c"}, clean=True)
+    assert len(fsyncs) == 3
+    before = {n: identity(out / n) for n in ("a.svg", "b.svg", "sub/c.svg")}
+    fsyncs.clear()
+    replace_dir_files(out, {"a.svg": b"a", "b.svg": b"B", "sub/c.svg": b"c", "d.svg": b"d"}, clean=True)
+    assert len(fsyncs) == 2                                                      # b changed, d is new
+    assert identity(out / "a.svg") == before["a.svg"] and identity(out / "sub/c.svg") == before["sub/c.svg"]
+    assert identity(out / "b.svg") != before["b.svg"] and (out / "b.svg").read_bytes() == b"B"
+    assert (out / "d.svg").read_bytes() == b"d"
+    fsyncs.clear()
+    replace_dir_files(out, {"a.svg": b"a"}, clean=True)                        # unchanged, the others removed
+    assert fsyncs == [] and identity(out / "a.svg") == before["a.svg"]
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == ["a.svg"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plots"]              # no temporary folder left
+
+
+def test_an_unchanged_json_or_text_file_gets_no_temporary_at_all(tmp_path, monkeypatch):
+    import tempfile
+
+    from candor_eval.common.atomic import write_json
+    monkeypatch.chdir(tmp_path)
+    write_json("m.json", {"a": [1, 2.5]})
+    write_text("r.md", "# r\n")
+    mtimes = identity(tmp_path / "m.json"), identity(tmp_path / "r.md")
+
+    def no_temporary(*args, **kwargs):
+        raise AssertionError("a temporary file for an unchanged output")
+
+    monkeypatch.setattr(tempfile, "mkstemp", no_temporary)
+    write_json("m.json", {"a": [1, 2.5]})
+    write_text("r.md", "# r\n")
+    assert (identity(tmp_path / "m.json"), identity(tmp_path / "r.md")) == mtimes
+    with pytest.raises(AssertionError, match="unchanged"):
+        write_json("m.json", {"a": [1, 2.25]})                                  # a change needs its temporary
+
+
+def test_a_streamed_write_of_the_same_bytes_is_discarded_and_of_other_bytes_moved_in(tmp_path, fsyncs, monkeypatch):
+    from candor_eval.common.atomic import atomic_open
+    monkeypatch.chdir(tmp_path)
+    with atomic_open("out/t.csv") as fh:
+        fh.write("x,y\n" * 1000)
+    before = identity(tmp_path / "out" / "t.csv")
+    fsyncs.clear()
+    with atomic_open("out/t.csv") as fh:
+        fh.write("x,y\n" * 1000)
+    assert fsyncs == [] and identity(tmp_path / "out" / "t.csv") == before
+    for text in ("x,y\n" * 999 + "x,z\n", "x,y\n" * 1001, "x,y\n"):            # same size, longer, shorter
+        with atomic_open("out/t.csv") as fh:
+            fh.write(text)
+        assert (tmp_path / "out" / "t.csv").read_text() == text
+    assert len(fsyncs) == 3 and sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_same_bytes_behind_a_link_or_another_mode_are_written_as_a_regular_0644_file(tmp_path):
+    import os
+    import stat
+
+    from candor_eval.common.atomic import holds, replace_dir_files
+    (tmp_path / "target.json").write_bytes(b"{}")
+    (tmp_path / "link.json").symlink_to(tmp_path / "target.json")
+    (tmp_path / "private.json").write_bytes(b"{}")
+    os.chmod(tmp_path / "private.json", 0o600)
+    os.chmod(tmp_path / "target.json", 0o644)
+    assert holds(tmp_path / "target.json", b"{}") and not holds(tmp_path / "target.json", b"{ }")
+    assert not holds(tmp_path / "link.json", b"{}") and not holds(tmp_path / "private.json", b"{}")
+    assert not holds(tmp_path / "missing.json", b"") and not holds(tmp_path, b"")
+    replace_dir_files(tmp_path, {"link.json": b"{}", "private.json": b"{}"}, clean=False)
+    for name in ("link.json", "private.json"):
+        st = os.lstat(tmp_path / name)
+        assert stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o644, name
+    assert (tmp_path / "target.json").read_bytes() == b"{}"
+
+
+def test_an_error_midway_loses_nothing_and_leaves_no_half_file(tmp_path, monkeypatch):
+    from candor_eval.common.atomic import replace_dir_files
+    monkeypatch.chdir(tmp_path)
+    replace_dir_files("out", {"a.json": b"a", "b.json": b"b"}, clean=True)
+    (tmp_path / "out" / "c.json").mkdir()                                     # a folder where an output goes
+    with pytest.raises(InputError, match="c.json"):
+        replace_dir_files("out", {"a.json": b"a", "b.json": b"B", "c.json": b"c"}, clean=True)
+    assert (tmp_path / "out" / "a.json").read_bytes() == b"a" and (tmp_path / "out" / "b.json").read_bytes() == b"B"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]              # no temporary left

@@ -193,3 +193,60 @@ def test_an_exponent_without_a_dot_is_a_number_as_in_yaml_1_2(tmp_path):
     p = tmp_path / "p.yaml"
     p.write_text('a: 1e3\nb: -2E-4\nc: "1e3"\nd: 1e\n', encoding="utf-8")
     assert load_yaml(p) == {"a": 1000.0, "b": -0.0002, "c": "1e3", "d": "1e"}
+
+
+def test_libyaml_and_the_pure_loader_read_every_yaml_file_of_the_repository_alike():
+    """What libyaml loads, the pure-Python loader loads to equal content (where libyaml fails, as on
+    an escaped lone surrogate, ``load_yaml`` parses again with the pure loader): every YAML file of
+    the repository (params, cards, word lists, the bad-input corpus)."""
+    import subprocess
+    from pathlib import Path
+
+    import yaml
+
+    from candor_eval.common import params
+
+    if not params.LIBYAML:
+        pytest.skip("PyYAML without libyaml: the pure loader is the only one")
+    root = Path(__file__).resolve().parents[2]
+    files = subprocess.run(["git", "ls-files", "-z", "*.yaml", "*.yml"], cwd=root, capture_output=True, text=True,
+                           check=True).stdout.strip("\0").split("\0")
+    compared = 0
+    for rel in files:
+        text = (root / rel).read_bytes().decode("utf-8", errors="replace").lstrip("\ufeff")
+        if "&" in text or "*" in text:
+            continue
+        try:
+            fast = yaml.load(text, Loader=params._CheckedCLoader)
+        except Exception:  # noqa: BLE001 - load_yaml falls back to the pure loader on any failure
+            continue
+        assert yaml.load(text, Loader=params._CheckedLoader) == fast, rel
+        compared += 1
+    assert compared > 50
+
+
+def test_params_parse_on_libyaml_and_errors_stay_the_pure_loader_s(tmp_path, monkeypatch):
+    import yaml
+
+    from candor_eval.common import params
+
+    if not params.LIBYAML:
+        pytest.skip("PyYAML without libyaml")
+    used = []
+    real = yaml.load
+    monkeypatch.setattr(yaml, "load", lambda text, Loader: used.append(Loader) or real(text, Loader=Loader))
+    (tmp_path / "p.yaml").write_text("stats:\n  alpha: 1e-2\n  x: [1, 2.5, true, null, '3']\n", encoding="utf-8")
+    assert load_yaml(tmp_path / "p.yaml") == {"stats": {"alpha": 0.01, "x": [1, 2.5, True, None, "3"]}}
+    assert used == [params._CheckedCLoader]
+    for text, line in (("a: 1\nb:\n  c: 2\n  c: 3\n", "line 4: key 'c' repeated"), ("a: &x 1\n", "line 1: anchors")):
+        used.clear()
+        (tmp_path / "q.yaml").write_text(text, encoding="utf-8")
+        with pytest.raises(InputError, match=line):
+            load_yaml(tmp_path / "q.yaml")
+        assert used[-1] is params._CheckedLoader
+    (tmp_path / "r.yaml").write_text("a: [1, 2\n", encoding="utf-8")
+    with pytest.raises(yaml.YAMLError) as pure:
+        real("a: [1, 2\n", Loader=params._CheckedLoader)
+    with pytest.raises(InputError) as err:
+        load_yaml(tmp_path / "r.yaml")
+    assert str(pure.value) in err.value.message                  # the pure loader's words, marks and all

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from candor_eval.adopt.fingerprint import stage_fingerprints
-from candor_eval.adopt.lockfile import InitRecord, Lock, read_lock, render
+from candor_eval.adopt.lockfile import InitRecord, Lock, read_lock, render, seal
 from candor_eval.common.errors import InputError
 from candor_eval.stages.lock import main
 
@@ -18,6 +18,7 @@ def test_lock_rewrites_the_fingerprints_and_keeps_the_init_record(tmp_path, caps
     assert lock.code == {s: v for s, v in stage_fingerprints().items()
                          if s in ("fetch", "detect", "score-detection", "stats", "latency")}
     assert "stages whose code changed: fetch, detect, score-detection, stats, latency" in capsys.readouterr().out
+    assert lock.package == seal(lock.code) and lock.package not in (None, seal({"detect": "0" * 64}))
     assert main(["check", "--dir", str(tmp_path)]) == 0
 
 

@@ -161,3 +161,19 @@ def test_reaches_decides_as_the_full_power_would(target):
     for q in (0.5, 0.6, 0.7, 0.8, 0.9, 1.0):
         assert bench.reaches(q, 0.05, target) == (bench.power(q, 0.05) >= target), (q, target)
     assert _Bench([0, 0], 0.0, reps=10, seed=1).reaches(0.7, 0.05, 0.0)          # 0 >= 0: reached
+
+
+def test_unique_rows_is_numpy_s_unique_along_rows():
+    import numpy as np
+
+    from candor_eval.stats.power import _unique_rows
+    rng = np.random.default_rng(7)
+    for trial in range(200):
+        rows, width, top = int(rng.integers(0, 300)), int(rng.integers(1, 12)), int(rng.integers(1, 4))
+        a = np.sort(rng.integers(-top, top + 1, size=(rows, width)), axis=1)
+        if trial % 4 == 0:
+            a = a[:, :1].repeat(width, axis=1)                 # few distinct rows, long runs
+        want, want_counts = np.unique(a, axis=0, return_counts=True)
+        got, counts = _unique_rows(a)
+        assert np.array_equal(got, want) and got.shape == want.shape, trial
+        assert counts.tolist() == want_counts.tolist(), trial

@@ -9,7 +9,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from candor_eval.stats.rates import mcnemar_p
-from candor_eval.stats.signflip import EXACT_LIMIT, signflip_p
+from candor_eval.stats.signflip import EXACT_COUNTS, EXACT_LIMIT, patterns_at_most, signflip_p
 
 
 def brute(d: list[int]) -> float:
@@ -102,6 +102,82 @@ def test_flip_patterns_are_fixed_and_shared():
     assert big.shape == (FLIPS + 1, EXACT_CLUSTERS + 1) and big[0].tolist() == [1] * (EXACT_CLUSTERS + 1)
     assert flip_patterns(EXACT_CLUSTERS + 1) is big and not big.flags.writeable
     assert big[1:4, :6].tolist() == FIRST_DRAWN
+    import numpy as np
+
+    from candor_eval.stats.signflip import _PATTERN_SEED
+    for g in (EXACT_CLUSTERS + 1, 32):              # every row: the generator's draws, as floats (built by vstack)
+        drawn = 1 - 2 * np.random.default_rng(_PATTERN_SEED + g).integers(0, 2, size=(FLIPS, g), dtype=np.int8)
+        assert flip_patterns(g).dtype == np.float64
+        assert np.array_equal(flip_patterns(g), np.vstack([np.ones((1, g)), drawn]).astype(float))
 
 
 FIRST_DRAWN = [[1, 1, -1, 1, -1, -1], [1, 1, -1, -1, 1, 1], [-1, -1, 1, 1, -1, -1]]   # PCG64: platform-stable
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(1, 9), min_size=0, max_size=10), st.integers(-2, 95))
+def test_patterns_at_most_counts_the_subsets(mags, lower):
+    assert patterns_at_most(mags, lower) == sum(
+        sum(m for m, keep in zip(mags, pick, strict=True) if keep) <= lower
+        for pick in itertools.product((0, 1), repeat=len(mags)))
+
+
+def test_the_pattern_counts_reach_2_to_the_53_without_carrying():
+    assert patterns_at_most([1] * 53, 53) == 2 ** 53 and patterns_at_most([1] * 53, 26) == 2 ** 52
+    assert patterns_at_most([1] * 53, 0) == 1 and patterns_at_most([7] * 53, 6) == 1
+    assert patterns_at_most([2] * 40 + [3] * 13, 10**6) == 2 ** 53
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.integers(-40, 40), min_size=1, max_size=EXACT_COUNTS + 6))
+@example([2] * EXACT_COUNTS + [-1])
+@example([3, -2] * 26 + [1, 1])
+def test_the_integer_count_is_the_float_distribution_bit_for_bit(d):
+    """Up to EXACT_COUNTS clusters that differ the counted p is the float distribution's p exactly
+    (every cell is a count over a power of 2 below 2**53): not approximately, the same float."""
+    from candor_eval.stats import signflip as sf
+
+    mags = sorted(abs(x) for x in d if x)
+    observed = abs(sum(d))
+    if not mags or mags[-1] == 1 or observed == 0 or sum(mags) > EXACT_LIMIT:
+        return
+    lower = (sum(mags) - observed) // 2
+    assert signflip_p(d) == min(1.0, sf._float_p(mags, lower))               # above EXACT_COUNTS: that path
+
+
+def _random_shift_tests(seed: int, n: int):
+    import numpy as np
+
+    from candor_eval.stats.signflip import shift_test
+    rng = np.random.default_rng(seed)
+    for trial in range(n):
+        g = int(rng.integers(2, 36))
+        if trial % 3 == 0:                                   # a rate: integer differences over cluster sizes
+            sizes = rng.integers(1, 30, size=g)
+            a, b = rng.integers(-5, 6, size=g) / sizes.sum(), sizes / sizes.sum()
+        elif trial % 3 == 1:                                 # a ratio's linearised terms, any scale
+            a = rng.normal(size=g) * rng.choice([1e-3, 1.0, 100.0])
+            b = np.abs(rng.normal(size=g))
+            b = b / b.sum()
+        else:                                                # ties: equal weights, few distinct terms
+            a, b = rng.integers(-3, 4, size=g) / g, np.full(g, 1.0 / g)
+        yield rng, shift_test(a, b)
+
+
+def test_a_narrowed_test_is_the_test_at_every_shift_of_its_bracket():
+    from candor_eval.stats.signflip import Narrowed
+    for rng, test in _random_shift_tests(11, 150):
+        lo, hi = sorted(float(x) for x in test.estimate + rng.normal(size=2) * rng.choice([1e-6, 0.01, 0.5]))
+        narrowed = Narrowed(test, hi, lo) if rng.random() < 0.5 else Narrowed(test, lo, hi)
+        for delta in [lo, hi, 0.5 * (lo + hi), *(float(x) for x in rng.uniform(lo, hi, size=20))]:
+            assert narrowed.p(delta) == test.p(delta)
+        assert narrowed.open.size < test.sa.size or hi - lo > 0.1       # a narrow bracket leaves fewer open
+
+
+def test_narrowing_the_bisection_changes_no_interval(monkeypatch):
+    from candor_eval.stats import signflip as sf
+    cases = list(_random_shift_tests(12, 120))
+    kw = [dict(level=level, bound=bound) for level in (0.05, 0.2) for bound in (None, 1.0)]
+    narrowed = [sf.shift_interval(t, **k) for _, t in cases for k in kw]
+    monkeypatch.setattr(sf, "NARROW_AFTER", 1000)                      # never: every step counts every pattern
+    assert narrowed == [sf.shift_interval(t, **k) for _, t in cases for k in kw]
