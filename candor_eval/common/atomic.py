@@ -155,8 +155,7 @@ def holds(path: Path, blob: bytes) -> bool:
     """Whether ``path`` is a regular file (not a link) of mode ``0644`` whose bytes are ``blob``: what
     writing ``blob`` there would leave, so the write can be skipped (see the module docstring)."""
     try:
-        st = os.lstat(path)
-        if not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != 0o644 or st.st_size != len(blob):
+        if not _plain_file_of_size(path, len(blob)):
             return False
         with open(path, "rb") as fh:
             return fh.read(len(blob) + 1) == blob
@@ -164,13 +163,18 @@ def holds(path: Path, blob: bytes) -> bool:
         return False
 
 
+def _plain_file_of_size(path: Path, size: int) -> bool:
+    """Whether ``path`` is a regular file (not a link) of mode ``0644`` and ``size`` bytes (``OSError`` when
+    it cannot be read)."""
+    st = os.lstat(path)
+    return stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o644 and st.st_size == size
+
+
 def _same_file_bytes(new: Path, path: Path, chunk: int = 1 << 20) -> bool:
     """Whether ``path`` already is what moving the file ``new`` there would leave: :func:`holds` for a
     file read in chunks (an output may be larger than is worth holding in memory)."""
     try:
-        st = os.lstat(path)
-        if (not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != 0o644
-                or st.st_size != os.stat(new).st_size):
+        if not _plain_file_of_size(path, os.stat(new).st_size):
             return False
         with open(new, "rb") as a, open(path, "rb") as b:
             while block := a.read(chunk):
