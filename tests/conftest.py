@@ -75,30 +75,32 @@ def user_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
 
 @pytest.fixture(scope="session")
 def reproduced_once(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """One fresh clone of this working tree (``tests/test_pipeline.fresh_clone``) on which ``dvc repro`` has
-    run, and what it printed: made once per test session and shared by the pytest-xdist workers (the first
-    to ask makes it under a file lock, the others wait and read it). Never changed: a module works on its
-    own copy (:func:`reproduced_copy`)."""
+    """One fresh clone of this working tree (``tests/test_readme.clone``) on which the README's quick start,
+    ``make repro``, has run from scratch (the whole pipeline, then the figures), and what it printed: made
+    once per test session and shared by the pytest-xdist workers (the first to ask makes it under a file
+    lock, the others wait and read it). Never changed: a module works on its own copy
+    (:func:`reproduced_copy`)."""
     from filelock import FileLock
 
-    from tests.test_pipeline import fresh_clone, sh
+    from tests.test_readme import clone, run
 
     if "PYTEST_XDIST_WORKER" not in os.environ:
         base = tmp_path_factory.mktemp("reproduced")
-        return (clone := fresh_clone(base)), sh(["dvc", "repro"], cwd=clone)
+        return (repo := clone(base)), run(repo, "make repro")
     shared = tmp_path_factory.getbasetemp().parent / "reproduced"      # the workers' common parent
     with FileLock(f"{shared}.lock"):
         if not (shared / "printed.txt").is_file():
             shutil.rmtree(shared, ignore_errors=True)                  # a worker that failed half-way
             shared.mkdir()
-            printed = sh(["dvc", "repro"], cwd=fresh_clone(shared))
+            printed = run(clone(shared), "make repro")
             (shared / "printed.txt").write_text(printed, encoding="utf-8")
     return shared / "candor", (shared / "printed.txt").read_text(encoding="utf-8")
 
 
 def reproduced_copy(reproduced: tuple[Path, str], parent: Path) -> Path:
     """A copy of the reproduced clone under ``parent`` (symlinks, modes and times kept, so its install
-    inputs stay older than the venv's stamp), for a module to change as it likes."""
+    inputs stay older than the venv's stamp and its ``.venv`` link still finds the venv), for a module to
+    change as it likes."""
     return Path(shutil.copytree(reproduced[0], parent / "candor", symlinks=True))
 
 

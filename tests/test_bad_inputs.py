@@ -48,6 +48,10 @@ from candor_eval.stages import fetch
 from tests.bad_inputs import workspace as W
 from tests.chat_server import chat_server
 
+# every case runs in the session fixture ``outcomes``: under pytest-xdist the module's tests share one worker,
+# so the corpus runs once per test session, not once per worker
+pytestmark = pytest.mark.xdist_group("bad_inputs")
+
 CORPUS = Path(__file__).parent / "bad_inputs"
 WORKERS = 3
 TEST_KEY = "sk-corpus-test-key-0000"

@@ -51,8 +51,8 @@ def fresh_clone(parent: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def first_repro(reproduced_once, tmp_path_factory) -> tuple[Path, str]:
-    """A fresh clone of the working tree on which `dvc repro` has run once (this module's copy of the
-    session's, ``tests/conftest.py``), and what that first run printed."""
+    """A fresh clone of the working tree on which `make repro` (the pipeline, then the figures) has run
+    once (this module's copy of the session's, ``tests/conftest.py``), and what that first run printed."""
     return reproduced_copy(reproduced_once, tmp_path_factory.mktemp("clone")), reproduced_once[1]
 
 

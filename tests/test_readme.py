@@ -2,7 +2,9 @@
 "Bring your own", "Remote cache and CI" (with a local-folder remote) and "Sweeps" (run by
 tests/test_sweep.py, whose one sweep also checks its metrics), and every
 output line the README quotes under a command (``#   <line>``) is checked in what that command
-printed, so the README cannot drift from what the commands do.
+printed, so the README cannot drift from what the commands do. The quick start runs once per test
+session, from scratch, on the fresh clone every slow module copies (``tests/conftest.reproduced_once``);
+the other blocks start from copies of it.
 
 Not run: ``make test`` (this suite itself), the venv-creating line of the CI block (the clones use
 the test's own venv through a ``.venv`` symlink: one install, not one per clone), and the lines
@@ -19,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, reproduced_copy
 from tests.test_pipeline import fresh_clone
 
 pytestmark = pytest.mark.slow
@@ -121,13 +123,17 @@ def test_the_blocks_are_found():
 
 
 @pytest.fixture(scope="module")
-def quick_started(tmp_path_factory) -> Path:
-    repo = clone(tmp_path_factory.mktemp("readme-quick"))
-    walk(repo, blocks("Quick start")[0])
-    return repo
+def quick_started(reproduced_once, tmp_path_factory) -> Path:
+    """A copy of the session's fresh clone on which the quick start, ``make repro``, ran from scratch
+    (``tests/conftest.reproduced_once``)."""
+    return reproduced_copy(reproduced_once, tmp_path_factory.mktemp("readme-quick"))
 
 
-def test_quick_start_reproduces_every_committed_output(quick_started):
+def test_quick_start_reproduces_every_committed_output(reproduced_once, quick_started):
+    [repro] = [step for step in blocks("Quick start")[0] if step.command == "make repro"]
+    printed = squash(reproduced_once[1])
+    assert [q for q in repro.quoted if squash(q) not in printed] == []
+    assert "Running stage 'score-detection@detector'" in reproduced_once[1]     # the pipeline ran, from scratch
     assert status(quick_started) == ""
 
 
@@ -137,10 +143,9 @@ def test_bring_your_own_walk_through_prints_what_the_readme_says(quick_started):
     assert " M params.yaml" in changed and " M dvc.lock" in changed     # the set's line; its stages locked
 
 
-def test_remote_cache_recipe_and_ci_block_round_trip(tmp_path):
+def test_remote_cache_recipe_and_ci_block_round_trip(reproduced_once, tmp_path):
     remote, ci = blocks("Remote cache and CI")
-    first = clone(tmp_path / "a")
-    run(first, "dvc repro")
+    first = reproduced_copy(reproduced_once, tmp_path / "a")               # a fresh clone, reproduced
     walk(first, remote, **{"/mnt/shared/candor-cache": str(tmp_path / "remote")})
     assert status(first) == ""                                           # .dvc/config was committed
     second = clone(tmp_path / "b", source=first)

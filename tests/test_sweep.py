@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CANDOR
+from tests.conftest import CANDOR, reproduced_copy
 from tests.test_pipeline import sh
-from tests.test_readme import blocks, clone, run, status, walk
+from tests.test_readme import blocks, status, walk
 
 pytestmark = pytest.mark.slow
 
@@ -18,9 +18,8 @@ VALUES = (0.15, 0.25, 0.3)
 
 
 @pytest.fixture(scope="module")
-def swept(tmp_path_factory) -> Path:
-    repo = clone(tmp_path_factory.mktemp("sweep"))
-    run(repo, "dvc repro")
+def swept(reproduced_once, tmp_path_factory) -> Path:
+    repo = reproduced_copy(reproduced_once, tmp_path_factory.mktemp("sweep"))     # a fresh clone, reproduced
     sweep = blocks("Sweeps")[0]
     assert sweep[0].command == f'make sweep PARAM=thresholds.deer VALUES="{" ".join(map(str, VALUES))}"'
     walk(repo, sweep)                  # the README's sweep as a reader runs it, its quoted lines checked
