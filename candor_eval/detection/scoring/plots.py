@@ -70,22 +70,24 @@ def _fmt(v: float | None) -> str:
     return "" if v is None else f"{v:.6f}".rstrip("0").rstrip(".") if v != 0 else "0"
 
 
-def _texts(values: Sequence[float | None]) -> list[str]:
-    """:func:`_fmt` of each of ``values``, every distinct value formatted once (a curve's thresholds are
-    the grid of every curve, its rates repeat)."""
-    memo = {v: _fmt(v) for v in set(values)}
-    return [memo[v] for v in values]
+def _texts(values: Sequence[float | None], memo: dict[float | None, str]) -> list[str]:
+    """:func:`_fmt` of each of ``values``, each distinct value formatted once into ``memo`` (value -> text),
+    which the caller may share between curves (they share the grid; rates repeat)."""
+    for v in set(values):
+        if v not in memo:
+            memo[v] = _fmt(v)
+    return list(map(memo.__getitem__, values))
 
 
 CurveText = tuple[list[str], list[str], list[str], list[str]]
 
 
-def curve_text(curve: Curve) -> CurveText:
+def curve_text(curve: Curve, memo: dict[float | None, str] | None = None) -> CurveText:
     """The curve's columns threshold, precision, recall and F1 as the files write them (:func:`_fmt`);
-    an undefined rate is ``""`` (only an undefined rate is)."""
-    rows = curve.rows()
-    return (_texts([row[0] for row in rows]), _texts([row[1] for row in rows]), _texts([row[2] for row in rows]),
-            _texts([row[3] for row in rows]))
+    an undefined rate is ``""`` (only an undefined rate is). ``memo``: as :func:`_texts`."""
+    memo = {} if memo is None else memo
+    t, p, r, f = zip(*curve.rows()) if len(curve.grid) else ((), (), (), ())
+    return _texts(t, memo), _texts(p, memo), _texts(r, memo), _texts(f, memo)
 
 
 def pr_csv(curve: Curve, text: CurveText | None = None) -> str:
@@ -119,8 +121,9 @@ def plot_files(model: str, *, curves: dict[str, Curve], matrix: np.ndarray,
     listed above."""
     m = safe_name(model)
     files: dict[str, dict[str, bytes]] = {kind: {} for kind in PLOT_KINDS}
+    memo: dict[float | None, str] = {}
     for name, curve in curves.items():
-        text = curve_text(curve)
+        text = curve_text(curve, memo)
         files["pr"][f"{m}/{safe_name(name)}.csv"] = pr_csv(curve, text).encode()
         files["f1"][f"{m}/{safe_name(name)}.csv"] = f1_csv(curve, text).encode()
     files["confusion"][f"{m}.csv"] = confusion_csv(matrix, classes).encode()
@@ -156,13 +159,14 @@ def set_plot_files(curves: dict[str, dict[str, Curve]], fp_anatomy: dict[str, di
     models = list(curves)
     names = [n for n in curves[models[0]] if all(n in curves[m] for m in models)] if models else []
     files: dict[str, dict[str, bytes]] = {kind: {} for kind in SET_PLOT_KINDS}
+    memo: dict[float | None, str] = {}
     for name in names:
         pr, f1 = [], []
         for m in models:
             curve = curves[m][name]
             t_served = served.get(m, {}).get(name) if name != "all" else None
             at = nearest_row(curve.grid.tolist(), t_served) if t_served is not None and len(curve.grid) else -1
-            ts, ps, rs, fs = curve_text(curve)
+            ts, ps, rs, fs = curve_text(curve, memo)
             pr += [(m, t, p, r, int(i == at)) for i, (t, p, r) in enumerate(zip(ts, ps, rs)) if p and r]
             served_text = _fmt(t_served)
             f1 += [(m, t, f, served_text) for t, f in zip(ts, fs) if f]
