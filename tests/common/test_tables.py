@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from candor_eval.common.errors import InputError
 from candor_eval.common.tables import (
+    BATCH,
     NUMBER,
     ascii_int,
     csv_text,
@@ -133,6 +134,18 @@ def test_written_tables_neutralise_text_cells_but_not_numbers():
     assert text == "id,n\n'=cmd|' /C calc'!A0,-3\n'-x,-0.25\n"
     assert [r for _, r in parse_rows(text, where="t.csv").rows] == [{"id": "=cmd|' /C calc'!A0", "n": "-3"},
                                                                      {"id": "-x", "n": "-0.25"}]
+
+
+def test_a_plain_batch_and_a_batch_with_formulas_and_carriage_returns_write_the_rule_s_bytes(tmp_path):
+    """Rows go in batches (:data:`BATCH`): a batch of plain cells is written at once, a batch that holds a
+    cell to neutralise or a carriage return row by row; each row's bytes are the rule's either way."""
+    plain = [("a", 1, 0.5)] * BATCH
+    careful = [("b", 2, None)] * 3 + [("=x", -1, "c\rd"), ("1,2", "-y", "'=z")]
+    text = csv_text(["k", "n", "v"], plain + careful)
+    assert text == ("k,n,v\n" + "a,1,0.5\n" * BATCH + "b,2,None\n" * 3
+                    + "'=x,-1,\"c\rd\"\n" + "\"1,2\",'-y,''=z\n")
+    write_csv(tmp_path / "t.csv", ["k", "n", "v"], iter(plain + careful))
+    assert (tmp_path / "t.csv").read_bytes() == text.encode()
 
 
 @settings(max_examples=300, deadline=None)

@@ -159,6 +159,6 @@ def coco_results(det: DetectionTable, *, frame_ids: list[int] | np.ndarray,
     b = det.boxes
     xywh = np.round(np.stack([b[:, 0], b[:, 1], b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]], axis=1), decimals) + 0.0
     sc = np.round(det.score, 5) + 0.0
-    return [{"image_id": int(frame_ids[f]), "category_id": int(category_ids[c]),
-             "bbox": [float(v) for v in xywh[i]], "score": float(sc[i])}
-            for i, (f, c) in enumerate(zip(det.frame.tolist(), det.cls.tolist()))]
+    images, categories = [int(i) for i in frame_ids], [int(c) for c in category_ids]
+    return [{"image_id": images[f], "category_id": categories[c], "bbox": box, "score": score}
+            for f, c, box, score in zip(det.frame.tolist(), det.cls.tolist(), xywh.tolist(), sc.tolist())]

@@ -70,16 +70,37 @@ def _fmt(v: float | None) -> str:
     return "" if v is None else f"{v:.6f}".rstrip("0").rstrip(".") if v != 0 else "0"
 
 
-def pr_csv(curve: Curve) -> str:
-    """``threshold,precision,recall``: the curve's points where both rates are defined."""
-    return csv_text(("threshold", "precision", "recall"),
-                    [(_fmt(t), _fmt(p), _fmt(r)) for t, p, r, _ in curve.rows() if p is not None and r is not None])
+def _texts(values: Sequence[float | None], memo: dict[float | None, str]) -> list[str]:
+    """:func:`_fmt` of each of ``values``, each distinct value formatted once into ``memo`` (value -> text),
+    which the caller may share between curves (they share the grid; rates repeat)."""
+    for v in set(values):
+        if v not in memo:
+            memo[v] = _fmt(v)
+    return list(map(memo.__getitem__, values))
 
 
-def f1_csv(curve: Curve) -> str:
-    """``threshold,f1,precision,recall``: the curve's points where F1 is defined."""
-    return csv_text(("threshold", "f1", "precision", "recall"),
-                    [(_fmt(t), _fmt(f), _fmt(p), _fmt(r)) for t, p, r, f in curve.rows() if f is not None])
+CurveText = tuple[list[str], list[str], list[str], list[str]]
+
+
+def curve_text(curve: Curve, memo: dict[float | None, str] | None = None) -> CurveText:
+    """The curve's columns threshold, precision, recall and F1 as the files write them (:func:`_fmt`);
+    an undefined rate is ``""`` (only an undefined rate is). ``memo``: as :func:`_texts`."""
+    memo = {} if memo is None else memo
+    t, p, r, f = zip(*curve.rows()) if len(curve.grid) else ((), (), (), ())
+    return _texts(t, memo), _texts(p, memo), _texts(r, memo), _texts(f, memo)
+
+
+def pr_csv(curve: Curve, text: CurveText | None = None) -> str:
+    """``threshold,precision,recall``: the curve's points where both rates are defined (``text``: the
+    curve's :func:`curve_text`, when the caller has it)."""
+    t, p, r, _ = text or curve_text(curve)
+    return csv_text(("threshold", "precision", "recall"), [row for row in zip(t, p, r) if row[1] and row[2]])
+
+
+def f1_csv(curve: Curve, text: CurveText | None = None) -> str:
+    """``threshold,f1,precision,recall``: the curve's points where F1 is defined (``text`` as :func:`pr_csv`)."""
+    t, p, r, f = text or curve_text(curve)
+    return csv_text(("threshold", "f1", "precision", "recall"), [row for row in zip(t, f, p, r) if row[1]])
 
 
 def confusion_csv(matrix: np.ndarray, classes: tuple[str, ...] | list[str]) -> str:
@@ -100,9 +121,11 @@ def plot_files(model: str, *, curves: dict[str, Curve], matrix: np.ndarray,
     listed above."""
     m = safe_name(model)
     files: dict[str, dict[str, bytes]] = {kind: {} for kind in PLOT_KINDS}
+    memo: dict[float | None, str] = {}
     for name, curve in curves.items():
-        files["pr"][f"{m}/{safe_name(name)}.csv"] = pr_csv(curve).encode()
-        files["f1"][f"{m}/{safe_name(name)}.csv"] = f1_csv(curve).encode()
+        text = curve_text(curve, memo)
+        files["pr"][f"{m}/{safe_name(name)}.csv"] = pr_csv(curve, text).encode()
+        files["f1"][f"{m}/{safe_name(name)}.csv"] = f1_csv(curve, text).encode()
     files["confusion"][f"{m}.csv"] = confusion_csv(matrix, classes).encode()
     return files
 
@@ -136,17 +159,17 @@ def set_plot_files(curves: dict[str, dict[str, Curve]], fp_anatomy: dict[str, di
     models = list(curves)
     names = [n for n in curves[models[0]] if all(n in curves[m] for m in models)] if models else []
     files: dict[str, dict[str, bytes]] = {kind: {} for kind in SET_PLOT_KINDS}
+    memo: dict[float | None, str] = {}
     for name in names:
         pr, f1 = [], []
         for m in models:
-            rows = curves[m][name].rows()
+            curve = curves[m][name]
             t_served = served.get(m, {}).get(name) if name != "all" else None
-            at = nearest_row([r[0] for r in rows], t_served) if t_served is not None and rows else -1
-            for i, (t, p, r, f) in enumerate(rows):
-                if p is not None and r is not None:
-                    pr.append((m, _fmt(t), _fmt(p), _fmt(r), int(i == at)))
-                if f is not None:
-                    f1.append((m, _fmt(t), _fmt(f), _fmt(t_served)))
+            at = nearest_row(curve.grid.tolist(), t_served) if t_served is not None and len(curve.grid) else -1
+            ts, ps, rs, fs = curve_text(curve, memo)
+            pr += [(m, t, p, r, int(i == at)) for i, (t, p, r) in enumerate(zip(ts, ps, rs)) if p and r]
+            served_text = _fmt(t_served)
+            f1 += [(m, t, f, served_text) for t, f in zip(ts, fs) if f]
         files["pr_models"][f"{safe_name(name)}.csv"] = csv_text(
             ("model", "threshold", "precision", "recall", "served"), pr).encode()
         files["f1_models"][f"{safe_name(name)}.csv"] = csv_text(

@@ -292,8 +292,6 @@ class Curve:
 
     def rows(self) -> list[tuple[float, float | None, float | None, float | None]]:
         """(threshold, precision, recall, f1) per point, rates None when undefined."""
-        out = []
-        for t, a, b, c in zip(self.grid.tolist(), self.tp.tolist(), self.fp.tolist(), self.fn.tolist()):
-            k = Counts(int(a), int(b), int(c), 0)
-            out.append((t, k.precision, k.recall, k.f1))
-        return out
+        # the rates of Counts(tp, fp, fn, 0), without making one per point
+        return [(t, ratio(a, a + b), ratio(a, a + c), ratio(2 * a, 2 * a + b + c))
+                for t, a, b, c in zip(self.grid.tolist(), self.tp.tolist(), self.fp.tolist(), self.fn.tolist())]

@@ -68,7 +68,8 @@ def chunk_scenes(inputs: SceneInputs, chunks: Iterable[RawDetections], *,
     order, start = frame_labels(scene)
     for chunk in chunks:
         frames = np.array([position.get(f, -1) for f in chunk.frames], dtype=np.int64)
-        if (frames < 0).any() or seen[frames].any() or len(np.unique(frames)) < len(frames):
+        # a frame twice in the chunk: a count above 1 (np.bincount: np.unique would import numpy.ma)
+        if (frames < 0).any() or seen[frames].any() or (np.bincount(frames) > 1).any():
             raise fail(where, "the detections changed while they were read (a frame is unknown or repeated)",
                        hint="rerun the command; if it persists: dvc repro detect")
         seen[frames] = True

@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from candor_eval.common.errors import InputError, Problem, fail
+from candor_eval.detection.scoring.boxes import iter_group_pairs, stable_key_order, within_group_ranks
 from candor_eval.detection.scoring.class_names import class_name_problems
 from candor_eval.detection.scoring.coco import read_coco
 from candor_eval.detection.scoring.columns import GroundTruth
@@ -152,6 +153,39 @@ def frame_disagreement(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np
     return None
 
 
+def twinned_frames(yolo: GroundTruth, coco: GroundTruth, *, tol: float) -> np.ndarray:
+    """``(F,)`` True for each frame whose labels :func:`frame_disagreement` surely finds agreeing: no crowd
+    annotation, per class as many boxes in both, and each YOLO box's closest COCO box of its class (the
+    first on a tie, of all of them) is the one at its own position in the class, within ``tol``. Then the
+    greedy pairing takes exactly those twins, so the frame agrees. False says nothing (the frame is
+    checked box by box); the test runs on every frame at once."""
+    n_k = len(yolo.frames) * max(len(yolo.classes), 1)
+    ka = yolo.label_frame * max(len(yolo.classes), 1) + yolo.label_class
+    kb = coco.label_frame * max(len(yolo.classes), 1) + coco.label_class
+    bad_key = np.bincount(ka, minlength=n_k) != np.bincount(kb, minlength=n_k)
+    bad_key[kb[coco.label_crowd]] = True
+    order = stable_key_order(ka)
+    own = np.empty(len(ka), np.int64)                  # each YOLO box's position among its key's boxes
+    own[order] = within_group_ranks(ka[order])[0]
+    twin = np.zeros(len(ka), bool)
+    for ia, ib in iter_group_pairs(ka, kb):            # by YOLO box, then its key's COCO boxes in order
+        d = np.abs(coco.label_boxes[ib] - yolo.label_boxes[ia]).max(axis=1)
+        starts = np.flatnonzero(np.r_[True, ia[1:] != ia[:-1]])
+        run = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(ia)]))
+        low = np.minimum.reduceat(d, starts)
+        at_low = np.flatnonzero(d == low[run])        # none for a run holding a NaN: not twinned
+        first = np.full(len(starts), -1)
+        hit_runs = run[at_low]
+        keep = np.r_[True, hit_runs[1:] != hit_runs[:-1]] if len(at_low) else np.zeros(0, bool)
+        first[hit_runs[keep]] = at_low[keep] - starts[hit_runs[keep]]
+        a = ia[starts]
+        twin[a] = (first == own[a]) & (low <= tol)
+    bad_frame = np.zeros(len(yolo.frames), bool)
+    bad_frame[np.flatnonzero(bad_key) // max(len(yolo.classes), 1)] = True
+    bad_frame[yolo.label_frame[~twin]] = True
+    return ~bad_frame
+
+
 def check_agreement(yolo: GroundTruth, coco: GroundTruth, *, where: str, tol: float = AGREEMENT_PX) -> None:
     """Both ground truths (same frames, same classes) hold the same labels per frame (see the module
     docstring); else one InputError naming ``where`` and each disagreeing frame."""
@@ -160,7 +194,8 @@ def check_agreement(yolo: GroundTruth, coco: GroundTruth, *, where: str, tol: fl
     ys = np.searchsorted(yolo.label_frame[ya], np.arange(n + 1))
     cs = np.searchsorted(coco.label_frame[ca], np.arange(n + 1))
     problems = []
-    for fi, frame in enumerate(yolo.frames):
+    for fi in np.flatnonzero(~twinned_frames(yolo, coco, tol=tol)).tolist():
+        frame = yolo.frames[fi]
         y, c = ya[ys[fi]:ys[fi + 1]], ca[cs[fi]:cs[fi + 1]]
         why = frame_disagreement((yolo.label_class[y], yolo.label_boxes[y]),
                                  (coco.label_class[c], coco.label_boxes[c], coco.label_crowd[c]),

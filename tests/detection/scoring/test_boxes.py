@@ -11,6 +11,7 @@ from candor_eval.detection.scoring.boxes import (
     iter_group_pairs,
     key_chunks,
     nms,
+    nms_reach,
     paired_crowd_iou,
     paired_iou,
     rank_order,
@@ -178,6 +179,23 @@ def test_nms_matches_the_definition_on_dense_touching_and_degenerate_boxes(iou):
     assert nms(groups, boxes, scores, iou=iou, max_pairs=7).tolist() == expected
     touching = np.array([[0, 0, 10, 10], [10, 0, 20, 10], [5, 0, 5, 10]], float)   # IoU 0 with each other
     assert nms(np.zeros(3, int), touching, np.array([0.9, 0.8, 0.7]), iou=iou).all()
+
+
+@pytest.mark.parametrize("iou", [0.0, 0.25, 0.5, 0.7, 1.0])
+def test_every_pair_above_the_iou_starts_left_of_the_reach(iou):
+    """nms_reach bounds the pairs NMS forms: every box b at or right of a's x1 whose IoU with a exceeds
+    ``iou`` starts strictly left of a's reach, so no suppression is lost; on a grid of halves many IoUs
+    equal ``iou`` exactly (not suppressed) and the result stays the definition's."""
+    rng = np.random.default_rng(int(iou * 100) + 3)
+    xy = rng.integers(0, 12, (300, 2)) * 0.5
+    boxes = np.hstack([xy, xy + rng.integers(0, 9, (300, 2)) * 0.5])
+    reach = nms_reach(boxes[:, 0], boxes[:, 2], iou)
+    a, b = np.nonzero(box_iou(boxes, boxes) > iou)
+    right = boxes[b, 0] >= boxes[a, 0]
+    assert right.any() or iou == 1.0
+    assert (boxes[b, 0][right] < reach[a][right]).all()
+    groups, scores = rng.integers(0, 2, 300), rng.integers(0, 4, 300) / 4
+    assert nms(groups, boxes, scores, iou=iou).tolist() == nms_reference(groups, boxes, scores, iou).tolist()
 
 
 def test_nms_refuses_an_iou_outside_the_unit_interval():

@@ -48,6 +48,9 @@ def test_coco_results_export_rounds():
                          boxes=np.array([[1.00049, 2.0, 3.5, 4.25]]), score=np.array([0.123456]))
     assert coco_results(det, frame_ids=[7], category_ids=[3]) == [
         {"image_id": 7, "category_id": 3, "bbox": [1.0, 2.0, 2.5, 2.25], "score": 0.12346}]
+    out = coco_results(det, frame_ids=np.array([7]), category_ids=np.array([3]))[0]   # ids as numpy arrays too
+    assert [type(out[k]) for k in ("image_id", "category_id", "score")] == [int, int, float]
+    assert {type(v) for v in out["bbox"]} == {float}
 
 
 @pytest.mark.parametrize("piece", [16, 300, 10 ** 7])

@@ -2,6 +2,9 @@
 arrays, candor_eval/detection/scoring/tally.py) on a tiny hand-computed scene."""
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -22,6 +25,7 @@ from candor_eval.detection.scoring.nms_match import score_detections
 from candor_eval.detection.scoring.records import Counts, Scene
 from candor_eval.detection.scoring.tally import Tally, frame_groups, summarise
 from candor_eval.detection.served import Served
+from tests.conftest import ROOT
 
 CLASSES = ("deer", "sheep", "tree", "relic")   # relic: never labelled
 
@@ -191,6 +195,22 @@ def test_grid_and_keys():
     assert threshold_grid(0.055)[:2].tolist() == [0.055, 0.06]
     assert band_names([16, 48]) == ["lt16", "16to48", "ge48"]
     assert zoom_key("0.5") == "zoom_0_5" and zoom_key("") == "zoom_unknown"
+
+
+@pytest.mark.parametrize("floor, start", [
+    (0.0, [0.0, 0.01]), (0.01, [0.01, 0.02]), (0.0100004, [0.01, 0.02]), (0.0123456, [0.012346, 0.02]),
+    (0.00999999996, [0.01, 0.02]), (0.9999, [0.9999, 1.0]), (1.0, [1.0])])
+def test_the_grid_starts_at_the_floor_rounded_and_never_repeats_it(floor, start):
+    g = threshold_grid(floor)
+    assert g[:2].tolist() == start and g[-1] == 1.0 and (np.diff(g) > 0).all()
+
+
+def test_the_grid_and_the_chunk_check_do_not_load_numpy_ma():
+    """np.unique's plain call imports numpy.ma (~13 ms of a sweep stage's run): the scoring path avoids it."""
+    code = ("import sys, numpy as np; from candor_eval.detection.scoring.metrics import threshold_grid; "
+            "threshold_grid(0.05); print('numpy.ma' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "False"
 
 
 def test_empty_everything():

@@ -107,6 +107,17 @@ def test_series_styles_stay_apart_for_twelve_series():
     assert len({(s["color"], s["linestyle"]) for s in styles}) == 12    # lines alone too (no markers)
 
 
+def test_pr_and_f1_files_keep_the_points_whose_rates_are_defined():
+    """tp (2, 0), fp (1, 0), fn (0, 0): at 0.5 nothing is kept and nothing is missed, so no rate is defined;
+    a rate of 0 is a point (0.9: no TP, one FN)."""
+    curve = Curve(grid=np.array([0.1, 0.5, 0.9]), tp=np.array([2, 0, 0]), fp=np.array([1, 0, 0]),
+                  fn=np.array([0, 0, 1]))
+    assert dp.curve_text(curve) == (["0.1", "0.5", "0.9"], ["0.666667", "", ""], ["1", "", "0"], ["0.8", "", "0"])
+    assert dp.pr_csv(curve).splitlines() == ["threshold,precision,recall", "0.1,0.666667,1"]
+    assert dp.f1_csv(curve).splitlines() == ["threshold,f1,precision,recall", "0.1,0.8,0.666667,1", "0.9,0,,0"]
+    assert dp.f1_csv(curve, dp.curve_text(curve)) == dp.f1_csv(curve)
+
+
 def test_set_plot_files_put_every_model_in_one_file():
     def curve(tp):
         return Curve(grid=np.array([0.1, 0.5]), tp=np.array(tp), fp=np.array([1, 0]), fn=np.array([1, 2]))

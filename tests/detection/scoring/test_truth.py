@@ -11,7 +11,8 @@ import pytest
 
 from candor_eval.common.errors import InputError
 from candor_eval.detection.frames import image_size, read_frames
-from candor_eval.detection.scoring.truth import AGREEMENT_PX, read_truth
+from candor_eval.detection.scoring.columns import GroundTruth
+from candor_eval.detection.scoring.truth import AGREEMENT_PX, check_agreement, read_truth, twinned_frames
 from tests.conftest import ROOT
 from tests.support_detect import make_dataset
 
@@ -134,3 +135,26 @@ def test_the_demo_yolo_labels_and_coco_json_agree():
     assert len(t.gt.label_frame) == len(coco.label_frame) > 1000
     assert np.array_equal(t.gt.label_class, coco.label_class) and np.array_equal(t.gt.label_index, coco.label_index)
     assert np.abs(t.gt.label_boxes - coco.label_boxes).max() < 1e-3
+
+
+def _gt(label_frame, label_class, boxes, crowd=None) -> GroundTruth:
+    n = len(label_frame)
+    return GroundTruth(classes=("deer", "sheep"), frames=("a", "b", "c", "d"), sizes=np.ones((4, 2), np.int64),
+                       label_frame=np.array(label_frame, np.int64), label_index=np.arange(n),
+                       label_class=np.array(label_class, np.int64), label_boxes=np.array(boxes, float).reshape(n, 4),
+                       label_crowd=np.zeros(n, bool) if crowd is None else np.array(crowd))
+
+
+def test_twinned_frames_are_those_whose_boxes_pair_at_their_own_positions():
+    """a: each YOLO box's closest COCO box is its twin at its own position (0.4 px off) -> twinned. b: the
+    COCO twins come in the other order, so the fast test cannot say (False), yet the frames agree box
+    by box. c: a crowd annotation; d: a box 3 px off -> not twinned, and both disagree."""
+    box1, box2 = [0, 0, 10, 10], [20, 0, 30, 10]
+    yolo = _gt([0, 0, 1, 1, 2, 3], [0, 0, 0, 0, 1, 1], [box1, box2, box1, box2, box1, box1])
+    coco = _gt([0, 0, 1, 1, 2, 2, 3], [0, 0, 0, 0, 1, 1, 1],
+               [np.add(box1, 0.4), np.add(box2, -0.4), box2, box1, box1, box2, np.add(box1, 3)],
+               crowd=[False, False, False, False, False, True, False])
+    assert twinned_frames(yolo, coco, tol=AGREEMENT_PX).tolist() == [True, False, False, False]
+    with pytest.raises(InputError) as err:
+        check_agreement(yolo, coco, where="data")
+    assert [p.where for p in err.value.problems] == ["data: frame c", "data: frame d"]
