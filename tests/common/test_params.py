@@ -214,7 +214,7 @@ def test_libyaml_and_the_pure_loader_read_every_yaml_file_of_the_repository_alik
     compared = 0
     for rel in files:
         text = (root / rel).read_bytes().decode("utf-8", errors="replace").lstrip("\ufeff")
-        if "&" in text or "*" in text:
+        if not params.surely_unanchored(text):
             continue
         try:
             fast = yaml.load(text, Loader=params._CheckedCLoader)
@@ -250,3 +250,85 @@ def test_params_parse_on_libyaml_and_errors_stay_the_pure_loader_s(tmp_path, mon
     with pytest.raises(InputError) as err:
         load_yaml(tmp_path / "r.yaml")
     assert str(pure.value) in err.value.message                  # the pure loader's words, marks and all
+
+
+# --- libyaml is used only where no anchor nor alias can be: `&` and `*` in comments only
+
+
+def _loaders_used(monkeypatch) -> list:
+    import yaml
+
+    used: list = []
+    real = yaml.load
+    monkeypatch.setattr(yaml, "load", lambda text, Loader: used.append(Loader) or real(text, Loader=Loader))
+    return used
+
+
+def test_an_asterisk_in_a_comment_still_parses_on_libyaml(tmp_path, monkeypatch):
+    """The committed params.yaml has ``sqrt(w*h)`` in a comment: it is read on libyaml, to the same content."""
+    from candor_eval.common import params
+
+    if not params.LIBYAML:
+        pytest.skip("PyYAML without libyaml")
+    used = _loaders_used(monkeypatch)
+    (tmp_path / "p.yaml").write_text("# &top\nmatch:\n  bands: [32, 96]   # sqrt(w*h) & more\n  b: x#y\t# *z\n",
+                                     encoding="utf-8")
+    assert load_yaml(tmp_path / "p.yaml") == {"match": {"bands": [32, 96], "b": "x#y"}}
+    assert used == [params._CheckedCLoader]
+    from pathlib import Path
+    assert params.surely_unanchored((Path(__file__).resolve().parents[2] / "params.yaml").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("text, line", [
+    ("a: &x 1\nb: *x\n", 1),                      # a real anchor and alias
+    ("a: 1  # c\nb: [2, *x]  # *y\n", 2),          # an alias before the comment
+    ("a: 'w # *h'\nb: &x 2\n", 2),                 # a `#` inside a quoted string: not a comment
+    ('a: ["p\n  q # x", *y]\n', 2),                # a quoted string closing after the `#`, then an alias
+    ("a: 1 # c\u2028b: &x 2\n", 2),                # a line break YAML knows (LS) after the comment
+])
+def test_a_real_anchor_or_alias_is_refused_whatever_comments_surround_it(tmp_path, monkeypatch, text, line):
+    from candor_eval.common import params
+
+    used = _loaders_used(monkeypatch)
+    (tmp_path / "q.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(InputError, match=rf"q.yaml:line {line}: anchors and aliases \(&name, \*name\) are not allowed"):
+        load_yaml(tmp_path / "q.yaml")
+    assert not params.surely_unanchored(text) and used == [params._CheckedLoader]
+
+
+def test_an_asterisk_in_a_quoted_string_is_text(tmp_path, monkeypatch):
+    """A quoted ``*`` is conservatively left to the pure loader, which reads it as the text it is."""
+    from candor_eval.common import params
+
+    used = _loaders_used(monkeypatch)
+    (tmp_path / "p.yaml").write_text("a: 'w*h'  # area\nb: \"x # *y\"\n", encoding="utf-8")
+    assert load_yaml(tmp_path / "p.yaml") == {"a": "w*h", "b": "x # *y"}
+    assert used == [params._CheckedLoader]
+
+
+def test_every_yaml_file_called_unanchored_has_no_anchor_for_the_pure_loader():
+    """No YAML file of the repository (the bad-input corpus's aliases and bombs included) that
+    :func:`~candor_eval.common.params.surely_unanchored` passes holds an anchor or an alias; and the
+    corpus does hold some, so the check sees them."""
+    import subprocess
+    from pathlib import Path
+
+    import yaml
+
+    from candor_eval.common import params
+
+    root = Path(__file__).resolve().parents[2]
+    files = subprocess.run(["git", "ls-files", "-z", "*.yaml", "*.yml"], cwd=root, capture_output=True, text=True,
+                           check=True).stdout.strip("\0").split("\0")
+    refused = 0
+    for rel in files:
+        text = (root / rel).read_bytes().decode("utf-8", errors="replace").lstrip("\ufeff")
+        try:
+            yaml.load(text, Loader=params._CheckedLoader)
+        except params._Refused as err:
+            if err.what.startswith("anchors"):
+                assert not params.surely_unanchored(text), rel
+                refused += 1
+        except (yaml.YAMLError, RecursionError):  # not YAML, or nested too deeply: the corpus's other cases
+            pass
+    assert refused >= 3
