@@ -18,12 +18,12 @@ sections stay theirs and are ignored), except a top-level key that is a near-mis
 candor's sections (``threshold:`` for ``thresholds:``), which is an error:
 ignoring it would silently serve the defaults (:func:`misspelled_section`).
 
-The parse runs on libyaml (``yaml.CSafeLoader``, ~10x faster: ``params.yaml`` is read by every
-stage) when PyYAML has it and no anchor nor alias can be in the text (:func:`surely_unanchored`: no
-``&`` nor ``*`` outside comments such as ``# sqrt(w*h)``); the same constructor checks keys. On any
-error it parses again with the pure-Python loader, whose refusals and messages (line numbers, wording)
-are the ones named above: a file either loads to the same content on both, or fails with the same
-message as without libyaml.
+The text is scanned and parsed by libyaml (``yaml.CSafeLoader``'s parser, ~10x faster than PyYAML's own:
+``params.yaml`` is read by every stage) when PyYAML has it; its events are composed by the same Python
+composer and constructor as the pure-Python loader's, so an anchor or an alias is refused wherever it
+stands (before any alias is followed) and keys are checked alike. On any error it parses again with the
+pure-Python loader, whose refusals and messages (line numbers, wording) are the ones named above: a file
+either loads to the same content on both, or fails with the same message as without libyaml.
 """
 from __future__ import annotations
 
@@ -106,20 +106,28 @@ class _UniqueKeys(yaml.constructor.SafeConstructor):
         return super().construct_mapping(node, deep=deep)
 
 
-class _CheckedLoader(_UniqueKeys, yaml.SafeLoader):
-    """``SafeLoader`` refusing repeated keys, anchors and aliases (non-finite numbers: :func:`non_finite`)."""
+class _NoAnchors(yaml.composer.Composer):
+    """The composer refusing an anchor or an alias event (whichever parser made it) before composing it."""
 
     def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
-        event = self.peek_event()
+        event = self.peek_event()  # type: ignore[attr-defined]  # the parser's: a sibling base of each loader
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
             raise _Refused("anchors and aliases (&name, *name) are not allowed", event.start_mark)
         return super().compose_node(parent, index)
 
 
+class _CheckedLoader(_UniqueKeys, _NoAnchors, yaml.SafeLoader):
+    """``SafeLoader`` refusing repeated keys, anchors and aliases (non-finite numbers: :func:`non_finite`)."""
+
+
 if LIBYAML:
-    class _CheckedCLoader(_UniqueKeys, yaml.CSafeLoader):
-        """libyaml's parser with the same constructor and resolvers; only for text without ``&`` and ``*``
-        (libyaml composes anchors and aliases itself, so :class:`_CheckedLoader` alone refuses them)."""
+    class _CheckedCLoader(_UniqueKeys, _NoAnchors, yaml.CSafeLoader):
+        """libyaml's scanner and parser under :class:`_CheckedLoader`'s composer and constructor (the Python
+        composer comes first in the MRO, so libyaml never composes, nor follows an alias, itself)."""
+
+        def __init__(self, stream: str):
+            yaml.CSafeLoader.__init__(self, stream)
+            yaml.composer.Composer.__init__(self)
 
 
 # YAML 1.2 floats PyYAML's 1.1 resolver reads as text (``1e3``, ``2E-4``: an exponent without a dot);
@@ -144,43 +152,11 @@ def non_finite(doc: Any) -> tuple[str, float] | None:
     return None
 
 
-# YAML's line breaks (PyYAML's and libyaml's: NEL, LS and PS too) and a comment's start (``#`` first on
-# a line or after a space or a tab; ``a#b`` is text)
-_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
-_COMMENT = re.compile(r"(?:^|[ \t])#")
-
-
-def surely_unanchored(text: str) -> bool:
-    r"""Whether YAML ``text`` can hold no anchor (``&a``) nor alias (``*a``): every line holding an ``&`` or
-    a ``*`` holds no quote character (``'``, ``"``) and starts a comment before its first ``&`` or ``*``.
-
-    Such a line is a comment from there on, or text of a scalar that started on an earlier line (a block
-    scalar, or a quoted one: without a quote on the line it cannot end on it), never an anchor nor an
-    alias. A False is conservative (``a: b&c`` is plain text, yet False): the caller parses with the
-    loader that refuses anchors and aliases itself.
-
-    >>> [surely_unanchored(t) for t in ("a: 1", "b: [1]  # sqrt(w*h)", "# &x\na: 1", "a: &x 1")]
-    [True, True, True, False]
-    >>> [surely_unanchored(t) for t in ('a: "w*h"', "a: 'x # *y'", "a: ['p\n  q # x', *y]", "a: b#*c")]
-    [False, False, False, False]
-    """
-    if "&" not in text and "*" not in text:
-        return True
-    for line in _LINE_BREAK.split(text):
-        first = min((i for i in (line.find("&"), line.find("*")) if i >= 0), default=None)
-        if first is None:
-            continue
-        comment = _COMMENT.search(line)
-        if "'" in line or '"' in line or comment is None or comment.start() > first:
-            return False
-    return True
-
-
 @functools.lru_cache(maxsize=8)
 def _parsed(text: str) -> Any:
     """``text`` parsed by the checked loader (on libyaml where it can: the module docstring); the same
     text (``params.yaml``, read by each section of a stage) is parsed once per process."""
-    if LIBYAML and surely_unanchored(text):
+    if LIBYAML:
         try:
             return yaml.load(text, Loader=_CheckedCLoader)  # SafeConstructor: as safe as yaml.safe_load
         except Exception:  # noqa: BLE001 - any failure: the pure loader below raises its own, named error
