@@ -12,7 +12,9 @@ section holds is strict (:data:`Number`, :data:`Integer`, :data:`Decimal_`; :fun
 without a word). A section is
 validated with a pydantic model
 (``extra='forbid'``, so a misspelled key is an error, not a silent default; the error suggests
-the nearest valid key); the error names the file and the dotted key path. candor reads only the
+the nearest valid key; ``defer_build=True``, so a process builds the validators of the sections
+and cards it reads, on first use, not of every model it imports: the same messages, less start-up);
+the error names the file and the dotted key path. candor reads only the
 sections of :data:`SECTIONS`: a params file is the user's too (their ``train:`` or ``export:``
 sections stay theirs and are ignored), except a top-level key that is a near-miss of one of
 candor's sections (``threshold:`` for ``thresholds:``), which is an error:
