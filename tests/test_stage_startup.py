@@ -22,8 +22,6 @@ NOT_AT_START = {
         "matplotlib": "the PNG figures are `candor figures`, outside the pipeline",
         "tqdm": "progress bars are fetch's (common.verify imports tqdm lazily)",
         "candor_eval.lots": "the lots track is another stage's",
-        "multiprocessing": "fork_map forks bare workers (common.parallel: no executor to start)",
-        "concurrent.futures": "the same",
     },
     "stats": {
         "scipy.stats": "only a whole-refresh p95 bound needs it (stats.quantile imports it lazily)",
