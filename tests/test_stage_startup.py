@@ -31,15 +31,29 @@ NOT_AT_START = {
     },
 }
 
+# module a sweep stage imports in its run (a section it reads) -> module prefixes that import must not load
+NOT_WITH = {
+    "candor_eval.lots.params": {   # the stats stage reads identify.candidates
+        "candor_eval.lots.comps": "the matching rules are made by CompsParams.rules, for the valuation stages",
+        "candor_eval.lots.tokens": "the same",
+        "candor_eval.lots.ceiling": "the ceiling rules are made by CompsParams.ceiling_rules",
+    },
+}
+
+# the modules of the params sections and model cards a sweep stage reads: their models are built on first use
+DEFERRED = ("candor_eval.detection.config", "candor_eval.detection.model_card", "candor_eval.lots.params",
+            "candor_eval.review.params", "candor_eval.review.gate_views")
+
 LOADED = """
 import importlib, json, sys
 from candor_eval.cli import COMMANDS
-importlib.import_module(COMMANDS[sys.argv[1]].module)
+importlib.import_module(COMMANDS[sys.argv[1]].module if sys.argv[1] in COMMANDS else sys.argv[1])
 print(json.dumps(sorted(sys.modules)))
 """
 
 
 def loaded_at_start(command: str) -> list[str]:
+    """What a fresh interpreter holds after importing ``command``'s module (or the module ``command``)."""
     out = subprocess.run([sys.executable, "-c", LOADED, command], cwd=ROOT, capture_output=True, text=True,
                          check=True).stdout
     return json.loads(out)
@@ -67,3 +81,26 @@ def test_the_check_sees_a_library_a_stage_does_load():
     intervals on every run), so an empty list above is not a check that sees nothing."""
     assert heavy(loaded_at_start("score-detection"), ["numpy"])
     assert "scipy.special" in heavy(loaded_at_start("stats"), ["scipy"])
+
+
+@pytest.mark.parametrize("module", sorted(NOT_WITH))
+def test_a_section_a_sweep_stage_reads_loads_only_its_own_code(module):
+    loaded = loaded_at_start(module)
+    assert module in loaded
+    for prefix, why in NOT_WITH[module].items():
+        assert heavy(loaded, [prefix]) == [], f"{module} loads {prefix}: {why}"
+
+
+@pytest.mark.parametrize("module", DEFERRED)
+def test_params_models_build_their_validators_on_first_use(module):
+    """``defer_build``: importing a section's module builds no validator of a model the process never uses."""
+    import importlib
+
+    from pydantic import BaseModel
+
+    mod = importlib.import_module(module)
+    models = [m for m in vars(mod).values()
+              if isinstance(m, type) and issubclass(m, BaseModel) and m.__module__ == module
+              and "[" not in m.__name__]          # not pydantic's own parametrized bases (``RootModel[dict]``)
+    assert models
+    assert [m.__name__ for m in models if not m.model_config.get("defer_build")] == []

@@ -12,17 +12,20 @@ section holds is strict (:data:`Number`, :data:`Integer`, :data:`Decimal_`; :fun
 without a word). A section is
 validated with a pydantic model
 (``extra='forbid'``, so a misspelled key is an error, not a silent default; the error suggests
-the nearest valid key); the error names the file and the dotted key path. candor reads only the
+the nearest valid key; ``defer_build=True``, so a process builds the validators of the sections
+and cards it reads, on first use, not of every model it imports: the same messages, less start-up);
+the error names the file and the dotted key path. candor reads only the
 sections of :data:`SECTIONS`: a params file is the user's too (their ``train:`` or ``export:``
 sections stay theirs and are ignored), except a top-level key that is a near-miss of one of
 candor's sections (``threshold:`` for ``thresholds:``), which is an error:
 ignoring it would silently serve the defaults (:func:`misspelled_section`).
 
-The parse runs on libyaml (``yaml.CSafeLoader``, ~10x faster: ``params.yaml`` is read by every
-stage) when PyYAML has it and the text holds no ``&`` nor ``*`` (so no anchor nor alias can be in
-it); the same constructor checks keys. On any error it parses again with the pure-Python loader,
-whose refusals and messages (line numbers, wording) are the ones named above: a file either
-loads to the same content on both, or fails with the same message as without libyaml.
+The text is scanned and parsed by libyaml (``yaml.CSafeLoader``'s parser, ~10x faster than PyYAML's own:
+``params.yaml`` is read by every stage) when PyYAML has it; its events are composed by the same Python
+composer and constructor as the pure-Python loader's, so an anchor or an alias is refused wherever it
+stands (before any alias is followed) and keys are checked alike. On any error it parses again with the
+pure-Python loader, whose refusals and messages (line numbers, wording) are the ones named above: a file
+either loads to the same content on both, or fails with the same message as without libyaml.
 """
 from __future__ import annotations
 
@@ -105,20 +108,28 @@ class _UniqueKeys(yaml.constructor.SafeConstructor):
         return super().construct_mapping(node, deep=deep)
 
 
-class _CheckedLoader(_UniqueKeys, yaml.SafeLoader):
-    """``SafeLoader`` refusing repeated keys, anchors and aliases (non-finite numbers: :func:`non_finite`)."""
+class _NoAnchors(yaml.composer.Composer):
+    """The composer refusing an anchor or an alias event (whichever parser made it) before composing it."""
 
     def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
-        event = self.peek_event()
+        event = self.peek_event()  # type: ignore[attr-defined]  # the parser's: a sibling base of each loader
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
             raise _Refused("anchors and aliases (&name, *name) are not allowed", event.start_mark)
         return super().compose_node(parent, index)
 
 
+class _CheckedLoader(_UniqueKeys, _NoAnchors, yaml.SafeLoader):
+    """``SafeLoader`` refusing repeated keys, anchors and aliases (non-finite numbers: :func:`non_finite`)."""
+
+
 if LIBYAML:
-    class _CheckedCLoader(_UniqueKeys, yaml.CSafeLoader):
-        """libyaml's parser with the same constructor and resolvers; only for text without ``&`` and ``*``
-        (libyaml composes anchors and aliases itself, so :class:`_CheckedLoader` alone refuses them)."""
+    class _CheckedCLoader(_UniqueKeys, _NoAnchors, yaml.CSafeLoader):
+        """libyaml's scanner and parser under :class:`_CheckedLoader`'s composer and constructor (the Python
+        composer comes first in the MRO, so libyaml never composes, nor follows an alias, itself)."""
+
+        def __init__(self, stream: str):
+            yaml.CSafeLoader.__init__(self, stream)
+            yaml.composer.Composer.__init__(self)
 
 
 # YAML 1.2 floats PyYAML's 1.1 resolver reads as text (``1e3``, ``2E-4``: an exponent without a dot);
@@ -147,7 +158,7 @@ def non_finite(doc: Any) -> tuple[str, float] | None:
 def _parsed(text: str) -> Any:
     """``text`` parsed by the checked loader (on libyaml where it can: the module docstring); the same
     text (``params.yaml``, read by each section of a stage) is parsed once per process."""
-    if LIBYAML and "&" not in text and "*" not in text:
+    if LIBYAML:
         try:
             return yaml.load(text, Loader=_CheckedCLoader)  # SafeConstructor: as safe as yaml.safe_load
         except Exception:  # noqa: BLE001 - any failure: the pure loader below raises its own, named error

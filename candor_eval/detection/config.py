@@ -59,7 +59,7 @@ class NmsOverride(BaseModel):
     """``detector.nms_by_model.<model>``: the served-NMS keys of ``detector`` that model serves
     differently (a key left out keeps the shared value; ``max_det: null`` lifts a shared cap)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     nms_iou: Number | None = Field(default=None, gt=0.0, le=1.0)
     max_det: Integer | None = Field(default=None, ge=1)
@@ -67,7 +67,7 @@ class NmsOverride(BaseModel):
 
 
 class DetectorParams(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     sets: dict[str, list[str]] = Field(default_factory=dict)
     floor: Number = Field(default=0.05, ge=0.0, le=1.0)
@@ -126,7 +126,7 @@ class DetectorParams(BaseModel):
 
 
 class MatchParams(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     iou: Number = Field(default=MATCH_IOU, gt=0.0, le=1.0)
     min_support: Integer = Field(default=MIN_SUPPORT, ge=0)
@@ -149,7 +149,7 @@ class MatchParams(BaseModel):
 
 
 class ReinferenceParams(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     box_px: Number = Field(gt=0.0, allow_inf_nan=False)
     score: Probability
@@ -158,6 +158,8 @@ class ReinferenceParams(BaseModel):
 class ThresholdsByModel(RootModel[dict[str, dict[str, Any]]]):
     """``thresholds_by_model``: model name -> the ``thresholds`` keys it serves differently
     (values checked with the shared ones by :meth:`ThresholdParams.class_thresholds`). Default: empty."""
+
+    model_config = ConfigDict(defer_build=True)
 
     root: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
@@ -271,7 +273,7 @@ class ClusterView(BaseModel):
     what a detection set's rates cluster in: ``frame`` or ``session``, for every set unless
     ``by_set`` names another. Read-only: the rest of the section is its owner's."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
     detection: Literal["frame", "session"] = "frame"
     by_set: dict[str, Literal["frame", "session"]] = {}
 
@@ -301,7 +303,7 @@ class ClusterView(BaseModel):
 class StatsClusterView(BaseModel):
     """The ``stats`` section, read by detection scoring for its ``cluster`` keys only."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
     cluster: ClusterView = ClusterView()
 
 

@@ -52,7 +52,7 @@ class Preprocess(BaseModel):
     An Ultralytics or YOLOv5 export needs ``preprocess: {resize: opencv-linear}``.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     resize: Literal["pillow-bilinear", "opencv-linear"] = "pillow-bilinear"
     exif: Literal["apply", "ignore"] = "ignore"
@@ -63,7 +63,7 @@ class Preprocess(BaseModel):
 class ModelCard(BaseModel):
     """A validated model card."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     onnx: str = Field(min_length=1)
     sha256: str = Field(pattern=SHA256_PATTERN)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from decimal import Decimal
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
@@ -19,10 +19,13 @@ from candor_eval.common.names import Name, name_problem
 from candor_eval.common.params import ExactDecimal, Integer, Number
 from candor_eval.common.repository import source_problem
 from candor_eval.common.unique import repeated
-from candor_eval.lots.ceiling import CeilingRules
 from candor_eval.lots.chat import endpoint_problem
-from candor_eval.lots.comps import KeyWords, Rules
-from candor_eval.lots.tokens import TokenRules
+
+if TYPE_CHECKING:  # the rule objects of ``comps`` are imported where they are made (CompsParams.rules and
+    # .ceiling_rules): the stats stage reads ``identify`` here and never loads the matching code
+    from candor_eval.lots.ceiling import CeilingRules
+    from candor_eval.lots.comps import KeyWords, Rules
+    from candor_eval.lots.tokens import TokenRules
 
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 HEADER_NAME = r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$"
@@ -32,7 +35,7 @@ class PythonProvider(BaseModel):
     """``{python: "pkg.mod:fn"}``: the production entry point, a callable ``fn(images, context)`` in module
     ``pkg.mod`` (:mod:`candor_eval.lots.production`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     python: str = Field(pattern=r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
 
@@ -89,7 +92,7 @@ class HttpProvider(BaseModel):
     own request shape, with placeholders (:func:`body_problem`); ``answer_path`` (``result.analysis``; a
     number is a list index) is where the answer sits in a JSON response (default: the whole body)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     http: str = Field(repr=False)
     version_header: str | None = Field(default="X-Analyzer-Version", pattern=HEADER_NAME)
@@ -120,7 +123,7 @@ class ExecProvider(BaseModel):
     those passed on and redacted from everything the run writes (checked like an http provider's header
     values); nothing else of candor's environment reaches the child."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     exec: list[Annotated[str, Field(min_length=1, pattern=r"^[^\x00]*$")]] = Field(min_length=1)
     env: list[Annotated[str, Field(pattern=ENV_NAME)]] = Field(default_factory=list)
@@ -186,7 +189,7 @@ class IdentifyParams(BaseModel):
     name and a word of dvc.yaml's commands, so it follows the rule of names
     (:mod:`candor_eval.common.names`): ``prompt-a``, never ``a/b``, ``..`` or ``x;y``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     mode: Literal["replay", "live"] = "replay"
     candidates: list[Name] = Field(default_factory=list)
@@ -314,7 +317,7 @@ class LotsParams(BaseModel):
     word lists of the token rules are data (``data/lots/vocabulary/tokens.yaml``,
     :mod:`candor_eval.lots.vocabulary`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     min_number_digits: Integer = Field(default=3, ge=1)
 
@@ -330,7 +333,7 @@ class CompsParams(BaseModel):
     ``comps-words.yaml``, :mod:`candor_eval.lots.vocabulary`).
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     require_brand: bool = True
     require_model_token: bool = True
@@ -362,12 +365,16 @@ class CompsParams(BaseModel):
         return self
 
     def rules(self, *, tokens: TokenRules, accessory_words: tuple[str, ...], words: KeyWords) -> Rules:
+        from candor_eval.lots.comps import Rules  # here: see the imports
+
         return Rules(require_brand=self.require_brand, require_model_token=self.require_model_token,
                      hedged_fallback=self.hedged_fallback, exclude_accessories=self.exclude_accessories,
                      per_unit_price=self.per_unit_price, min_comps=self.min_comps,
                      accessory_words=accessory_words, tokens=tokens, words=words)
 
     def ceiling_rules(self) -> CeilingRules:
+        from candor_eval.lots.ceiling import CeilingRules  # here: see the imports
+
         return CeilingRules(buyer_premium_pct=self.buyer_premium_pct, sell_fee_pct=self.sell_fee_pct,
                             margin_pct=self.margin_pct, shipping=self.shipping,
                             buy_headroom_pct=self.buy_headroom_pct)

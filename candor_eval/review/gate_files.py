@@ -62,15 +62,21 @@ def check_gate(gp: DeclaredGate, det: DetectorParams, *, where: str) -> None:
 
 
 def gate_from_files(settings: GateSettings, *, outcomes: Path, detection: Path, models: Path,
-                    latency: Path | None, refresh: Path | None = None) -> GateResult:
-    """Evaluate the gate of ``settings`` on the files of the module docstring."""
+                    latency: Path | None, refresh: Path | None = None,
+                    parsed: Mapping[str, list[dict[str, object]]] | None = None) -> GateResult:
+    """Evaluate the gate of ``settings`` on the files of the module docstring. ``parsed``: the outcome
+    tables of every detection set already read and parsed under ``outcomes`` (path relative to it -> rows,
+    absent tables left out: :func:`candor_eval.review.collect.read_inputs`), so they are not parsed twice."""
     gp, sp, mp = settings.gate, settings.stats, settings.match
     check_gate(gp, settings.detector, where=settings.where)
     folder = Path(outcomes) / gp.set
-    texts = {n: read_text(folder / n, expected="an outcome table") if (folder / n).is_file() else None for n in TABLES}
-    for name in (n for n, text in texts.items() if text is None):
+    texts = {n: read_text(folder / n, expected="an outcome table") if (folder / n).is_file() else None
+             for n in (TABLES if parsed is None else ())}
+    present = [n for n in TABLES if (texts[n] is not None if parsed is None else f"{gp.set}/{n}" in parsed)]
+    for name in (n for n in TABLES if n not in present):
         log.warning("%s is absent: gate criteria that need it fail", folder / name)
-    tables = parse_tables(texts, where=lambda name: (folder / name).as_posix())
+    tables = (parse_tables(texts, where=lambda name: (folder / name).as_posix()) if parsed is None
+              else {n: parsed[f"{gp.set}/{n}"] for n in present})
     wrong, frozen = {}, {}
     for model in (gp.reference, gp.candidate):
         f = Path(detection) / gp.set / f"{model}.json"

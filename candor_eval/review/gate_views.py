@@ -29,7 +29,7 @@ from candor_eval.stats.rates import CONFIDENCE, fmt_count
 class StatsView(BaseModel):
     """The keys of the ``stats`` section the gate reads."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
     confidence: Probability = CONFIDENCE
     cluster: Cluster = Cluster()
 
@@ -37,7 +37,7 @@ class StatsView(BaseModel):
 class MatchView(BaseModel):
     """The two keys of the ``match`` section (owned by the score stage) the gate reads."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
     critical: list[str] = []
     min_support: Integer = Field(default=MIN_SUPPORT, ge=0)
 

@@ -20,7 +20,7 @@ class Reference(BaseModel):
     detection set's reference is its first model (``detector.sets``;
     :func:`candor_eval.review.collect.references`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     lots: str | None = None
 
 
@@ -35,14 +35,14 @@ class Cluster(ClusterView):
     ``case`` (the fields of one case). Lots are their own clusters.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     fields: Literal["case"] = "case"
 
 
 class StatsParams(BaseModel):
     """The ``stats`` section of the params file."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     confidence: Probability = CONFIDENCE
     alpha: Probability = 0.05
     reference: Reference = Reference()
@@ -64,7 +64,7 @@ class GateParams(BaseModel):
     timed in the same run) and ``waive`` (criteria that do not count, each a visible line in
     review)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     set: str | None = None
     reference: str | None = None
     candidate: str | None = None

@@ -96,7 +96,7 @@ def _run(args: argparse.Namespace) -> int:
         log.info("no detection set in %s:detector.sets: no release gate to evaluate, %s not written",
                  args.params, args.gate)
     gate = (gate_from_files(settings, outcomes=Path(args.outcomes), detection=Path(args.detection),
-                            models=Path(args.models), latency=None)
+                            models=Path(args.models), latency=None, parsed=inputs.tables)
             if settings is not None else None)
     if args.report:
         out = Path(args.report)

@@ -196,9 +196,9 @@ def test_an_exponent_without_a_dot_is_a_number_as_in_yaml_1_2(tmp_path):
 
 
 def test_libyaml_and_the_pure_loader_read_every_yaml_file_of_the_repository_alike():
-    """What libyaml loads, the pure-Python loader loads to equal content (where libyaml fails, as on
-    an escaped lone surrogate, ``load_yaml`` parses again with the pure loader): every YAML file of
-    the repository (params, cards, word lists, the bad-input corpus)."""
+    """What libyaml loads, the pure-Python loader loads to equal content, and what libyaml refuses, the pure
+    loader refuses too (then ``load_yaml`` parses again with the pure loader for its message): every YAML file
+    of the repository (params, cards, word lists, the bad-input corpus with its anchors and alias bombs)."""
     import subprocess
     from pathlib import Path
 
@@ -211,18 +211,22 @@ def test_libyaml_and_the_pure_loader_read_every_yaml_file_of_the_repository_alik
     root = Path(__file__).resolve().parents[2]
     files = subprocess.run(["git", "ls-files", "-z", "*.yaml", "*.yml"], cwd=root, capture_output=True, text=True,
                            check=True).stdout.strip("\0").split("\0")
-    compared = 0
+    compared = refused = 0
     for rel in files:
         text = (root / rel).read_bytes().decode("utf-8", errors="replace").lstrip("\ufeff")
-        if "&" in text or "*" in text:
-            continue
         try:
             fast = yaml.load(text, Loader=params._CheckedCLoader)
+        except params._Refused as err:
+            with pytest.raises(params._Refused) as pure:
+                yaml.load(text, Loader=params._CheckedLoader)
+            assert pure.value.what == err.what, rel
+            refused += 1
+            continue
         except Exception:  # noqa: BLE001 - load_yaml falls back to the pure loader on any failure
             continue
         assert yaml.load(text, Loader=params._CheckedLoader) == fast, rel
         compared += 1
-    assert compared > 50
+    assert compared > 50 and refused >= 3
 
 
 def test_params_parse_on_libyaml_and_errors_stay_the_pure_loader_s(tmp_path, monkeypatch):
@@ -250,3 +254,54 @@ def test_params_parse_on_libyaml_and_errors_stay_the_pure_loader_s(tmp_path, mon
     with pytest.raises(InputError) as err:
         load_yaml(tmp_path / "r.yaml")
     assert str(pure.value) in err.value.message                  # the pure loader's words, marks and all
+
+
+# --- anchors and aliases: refused by the same composer on libyaml's events and on the pure parser's
+
+
+def _loaders_used(monkeypatch) -> list:
+    import yaml
+
+    used: list = []
+    real = yaml.load
+    monkeypatch.setattr(yaml, "load", lambda text, Loader: used.append(Loader) or real(text, Loader=Loader))
+    return used
+
+
+def test_asterisks_and_ampersands_in_comments_and_quotes_parse_on_libyaml(tmp_path, monkeypatch):
+    """The committed params.yaml has ``sqrt(w*h)`` in a comment, a model card ``round(w*scale)`` in a
+    quoted string: text, read on libyaml, to the same content."""
+    from candor_eval.common import params
+
+    if not params.LIBYAML:
+        pytest.skip("PyYAML without libyaml")
+    used = _loaders_used(monkeypatch)
+    (tmp_path / "p.yaml").write_text("# &top\nmatch:\n  bands: [32, 96]   # sqrt(w*h) & more\n  b: x#*y\t# *z\n"
+                                     "  c: 'w*h # &a'\n  d: \"round(w*scale)\n    & more\"\n", encoding="utf-8")
+    assert load_yaml(tmp_path / "p.yaml") == {"match": {"bands": [32, 96], "b": "x#*y", "c": "w*h # &a",
+                                                        "d": "round(w*scale) & more"}}
+    assert used == [params._CheckedCLoader]
+
+
+@pytest.mark.parametrize("text, line", [
+    ("a: &x 1\nb: *x\n", 1),                      # a real anchor and alias
+    ("a: 1  # c\nb: [2, *x]  # *y\n", 2),          # an alias before a comment
+    ("a: 'w # *h'\nb: &x 2\n", 2),                 # a `#` inside a quoted string: not a comment
+    ('a: ["p\n  q # x", *y]\n', 2),                # a quoted string closing after a `#`, then an alias
+    ("a: 1 # c\u2028b: &x 2\n", 2),                # a line break YAML knows (LS) after a comment
+    ("a: &a [1, 2]\nb: &b [*a, *a]\nc: [*b, *b]\n", 1),   # the start of an alias bomb
+])
+def test_a_real_anchor_or_alias_is_refused_with_the_pure_loader_s_message(tmp_path, monkeypatch, text, line):
+    import yaml
+
+    from candor_eval.common import params
+
+    used = _loaders_used(monkeypatch)
+    (tmp_path / "q.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(InputError, match=rf"q.yaml:line {line}: anchors and aliases \(&name, \*name\) are not allowed"):
+        load_yaml(tmp_path / "q.yaml")
+    assert used[-1] is params._CheckedLoader
+    if params.LIBYAML:
+        assert used[0] is params._CheckedCLoader          # refused on libyaml too, then parsed again for the message
+        with pytest.raises(params._Refused, match="anchors"):
+            yaml.load(text, Loader=params._CheckedCLoader)

@@ -248,3 +248,25 @@ def test_write_gate_writes_gate_json_and_logs_the_verdict(tmp_path, caplog, late
     assert GateResult.from_json(doc, where=str(out)).as_json() == doc
     assert f"gate {verdict} -> {out}" in caplog.text
     assert ("all criteria met" in caplog.text) is latency and ("refresh_p95" in caplog.text) is not latency
+
+
+@pytest.mark.parametrize("present", [TABLES, TABLES[:1], ()])
+def test_tables_the_stats_stage_already_parsed_give_the_same_gate(tmp_path, caplog, present):
+    """``parsed``: the outcome tables :func:`candor_eval.review.collect.read_inputs` read for the stats stage
+    (every set's, paths relative to the outcomes root): the same gate, and the same warning for an absent one,
+    as reading them again."""
+    from candor_eval.review.collect import read_inputs
+
+    paths = write_inputs(tmp_path, tables=present)
+    inputs = read_inputs(outcomes=paths["outcomes"], metrics=[], root=tmp_path, detection_sets=["s", "other"],
+                         lots=False)
+    assert sorted(inputs.tables) == sorted(f"s/{n}" for n in present)
+    runs = []
+    for parsed in (None, inputs.tables):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="candor.gate"):
+            g = gate_from_files(settings(), outcomes=paths["outcomes"], detection=paths["detection"],
+                                models=paths["models"], latency=None, parsed=parsed)
+        runs.append((g.as_json(), [r.getMessage() for r in caplog.records]))
+    assert runs[0] == runs[1]
+    assert len(runs[0][1]) == len(TABLES) - len(present)
