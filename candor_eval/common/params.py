@@ -37,7 +37,7 @@ import re
 from collections.abc import Hashable, Iterable
 from decimal import Decimal
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, cast
 
 import yaml
 from pydantic import BaseModel, BeforeValidator, Field, StrictFloat, StrictInt, ValidationError
@@ -112,7 +112,7 @@ class _NoAnchors(yaml.composer.Composer):
     """The composer refusing an anchor or an alias event (whichever parser made it) before composing it."""
 
     def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
-        event = self.peek_event()  # type: ignore[attr-defined]  # the parser's: a sibling base of each loader
+        event = cast(yaml.parser.Parser, self).peek_event()  # the parser's: a sibling base of each loader
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
             raise _Refused("anchors and aliases (&name, *name) are not allowed", event.start_mark)
         return super().compose_node(parent, index)
