@@ -67,7 +67,7 @@ from candor_eval.stats.rates import mcnemar_p
 EXACT_LIMIT = 20_000       # sum of |d_g| up to which the distribution is enumerated (cost: clusters x this)
 EXACT_COUNTS = 53          # clusters that differ up to which the pattern counts fit a float's 53-bit significand
 EXACT_CLUSTERS = 16        # clusters up to which shift tests enumerate all 2**G sign patterns
-NARROW_AFTER = 6           # bisection steps of a shift interval before its patterns are narrowed (Narrowed)
+NARROW_AT = (1, 4, 8)      # bisection steps of a shift interval at which its patterns are narrowed (Narrowed)
 FLIPS = 20_000             # fixed random sign patterns of a shift test above EXACT_CLUSTERS clusters
 _PATTERN_SEED = 20261203   # the generator of those patterns: fixed, so every run draws the same
 
@@ -165,7 +165,8 @@ class ShiftTest:
     def p(self, delta: float) -> float:
         """Two-sided p of the shift ``delta``: the share of patterns whose ``|T|`` reaches the observed one
         (ties within 1e-9 of the terms' scale ``sum |a_g| + |delta| sum |b_g|`` count as reaching it)."""
-        t = np.abs(self.sa - delta * self.sb)
+        u = self.sa - delta * self.sb
+        t = np.abs(u, out=u)
         tol = 1e-9 * (self.scale_a + abs(delta) * self.scale_b)
         hits = int(np.count_nonzero(t >= t[0] - tol))
         return min(1.0, hits / t.size)          # exact: hits / 2**G; sampled: (1 + hits) / (1 + FLIPS)
@@ -192,31 +193,45 @@ class Narrowed:
     (between 0 and the larger one where ``u_s`` changes sign), and so does the threshold
     ``|u_0| - tol`` (``tol`` grows with ``|delta|``). A pattern whose ``|u_s|`` stays at or above the
     threshold's largest value counts at every shift of the bracket, one below its smallest never;
-    only the others are computed, with the operations of ``p``, so the count and ``p`` are identical."""
+    only the others are computed, with the operations of ``p``, so the count and ``p`` are identical.
+    ``within``: a narrowed test whose bracket holds this one; only its open patterns are classified
+    (the others are settled over this bracket too)."""
 
-    def __init__(self, test: ShiftTest, a: float, b: float) -> None:
+    counted: int            # patterns that count at every shift of the bracket
+    open: np.ndarray        # the others' rows in ``test`` (their ``sa``, ``sb`` below)
+    sa: np.ndarray
+    sb: np.ndarray
+
+    def __init__(self, test: ShiftTest, a: float, b: float, *, within: Narrowed | None = None) -> None:
         self.test = test
-        sa, sb = test.sa, test.sb
+        self._sa0, self._sb0 = float(test.sa[0]), float(test.sb[0])     # the observed pattern: Python floats, same IEEE
+        sa, sb = (test.sa, test.sb) if within is None else (within.sa, within.sb)
         ua, ub = sa - a * sb, sa - b * sb
-        one_sign = ((ua >= 0) & (ub >= 0)) | ((ua <= 0) & (ub <= 0))
-        t_lo = np.where(one_sign, np.minimum(np.abs(ua), np.abs(ub)), 0.0)
-        t_hi = np.maximum(np.abs(ua), np.abs(ub))
-        t0_lo, t0_hi = t_lo[0], t_hi[0]
+        opposite = (ua < 0) ^ (ub < 0)                  # u_s changes sign (or is 0 at an end: its min is 0 anyway)
+        t_hi = np.maximum(np.abs(ua, out=ua), np.abs(ub, out=ub))
+        t_lo = np.minimum(ua, ub, out=ua)
+        t_lo[opposite] = 0.0
+        u0a, u0b = self._sa0 - a * self._sb0, self._sa0 - b * self._sb0
+        t0_hi = max(abs(u0a), abs(u0b))
+        t0_lo = 0.0 if (u0a < 0) != (u0b < 0) else min(abs(u0a), abs(u0b))
         near = 0.0 if min(a, b) <= 0.0 <= max(a, b) else min(abs(a), abs(b))
         far = max(abs(a), abs(b))
         always = t_lo >= self._threshold(near, t0_hi)      # at or above the threshold's greatest value
-        never = t_hi < self._threshold(far, t0_lo)         # below its least
-        self.counted = int(np.count_nonzero(always))
-        self.open = np.flatnonzero(~(always | never))
-        self.sa, self.sb = sa[self.open], sb[self.open]
+        keep = t_hi >= self._threshold(far, t0_lo)         # not below its least ...
+        keep &= ~always                                    # ... nor settled above: open
+        kept = np.flatnonzero(keep)
+        self.counted = int(np.count_nonzero(always)) + (0 if within is None else within.counted)
+        self.open = kept if within is None else within.open[kept]
+        self.sa, self.sb = sa[kept], sb[kept]
 
-    def _threshold(self, delta: float, t0: np.floating | float) -> np.floating | float:
+    def _threshold(self, delta: float, t0: float) -> float:
         return t0 - 1e-9 * (self.test.scale_a + abs(delta) * self.test.scale_b)       # as ShiftTest.p
 
     def p(self, delta: float) -> float:
         """``self.test.p(delta)`` for ``delta`` within the bracket."""
-        t0 = np.abs(self.test.sa[:1] - delta * self.test.sb[:1])[0]
-        hits = self.counted + int(np.count_nonzero(np.abs(self.sa - delta * self.sb) >= self._threshold(delta, t0)))
+        u = self.sa - delta * self.sb
+        threshold = self._threshold(delta, abs(self._sa0 - delta * self._sb0))
+        hits = self.counted + int(np.count_nonzero(np.abs(u, out=u) >= threshold))
         return min(1.0, hits / self.test.sa.size)
 
 
@@ -257,8 +272,8 @@ def shift_interval(test: ShiftTest, *, level: float, bound: float | None,
         for step in range(100):
             if abs(out - inside) <= 1e-9 * max(1.0, abs(est)):
                 break
-            if step == NARROW_AFTER:                    # every later shift lies within this bracket
-                narrowed = Narrowed(test, inside, out)
+            if step in NARROW_AT:                       # every later shift lies within this bracket
+                narrowed = Narrowed(test, inside, out, within=narrowed)
             mid = 0.5 * (inside + out)
             if (narrowed.p(mid) if narrowed is not None else test.p(mid)) <= level:
                 out = mid

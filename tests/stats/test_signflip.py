@@ -165,13 +165,25 @@ def _random_shift_tests(seed: int, n: int):
 
 
 def test_a_narrowed_test_is_the_test_at_every_shift_of_its_bracket():
+    import numpy as np
+
     from candor_eval.stats.signflip import Narrowed
     for rng, test in _random_shift_tests(11, 150):
         lo, hi = sorted(float(x) for x in test.estimate + rng.normal(size=2) * rng.choice([1e-6, 0.01, 0.5]))
         narrowed = Narrowed(test, hi, lo) if rng.random() < 0.5 else Narrowed(test, lo, hi)
-        for delta in [lo, hi, 0.5 * (lo + hi), *(float(x) for x in rng.uniform(lo, hi, size=20))]:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            roots = test.sa / test.sb                                   # where a pattern's |T| touches 0
+        roots = roots[(roots >= lo) & (roots <= hi)]
+        for delta in [lo, hi, 0.5 * (lo + hi), *(float(x) for x in rng.uniform(lo, hi, size=20)),
+                      *(float(x) for x in roots[:: max(1, roots.size // 10)])]:
             assert narrowed.p(delta) == test.p(delta)
         assert narrowed.open.size < test.sa.size or hi - lo > 0.1       # a narrow bracket leaves fewer open
+        inner = sorted(float(x) for x in rng.uniform(lo, hi, size=2))    # narrowed again within its bracket
+        again = Narrowed(test, *inner, within=narrowed)
+        assert set(again.open.tolist()) <= set(narrowed.open.tolist())
+        assert again.sa.tolist() == test.sa[again.open].tolist()
+        for delta in [*inner, *(float(x) for x in rng.uniform(*inner, size=10))]:
+            assert again.p(delta) == test.p(delta)
 
 
 def test_narrowing_the_bisection_changes_no_interval(monkeypatch):
@@ -179,5 +191,5 @@ def test_narrowing_the_bisection_changes_no_interval(monkeypatch):
     cases = list(_random_shift_tests(12, 120))
     kw = [dict(level=level, bound=bound) for level in (0.05, 0.2) for bound in (None, 1.0)]
     narrowed = [sf.shift_interval(t, **k) for _, t in cases for k in kw]
-    monkeypatch.setattr(sf, "NARROW_AFTER", 1000)                      # never: every step counts every pattern
+    monkeypatch.setattr(sf, "NARROW_AT", ())                          # never: every step counts every pattern
     assert narrowed == [sf.shift_interval(t, **k) for _, t in cases for k in kw]
