@@ -75,15 +75,13 @@ _PATTERN_SEED = 20261203   # the generator of those patterns: fixed, so every ru
 def signflip_p(diffs: Sequence[int]) -> float:
     """Two-sided exact sign-flip p-value of per-cluster integer differences (module docstring);
     ``1.0`` when every difference is 0 or they sum to 0."""
-    for d in diffs:
-        if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
-            raise ValueError(f"differences must be integers, got {d!r}")
-    mags = sorted(abs(int(d)) for d in diffs if d != 0)
+    ints = diffs if set(map(type, diffs)) <= {int} else _integers(diffs)     # plain ints: checked at once
+    mags = sorted(map(abs, filter(None, ints)))
     if not mags:
         return 1.0
-    observed = abs(sum(int(d) for d in diffs))
+    observed = abs(sum(ints))
     if mags[-1] == 1:
-        pos = sum(1 for d in diffs if d > 0)
+        pos = sum(1 for d in ints if d > 0)
         return mcnemar_p(pos, len(mags) - pos)
     if observed == 0:
         return 1.0
@@ -94,6 +92,14 @@ def signflip_p(diffs: Sequence[int]) -> float:
     if len(mags) <= EXACT_COUNTS:
         return min(1.0, math.ldexp(patterns_at_most(mags, lower), 1 - len(mags)))    # exact: a power-of-2 scale
     return _float_p(mags, lower)
+
+
+def _integers(diffs: Sequence[int]) -> list[int]:
+    """``diffs`` as Python integers; anything but an integer (a bool included) is a ValueError."""
+    for d in diffs:
+        if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
+            raise ValueError(f"differences must be integers, got {d!r}")
+    return [int(d) for d in diffs]
 
 
 def _float_p(mags: list[int], lower: int) -> float:
