@@ -58,7 +58,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -67,7 +67,7 @@ from candor_eval.stats.rates import mcnemar_p
 EXACT_LIMIT = 20_000       # sum of |d_g| up to which the distribution is enumerated (cost: clusters x this)
 EXACT_COUNTS = 53          # clusters that differ up to which the pattern counts fit a float's 53-bit significand
 EXACT_CLUSTERS = 16        # clusters up to which shift tests enumerate all 2**G sign patterns
-NARROW_AT = (1, 4, 8)      # bisection steps of a shift interval at which its patterns are narrowed (Narrowed)
+NARROW_AFTER = 3           # bisection steps of a shift interval before its patterns are narrowed (Narrowed)
 FLIPS = 20_000             # fixed random sign patterns of a shift test above EXACT_CLUSTERS clusters
 _PATTERN_SEED = 20261203   # the generator of those patterns: fixed, so every run draws the same
 
@@ -143,9 +143,13 @@ def flip_patterns(g: int) -> np.ndarray:
     """The sign patterns a shift test over ``g`` clusters uses, one per row (``+1.0``/``-1.0``; cached,
     read-only): every pattern up to :data:`EXACT_CLUSTERS` clusters (the first row all ``+1``: the observed one), above
     the observed pattern and :data:`FLIPS` patterns drawn from a fixed generator."""
-    if g <= EXACT_CLUSTERS:
-        bits = (np.arange(2 ** g, dtype=np.int64)[:, None] >> np.arange(g, dtype=np.int64)) & 1
-        out = (1 - 2 * bits).astype(float)
+    if g <= EXACT_CLUSTERS:                 # row i: -1.0 where bit j of i is set, else +1.0
+        out = np.empty((2 ** g, g))
+        for j in range(g):                  # rows 2**j .. 2**(j+1) - 1: rows 0 .. 2**j - 1 with bit j set
+            half = 1 << j
+            out[half:2 * half, :j] = out[:half, :j]
+            out[:half, j] = 1.0
+            out[half:2 * half, j] = -1.0
     else:
         rng = np.random.default_rng(_PATTERN_SEED + g)
         out = np.empty((FLIPS + 1, g))                  # filled in place: no float copy of the drawn patterns
@@ -159,7 +163,8 @@ def flip_patterns(g: int) -> np.ndarray:
 class ShiftTest:
     """The sign-flip test of ``z_g(delta) = a_g - delta * b_g`` for every shift ``delta`` (module
     docstring): ``sa``/``sb`` hold ``sum_g s_g a_g`` and ``sum_g s_g b_g`` for each pattern ``s`` of
-    :func:`flip_patterns` (the first one observed); ``exact``: every pattern was enumerated."""
+    :func:`flip_patterns` (the first one observed); ``exact``: every pattern was enumerated;
+    ``intervals``: what :func:`shift_interval` found for it, by its arguments (each computed once)."""
 
     sa: np.ndarray
     sb: np.ndarray
@@ -167,6 +172,8 @@ class ShiftTest:
     estimate: float
     scale_a: float = 0.0
     scale_b: float = 0.0
+    intervals: dict[tuple, tuple[float | None, float | None]] = field(default_factory=dict, compare=False,
+                                                                      repr=False)
 
     def p(self, delta: float) -> float:
         """Two-sided p of the shift ``delta``: the share of patterns whose ``|T|`` reaches the observed one
@@ -179,12 +186,21 @@ class ShiftTest:
 
 
 def shift_test(a: Sequence[float], b: Sequence[float]) -> ShiftTest:
-    """The shift test of per-cluster ``(a_g, b_g)`` (``b_g >= 0``, ``sum b_g = 1``; module docstring)."""
+    """The shift test of per-cluster ``(a_g, b_g)`` (``b_g >= 0``, ``sum b_g = 1``; module docstring).
+    Terms equal to the bit to an earlier call's share its test (and the intervals found on it): the
+    stats and the gate test the same clusters, each once."""
     if len(a) != len(b):
         raise ValueError("a and b must have one value per cluster")
-    av, bv = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return _shift_test(np.asarray(a, dtype=float).tobytes(), np.asarray(b, dtype=float).tobytes())
+
+
+@functools.lru_cache(maxsize=32)
+def _shift_test(a: bytes, b: bytes) -> ShiftTest:
+    """:func:`shift_test` of the float64 terms whose bytes are ``a`` and ``b`` (cached, read-only)."""
+    av, bv = np.frombuffer(a).copy(), np.frombuffer(b).copy()       # aligned, owned: the arrays as given
     pats = flip_patterns(len(av))
     sa, sb = (np.einsum("ij,j->i", pats, v) for v in (av, bv))   # einsum: no BLAS threads
+    sa.flags.writeable = sb.flags.writeable = False
     return ShiftTest(sa=sa, sb=sb, exact=len(av) <= EXACT_CLUSTERS, estimate=float(av.sum()),
                      scale_a=float(np.abs(av).sum()), scale_b=float(np.abs(bv).sum()))
 
@@ -199,19 +215,12 @@ class Narrowed:
     (between 0 and the larger one where ``u_s`` changes sign), and so does the threshold
     ``|u_0| - tol`` (``tol`` grows with ``|delta|``). A pattern whose ``|u_s|`` stays at or above the
     threshold's largest value counts at every shift of the bracket, one below its smallest never;
-    only the others are computed, with the operations of ``p``, so the count and ``p`` are identical.
-    ``within``: a narrowed test whose bracket holds this one; only its open patterns are classified
-    (the others are settled over this bracket too)."""
+    only the others are computed, with the operations of ``p``, so the count and ``p`` are identical."""
 
-    counted: int            # patterns that count at every shift of the bracket
-    open: np.ndarray        # the others' rows in ``test`` (their ``sa``, ``sb`` below)
-    sa: np.ndarray
-    sb: np.ndarray
-
-    def __init__(self, test: ShiftTest, a: float, b: float, *, within: Narrowed | None = None) -> None:
+    def __init__(self, test: ShiftTest, a: float, b: float) -> None:
         self.test = test
         self._sa0, self._sb0 = float(test.sa[0]), float(test.sb[0])     # the observed pattern: Python floats, same IEEE
-        sa, sb = (test.sa, test.sb) if within is None else (within.sa, within.sb)
+        sa, sb = test.sa, test.sb
         ua, ub = sa - a * sb, sa - b * sb
         opposite = (ua < 0) ^ (ub < 0)                  # u_s changes sign (or is 0 at an end: its min is 0 anyway)
         t_hi = np.maximum(np.abs(ua, out=ua), np.abs(ub, out=ub))
@@ -225,10 +234,9 @@ class Narrowed:
         always = t_lo >= self._threshold(near, t0_hi)      # at or above the threshold's greatest value
         keep = t_hi >= self._threshold(far, t0_lo)         # not below its least ...
         keep &= ~always                                    # ... nor settled above: open
-        kept = np.flatnonzero(keep)
-        self.counted = int(np.count_nonzero(always)) + (0 if within is None else within.counted)
-        self.open = kept if within is None else within.open[kept]
-        self.sa, self.sb = sa[kept], sb[kept]
+        self.counted = int(np.count_nonzero(always))
+        self.open = np.flatnonzero(keep)
+        self.sa, self.sb = sa[self.open], sb[self.open]
 
     def _threshold(self, delta: float, t0: float) -> float:
         return t0 - 1e-9 * (self.test.scale_a + abs(delta) * self.test.scale_b)       # as ShiftTest.p
@@ -248,6 +256,15 @@ def shift_interval(test: ShiftTest, *, level: float, bound: float | None,
     within reach is rejected is ``-bound``/``bound`` (``None`` when unbounded): too few clusters to
     bound it. ``p0``: the exact p at shift 0 when the caller has one (it then decides whether 0 is
     inside); the interval contains 0 exactly when that p (else ``test.p(0)``) exceeds ``level``."""
+    key = tuple(None if x is None else (type(x), float(x).hex()) for x in (level, bound, p0))   # exact: to the bit
+    if key not in test.intervals:
+        test.intervals[key] = _shift_interval(test, level=level, bound=bound, p0=p0)
+    return test.intervals[key]
+
+
+def _shift_interval(test: ShiftTest, *, level: float, bound: float | None,
+                    p0: float | None) -> tuple[float | None, float | None]:
+    """:func:`shift_interval`, computed."""
     est = test.estimate
     reject0 = (test.p(0.0) if p0 is None else p0) <= level
 
@@ -278,8 +295,8 @@ def shift_interval(test: ShiftTest, *, level: float, bound: float | None,
         for step in range(100):
             if abs(out - inside) <= 1e-9 * max(1.0, abs(est)):
                 break
-            if step in NARROW_AT:                       # every later shift lies within this bracket
-                narrowed = Narrowed(test, inside, out, within=narrowed)
+            if step == NARROW_AFTER:                    # every later shift lies within this bracket
+                narrowed = Narrowed(test, inside, out)
             mid = 0.5 * (inside + out)
             if (narrowed.p(mid) if narrowed is not None else test.p(mid)) <= level:
                 out = mid
