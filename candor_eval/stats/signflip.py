@@ -70,6 +70,7 @@ EXACT_CLUSTERS = 16        # clusters up to which shift tests enumerate all 2**G
 NARROW_AFTER = 3           # bisection steps of a shift interval before its patterns are narrowed (Narrowed)
 FLIPS = 20_000             # fixed random sign patterns of a shift test above EXACT_CLUSTERS clusters
 _PATTERN_SEED = 20261203   # the generator of those patterns: fixed, so every run draws the same
+_BLOCK = 2048              # sign patterns converted to floats at a time by a shift test
 
 
 def signflip_p(diffs: Sequence[int]) -> float:
@@ -140,21 +141,24 @@ def patterns_at_most(mags: Sequence[int], lower: int) -> int:
 
 @functools.lru_cache(maxsize=64)
 def flip_patterns(g: int) -> np.ndarray:
-    """The sign patterns a shift test over ``g`` clusters uses, one per row (``+1.0``/``-1.0``; cached,
-    read-only): every pattern up to :data:`EXACT_CLUSTERS` clusters (the first row all ``+1``: the observed one), above
-    the observed pattern and :data:`FLIPS` patterns drawn from a fixed generator."""
-    if g <= EXACT_CLUSTERS:                 # row i: -1.0 where bit j of i is set, else +1.0
-        out = np.empty((2 ** g, g))
+    """The sign patterns a shift test over ``g`` clusters uses, one per row (``+1``/``-1`` as int8: a
+    float copy of 20001 rows would be 8 times the memory, all of it fresh; cached, read-only):
+    every pattern up to :data:`EXACT_CLUSTERS` clusters (the first row all ``+1``: the observed
+    one), above the observed pattern and :data:`FLIPS` patterns drawn from a fixed generator."""
+    if g <= EXACT_CLUSTERS:                 # row i: -1 where bit j of i is set, else +1
+        out = np.empty((2 ** g, g), dtype=np.int8)
         for j in range(g):                  # rows 2**j .. 2**(j+1) - 1: rows 0 .. 2**j - 1 with bit j set
             half = 1 << j
             out[half:2 * half, :j] = out[:half, :j]
-            out[:half, j] = 1.0
-            out[half:2 * half, j] = -1.0
+            out[:half, j] = 1
+            out[half:2 * half, j] = -1
     else:
         rng = np.random.default_rng(_PATTERN_SEED + g)
-        out = np.empty((FLIPS + 1, g))                  # filled in place: no float copy of the drawn patterns
-        out[0] = 1.0
-        out[1:] = 1 - 2 * rng.integers(0, 2, size=(FLIPS, g), dtype=np.int8)
+        out = np.empty((FLIPS + 1, g), dtype=np.int8)
+        out[0] = 1
+        out[1:] = rng.integers(0, 2, size=(FLIPS, g), dtype=np.int8)
+        out[1:] *= -2                                   # a draw of 0 keeps the sign (+1), 1 flips it (-1)
+        out[1:] += 1
     out.flags.writeable = False             # shared by every test over g clusters (cached)
     return out
 
@@ -198,8 +202,14 @@ def shift_test(a: Sequence[float], b: Sequence[float]) -> ShiftTest:
 def _shift_test(a: bytes, b: bytes) -> ShiftTest:
     """:func:`shift_test` of the float64 terms whose bytes are ``a`` and ``b`` (cached, read-only)."""
     av, bv = np.frombuffer(a).copy(), np.frombuffer(b).copy()       # aligned, owned: the arrays as given
-    pats = flip_patterns(len(av))
-    sa, sb = (np.einsum("ij,j->i", pats, v) for v in (av, bv))   # einsum: no BLAS threads
+    signs = flip_patterns(len(av))
+    sa, sb = np.empty(len(signs)), np.empty(len(signs))
+    rows = np.empty((min(_BLOCK, len(signs)), len(av)))
+    for start in range(0, len(signs), _BLOCK):          # a block of patterns as floats at a time, reused
+        block = rows[:len(signs[start:start + _BLOCK])]
+        block[...] = signs[start:start + _BLOCK]           # +1.0 / -1.0 exactly
+        for v, out in ((av, sa), (bv, sb)):             # each row's sum, as over the whole float matrix
+            out[start:start + len(block)] = np.einsum("ij,j->i", block, v)   # einsum: no BLAS threads
     sa.flags.writeable = sb.flags.writeable = False
     return ShiftTest(sa=sa, sb=sb, exact=len(av) <= EXACT_CLUSTERS, estimate=float(av.sum()),
                      scale_a=float(np.abs(av).sum()), scale_b=float(np.abs(bv).sum()))

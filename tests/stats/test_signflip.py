@@ -100,9 +100,9 @@ def test_flip_patterns_are_fixed_and_shared():
     assert small.shape == (8, 3) and small[0].tolist() == [1, 1, 1] and len({tuple(r) for r in small}) == 8
     assert small.tolist() == [[1 - 2 * (i >> j & 1) for j in range(3)] for i in range(8)]    # sign j: bit j of i
     import numpy as np
-    for g in range(EXACT_CLUSTERS + 1):            # every enumerated set, to the byte: the float of 1 - 2 * bit
+    for g in range(EXACT_CLUSTERS + 1):            # every enumerated set, to the byte: 1 - 2 * bit as int8
         bits = (np.arange(2 ** g, dtype=np.int64)[:, None] >> np.arange(g, dtype=np.int64)) & 1
-        assert flip_patterns(g).tobytes() == (1 - 2 * bits).astype(float).tobytes()
+        assert flip_patterns(g).tobytes() == (1 - 2 * bits).astype(np.int8).tobytes()
         assert flip_patterns(g).shape == (2 ** g, g) and flip_patterns(g).flags.c_contiguous
     big = flip_patterns(EXACT_CLUSTERS + 1)
     assert big.shape == (FLIPS + 1, EXACT_CLUSTERS + 1) and big[0].tolist() == [1] * (EXACT_CLUSTERS + 1)
@@ -110,10 +110,27 @@ def test_flip_patterns_are_fixed_and_shared():
     assert big[1:4, :6].tolist() == FIRST_DRAWN
 
     from candor_eval.stats.signflip import _PATTERN_SEED
-    for g in (EXACT_CLUSTERS + 1, 32):              # every row: the generator's draws, as floats (built by vstack)
+    for g in (EXACT_CLUSTERS + 1, 32):              # every row: the generator's draws (built by vstack)
         drawn = 1 - 2 * np.random.default_rng(_PATTERN_SEED + g).integers(0, 2, size=(FLIPS, g), dtype=np.int8)
-        assert flip_patterns(g).dtype == np.float64
-        assert np.array_equal(flip_patterns(g), np.vstack([np.ones((1, g)), drawn]).astype(float))
+        assert flip_patterns(g).dtype == np.int8
+        assert flip_patterns(g).tobytes() == np.vstack([np.ones((1, g), dtype=np.int8), drawn]).tobytes()
+
+
+def test_a_shift_test_sums_each_pattern_as_over_the_whole_float_matrix():
+    """The shift test converts its patterns to floats a block at a time: each row's sums are those of
+    the einsum over the whole float matrix, to the byte (sizes across the block edges, every scale)."""
+    import numpy as np
+
+    from candor_eval.stats import signflip as sf
+    rng = np.random.default_rng(5)
+    for g in [*range(1, 16), *range(sf.EXACT_CLUSTERS - 4, sf.EXACT_CLUSTERS + 8), 28, 32, 40]:
+        for scale in (1e-3, 1.0, 300.0):
+            a = rng.normal(size=g) * scale
+            b = np.abs(rng.normal(size=g))
+            test = sf.shift_test(a, b / b.sum())
+            whole = sf.flip_patterns(g).astype(float)
+            assert test.sa.tobytes() == np.einsum("ij,j->i", whole, a).tobytes()
+            assert test.sb.tobytes() == np.einsum("ij,j->i", whole, b / b.sum()).tobytes()
 
 
 FIRST_DRAWN = [[1, 1, -1, 1, -1, -1], [1, 1, -1, -1, 1, 1], [-1, -1, 1, 1, -1, -1]]   # PCG64: platform-stable
