@@ -300,10 +300,10 @@ def _shift_interval(test: ShiftTest, *, level: float, bound: float | None,
                 out = est + direction * step
             else:
                 return None
-        inside = est
+        inside, tol = est, 1e-9 * max(1.0, abs(est))
         narrowed: Narrowed | None = None
         for step in range(100):
-            if abs(out - inside) <= 1e-9 * max(1.0, abs(est)):
+            if abs(out - inside) <= tol:
                 break
             if step == NARROW_AFTER:                    # every later shift lies within this bracket
                 narrowed = Narrowed(test, inside, out)
