@@ -232,20 +232,20 @@ class Narrowed:
         self._sa0, self._sb0 = float(test.sa[0]), float(test.sb[0])     # the observed pattern: Python floats, same IEEE
         sa, sb = test.sa, test.sb
         ua, ub = sa - a * sb, sa - b * sb
-        opposite = (ua < 0) ^ (ub < 0)                  # u_s changes sign (or is 0 at an end: its min is 0 anyway)
-        t_hi = np.maximum(np.abs(ua, out=ua), np.abs(ub, out=ub))
-        t_lo = np.minimum(ua, ub, out=ua)
-        t_lo[opposite] = 0.0
+        u_lo = np.minimum(ua, ub)
+        u_hi = np.maximum(ua, ub, out=ua)
         u0a, u0b = self._sa0 - a * self._sb0, self._sa0 - b * self._sb0
         t0_hi = max(abs(u0a), abs(u0b))
         t0_lo = 0.0 if (u0a < 0) != (u0b < 0) else min(abs(u0a), abs(u0b))
         near = 0.0 if min(a, b) <= 0.0 <= max(a, b) else min(abs(a), abs(b))
         far = max(abs(a), abs(b))
-        always = t_lo >= self._threshold(near, t0_hi)      # at or above the threshold's greatest value
-        keep = t_hi >= self._threshold(far, t0_lo)         # not below its least ...
-        keep &= ~always                                    # ... nor settled above: open
+        top, bottom = self._threshold(near, t0_hi), self._threshold(far, t0_lo)   # the threshold's range
+        # |u_s| >= top at both ends, u_s of one sign between (else |u_s| reaches 0 < top): both ends >= top
+        # or both <= -top; everything counts when top <= 0. |u_s| < bottom at both ends: both in (-bottom, bottom).
+        always = np.ones(len(sa), dtype=bool) if top <= 0 else (u_lo >= top) | (u_hi <= -top)
+        kept = (u_hi >= bottom) | (u_lo <= -bottom)        # not below the least threshold ...
         self.counted = int(np.count_nonzero(always))
-        self.open = np.flatnonzero(keep)
+        self.open = np.flatnonzero(kept > always)          # ... nor settled above: open
         self.sa, self.sb = sa[self.open], sb[self.open]
 
     def _threshold(self, delta: float, t0: float) -> float:

@@ -190,6 +190,7 @@ def test_a_narrowed_test_is_the_test_at_every_shift_of_its_bracket():
     import numpy as np
 
     from candor_eval.stats.signflip import Narrowed
+    other = np.random.default_rng(17)
     for rng, test in _random_shift_tests(11, 150):
         lo, hi = sorted(float(x) for x in test.estimate + rng.normal(size=2) * rng.choice([1e-6, 0.01, 0.5]))
         narrowed = Narrowed(test, hi, lo) if rng.random() < 0.5 else Narrowed(test, lo, hi)
@@ -200,6 +201,10 @@ def test_a_narrowed_test_is_the_test_at_every_shift_of_its_bracket():
                       *(float(x) for x in roots[:: max(1, roots.size // 10)])]:
             assert narrowed.p(delta) == test.p(delta)
         assert narrowed.open.size < test.sa.size or hi - lo > 0.1       # a narrow bracket leaves fewer open
+        tiny = sorted(test.estimate + float(x) for x in other.normal(size=2) * 1e-13)   # the tolerance covers it
+        hugging = Narrowed(test, *tiny)
+        for delta in [*tiny, *(float(x) for x in other.uniform(*tiny, size=5))]:
+            assert hugging.p(delta) == test.p(delta)
 
 
 def test_narrowing_the_bisection_changes_no_interval(monkeypatch):
