@@ -198,7 +198,7 @@ def shift_test(a: Sequence[float], b: Sequence[float]) -> ShiftTest:
     return _shift_test(np.asarray(a, dtype=float).tobytes(), np.asarray(b, dtype=float).tobytes())
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=128)        # a stage run tests ~60 distinct inputs; its records keep them anyway
 def _shift_test(a: bytes, b: bytes) -> ShiftTest:
     """:func:`shift_test` of the float64 terms whose bytes are ``a`` and ``b`` (cached, read-only)."""
     av, bv = np.frombuffer(a).copy(), np.frombuffer(b).copy()       # aligned, owned: the arrays as given
