@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 from candor_eval.common.counts import MAX_COUNT
 from candor_eval.common.errors import InputError, Problem
@@ -169,7 +170,7 @@ def _valid_rows(spec: TableSpec, columns: tuple[str, ...],
     try:
         for col in columns:
             convert = _Values(spec.types.get(col, "str"), key=col in spec.key)
-            values[col] = list(map(convert.__getitem__, (raw[col] for raw in raws)))
+            values[col] = list(map(convert.__getitem__, map(itemgetter(col), raws)))
     except ValueError:
         return None
     if spec.name == "fields.csv" and any(h > t for h, t in zip(values["hits"], values["total"])):   # type: ignore[operator]

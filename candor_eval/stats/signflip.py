@@ -209,7 +209,7 @@ def _shift_test(a: bytes, b: bytes) -> ShiftTest:
         block = rows[:len(signs[start:start + _BLOCK])]
         block[...] = signs[start:start + _BLOCK]           # +1.0 / -1.0 exactly
         for v, out in ((av, sa), (bv, sb)):             # each row's sum, as over the whole float matrix
-            out[start:start + len(block)] = np.einsum("ij,j->i", block, v)   # einsum: no BLAS threads
+            np.einsum("ij,j->i", block, v, out=out[start:start + len(block)])    # einsum: no BLAS threads
     sa.flags.writeable = sb.flags.writeable = False
     return ShiftTest(sa=sa, sb=sb, exact=len(av) <= EXACT_CLUSTERS, estimate=float(av.sum()),
                      scale_a=float(np.abs(av).sum()), scale_b=float(np.abs(bv).sum()))
