@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from candor_eval.common.counts import read_counts
+from candor_eval.common.counts import Count, read_counts
 from candor_eval.common.errors import InputError, Problem, fail
 from candor_eval.common.rounding import rounded
 from candor_eval.common.tables import read_json, read_text
@@ -117,15 +117,19 @@ def rate_key(prefix: str, key: str) -> str:
 
 
 def rates_from_counts(metrics: Mapping[str, tuple[str, Any]], *, confidence: float) -> dict[str, Rate]:
-    """Every counted rate of every metrics document with its Wilson interval, sorted by key."""
+    """Every counted rate of every metrics document with its Wilson interval, sorted by key (equal
+    counts, which the scorers' files repeat, computed once: read counts hold plain ints and strs)."""
     rates = {}
+    computed: dict[Count, Rate] = {}
     for prefix, (where, doc) in metrics.items():
         for key, c in read_counts(doc, where=where).items():
             name = rate_key(prefix, key)
             if name in rates:
                 raise fail(f"{where}:counts.{key}", "two rates share one stats key", got=name,
                            hint="rename the metrics file or the counts key so every rate has its own key")
-            rates[name] = interval(c, confidence=confidence)
+            if c not in computed:
+                computed[c] = interval(c, confidence=confidence)
+            rates[name] = computed[c]
     return dict(sorted(rates.items()))
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 from candor_eval.common.counts import MAX_COUNT
 from candor_eval.common.errors import InputError, Problem
@@ -141,12 +142,54 @@ def parse_table(spec: TableSpec, text: str, *, where: str) -> list[dict[str, obj
     header is row 1) and the column (``<where>:row <n>.<column>``, as every CSV reader names them).
     """
     table = parse_rows(text, where=where, columns=spec.columns)
+    columns = spec.columns + tuple(c for c in spec.optional if c in table.header)
+    rows = _valid_rows(spec, columns, [raw for _, raw in table.rows])
+    return rows if rows is not None else _checked_rows(spec, columns, table.rows, where=where)
+
+
+class _Values(dict[str, object]):
+    """One column's values by their text, each converted once (:func:`_convert`; a bad one raises
+    ValueError, as does an empty case key)."""
+
+    def __init__(self, kind: str, *, key: bool) -> None:
+        super().__init__()
+        self.kind, self.key = kind, key
+
+    def __missing__(self, raw: str) -> object:
+        if self.key and self.kind == "str" and raw == "":
+            raise ValueError
+        value = self[raw] = _convert(self.kind, raw)
+        return value
+
+
+def _valid_rows(spec: TableSpec, columns: tuple[str, ...],
+                raws: list[dict[str, str]]) -> list[dict[str, object]] | None:
+    """The typed rows of a table without a problem, column by column (each distinct text converted
+    once); ``None`` when it has any (:func:`_checked_rows` then names each)."""
+    values: dict[str, list[object]] = {}
+    try:
+        for col in columns:
+            convert = _Values(spec.types.get(col, "str"), key=col in spec.key)
+            values[col] = list(map(convert.__getitem__, map(itemgetter(col), raws)))
+    except ValueError:
+        return None
+    if spec.name == "fields.csv" and any(h > t for h, t in zip(values["hits"], values["total"])):   # type: ignore[operator]
+        return None
+    keys = set(zip(*(map(str, values[c]) for c in spec.key)))
+    if len(keys) != len(raws):
+        return None
+    return [dict(zip(columns, row)) for row in zip(*(values[c] for c in columns))]
+
+
+def _checked_rows(spec: TableSpec, columns: tuple[str, ...], table_rows: Iterable[tuple[int, dict[str, str]]], *,
+                  where: str) -> list[dict[str, object]]:
+    """The typed rows, row by row, every problem named (an InputError when there is any)."""
     problems: list[Problem] = []
     rows: list[dict[str, object]] = []
     seen: dict[tuple[str, ...], int] = {}
-    for lineno, raw in table.rows:
+    for lineno, raw in table_rows:
         row: dict[str, object] = {}
-        for col in spec.columns + tuple(c for c in spec.optional if c in raw):
+        for col in columns:
             kind = spec.types.get(col, "str")
             try:
                 row[col] = _convert(kind, raw[col])

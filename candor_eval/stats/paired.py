@@ -35,6 +35,7 @@ compared; they are listed by name (``/``-joined unit key).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections import defaultdict
 from collections.abc import Mapping
@@ -213,6 +214,7 @@ class DiffBasis:
     df: float
 
 
+@functools.lru_cache(maxsize=256, typed=True)          # pure: the gate and a Holm family ask again (in-process)
 def score_interval(a_only: int, b_only: int, n: int, *, deff: float, clusters: int, df: float,
                    level: float) -> tuple[float, float]:
     """Tango's score interval of a paired difference of rates ``(b_only - a_only) / n``, its variance

@@ -179,19 +179,19 @@ class _Bench:
         self.one = rng.random((reps, g))                      # that one direction's uniform
         self.each = rng.random((reps, g, top))                # each unit's own uniform
         self.mask = np.arange(top)[None, None, :] < self.m[None, :, None]
+        np.copyto(self.each, np.inf, where=~self.mask)        # no unit there: never below q
 
     def _distinct(self, q: float) -> tuple[list[tuple[int, ...]], list[int], int]:
         """The draws under ``q`` whose differences sum above 0 (the test can find B better only there), each
         distinct multiset once as its sorted differences, with how many draws it stands for, the most
         frequent first; and the number of draws (the p of a draw depends on its multiset only)."""
-        b_units = ((self.each < q) & self.mask).sum(axis=2)
+        b_units = (self.each < q).sum(axis=2)
         d = np.where(self.together, np.where(self.one < q, self.m, -self.m), 2 * b_units - self.m)
         if d.shape[1] == 0:
             return [], [], len(d)
         rows, counts = _unique_rows(np.sort(d[d.sum(axis=1) > 0], axis=1))
-        kept = list(zip(map(tuple, rows.tolist()), counts.tolist(), strict=True))
-        kept.sort(key=lambda rc: -rc[1])                  # stable: ties keep the rows' lexicographic order
-        return [r for r, _ in kept], [c for _, c in kept], len(d)
+        order = np.argsort(-counts, kind="stable")        # stable: ties keep the rows' lexicographic order
+        return list(map(tuple, rows[order].tolist())), counts[order].tolist(), len(d)
 
     def power(self, q: float, alpha: float) -> float:
         """Share of draws where the two-sided sign-flip test reaches alpha in B's favour, each

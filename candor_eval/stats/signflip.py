@@ -58,7 +58,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -67,23 +67,22 @@ from candor_eval.stats.rates import mcnemar_p
 EXACT_LIMIT = 20_000       # sum of |d_g| up to which the distribution is enumerated (cost: clusters x this)
 EXACT_COUNTS = 53          # clusters that differ up to which the pattern counts fit a float's 53-bit significand
 EXACT_CLUSTERS = 16        # clusters up to which shift tests enumerate all 2**G sign patterns
-NARROW_AFTER = 6           # bisection steps of a shift interval before its patterns are narrowed (Narrowed)
+NARROW_AFTER = 3           # bisection steps of a shift interval before its patterns are narrowed (Narrowed)
 FLIPS = 20_000             # fixed random sign patterns of a shift test above EXACT_CLUSTERS clusters
 _PATTERN_SEED = 20261203   # the generator of those patterns: fixed, so every run draws the same
+_BLOCK = 2048              # sign patterns converted to floats at a time by a shift test
 
 
 def signflip_p(diffs: Sequence[int]) -> float:
     """Two-sided exact sign-flip p-value of per-cluster integer differences (module docstring);
     ``1.0`` when every difference is 0 or they sum to 0."""
-    for d in diffs:
-        if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
-            raise ValueError(f"differences must be integers, got {d!r}")
-    mags = sorted(abs(int(d)) for d in diffs if d != 0)
+    ints = diffs if set(map(type, diffs)) <= {int} else _integers(diffs)     # plain ints: checked at once
+    mags = sorted(map(abs, filter(None, ints)))
     if not mags:
         return 1.0
-    observed = abs(sum(int(d) for d in diffs))
+    observed = abs(sum(ints))
     if mags[-1] == 1:
-        pos = sum(1 for d in diffs if d > 0)
+        pos = sum(1 for d in ints if d > 0)
         return mcnemar_p(pos, len(mags) - pos)
     if observed == 0:
         return 1.0
@@ -94,6 +93,14 @@ def signflip_p(diffs: Sequence[int]) -> float:
     if len(mags) <= EXACT_COUNTS:
         return min(1.0, math.ldexp(patterns_at_most(mags, lower), 1 - len(mags)))    # exact: a power-of-2 scale
     return _float_p(mags, lower)
+
+
+def _integers(diffs: Sequence[int]) -> list[int]:
+    """``diffs`` as Python integers; anything but an integer (a bool included) is a ValueError."""
+    for d in diffs:
+        if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
+            raise ValueError(f"differences must be integers, got {d!r}")
+    return [int(d) for d in diffs]
 
 
 def _float_p(mags: list[int], lower: int) -> float:
@@ -134,17 +141,24 @@ def patterns_at_most(mags: Sequence[int], lower: int) -> int:
 
 @functools.lru_cache(maxsize=64)
 def flip_patterns(g: int) -> np.ndarray:
-    """The sign patterns a shift test over ``g`` clusters uses, one per row (``+1.0``/``-1.0``; cached,
-    read-only): every pattern up to :data:`EXACT_CLUSTERS` clusters (the first row all ``+1``: the observed one), above
-    the observed pattern and :data:`FLIPS` patterns drawn from a fixed generator."""
-    if g <= EXACT_CLUSTERS:
-        bits = (np.arange(2 ** g, dtype=np.int64)[:, None] >> np.arange(g, dtype=np.int64)) & 1
-        out = (1 - 2 * bits).astype(float)
+    """The sign patterns a shift test over ``g`` clusters uses, one per row (``+1``/``-1`` as int8: a
+    float copy of 20001 rows would be 8 times the memory, all of it fresh; cached, read-only):
+    every pattern up to :data:`EXACT_CLUSTERS` clusters (the first row all ``+1``: the observed
+    one), above the observed pattern and :data:`FLIPS` patterns drawn from a fixed generator."""
+    if g <= EXACT_CLUSTERS:                 # row i: -1 where bit j of i is set, else +1
+        out = np.empty((2 ** g, g), dtype=np.int8)
+        for j in range(g):                  # rows 2**j .. 2**(j+1) - 1: rows 0 .. 2**j - 1 with bit j set
+            half = 1 << j
+            out[half:2 * half, :j] = out[:half, :j]
+            out[:half, j] = 1
+            out[half:2 * half, j] = -1
     else:
         rng = np.random.default_rng(_PATTERN_SEED + g)
-        out = np.empty((FLIPS + 1, g))                  # filled in place: no float copy of the drawn patterns
-        out[0] = 1.0
-        out[1:] = 1 - 2 * rng.integers(0, 2, size=(FLIPS, g), dtype=np.int8)
+        out = np.empty((FLIPS + 1, g), dtype=np.int8)
+        out[0] = 1
+        out[1:] = rng.integers(0, 2, size=(FLIPS, g), dtype=np.int8)
+        out[1:] *= -2                                   # a draw of 0 keeps the sign (+1), 1 flips it (-1)
+        out[1:] += 1
     out.flags.writeable = False             # shared by every test over g clusters (cached)
     return out
 
@@ -153,7 +167,8 @@ def flip_patterns(g: int) -> np.ndarray:
 class ShiftTest:
     """The sign-flip test of ``z_g(delta) = a_g - delta * b_g`` for every shift ``delta`` (module
     docstring): ``sa``/``sb`` hold ``sum_g s_g a_g`` and ``sum_g s_g b_g`` for each pattern ``s`` of
-    :func:`flip_patterns` (the first one observed); ``exact``: every pattern was enumerated."""
+    :func:`flip_patterns` (the first one observed); ``exact``: every pattern was enumerated;
+    ``intervals``: what :func:`shift_interval` found for it, by its arguments (each computed once)."""
 
     sa: np.ndarray
     sb: np.ndarray
@@ -161,23 +176,41 @@ class ShiftTest:
     estimate: float
     scale_a: float = 0.0
     scale_b: float = 0.0
+    intervals: dict[tuple, tuple[float | None, float | None]] = field(default_factory=dict, compare=False,
+                                                                      repr=False)
 
     def p(self, delta: float) -> float:
         """Two-sided p of the shift ``delta``: the share of patterns whose ``|T|`` reaches the observed one
         (ties within 1e-9 of the terms' scale ``sum |a_g| + |delta| sum |b_g|`` count as reaching it)."""
-        t = np.abs(self.sa - delta * self.sb)
+        u = self.sa - delta * self.sb
+        t = np.abs(u, out=u)
         tol = 1e-9 * (self.scale_a + abs(delta) * self.scale_b)
         hits = int(np.count_nonzero(t >= t[0] - tol))
         return min(1.0, hits / t.size)          # exact: hits / 2**G; sampled: (1 + hits) / (1 + FLIPS)
 
 
 def shift_test(a: Sequence[float], b: Sequence[float]) -> ShiftTest:
-    """The shift test of per-cluster ``(a_g, b_g)`` (``b_g >= 0``, ``sum b_g = 1``; module docstring)."""
+    """The shift test of per-cluster ``(a_g, b_g)`` (``b_g >= 0``, ``sum b_g = 1``; module docstring).
+    Terms equal to the bit to an earlier call's share its test (and the intervals found on it): the
+    stats and the gate test the same clusters, each once."""
     if len(a) != len(b):
         raise ValueError("a and b must have one value per cluster")
-    av, bv = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    pats = flip_patterns(len(av))
-    sa, sb = (np.einsum("ij,j->i", pats, v) for v in (av, bv))   # einsum: no BLAS threads
+    return _shift_test(np.asarray(a, dtype=float).tobytes(), np.asarray(b, dtype=float).tobytes())
+
+
+@functools.lru_cache(maxsize=128)        # a stage run tests ~60 distinct inputs; its records keep them anyway
+def _shift_test(a: bytes, b: bytes) -> ShiftTest:
+    """:func:`shift_test` of the float64 terms whose bytes are ``a`` and ``b`` (cached, read-only)."""
+    av, bv = np.frombuffer(a).copy(), np.frombuffer(b).copy()       # aligned, owned: the arrays as given
+    signs = flip_patterns(len(av))
+    sa, sb = np.empty(len(signs)), np.empty(len(signs))
+    rows = np.empty((min(_BLOCK, len(signs)), len(av)))
+    for start in range(0, len(signs), _BLOCK):          # a block of patterns as floats at a time, reused
+        block = rows[:len(signs[start:start + _BLOCK])]
+        block[...] = signs[start:start + _BLOCK]           # +1.0 / -1.0 exactly
+        for v, out in ((av, sa), (bv, sb)):             # each row's sum, as over the whole float matrix
+            np.einsum("ij,j->i", block, v, out=out[start:start + len(block)])    # einsum: no BLAS threads
+    sa.flags.writeable = sb.flags.writeable = False
     return ShiftTest(sa=sa, sb=sb, exact=len(av) <= EXACT_CLUSTERS, estimate=float(av.sum()),
                      scale_a=float(np.abs(av).sum()), scale_b=float(np.abs(bv).sum()))
 
@@ -196,27 +229,33 @@ class Narrowed:
 
     def __init__(self, test: ShiftTest, a: float, b: float) -> None:
         self.test = test
+        self._sa0, self._sb0 = float(test.sa[0]), float(test.sb[0])     # the observed pattern: Python floats, same IEEE
         sa, sb = test.sa, test.sb
         ua, ub = sa - a * sb, sa - b * sb
-        one_sign = ((ua >= 0) & (ub >= 0)) | ((ua <= 0) & (ub <= 0))
-        t_lo = np.where(one_sign, np.minimum(np.abs(ua), np.abs(ub)), 0.0)
-        t_hi = np.maximum(np.abs(ua), np.abs(ub))
-        t0_lo, t0_hi = t_lo[0], t_hi[0]
+        u_lo = np.minimum(ua, ub)
+        u_hi = np.maximum(ua, ub, out=ua)
+        u0a, u0b = self._sa0 - a * self._sb0, self._sa0 - b * self._sb0
+        t0_hi = max(abs(u0a), abs(u0b))
+        t0_lo = 0.0 if (u0a < 0) != (u0b < 0) else min(abs(u0a), abs(u0b))
         near = 0.0 if min(a, b) <= 0.0 <= max(a, b) else min(abs(a), abs(b))
         far = max(abs(a), abs(b))
-        always = t_lo >= self._threshold(near, t0_hi)      # at or above the threshold's greatest value
-        never = t_hi < self._threshold(far, t0_lo)         # below its least
+        top, bottom = self._threshold(near, t0_hi), self._threshold(far, t0_lo)   # the threshold's range
+        # |u_s| >= top at both ends, u_s of one sign between (else |u_s| reaches 0 < top): both ends >= top
+        # or both <= -top; everything counts when top <= 0. |u_s| < bottom at both ends: both in (-bottom, bottom).
+        always = np.ones(len(sa), dtype=bool) if top <= 0 else (u_lo >= top) | (u_hi <= -top)
+        kept = (u_hi >= bottom) | (u_lo <= -bottom)        # not below the least threshold ...
         self.counted = int(np.count_nonzero(always))
-        self.open = np.flatnonzero(~(always | never))
+        self.open = np.flatnonzero(kept > always)          # ... nor settled above: open
         self.sa, self.sb = sa[self.open], sb[self.open]
 
-    def _threshold(self, delta: float, t0: np.floating | float) -> np.floating | float:
+    def _threshold(self, delta: float, t0: float) -> float:
         return t0 - 1e-9 * (self.test.scale_a + abs(delta) * self.test.scale_b)       # as ShiftTest.p
 
     def p(self, delta: float) -> float:
         """``self.test.p(delta)`` for ``delta`` within the bracket."""
-        t0 = np.abs(self.test.sa[:1] - delta * self.test.sb[:1])[0]
-        hits = self.counted + int(np.count_nonzero(np.abs(self.sa - delta * self.sb) >= self._threshold(delta, t0)))
+        u = self.sa - delta * self.sb
+        threshold = self._threshold(delta, abs(self._sa0 - delta * self._sb0))
+        hits = self.counted + int(np.count_nonzero(np.abs(u, out=u) >= threshold))
         return min(1.0, hits / self.test.sa.size)
 
 
@@ -227,6 +266,15 @@ def shift_interval(test: ShiftTest, *, level: float, bound: float | None,
     within reach is rejected is ``-bound``/``bound`` (``None`` when unbounded): too few clusters to
     bound it. ``p0``: the exact p at shift 0 when the caller has one (it then decides whether 0 is
     inside); the interval contains 0 exactly when that p (else ``test.p(0)``) exceeds ``level``."""
+    key = tuple(None if x is None else (type(x), float(x).hex()) for x in (level, bound, p0))   # exact: to the bit
+    if key not in test.intervals:
+        test.intervals[key] = _shift_interval(test, level=level, bound=bound, p0=p0)
+    return test.intervals[key]
+
+
+def _shift_interval(test: ShiftTest, *, level: float, bound: float | None,
+                    p0: float | None) -> tuple[float | None, float | None]:
+    """:func:`shift_interval`, computed."""
     est = test.estimate
     reject0 = (test.p(0.0) if p0 is None else p0) <= level
 
@@ -252,10 +300,10 @@ def shift_interval(test: ShiftTest, *, level: float, bound: float | None,
                 out = est + direction * step
             else:
                 return None
-        inside = est
+        inside, tol = est, 1e-9 * max(1.0, abs(est))
         narrowed: Narrowed | None = None
         for step in range(100):
-            if abs(out - inside) <= 1e-9 * max(1.0, abs(est)):
+            if abs(out - inside) <= tol:
                 break
             if step == NARROW_AFTER:                    # every later shift lies within this bracket
                 narrowed = Narrowed(test, inside, out)

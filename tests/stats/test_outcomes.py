@@ -81,3 +81,68 @@ def test_parse_tables_leaves_out_absent_tables_and_reports_every_problem_at_once
     assert "docs/CONVENTIONS.md" in err.value.message
     got = parse_tables({"identification.csv": ID_HEADER + "L1,held,a,1,hit,\n", "fields.csv": None}, where=str)
     assert list(got) == ["identification.csv"] and got["identification.csv"][0]["count_exact"] is None
+
+
+def _random_cell(rng, kind: str, *, bad: bool) -> str:
+    """A cell of column type ``kind``: valid, or (``bad``) one of the near misses the reader must refuse."""
+    if bad:
+        return rng.choice({"int": ["-1", "+2", "1.0", " 3", "\u0663", "", str(2 ** 53)],
+                           "bool": ["2", "", "true", " 1"], "bool?": ["2", "true", "0 "],
+                           "outcome": ["Hit", "", "miss"]}.get(kind, [""]))
+    return {"int": lambda: str(rng.choice([0, 1, 2, 7, 10, 2 ** 53 - 1])), "bool": lambda: rng.choice("01"),
+            "bool?": lambda: rng.choice(["0", "1", ""]), "outcome": lambda: rng.choice(["hit", "abstain", "wrong"]),
+            }.get(kind, lambda: rng.choice(["a", "b", "'=x", "x y", "c,1"]))()
+
+
+def test_the_column_reader_is_the_row_by_row_check_on_random_tables():
+    """:func:`parse_table` reads a table without problems column by column and hands any other to
+    the row-by-row check: on random tables of every spec, valid or with one bad cell, repeated key or
+    hits above total, both give the same rows, or the column reader gives none and the check raises."""
+    import csv
+    import io
+    import random
+
+    from candor_eval.stats import outcomes as oc
+
+    rng = random.Random(20261203)
+    outcomes = {"ok": 0, "bad": 0}
+    for trial in range(400):
+        spec = rng.choice(list(TABLES.values()))
+        columns = list(spec.written if rng.random() < 0.5 else spec.columns) + (["extra"] if trial % 3 == 0 else [])
+        rows = []
+        for i in range(rng.randint(0, 12)):
+            row = {c: _random_cell(rng, spec.types.get(c, "str"), bad=False) for c in columns}
+            row[spec.key[0]] = f"k{i}"                              # distinct keys unless a repeat is planted
+            if spec.name == "fields.csv":
+                row["hits"] = str(min(int(row["hits"]), int(row["total"])))
+            rows.append(row)
+        flaw = rng.choice(["none", "none", "cell", "repeat", "empty key", "hits"]) if rows else "none"
+        target = rng.choice(rows) if rows else {}
+        if flaw == "cell":
+            col = rng.choice([c for c in columns if c in spec.types] or columns)
+            target[col] = _random_cell(rng, spec.types.get(col, "str"), bad=True)
+        elif flaw == "repeat" and len(rows) > 1:
+            other = rng.choice([r for r in rows if r is not target])
+            target.update({c: other[c] for c in spec.key})
+        elif flaw == "empty key":
+            target[rng.choice([c for c in spec.key if c not in spec.types])] = ""
+        elif flaw == "hits" and spec.name == "fields.csv":
+            target["hits"], target["total"] = "3", "2"
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows([r[c] for c in columns] for r in rows)
+        table = oc.parse_rows(buf.getvalue(), where="t.csv", columns=spec.columns)
+        read = [c for c in spec.written if c in columns]
+        fast = oc._valid_rows(spec, tuple(read), [raw for _, raw in table.rows])
+        try:
+            checked = oc._checked_rows(spec, tuple(read), table.rows, where="t.csv")
+        except InputError:
+            assert fast is None
+            outcomes["bad"] += 1
+            continue
+        assert fast is not None and fast == checked
+        assert [list(r) for r in fast] == [list(r) for r in checked]          # the same columns, in order
+        assert [[type(v) for v in r.values()] for r in fast] == [[type(v) for v in r.values()] for r in checked]
+        outcomes["ok"] += 1
+    assert outcomes["ok"] > 100 and outcomes["bad"] > 50                 # both kinds were tried

@@ -98,17 +98,39 @@ def test_flip_patterns_are_fixed_and_shared():
     from candor_eval.stats.signflip import EXACT_CLUSTERS, FLIPS, flip_patterns
     small = flip_patterns(3)
     assert small.shape == (8, 3) and small[0].tolist() == [1, 1, 1] and len({tuple(r) for r in small}) == 8
+    assert small.tolist() == [[1 - 2 * (i >> j & 1) for j in range(3)] for i in range(8)]    # sign j: bit j of i
+    import numpy as np
+    for g in range(EXACT_CLUSTERS + 1):            # every enumerated set, to the byte: 1 - 2 * bit as int8
+        bits = (np.arange(2 ** g, dtype=np.int64)[:, None] >> np.arange(g, dtype=np.int64)) & 1
+        assert flip_patterns(g).tobytes() == (1 - 2 * bits).astype(np.int8).tobytes()
+        assert flip_patterns(g).shape == (2 ** g, g) and flip_patterns(g).flags.c_contiguous
     big = flip_patterns(EXACT_CLUSTERS + 1)
     assert big.shape == (FLIPS + 1, EXACT_CLUSTERS + 1) and big[0].tolist() == [1] * (EXACT_CLUSTERS + 1)
     assert flip_patterns(EXACT_CLUSTERS + 1) is big and not big.flags.writeable
     assert big[1:4, :6].tolist() == FIRST_DRAWN
-    import numpy as np
 
     from candor_eval.stats.signflip import _PATTERN_SEED
-    for g in (EXACT_CLUSTERS + 1, 32):              # every row: the generator's draws, as floats (built by vstack)
+    for g in (EXACT_CLUSTERS + 1, 32):              # every row: the generator's draws (built by vstack)
         drawn = 1 - 2 * np.random.default_rng(_PATTERN_SEED + g).integers(0, 2, size=(FLIPS, g), dtype=np.int8)
-        assert flip_patterns(g).dtype == np.float64
-        assert np.array_equal(flip_patterns(g), np.vstack([np.ones((1, g)), drawn]).astype(float))
+        assert flip_patterns(g).dtype == np.int8
+        assert flip_patterns(g).tobytes() == np.vstack([np.ones((1, g), dtype=np.int8), drawn]).tobytes()
+
+
+def test_a_shift_test_sums_each_pattern_as_over_the_whole_float_matrix():
+    """The shift test converts its patterns to floats a block at a time: each row's sums are those of
+    the einsum over the whole float matrix, to the byte (sizes across the block edges, every scale)."""
+    import numpy as np
+
+    from candor_eval.stats import signflip as sf
+    rng = np.random.default_rng(5)
+    for g in [*range(1, 16), *range(sf.EXACT_CLUSTERS - 4, sf.EXACT_CLUSTERS + 8), 28, 32, 40]:
+        for scale in (1e-3, 1.0, 300.0):
+            a = rng.normal(size=g) * scale
+            b = np.abs(rng.normal(size=g))
+            test = sf.shift_test(a, b / b.sum())
+            whole = sf.flip_patterns(g).astype(float)
+            assert test.sa.tobytes() == np.einsum("ij,j->i", whole, a).tobytes()
+            assert test.sb.tobytes() == np.einsum("ij,j->i", whole, b / b.sum()).tobytes()
 
 
 FIRST_DRAWN = [[1, 1, -1, 1, -1, -1], [1, 1, -1, -1, 1, 1], [-1, -1, 1, 1, -1, -1]]   # PCG64: platform-stable
@@ -165,13 +187,24 @@ def _random_shift_tests(seed: int, n: int):
 
 
 def test_a_narrowed_test_is_the_test_at_every_shift_of_its_bracket():
+    import numpy as np
+
     from candor_eval.stats.signflip import Narrowed
+    other = np.random.default_rng(17)
     for rng, test in _random_shift_tests(11, 150):
         lo, hi = sorted(float(x) for x in test.estimate + rng.normal(size=2) * rng.choice([1e-6, 0.01, 0.5]))
         narrowed = Narrowed(test, hi, lo) if rng.random() < 0.5 else Narrowed(test, lo, hi)
-        for delta in [lo, hi, 0.5 * (lo + hi), *(float(x) for x in rng.uniform(lo, hi, size=20))]:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            roots = test.sa / test.sb                                   # where a pattern's |T| touches 0
+        roots = roots[(roots >= lo) & (roots <= hi)]
+        for delta in [lo, hi, 0.5 * (lo + hi), *(float(x) for x in rng.uniform(lo, hi, size=20)),
+                      *(float(x) for x in roots[:: max(1, roots.size // 10)])]:
             assert narrowed.p(delta) == test.p(delta)
         assert narrowed.open.size < test.sa.size or hi - lo > 0.1       # a narrow bracket leaves fewer open
+        tiny = sorted(test.estimate + float(x) for x in other.normal(size=2) * 1e-13)   # the tolerance covers it
+        hugging = Narrowed(test, *tiny)
+        for delta in [*tiny, *(float(x) for x in other.uniform(*tiny, size=5))]:
+            assert hugging.p(delta) == test.p(delta)
 
 
 def test_narrowing_the_bisection_changes_no_interval(monkeypatch):
@@ -179,5 +212,19 @@ def test_narrowing_the_bisection_changes_no_interval(monkeypatch):
     cases = list(_random_shift_tests(12, 120))
     kw = [dict(level=level, bound=bound) for level in (0.05, 0.2) for bound in (None, 1.0)]
     narrowed = [sf.shift_interval(t, **k) for _, t in cases for k in kw]
-    monkeypatch.setattr(sf, "NARROW_AFTER", 1000)                      # never: every step counts every pattern
-    assert narrowed == [sf.shift_interval(t, **k) for _, t in cases for k in kw]
+    monkeypatch.setattr(sf, "NARROW_AFTER", 1000)                     # never: every step counts every pattern
+    plain = [sf._shift_interval(t, p0=None, **k) for _, t in cases for k in kw]      # computed again, not recalled
+    assert repr(narrowed) == repr(plain)
+
+
+def test_a_test_and_its_intervals_are_computed_once_per_input_to_the_bit():
+    from candor_eval.stats import signflip as sf
+    a, b = [0.25, -0.5, 0.125, 0.0], [0.25, 0.25, 0.25, 0.25]
+    test = sf.shift_test(a, b)
+    assert sf.shift_test(list(a), tuple(b)) is test and not test.sa.flags.writeable
+    assert sf.shift_test([0.25, -0.5, 0.125, -0.0], b) is not test           # -0.0 is another input
+    lo_hi = sf.shift_interval(test, level=0.2, bound=1.0)
+    assert sf.shift_interval(test, level=0.2, bound=1.0) is lo_hi           # recalled
+    assert sf._shift_interval(test, level=0.2, bound=1.0, p0=None) == lo_hi
+    other = sf.shift_interval(test, level=0.5, bound=1.0)                   # another level: computed
+    assert other == sf._shift_interval(test, level=0.5, bound=1.0, p0=None) and other != lo_hi
