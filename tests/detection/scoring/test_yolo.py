@@ -7,8 +7,7 @@ import pytest
 from PIL import Image
 
 from candor_eval.common.errors import InputError
-from candor_eval.detection.scoring import yolo
-from candor_eval.detection.scoring.yolo import parse_yolo_lines, plain_labels, read_yolo
+from candor_eval.detection.scoring.yolo import parse_yolo_lines, read_yolo
 
 
 def yolo_set(tmp_path: Path, labels: dict[str, str], classes="deer\nsheep\n") -> Path:
@@ -113,33 +112,3 @@ def test_label_files_are_capped_regular_files(tmp_path, monkeypatch):
     monkeypatch.setattr(yolo, "LABEL_MAX_BYTES", 17)
     with pytest.raises(InputError, match=r"labels/a.txt: larger than 17 bytes"):
         read_yolo(root)
-
-
-def test_plain_texts_are_read_in_bulk_and_the_others_left_to_the_line_parser():
-    """Per text: its labels when the line parser would find no problem (blank lines skipped, any line
-    break), else None: a repeated line, four fields, a class out of range, a box past the edge."""
-    texts = ["1 0.5 0.5 0.5 0.2\r\n\n0 0.1 0.1 0.2 0.2", "", "0 0.5 0.5 0.1 0.1\n0 0.5 0.5 0.1 0.1\n",
-             "0 0.5 0.5 0.1\n", "2 0.5 0.5 0.1 0.1\n", "0 0.95 0.5 0.25 0.2\n"]
-    out = plain_labels(texts, n_classes=2, sizes=[(200, 100)] * 6)
-    assert out[0] is not None and out[0][0] == [1, 0]
-    assert out[0][1].tolist() == [[50.0, 40.0, 150.0, 60.0], [0.0, 0.0, 40.0, 20.0]]
-    assert out[1] is not None and out[1][0] == [] and out[1][1].shape == (0, 4)
-    assert out[2:] == [None, None, None, None]
-    for text in texts:
-        assert parse_yolo_lines(text, where="a.txt", n_classes=2, width=200, height=100)[2] == [] \
-            or plain_labels([text], n_classes=2, sizes=[(200, 100)])[0] is None
-
-
-def test_label_files_parsed_in_batches_give_one_ground_truth_and_every_problem(tmp_path, monkeypatch):
-    monkeypatch.setattr(yolo, "BATCH", 2)
-    good = {"a": "0 0.5 0.5 0.2 0.2\n", "b": None, "c": "1 0.5 0.5 0.5 0.2\n0 0.1 0.1 0.2 0.2\n", "d": ""}
-    (tmp_path / "good").mkdir()
-    gt = read_yolo(yolo_set(tmp_path / "good", good))
-    assert gt.label_frame.tolist() == [0, 2, 2] and gt.label_index.tolist() == [0, 0, 1]
-    assert gt.label_class.tolist() == [0, 1, 0]
-    assert gt.label_boxes.tolist() == [[80.0, 40.0, 120.0, 60.0], [50.0, 40.0, 150.0, 60.0], [0.0, 0.0, 40.0, 20.0]]
-    (tmp_path / "bad").mkdir()
-    root = yolo_set(tmp_path / "bad", {**good, "e": "0 0.5 0.5 0.2\n", "a": "7 0.5 0.5 0.2 0.2\n"})
-    with pytest.raises(InputError) as err:
-        read_yolo(root)
-    assert [p.where.rsplit("/", 1)[-1] for p in err.value.problems] == ["a.txt:1.class", "e.txt:1"]
