@@ -70,13 +70,15 @@ def gate_from_files(settings: GateSettings, *, outcomes: Path, detection: Path, 
     gp, sp, mp = settings.gate, settings.stats, settings.match
     check_gate(gp, settings.detector, where=settings.where)
     folder = Path(outcomes) / gp.set
-    texts = {n: read_text(folder / n, expected="an outcome table") if (folder / n).is_file() else None
-             for n in (TABLES if parsed is None else ())}
-    present = [n for n in TABLES if (texts[n] is not None if parsed is None else f"{gp.set}/{n}" in parsed)]
-    for name in (n for n in TABLES if n not in present):
+    if parsed is None:
+        texts = {n: read_text(folder / n, expected="an outcome table") if (folder / n).is_file() else None
+                 for n in TABLES}
+    else:
+        texts = {n: "" if f"{gp.set}/{n}" in parsed else None for n in TABLES}   # presence only: read already
+    for name in (n for n, text in texts.items() if text is None):
         log.warning("%s is absent: gate criteria that need it fail", folder / name)
     tables = (parse_tables(texts, where=lambda name: (folder / name).as_posix()) if parsed is None
-              else {n: parsed[f"{gp.set}/{n}"] for n in present})
+              else {n: parsed[f"{gp.set}/{n}"] for n, text in texts.items() if text is not None})
     wrong, frozen = {}, {}
     for model in (gp.reference, gp.candidate):
         f = Path(detection) / gp.set / f"{model}.json"

@@ -173,12 +173,17 @@ def _valid_rows(spec: TableSpec, columns: tuple[str, ...],
             values[col] = list(map(convert.__getitem__, map(itemgetter(col), raws)))
     except ValueError:
         return None
-    if spec.name == "fields.csv" and any(h > t for h, t in zip(values["hits"], values["total"])):   # type: ignore[operator]
-        return None
     keys = set(zip(*(map(str, values[c]) for c in spec.key)))
     if len(keys) != len(raws):
         return None
-    return [dict(zip(columns, row)) for row in zip(*(values[c] for c in columns))]
+    rows = [dict(zip(columns, row)) for row in zip(*(values[c] for c in columns))]
+    return None if spec.name == "fields.csv" and any(map(_hits_over_total, rows)) else rows
+
+
+def _hits_over_total(row: Mapping[str, object]) -> bool:
+    """A ``fields.csv`` row whose integer ``hits`` exceed its integer ``total`` (a problem)."""
+    hits, total = row.get("hits"), row.get("total")
+    return isinstance(hits, int) and isinstance(total, int) and hits > total
 
 
 def _checked_rows(spec: TableSpec, columns: tuple[str, ...], table_rows: Iterable[tuple[int, dict[str, str]]], *,
@@ -198,8 +203,7 @@ def _checked_rows(spec: TableSpec, columns: tuple[str, ...], table_rows: Iterabl
                                         expected=_EXPECTED[kind], got=repr(raw[col])))
             if kind == "str" and raw[col] == "" and col in spec.key:
                 problems.append(Problem(f"{where}:row {lineno}.{col}", "empty case key"))
-        if spec.name == "fields.csv" and isinstance(hits := row.get("hits"), int) and \
-                isinstance(total := row.get("total"), int) and hits > total:
+        if spec.name == "fields.csv" and _hits_over_total(row):
             problems.append(Problem(f"{where}:row {lineno}.hits", "hits exceed total",
                                     expected=f"<= {row['total']}", got=str(row["hits"])))
         key = tuple(str(row.get(c)) for c in spec.key)
