@@ -107,13 +107,18 @@ def reproduced_copy(reproduced: tuple[Path, str], parent: Path) -> Path:
 from tests.adoption import installed  # noqa: E402,F401 - the session fixture of the adoption tests
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist's ``--dist loadgroup`` (``make check``, ``make test``), the slow tests of one module
     run on one worker, one after another, so that a module's clone or reproduced pipeline (a module fixture)
     is made once; the tests of the wheel-installed candor (the session fixture ``installed``, a wheel built
     and installed into a fresh venv) share one group for the same reason. Groups and fast tests spread over
     both workers. No slow test changes the shared venv: the clones that run ``make`` link it with their
-    requirement files dated before its install stamp (``tests/test_readme.py``, ``tests/test_pipeline.py``)."""
+    requirement files dated before its install stamp (``tests/test_readme.py``, ``tests/test_pipeline.py``).
+
+    ``tryfirst``: pytest-xdist reads the ``xdist_group`` marks in its own ``pytest_collection_modifyitems``,
+    which otherwise runs before this one and sees none of them (every slow module's fixtures were then made
+    on both workers); ``tests/test_groups.py`` runs a two-worker session to check the grouping holds."""
     slow = [item for item in items if item.get_closest_marker("slow") is not None]
     wheel = {item.nodeid.split("::")[0] for item in slow if "installed" in getattr(item, "fixturenames", ())}
     for item in slow:
