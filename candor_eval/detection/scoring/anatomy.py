@@ -109,13 +109,13 @@ def best_overlaps(s: Scored, fp: np.ndarray, *, used: np.ndarray) -> Overlaps:
 
 @dataclass(frozen=True)
 class FrameLabels:
-    """The non-crowd labels of a scene laid out frame by frame, for :meth:`best_overlaps`: ``lab`` ``(M,)``
-    their scene indices by frame, then index; per frame ``(F,)`` ``first`` (its first position in ``lab``)
-    and ``count``; per position ``(M,)``: ``boxes`` ``(M, 4)``, ``area`` (:func:`box_area`), ``cls``, ``used``,
-    and ``near_x``, ``near_y`` the ``(x1, x2)`` and ``(y1, y2)`` pairs in float32 packed in one int64 each
-    (one gather fetches a pair)."""
+    """The non-crowd labels of a scene laid out frame by frame, for :meth:`best_overlaps`: ``label_of``
+    ``(M + 1,)`` their scene indices by frame, then index, then -1 (position ``M``: no label); per frame
+    ``(F,)`` ``first`` (its first position) and ``count``; per position ``(M,)``: ``boxes`` ``(M, 4)``, ``area``
+    (:func:`box_area`), ``cls``, ``used``, and ``near_x``, ``near_y`` the ``(x1, x2)`` and ``(y1, y2)`` pairs in
+    float32 packed in one int64 each (one gather fetches a pair)."""
 
-    lab: np.ndarray
+    label_of: np.ndarray
     first: np.ndarray
     count: np.ndarray
     boxes: np.ndarray
@@ -134,8 +134,9 @@ class FrameLabels:
         boxes = as_boxes(sc.label_boxes[lab])
         near = boxes.astype(np.float32)
         near_x, near_y = (np.ascontiguousarray(near[:, cols]).view(np.int64).ravel() for cols in ([0, 2], [1, 3]))
-        return cls(lab=lab, first=np.cumsum(count) - count, count=count, boxes=boxes, area=box_area(boxes),
-                   cls=sc.label_class[lab], used=np.asarray(used, bool)[lab], near_x=near_x, near_y=near_y)
+        return cls(label_of=np.append(lab, -1), first=np.cumsum(count) - count, count=count, boxes=boxes,
+                   area=box_area(boxes), cls=sc.label_class[lab], used=np.asarray(used, bool)[lab],
+                   near_x=near_x, near_y=near_y)
 
     def best_overlaps(self, s: Scored, fp: np.ndarray) -> Overlaps:
         """:class:`Overlaps` of the detections ``fp`` (indices into ``s``, a cache-sized block).
@@ -154,19 +155,19 @@ class FrameLabels:
         n = len(fp)
         frame = s.frame[fp]
         count = self.count[frame]
-        order = stable_key_order(count.max(initial=0) - count)            # most labels first
+        top = int(count.max(initial=0))
+        order = stable_key_order(top - count)                              # most labels first
         count, start = count[order], self.first[frame[order]]
         fb = as_boxes(s.boxes[fp[order]])
         near = fb.astype(np.float32)
         x1, y1, x2, y2 = (np.ascontiguousarray(near[:, k]) for k in range(4))
         # the FPs whose frame has more than j labels: a prefix of ``ends[j]``
-        ends = np.searchsorted(-count, -np.arange(count.max(initial=0)), side="left").tolist()
+        ends = np.searchsorted(-count, -np.arange(top), side="left").tolist()
         hits, at_hits = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
         for j, k in enumerate(ends):
-            at = start[:k] + j
-            nx = self.near_x[at].view(np.float32)                        # x1, x2 of each FP's j-th label
+            nx = self.near_x[j:][start[:k]].view(np.float32)              # x1, x2 of each FP's j-th label
             hit = np.flatnonzero((nx[0::2] <= x2[:k]) & (x1[:k] <= nx[1::2]))
-            at = at[hit]
+            at = start[hit] + j
             ny = self.near_y[at].view(np.float32)
             both = (ny[0::2] <= y2[hit]) & (y1[hit] <= ny[1::2])
             hits.append(hit[both])
@@ -177,15 +178,15 @@ class FrameLabels:
         apart = v > 0
         pos, at, v = order[hit[apart]], at[apart], v[apart]               # the FPs' places in ``fp``
         same = s.cls[fp[pos]] == self.cls[at]
-        own, use, other = np.zeros(n), np.zeros(n), np.zeros(n)
-        none = len(self.lab)                                              # no label reached: -1 below
-        own_at, other_at = np.full(n, none, np.int64), np.full(n, none, np.int64)
-        for best, best_at, mine in ((own, own_at, same), (other, other_at, ~same)):
-            p, w, a = pos[mine], v[mine], at[mine]
-            np.maximum.at(best, p, w)
-            top = w == best[p]
-            np.minimum.at(best_at, p[top], a[top])                         # the lowest position reaching it
+        # own (2 p) and other (2 p + 1) side by side: one pass moves both maxima
+        key = 2 * pos + ~same
+        best = np.zeros(2 * n)
+        np.maximum.at(best, key, v)
+        reach = v == best[key]
+        best_at = np.full(2 * n, len(self.label_of) - 1, np.int64)      # no label reached: position M, -1
+        np.minimum.at(best_at, key[reach], at[reach])                    # the lowest position reaching it
+        use = np.zeros(n)
         up = same & self.used[at]
         np.maximum.at(use, pos[up], v[up])
-        label_of = np.append(self.lab, -1)
-        return Overlaps(own=own, used=use, other=other, own_label=label_of[own_at], other_label=label_of[other_at])
+        own_label, other_label = self.label_of[best_at[0::2]], self.label_of[best_at[1::2]]
+        return Overlaps(own=best[0::2], used=use, other=best[1::2], own_label=own_label, other_label=other_label)
