@@ -23,7 +23,8 @@ What is counted (definitions: :mod:`candor_eval.detection.scoring.metrics`):
   it, ``-inf`` when none) in grid cell ``j``, that is with exactly ``j`` thresholds of the curve
   grid at or below it. "Score >= threshold ``t_j``" is "cell > ``j``", so the curves are exact
   suffix sums whatever the scores, with no sort; ``labels[g, c]``: non-crowd labels of class ``c`` in
-  group ``g``. Kept per group so that the curves of one split are read off the same tally.
+  group ``g``. Kept per group so that the curves of one split are read off the same tally. Without a
+  grid (no curves to read) none are kept: ``hist`` is ``(3, G, C, 0)``.
 - ``matrix[g]``: the confusion matrix of group ``g``'s frames
   (:func:`~candor_eval.detection.scoring.metrics.confusion_by_group`; :meth:`Tally.confusion`), when
   asked for (it matches every frame's FPs with its FNs: work a metrics block alone does not need).
@@ -116,7 +117,8 @@ class Tally:
         return cls(groups=groups, classes=tuple(classes), band_edges=tuple(band_edges),
                    grid=np.asarray(grid, dtype=np.float64),
                    counts=np.zeros((n_g, n_c, n_b, len(KINDS)), np.int64), frames=np.zeros(n_g, np.int64),
-                   hist=np.zeros((3, n_g, n_c, n_t + 1), np.int64), labels=np.zeros((n_g, n_c), np.int64),
+                   hist=np.zeros((3, n_g, n_c, n_t + 1 if n_t else 0), np.int64),
+                   labels=np.zeros((n_g, n_c), np.int64),
                    matrix=np.zeros((n_g, n_c + 1, n_c + 1), np.int64) if matrix else None,
                    clusters=None if cluster is None else ClusterTally(cluster, n_g, 1 + n_c + n_b))
 
@@ -158,7 +160,7 @@ class Tally:
         n_t = self.hist.shape[3]
         scored = [(counted_det & (s.label >= 0), det_g, s.cls, s.score),
                   (counted_det & (s.label < 0) & ~s.ignored, det_g, s.cls, s.score),
-                  (counted_lab, lab_g, sc.label_class, s.label_score)]
+                  (counted_lab, lab_g, sc.label_class, s.label_score)] if n_t else []   # no grid: no curves
         for k, (sel, g, c, score) in enumerate(scored):
             cell = cells_at_or_below(self.grid, score[sel])
             flat = (g[sel] * n_c + c[sel]) * n_t + cell
