@@ -158,9 +158,8 @@ class FrameLabels:
         top = int(count.max(initial=0))
         order = stable_key_order(top - count)                              # most labels first
         count, start = count[order], self.first[frame[order]]
-        fb = as_boxes(s.boxes[fp[order]])
-        near = fb.astype(np.float32)
-        x1, y1, x2, y2 = (np.ascontiguousarray(near[:, k]) for k in range(4))
+        visit = fp[order]
+        x1, y1, x2, y2 = (s.boxes[visit, k].astype(np.float32) for k in range(4))    # no row copies
         # the FPs whose frame has more than j labels: a prefix of ``ends[j]``
         ends = np.searchsorted(-count, -np.arange(top), side="left").tolist()
         hits, at_hits = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
@@ -173,7 +172,7 @@ class FrameLabels:
             hits.append(hit[both])
             at_hits.append(at[both])
         hit, at = np.concatenate(hits), np.concatenate(at_hits)
-        hb = fb[hit]
+        hb = as_boxes(s.boxes[visit[hit]])
         v = column_iou(hb.T, self.boxes[at].T, box_area(hb), self.area[at])
         apart = v > 0
         pos, at, v = order[hit[apart]], at[apart], v[apart]               # the FPs' places in ``fp``
