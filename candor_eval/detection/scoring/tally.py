@@ -137,8 +137,6 @@ class Tally:
         edges = np.asarray(self.band_edges, dtype=np.float64)
         lab_band = cells_at_or_below(edges, size_at_input(sc.label_boxes, sc.scale[sc.label_frame]))
         det_band = cells_at_or_below(edges, size_at_input(s.boxes, sc.scale[s.frame]))
-        tp_band = det_band.copy()
-        tp_band[s.label >= 0] = lab_band[s.label[s.label >= 0]]
         # each box's cell (group, class, band) once, then one count of every (cell, kind) it adds to
         fp = np.flatnonzero(op.fp & (det_g >= 0))
         tp = np.flatnonzero(op.tp & (det_g >= 0))
@@ -146,11 +144,13 @@ class Tally:
         lab = np.flatnonzero(lab_g >= 0)
         lab_cell = ((lab_g[lab] * n_c + sc.label_class[lab]) * n_b + lab_band[lab]) * n_k
         fp_kind, wrong_fp = anatomy.fp_kind[fp], wrong[fp]
-        flat = [((det_g[tp] * n_c + s.cls[tp]) * n_b + tp_band[tp]) * n_k + TP, fp_cell + FP,
+        flat = [((det_g[tp] * n_c + s.cls[tp]) * n_b + lab_band[s.label[tp]]) * n_k + TP, fp_cell + FP,
                 lab_cell[op.fn[lab]] + FN, fp_cell[wrong_fp] + WRONG,
                 fp_cell[fp_kind >= 0] + FP_KIND0 + fp_kind[fp_kind >= 0], lab_cell[anatomy.fn_aimed[lab]] + FN_AIMED]
         self.counts += np.bincount(np.concatenate(flat), minlength=self.counts.size).reshape(self.counts.shape)
         if self.clusters is not None:
+            tp_band = det_band.copy()                  # a TP (matched) counts in its label's band
+            tp_band[s.label >= 0] = lab_band[s.label[s.label >= 0]]
             self._add_clusters(self.clusters, s, op, of_frame=of_frame, bands=(tp_band, det_band, lab_band))
         if self.matrix is not None:        # the operating point's matrix: of ``s``, whose boxes ``op`` marks
             self.matrix += confusion_by_group(s, op, of_frame=of_frame, n_groups=n_g)
