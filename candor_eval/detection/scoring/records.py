@@ -221,12 +221,9 @@ class APMatchesByClass:
         """Keep the matches of some frames (after those of the frames added before)."""
         order = np.argsort(m.cls, kind="stable")              # each class's boxes in their order
         bounds = np.searchsorted(m.cls[order], np.arange(len(self.parts) + 1))
-        # the columns in that order at once (one pass each, not one sparse pass per class), then each
-        # class's run of them
-        frame, score, tp, ignored = m.frame[order], m.score[order], m.tp[order], m.ignored[order]
         for k in np.flatnonzero(np.diff(bounds)).tolist():
-            run = slice(bounds[k], bounds[k + 1])
-            self.parts[k].append((frame[run], score[run], tp[run], ignored[run]))
+            idx = order[bounds[k]:bounds[k + 1]]
+            self.parts[k].append((m.frame[idx], m.score[idx], m.tp[idx], m.ignored[idx]))
 
     def take(self, k: int) -> APMatches:
         """Class ``k``'s boxes in the order they came (class column ``k``), then none are kept."""
