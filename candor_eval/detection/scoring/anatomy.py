@@ -39,26 +39,26 @@ each of its FPs ``background``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
-from candor_eval.detection.scoring.boxes import box_area, column_iou, stable_key_order
-from candor_eval.detection.scoring.records import Anatomy, OperatingPoint, Scored
+from candor_eval.detection.scoring.boxes import as_boxes, box_area, column_iou, stable_key_order
+from candor_eval.detection.scoring.records import Anatomy, OperatingPoint, Scene, Scored
 
 FP_KINDS = ("localisation", "class_confusion", "duplicate", "background", "both")
 LOCALISATION, CLASS_CONFUSION, DUPLICATE, BACKGROUND, BOTH = range(len(FP_KINDS))
 FN_KINDS = ("aimed", "missed")
 BACKGROUND_IOU = 0.1   # TIDE's background threshold
-BLOCK = 16_384        # FPs compared with their frames' labels at once (best_overlaps)
+BLOCK = 16_384        # FPs compared with their frames' labels at once (error_anatomy, best_overlaps)
 
 
 def error_anatomy(s: Scored, op: OperatingPoint, *, background_iou: float = BACKGROUND_IOU) -> Anatomy:
     """The FP kinds and aimed FNs of ``s`` at ``op`` (see the module docstring).
 
     Truth is ``s.scene``; ``pos`` is ``s.match_iou``. Each FP meets every non-crowd label of its
-    frame: :func:`best_overlaps` visits them slot by slot (the frame's first label, its second, ...)
-    for every FP at once, so the work is whole-array steps over the FPs, no per-pair index arrays.
+    frame (:class:`FrameLabels`), :data:`BLOCK` FPs at a time: every temporary stays cache-sized
+    and is judged and dropped before the next block.
     """
     sc = s.scene
     pos_iou = s.match_iou
@@ -67,15 +67,18 @@ def error_anatomy(s: Scored, op: OperatingPoint, *, background_iou: float = BACK
     fn_aimed = np.zeros(len(sc.label_frame), dtype=bool)
     if len(fp) == 0:
         return Anatomy(fp_kind, fn_aimed)
-    best = best_overlaps(s, fp, used=op.found)
-    s_best, u_best, o_best = best.own, best.used, best.other
-    loc = (s_best >= background_iou) & (s_best <= pos_iou)
-    cls = o_best >= pos_iou
-    kind = np.select([loc, cls, u_best >= pos_iou, np.maximum(s_best, o_best) <= background_iou],
-                     [LOCALISATION, CLASS_CONFUSION, DUPLICATE, BACKGROUND], default=BOTH)
-    fp_kind[fp] = kind
-    targets = np.concatenate([best.own_label[kind == LOCALISATION], best.other_label[kind == CLASS_CONFUSION]])
-    fn_aimed[targets[targets >= 0]] = True
+    labels = FrameLabels.of(sc, used=op.found)
+    for b0 in range(0, len(fp), BLOCK):
+        block = fp[b0:b0 + BLOCK]
+        best = labels.best_overlaps(s, block)
+        s_best, u_best, o_best = best.own, best.used, best.other
+        loc = (s_best >= background_iou) & (s_best <= pos_iou)
+        cls = o_best >= pos_iou
+        kind = np.select([loc, cls, u_best >= pos_iou, np.maximum(s_best, o_best) <= background_iou],
+                         [LOCALISATION, CLASS_CONFUSION, DUPLICATE, BACKGROUND], default=BOTH)
+        fp_kind[block] = kind
+        targets = np.concatenate([best.own_label[kind == LOCALISATION], best.other_label[kind == CLASS_CONFUSION]])
+        fn_aimed[targets[targets >= 0]] = True
     fn_aimed &= op.fn
     return Anatomy(fp_kind, fn_aimed)
 
@@ -95,55 +98,94 @@ class Overlaps:
 
 def best_overlaps(s: Scored, fp: np.ndarray, *, used: np.ndarray) -> Overlaps:
     """:class:`Overlaps` of the detections ``fp`` (indices into ``s``); ``used`` ``(L,)``: labels a kept
-    detection matched.
+    detection matched. :meth:`FrameLabels.best_overlaps` on :data:`BLOCK` FPs at a time (the result does
+    not depend on the block)."""
+    labels = FrameLabels.of(s.scene, used=used)
+    parts = [labels.best_overlaps(s, fp[b0:b0 + BLOCK]) for b0 in range(0, len(fp), BLOCK)]
+    if not parts:
+        return labels.best_overlaps(s, np.zeros(0, np.int64))
+    return Overlaps(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(Overlaps)))
 
-    The FPs are ordered by how many labels their frame has, most first, so slot ``j`` (every frame's
-    ``j``-th label, labels in index order) concerns a prefix of them: each slot is a few whole-array
-    steps on that prefix, and the slots together visit each (FP, label) pair of a frame once. A
-    maximum moves only on a strictly greater IoU, so ties keep the lower label index (numpy's argmax,
-    as TIDE); a pair apart has IoU 0 and moves nothing.
-    """
-    sc = s.scene
-    n = len(fp)
-    regular = np.flatnonzero(~sc.label_crowd)
-    lab = regular[stable_key_order(sc.label_frame[regular])]          # by frame, then index
-    n_frames = len(sc.frames)
-    per_frame = np.bincount(sc.label_frame[lab], minlength=n_frames)
-    first = np.cumsum(per_frame) - per_frame
-    frame = s.frame[fp]
-    count = per_frame[frame]
-    order = stable_key_order(count.max(initial=0) - count)           # most labels first
-    count, start = count[order], first[frame[order]]
-    visit = fp[order]                                                # the FPs (indices into ``s``) in that order
-    fb = s.boxes[visit]
-    f_cols = [np.ascontiguousarray(fb[:, k]) for k in range(4)]
-    lb = sc.label_boxes[lab]
-    l_cols = [np.ascontiguousarray(lb[:, k]) for k in range(4)]
-    # the overlap test in float32: rounding is monotone, so a pair that overlaps (min > max) still has
-    # min >= max rounded; the test keeps every overlapping pair (and a few touching ones, IoU 0)
-    f_near, l_near = [c.astype(np.float32) for c in f_cols], [c.astype(np.float32) for c in l_cols]
-    l_area, l_cls, l_used = box_area(lb), sc.label_class[lab], np.asarray(used, bool)[lab]
-    own, use, other = np.zeros(n), np.zeros(n), np.zeros(n)          # per FP, in the order of ``fp``
-    own_at, other_at = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
-    for b0 in range(0, n, BLOCK):          # blocks of FPs: every temporary stays cache-sized
-        b1 = min(b0 + BLOCK, n)
-        for j in range(int(count[b0])):
-            k = b0 + int(np.count_nonzero(count[b0:b1] > j))      # the block's FPs whose frame has > j labels
-            at = start[b0:k] + j
-            # only pairs that overlap along both axes can move a maximum: the rest have IoU 0
-            x1, y1, x2, y2 = (c[b0:k] for c in f_near)
-            hit = np.flatnonzero((np.minimum(x2, l_near[2][at]) >= np.maximum(x1, l_near[0][at]))
-                                 & (np.minimum(y2, l_near[3][at]) >= np.maximum(y1, l_near[1][at])))
-            at, hit = at[hit], hit + b0
-            hx1, hy1, hx2, hy2 = (c[hit] for c in f_cols)
-            h_area = np.maximum(hx2 - hx1, 0.0) * np.maximum(hy2 - hy1, 0.0)        # box_area's arithmetic
-            v = column_iou((hx1, hy1, hx2, hy2), [c[at] for c in l_cols], h_area, l_area[at])
-            pos = order[hit]                                                         # the FPs' places in ``fp``
-            same = s.cls[visit[hit]] == l_cls[at]
-            for best, best_at, mine in ((own, own_at, same), (other, other_at, ~same)):
-                up = mine & (v > best[pos])
-                best[pos[up]], best_at[pos[up]] = v[up], at[up]
-            up = same & l_used[at]
-            use[pos[up]] = np.maximum(use[pos[up]], v[up])
-    label_of = np.append(lab, -1)                          # position -1 (no label reached) -> -1
-    return Overlaps(own=own, used=use, other=other, own_label=label_of[own_at], other_label=label_of[other_at])
+
+@dataclass(frozen=True)
+class FrameLabels:
+    """The non-crowd labels of a scene laid out frame by frame, for :meth:`best_overlaps`: ``label_of``
+    ``(M + 1,)`` their scene indices by frame, then index, then -1 (position ``M``: no label); per frame
+    ``(F,)`` ``first`` (its first position) and ``count``; per position ``(M,)``: ``boxes`` ``(M, 4)``, ``area``
+    (:func:`box_area`), ``cls``, ``used``, and ``near_x``, ``near_y`` the ``(x1, x2)`` and ``(y1, y2)`` pairs in
+    float32 packed in one int64 each (one gather fetches a pair)."""
+
+    label_of: np.ndarray
+    first: np.ndarray
+    count: np.ndarray
+    boxes: np.ndarray
+    area: np.ndarray
+    cls: np.ndarray
+    used: np.ndarray
+    near_x: np.ndarray
+    near_y: np.ndarray
+
+    @classmethod
+    def of(cls, sc: Scene, *, used: np.ndarray) -> FrameLabels:
+        """The layout of ``sc``'s labels; ``used`` ``(L,)``: labels a kept detection matched."""
+        regular = np.flatnonzero(~sc.label_crowd)
+        lab = regular[stable_key_order(sc.label_frame[regular])]          # by frame, then index
+        count = np.bincount(sc.label_frame[lab], minlength=len(sc.frames))
+        boxes = as_boxes(sc.label_boxes[lab])
+        near = boxes.astype(np.float32)
+        near_x, near_y = (np.ascontiguousarray(near[:, cols]).view(np.int64).ravel() for cols in ([0, 2], [1, 3]))
+        return cls(label_of=np.append(lab, -1), first=np.cumsum(count) - count, count=count, boxes=boxes,
+                   area=box_area(boxes), cls=sc.label_class[lab], used=np.asarray(used, bool)[lab],
+                   near_x=near_x, near_y=near_y)
+
+    def best_overlaps(self, s: Scored, fp: np.ndarray) -> Overlaps:
+        """:class:`Overlaps` of the detections ``fp`` (indices into ``s``, a cache-sized block).
+
+        The FPs are ordered by how many labels their frame has, most first, so slot ``j`` (every frame's
+        ``j``-th label, labels in index order) concerns a prefix of them: each slot is a few whole-array
+        steps on that prefix, and the slots together visit each (FP, label) pair of a frame once. Only
+        pairs that overlap (or touch) along x, then along y, can have an IoU above 0: the test is
+        ``l_x1 <= d_x2`` and ``d_x1 <= l_x2`` in float32 (rounding is monotone, so it keeps every such pair,
+        and a few apart ones, IoU 0). The IoU of the pairs kept (float64, :func:`column_iou`) then moves
+        the maxima: a maximum moves only on a strictly greater IoU and, of equal IoUs, the lowest label
+        position (index) is kept, so ties keep the lower label index (numpy's argmax, as TIDE); a pair
+        apart has IoU 0 and moves nothing.
+        """
+        fp = np.asarray(fp, np.int64)
+        n = len(fp)
+        frame = s.frame[fp]
+        count = self.count[frame]
+        top = int(count.max(initial=0))
+        order = stable_key_order(top - count)                              # most labels first
+        count, start = count[order], self.first[frame[order]]
+        visit = fp[order]
+        x1, y1, x2, y2 = (s.boxes[visit, k].astype(np.float32) for k in range(4))    # no row copies
+        # the FPs whose frame has more than j labels: a prefix of ``ends[j]``
+        ends = np.searchsorted(-count, -np.arange(top), side="left").tolist()
+        hits, at_hits = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+        for j, k in enumerate(ends):
+            nx = self.near_x[j:][start[:k]].view(np.float32)              # x1, x2 of each FP's j-th label
+            hit = np.flatnonzero((nx[0::2] <= x2[:k]) & (x1[:k] <= nx[1::2]))
+            at = start[hit] + j
+            ny = self.near_y[at].view(np.float32)
+            both = (ny[0::2] <= y2[hit]) & (y1[hit] <= ny[1::2])
+            hits.append(hit[both])
+            at_hits.append(at[both])
+        hit, at = np.concatenate(hits), np.concatenate(at_hits)
+        hb = as_boxes(s.boxes[visit[hit]])
+        v = column_iou(hb.T, self.boxes[at].T, box_area(hb), self.area[at])
+        apart = v > 0
+        pos, at, v = order[hit[apart]], at[apart], v[apart]               # the FPs' places in ``fp``
+        same = s.cls[fp[pos]] == self.cls[at]
+        # own (2 p) and other (2 p + 1) side by side: one pass moves both maxima
+        key = 2 * pos + ~same
+        best = np.zeros(2 * n)
+        np.maximum.at(best, key, v)
+        reach = v == best[key]
+        best_at = np.full(2 * n, len(self.label_of) - 1, np.int64)      # no label reached: position M, -1
+        np.minimum.at(best_at, key[reach], at[reach])                    # the lowest position reaching it
+        use = np.zeros(n)
+        up = same & self.used[at]
+        np.maximum.at(use, pos[up], v[up])
+        own_label, other_label = self.label_of[best_at[0::2]], self.label_of[best_at[1::2]]
+        return Overlaps(own=best[0::2], used=use, other=best[1::2], own_label=own_label, other_label=other_label)

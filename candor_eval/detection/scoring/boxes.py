@@ -161,10 +161,10 @@ def stable_key_order(keys: np.ndarray) -> np.ndarray:
     """Indices that sort non-negative integer ``keys`` ascending, equal keys in input order.
 
     Same result as ``np.argsort(keys, kind="stable")``, in linear time whatever the
-    input order: each key packed with its index in one int64 and sorted by value
+    input order: keys below ``2**16`` sorted as ``uint16`` (numpy's stable sort of ``uint16`` is a
+    counting sort); else each key packed with its index in one int64 and sorted by value
     (:func:`_sorted_with_index`) when both fit in 63 bits, else a least-significant-digit radix
-    sort over 16-bit digits (numpy's stable sort of ``uint16`` is a counting sort), one pass per
-    digit of the largest key.
+    sort over 16-bit digits, one pass per digit of the largest key.
 
     >>> stable_key_order(np.array([2, 0, 2, 1, 0])).tolist()
     [1, 4, 3, 0, 2]
@@ -178,6 +178,8 @@ def stable_key_order(keys: np.ndarray) -> np.ndarray:
     if (k[1:] >= k[:-1]).all():  # already grouped in order (as files usually list images): nothing to do
         return order
     top, bits = int(k.max()), len(k).bit_length()
+    if top < 1 << 16:
+        return np.argsort(k.astype(np.uint16), kind="stable")
     if top.bit_length() + bits <= 63:
         return _sorted_with_index(k, order, bits)
     shift = 0

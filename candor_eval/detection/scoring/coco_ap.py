@@ -185,29 +185,38 @@ def _interpolated_precision(tp_bits: np.ndarray, ignored_bits: np.ndarray, n_lab
     point, of its boxes in sequence (their match and ignore bits) against its ``n_labels`` labels.
     One threshold at a time: a few arrays of the class's boxes at once.
 
-    The counts are integer running sums turned into float64 (exact below 2**53, so the same values as
-    summing 0/1 in float64); ``TP + FP`` is the running count of boxes not ignored (a box is never both
-    matched and ignored). The precision made non-increasing from the right is needed only at the recall
-    points: the maximum of each stretch between consecutive points, then those maxima from the right
-    (the same values as the whole running maximum, read there)."""
+    The counts are integer running sums, turned into float64 only to divide (exact below 2**53, so the
+    same values as summing 0/1 in float64); ``TP + FP`` is the running count of boxes not ignored (a box
+    is never both matched and ignored). Recall ``TP / n_labels`` (float64) reaches a recall point ``r``
+    exactly when ``TP`` reaches the first count ``c`` with ``c / n_labels >= r`` (the division is
+    monotone in ``c``), so the first box reaching each point is found on the integer sums. The precision
+    made non-increasing from the right is needed only at the recall points: the maximum of each stretch
+    between consecutive points, then those maxima from the right (the same values as the whole running
+    maximum, read there)."""
     q = np.zeros((len(IOU_THRESHOLDS), len(RECALL_THRESHOLDS)))
     n = len(tp_bits)
     if n == 0:
         return q
-    counted_all = np.arange(1, n + 1, dtype=np.float64)       # TP + FP when no box is ignored
+    # per recall point, the first TP count whose recall reaches it (n + 1: none of 0..n does)
+    reach = np.searchsorted(np.arange(n + 1, dtype=np.float64) / n_labels, RECALL_THRESHOLDS, side="left")
+    counted_all = np.arange(1, n + 1, dtype=np.float64) + np.spacing(1)     # TP + FP + eps, no box ignored
+    some_ignored = bool(np.asarray(ignored_bits).any())
     for i in range(len(IOU_THRESHOLDS)):
-        tps = np.cumsum((tp_bits >> i) & 1, dtype=np.int64).astype(np.float64)
-        at = np.searchsorted(tps / n_labels, RECALL_THRESHOLDS, side="left")
+        tps = np.cumsum((tp_bits >> i) & 1, dtype=np.int64)
+        at = np.searchsorted(tps, reach, side="left")
         reached = int(np.count_nonzero(at < n))               # recall points some box reaches (0 beyond)
         if reached == 0:
             continue
-        ignored = (ignored_bits >> i) & 1
-        den = (counted_all.copy() if not ignored.any()
-               else np.cumsum(1 - ignored, dtype=np.int64).astype(np.float64))
-        den += np.spacing(1)
-        pr = np.divide(tps, den, out=tps)
         at = at[:reached]
-        stretch = np.maximum.reduceat(pr[at[0]:], at - at[0])
+        a0 = int(at[0])
+        ignored = (ignored_bits >> i) & 1 if some_ignored else None
+        if ignored is None or not ignored.any():
+            den = counted_all[a0:]
+        else:
+            den = np.cumsum(1 - ignored, dtype=np.int64)[a0:].astype(np.float64)
+            den += np.spacing(1)
+        pr = tps[a0:] / den
+        stretch = np.maximum.reduceat(pr, at - a0)
         q[i, :reached] = np.maximum.accumulate(stretch[::-1])[::-1]
     return q
 

@@ -109,9 +109,14 @@ def size_at_input(boxes: np.ndarray, scale: np.ndarray) -> np.ndarray:
     >>> size_at_input(np.array([[0.0, 0.0, 8.0, 2.0], [5, 5, 5, 9]]), np.array([0.5, 2.0])).tolist()
     [2.0, 0.0]
     """
-    w = np.maximum(boxes[:, 2] - boxes[:, 0], 0.0)
-    h = np.maximum(boxes[:, 3] - boxes[:, 1], 0.0)
-    return np.sqrt(w * h) * scale
+    w, h = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
+    if w.dtype.kind == "f":         # the same arithmetic in place: no fresh array per step
+        np.maximum(w, 0.0, out=w)
+        np.maximum(h, 0.0, out=h)
+    else:
+        w, h = np.maximum(w, 0.0), np.maximum(h, 0.0)
+    w *= h
+    return np.multiply(np.sqrt(w, out=w), scale)
 
 
 def wrong_targets(s: Scored, op: OperatingPoint, *, classes: list[int] | None = None) -> np.ndarray:

@@ -56,9 +56,9 @@ def score_detections(scene: Scene, *, frame: np.ndarray, cls: np.ndarray, boxes:
     score = np.asarray(score, dtype=np.float64)
     label_groups = scene.label_frame * n_cls + scene.label_class
     label_score = np.full(len(scene.label_frame), -np.inf)
-    # each chunk's kept boxes, in order: group (frame * n_cls + class), boxes, score, matched label, ignored
-    kept: dict[str, list[np.ndarray]] = {"group": [np.zeros(0, np.int64)], "boxes": [np.zeros((0, 4))],
-                                         "score": [np.zeros(0)], "label": [np.zeros(0, np.int64)],
+    # each chunk's kept boxes, in order: their index into the input, matched label, ignored (the input's
+    # columns are read once at the end: no chunk keeps copies of its boxes)
+    kept: dict[str, list[np.ndarray]] = {"det": [np.zeros(0, np.int64)], "label": [np.zeros(0, np.int64)],
                                          "ignored": [np.zeros(0, bool)]}
     if ap and len(scene.classes) > 32_767:
         raise ValueError(f"n_classes must be at most 32767 for AP, got {len(scene.classes)}")
@@ -87,22 +87,25 @@ def score_detections(scene: Scene, *, frame: np.ndarray, cls: np.ndarray, boxes:
                                 label_crowd=scene.label_crowd[lab], label_ties=ties)
         m = matches[0]
         if ap:
-            top = within_group_ranks(groups)[0] < MAX_DETS
             tp, ign = ap_bits(matches[1:])
-            g = groups[top]
-            ap_parts.append(APMatches((g // n_cls).astype(np.int32), (g % n_cls).astype(np.int16), sc[top],
-                                      tp[top], ign[top]))
+            f, c = frame[d], cls[d]
+            # groups come sorted: one has more than MAX_DETS boxes iff a box has the same group MAX_DETS later
+            if len(groups) > MAX_DETS and (groups[MAX_DETS:] == groups[:-MAX_DETS]).any():
+                top = within_group_ranks(groups)[0] < MAX_DETS
+                f, c, tp, ign, s_top = f[top], c[top], tp[top], ign[top], sc[top]
+            else:
+                s_top = sc
+            ap_parts.append(APMatches(f.astype(np.int32), c.astype(np.int16), s_top, tp, ign))
         found = m.label_det >= 0
         label_score[lab[found]] = sc[m.label_det[found]]
         matched = m.det_label >= 0
         scene_label = np.full(len(d), -1, dtype=np.int64)     # the chunk's label index -> the scene's
         scene_label[matched] = lab[m.det_label[matched]]
-        for key, part in (("group", groups), ("boxes", b), ("score", sc), ("label", scene_label),
-                          ("ignored", m.det_ignored)):
+        for key, part in (("det", d), ("label", scene_label), ("ignored", m.det_ignored)):
             kept[key].append(part)
-    group = np.concatenate(kept.pop("group"))
-    return Scored(scene=scene, frame=group // n_cls, cls=group % n_cls, boxes=np.concatenate(kept.pop("boxes")),
-                  score=np.concatenate(kept.pop("score")), label=np.concatenate(kept.pop("label")),
+    det = np.concatenate(kept.pop("det"))
+    return Scored(scene=scene, frame=frame[det], cls=cls[det], boxes=boxes[det], score=score[det],
+                  label=np.concatenate(kept.pop("label")),
                   ignored=np.concatenate(kept.pop("ignored")), label_score=label_score, match_iou=match_iou,
                   ap=APMatches.concat(ap_parts) if ap else None)
 

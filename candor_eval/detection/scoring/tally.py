@@ -23,7 +23,8 @@ What is counted (definitions: :mod:`candor_eval.detection.scoring.metrics`):
   it, ``-inf`` when none) in grid cell ``j``, that is with exactly ``j`` thresholds of the curve
   grid at or below it. "Score >= threshold ``t_j``" is "cell > ``j``", so the curves are exact
   suffix sums whatever the scores, with no sort; ``labels[g, c]``: non-crowd labels of class ``c`` in
-  group ``g``. Kept per group so that the curves of one split are read off the same tally.
+  group ``g``. Kept per group so that the curves of one split are read off the same tally. Without a
+  grid (no curves to read) none are kept: ``hist`` is ``(3, G, C, 0)``.
 - ``matrix[g]``: the confusion matrix of group ``g``'s frames
   (:func:`~candor_eval.detection.scoring.metrics.confusion_by_group`; :meth:`Tally.confusion`), when
   asked for (it matches every frame's FPs with its FNs: work a metrics block alone does not need).
@@ -116,7 +117,8 @@ class Tally:
         return cls(groups=groups, classes=tuple(classes), band_edges=tuple(band_edges),
                    grid=np.asarray(grid, dtype=np.float64),
                    counts=np.zeros((n_g, n_c, n_b, len(KINDS)), np.int64), frames=np.zeros(n_g, np.int64),
-                   hist=np.zeros((3, n_g, n_c, n_t + 1), np.int64), labels=np.zeros((n_g, n_c), np.int64),
+                   hist=np.zeros((3, n_g, n_c, n_t + 1 if n_t else 0), np.int64),
+                   labels=np.zeros((n_g, n_c), np.int64),
                    matrix=np.zeros((n_g, n_c + 1, n_c + 1), np.int64) if matrix else None,
                    clusters=None if cluster is None else ClusterTally(cluster, n_g, 1 + n_c + n_b))
 
@@ -135,8 +137,6 @@ class Tally:
         edges = np.asarray(self.band_edges, dtype=np.float64)
         lab_band = cells_at_or_below(edges, size_at_input(sc.label_boxes, sc.scale[sc.label_frame]))
         det_band = cells_at_or_below(edges, size_at_input(s.boxes, sc.scale[s.frame]))
-        tp_band = det_band.copy()
-        tp_band[s.label >= 0] = lab_band[s.label[s.label >= 0]]
         # each box's cell (group, class, band) once, then one count of every (cell, kind) it adds to
         fp = np.flatnonzero(op.fp & (det_g >= 0))
         tp = np.flatnonzero(op.tp & (det_g >= 0))
@@ -144,11 +144,13 @@ class Tally:
         lab = np.flatnonzero(lab_g >= 0)
         lab_cell = ((lab_g[lab] * n_c + sc.label_class[lab]) * n_b + lab_band[lab]) * n_k
         fp_kind, wrong_fp = anatomy.fp_kind[fp], wrong[fp]
-        flat = [((det_g[tp] * n_c + s.cls[tp]) * n_b + tp_band[tp]) * n_k + TP, fp_cell + FP,
+        flat = [((det_g[tp] * n_c + s.cls[tp]) * n_b + lab_band[s.label[tp]]) * n_k + TP, fp_cell + FP,
                 lab_cell[op.fn[lab]] + FN, fp_cell[wrong_fp] + WRONG,
                 fp_cell[fp_kind >= 0] + FP_KIND0 + fp_kind[fp_kind >= 0], lab_cell[anatomy.fn_aimed[lab]] + FN_AIMED]
         self.counts += np.bincount(np.concatenate(flat), minlength=self.counts.size).reshape(self.counts.shape)
         if self.clusters is not None:
+            tp_band = det_band.copy()                  # a TP (matched) counts in its label's band
+            tp_band[s.label >= 0] = lab_band[s.label[s.label >= 0]]
             self._add_clusters(self.clusters, s, op, of_frame=of_frame, bands=(tp_band, det_band, lab_band))
         if self.matrix is not None:        # the operating point's matrix: of ``s``, whose boxes ``op`` marks
             self.matrix += confusion_by_group(s, op, of_frame=of_frame, n_groups=n_g)
@@ -158,7 +160,7 @@ class Tally:
         n_t = self.hist.shape[3]
         scored = [(counted_det & (s.label >= 0), det_g, s.cls, s.score),
                   (counted_det & (s.label < 0) & ~s.ignored, det_g, s.cls, s.score),
-                  (counted_lab, lab_g, sc.label_class, s.label_score)]
+                  (counted_lab, lab_g, sc.label_class, s.label_score)] if n_t else []   # no grid: no curves
         for k, (sel, g, c, score) in enumerate(scored):
             cell = cells_at_or_below(self.grid, score[sel])
             flat = (g[sel] * n_c + c[sel]) * n_t + cell

@@ -15,7 +15,7 @@ from candor_eval.detection.scoring.anatomy import best_overlaps
 from candor_eval.detection.scoring.boxes import paired_iou
 from candor_eval.detection.scoring.coco_pair import score_coco_pair
 from candor_eval.detection.scoring.columns import DetectionTable, GroundTruth
-from candor_eval.detection.scoring.records import Scene, Scored
+from candor_eval.detection.scoring.records import OperatingPoint, Scene, Scored
 from tests.conftest import ROOT
 from tests.support_coco import random_pair
 
@@ -142,6 +142,32 @@ def test_best_overlaps_equals_every_pair_and_does_not_depend_on_the_block(seed, 
         for k, v in want.items():
             assert getattr(got, k).tolist() == v, (block, k)
 
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_error_anatomy_does_not_depend_on_the_block(seed, monkeypatch):
+    """The FPs are judged a block at a time: every block size gives the same kinds and aimed labels, and
+    every kind and an aimed label occur (the comparison is not vacuous)."""
+    rng = np.random.default_rng(seed)
+    corner = rng.integers(0, 20, (40, 2)).astype(float)
+    labels = [(int(rng.integers(0, 4)), int(rng.integers(0, 2)), [*c, *(c + rng.integers(2, 12, 2))], False)
+              for c in corner]
+    dets = [(f, c, [box[0] + rng.integers(-2, 3), box[1], box[2] + rng.integers(-3, 3), box[3]])
+            for f, c, box, _ in labels for _ in range(3)]
+    dets += [(int(rng.integers(0, 5)), int(rng.integers(0, 2)), [*c, *(c + rng.integers(1, 12, 2))])
+             for c in rng.integers(0, 30, (80, 2)).astype(float)]
+    s = overlap_scene(labels, dets)
+    fp = rng.random(len(dets)) < 0.8
+    found = rng.random(len(labels)) < 0.4
+    op = OperatingPoint(kept=np.ones(len(dets), bool), tp=~fp, fp=fp, found=found, fn=~found)
+    runs = []
+    for block in (1, 7, 10_000):
+        monkeypatch.setattr(anatomy, "BLOCK", block)
+        runs.append(anatomy.error_anatomy(s, op))
+    for got in runs[1:]:
+        assert got.fp_kind.tolist() == runs[0].fp_kind.tolist()
+        assert got.fn_aimed.tolist() == runs[0].fn_aimed.tolist()
+    assert set(runs[0].fp_kind[fp].tolist()) == set(range(len(anatomy.FP_KINDS))) and runs[0].fn_aimed.any()
 
 def test_no_detections():
     m = pair(LABELS, [])["micro"]

@@ -237,9 +237,11 @@ def test_stable_key_order_hand_case_and_equals_stable_argsort():
     assert stable_key_order(np.array([], int)).tolist() == []
     assert stable_key_order(np.array([0, 0, 3, 70_000])).tolist() == [0, 1, 2, 3]     # already grouped
     rng = np.random.default_rng(5)
-    for top in (3, 70_000, 2**40, 2**60):   # keys packed with their index; 2**60: four 16-bit radix passes
+    # below 2**16: one uint16 counting sort; then keys packed with their index; 2**60: four 16-bit radix passes
+    for top in (3, 2**16, 2**16 + 1, 70_000, 2**40, 2**60):
         keys = rng.integers(0, top, 3000)
         keys[::7] = keys[0]                 # ties must keep input order
+        keys[1] = top - 1                   # the largest key decides the method
         assert stable_key_order(keys).tolist() == np.argsort(keys, kind="stable").tolist()
     with pytest.raises(ValueError):
         stable_key_order(np.array([1, -1]))

@@ -262,3 +262,20 @@ def test_rate_counts_are_the_counts_behind_every_rate():
     assert counts["all.per_class.relic.recall"].n == 0 and block["per_class"]["relic"]["recall"] is None
     assert {c.unit for k, c in counts.items() if k.endswith("precision")} == {"detection"}
     assert {c.unit for k, c in counts.items() if k.endswith("recall")} == {"label"}
+
+
+def test_size_at_input_is_the_plain_expression_bit_for_bit_whatever_the_dtype():
+    """The in-place arithmetic gives the bits of ``sqrt(max(w, 0) * max(h, 0)) * scale`` and its dtype, for
+    float64, float32 and integer boxes, a scale per box or one for all; the input is left untouched."""
+    rng = np.random.default_rng(3)
+    corner = rng.uniform(-50, 500, (200, 2))
+    base = np.concatenate([corner, corner + rng.uniform(-5, 90, (200, 2))], axis=1)   # some inverted: size 0
+    for boxes in (base, base.astype(np.float32), np.round(base).astype(np.int64)):
+        for scale in (rng.uniform(0.1, 3, 200), 0.75):
+            before = boxes.copy()
+            w = np.maximum(boxes[:, 2] - boxes[:, 0], 0.0)
+            h = np.maximum(boxes[:, 3] - boxes[:, 1], 0.0)
+            want = np.sqrt(w * h) * scale
+            got = size_at_input(boxes, scale)
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+            assert np.array_equal(boxes, before) and (got == 0).any()

@@ -154,3 +154,23 @@ def test_cells_at_or_below_equals_searchsorted_right():
     with_nan = np.array([1.0, np.nan, 20.0])
     assert cells_at_or_below(np.array([16.0]), with_nan).tolist() == \
         np.searchsorted(np.array([16.0]), with_nan, side="right").tolist()
+
+
+def test_without_a_grid_no_histograms_are_kept_and_the_counts_are_the_same():
+    """``grid`` empty (a metrics block alone, :func:`summarise`): ``hist`` is ``(3, G, C, 0)``, the curves are
+    empty, and every count, label total and block equals the tally's with a grid."""
+    rng = np.random.default_rng(1)
+    scene = random_scene(rng)
+    frame, cls, boxes, score = random_dets(rng, scene)
+    groups = frame_groups(scene)
+    s, op, wrong = tally_of(scene, frame, cls, boxes, score)
+    tallies = [Tally.empty(groups, classes=CLASSES, band_edges=[16, 32], grid=g) for g in (GRID, np.zeros(0))]
+    for t in tallies:
+        t.add(s, op, wrong=wrong, anatomy=error_anatomy(s, op), of_frame=groups.of_frame)
+    full, bare = tallies
+    assert bare.hist.shape == (3, len(groups.split), len(CLASSES), 0) and full.hist.sum() > 0
+    for field in ("counts", "frames", "labels", "matrix"):
+        assert np.array_equal(getattr(full, field), getattr(bare, field)), field
+    kw = dict(min_support=2, critical=["deer"])
+    assert full.block(splits=None, **kw) == bare.block(splits=None, **kw)
+    assert all(len(c.grid) == len(c.tp) == len(c.fp) == len(c.fn) == 0 for c in bare.curves().values())
