@@ -16,8 +16,9 @@ JSON Lines, deterministic bytes:
   ``json.dumps(..., separators=(",", ":"))``.
 
 Read back as checked input (a hand edit is refused, never trusted): the header's fields by
-:func:`check_header`; each box row an integer class index in range, a score in [floor, 1],
-``x1 <= x2`` and ``y1 <= y2``; an error names the file, line, frame, row and field.
+:func:`check_header`; each box row six JSON numbers (never true, false or a string), an integer
+class index in range, a score in [floor, 1], ``x1 <= x2`` and ``y1 <= y2``; an error names the
+file, line, frame, row and field.
 
 Rounding does not make inference bit-stable across CPUs (see ``docs/detector.md``,
 "Canonical inference outputs"): it makes the file's bytes a function of the rounded values.
@@ -351,13 +352,12 @@ def _chunk(path: Path, header: dict, frames: list[str], sizes: dict[str, tuple[i
     def where(row: int, field: str) -> str:
         return _row_where(path, frames, lines, counts, row, field)
 
-    try:
-        arr = np.array(rows, dtype=np.float64).reshape(-1, 6) if rows else np.zeros((0, 6))
-    except (ValueError, TypeError, OverflowError):
-        bad = next((r for r, row in enumerate(rows)
-                    if not (isinstance(row, list) and len(row) == 6 and all(map(_float64, row)))), 0)
+    bad = next((r for r, row in enumerate(rows)
+                if not (isinstance(row, list) and len(row) == 6 and all(map(_float64, row)))), None)
+    if bad is not None:      # checked value by value: numpy would read true as 1.0 and "0.5" as 0.5
         raise fail(where(bad, ""), "bad box row", expected="[x1, y1, x2, y2, score, class] numbers",
-                   got=rows[bad]) from None
+                   got=rows[bad])
+    arr = np.array(rows, dtype=np.float64).reshape(-1, 6) if rows else np.zeros((0, 6))
     failure = _first_failure(arr, header)
     if failure is not None:
         bad, field, what, expected = failure
@@ -439,8 +439,8 @@ def iter_chunks(path: Path, *, keep_frames: set[str] | None = None,
             frame, size, boxes = _parse_line(line, where=f"{path}:{lineno}")
             pending.add(frame, size, lineno, boxes, len(boxes))
         if pending.n >= max_boxes:
-            yield pending.read(path, header)
-            pending = _Pending()
+            chunk, pending = pending.read(path, header), _Pending()     # the rows' text is freed before the yield
+            yield chunk
     if pending.frames:
         yield pending.read(path, header)
 

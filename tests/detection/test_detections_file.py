@@ -188,6 +188,9 @@ Z = '{"frame":"z","width":640,"height":416,"boxes":[[10,20,30,40,0.5,1],%s]}'
     ('{"frame":"z\\x","width":640,"height":416,"boxes":[]}', "m.jsonl:3: bad frame line"),   # a bad escape
     ('{"frame":"z\tz","width":640,"height":416,"boxes":[]}', "m.jsonl:3: bad frame line"),   # a raw tab
     (Z % ("[1,2,3,4,0.5,1%s]" % ("0" * 400)), r"m.jsonl:3: frame z, boxes\[1\]: bad box row"),   # over 1.8e308
+    (Z % "[1,2,3,4,true,0]", r"m.jsonl:3: frame z, boxes\[1\]: bad box row"),    # numpy would read 1.0
+    (Z % '[1,2,3,4,"0.5",0]', r"m.jsonl:3: frame z, boxes\[1\]: bad box row"),   # numpy would read 0.5
+    (Z % "[1,2,3,4,0.5,false]", r"m.jsonl:3: frame z, boxes\[1\]: bad box row"),
 ])
 def test_damaged_lines_are_named(tmp_path, line, message):
     from candor_eval.common.errors import InputError
@@ -466,6 +469,7 @@ DAMAGE = [
     '{"frame":"z","width":640,"height":416,"boxes":[[1,2,3,4,0.5,-1e-300]]}',
     '{"frame":"z","width":640,"height":416,"boxes":[[1,2,3,4,0.5,0],[1,2,3]]}',   # json path, refused
     '{"frame":"z","width":640,"height":416,"boxes":[[1,2,3,4,true,0]]}',
+    '{"frame":"z","width":640,"height":416,"boxes":[[1,2,3,4,"0.5",0]]}',
     '{"frame":"z","width":640,"height":416,"boxes":[[1,2,3,4,NaN,0]]}',
     '{"frame":"z","width":640,"height":416,"boxes":[[1,2,3,4,0.5,0,0]]}',
     '{"frame":"z","width":640,"height":416,"boxes":[[1,2,3,4,01,0]]}',
