@@ -37,6 +37,7 @@ arrays of a valid file and names the first error of a damaged one, as it always 
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -185,8 +186,14 @@ BAD_LINE = '{"frame", "width", "height", "boxes": [[x1, y1, x2, y2, score, class
 _STRING = r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*+"'
 _NUMBER = r'(?!-0(?![.eE]))-?(?:[1-9][0-9]{0,15}+|0)(?:\.[0-9]++)?+(?:[eE][+-]?[0-9]++)?+'
 _ROW = r"\[" + ",".join([_NUMBER] * 6) + r"\]"
-WRITTEN_LINE = re.compile(r'\{"frame":' + _STRING + r',"width":(0|[1-9][0-9]{0,17}),"height":(0|[1-9][0-9]{0,17}),'
-                          r'"boxes":\[((?:' + _ROW + r'(?:,' + _ROW + r')*+)?)\]\}\n?')
+WRITTEN_LINE = (r'\{"frame":' + _STRING + r',"width":(0|[1-9][0-9]{0,17}),"height":(0|[1-9][0-9]{0,17}),'
+                r'"boxes":\[((?:' + _ROW + r'(?:,' + _ROW + r')*+)?)\]\}\n?')
+
+
+@functools.cache
+def written_line() -> re.Pattern[str]:
+    """:data:`WRITTEN_LINE` compiled, on first use (a few ms that a process not reading the file does not pay)."""
+    return re.compile(WRITTEN_LINE)
 
 
 def _open(path: Path) -> tuple[dict, IO[str]]:
@@ -371,7 +378,7 @@ def _chunk(path: Path, header: dict, frames: list[str], sizes: dict[str, tuple[i
 def _written_rows(line: str) -> tuple[tuple[int, int], str, int] | None:
     """For a line that matches :data:`WRITTEN_LINE`: its (width, height), the text of its box rows
     (``[x1,y1,x2,y2,score,class],...``, empty for a frame without boxes) and their count; else None."""
-    m = WRITTEN_LINE.fullmatch(line)
+    m = written_line().fullmatch(line)
     if m is None:
         return None
     rows = m.group(3)
