@@ -16,14 +16,28 @@ JSON Lines, deterministic bytes:
   ``json.dumps(..., separators=(",", ":"))``.
 
 Read back as checked input (a hand edit is refused, never trusted): the header's fields by
-:func:`check_header`; each box row an integer class index in range, a score in [floor, 1],
-``x1 <= x2`` and ``y1 <= y2``; an error names the file, line, frame, row and field.
+:func:`check_header`; each box row six JSON numbers (never true, false or a string), an integer
+class index in range, a score in [floor, 1], ``x1 <= x2`` and ``y1 <= y2``; an error names the
+file, line, frame, row and field.
 
 Rounding does not make inference bit-stable across CPUs (see ``docs/detector.md``,
 "Canonical inference outputs"): it makes the file's bytes a function of the rounded values.
+
+Two ways to read the box rows, one result. Parsing a frame line with ``json`` makes a Python
+object per number and per row (about 30 MB for a chunk of 131k boxes), and the cost of a chunk so
+read grew the longer the process ran (0.15 s a chunk at the start of a 10M-box file, about 0.45 s
+at its end), so the per-frame cost of scoring was not flat in the set's size. A line of exactly the
+written shape (:data:`WRITTEN_LINE`: the keys in order, no whitespace, JSON numbers; the shape
+:func:`frame_json` writes) is therefore read in bulk: its rows stay text, and a chunk's numbers are
+parsed at once by numpy (:func:`_bulk_rows`; correctly rounded, like ``float()`` and ``json``).
+The rule: a chunk is parsed in bulk when every one of its lines matches :data:`WRITTEN_LINE` and
+its rows pass the row checks (:func:`_row_checks`); any other chunk (a line written otherwise,
+valid or not, or a row that fails a check) is read line by line by ``json``, which gives the
+arrays of a valid file and names the first error of a damaged one, as it always has.
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -161,9 +175,25 @@ def collect(header: dict, frames: Iterable[FrameBoxes]) -> RawDetections:
         score=np.concatenate([np.zeros(0), *(f.scores for f in kept)]).astype(np.float64))
 
 
-CHUNK_BOXES = 1 << 17   # raw boxes parsed at once by :func:`iter_chunks` (whole frames; ~30 MB of Python objects)
+CHUNK_BOXES = 1 << 17   # raw boxes parsed at once by :func:`iter_chunks` (whole frames; ~6 MB of text)
 LINE_HEAD = re.compile(r'^\{"frame":"((?:[^"\\]|\\.)*)","width":([0-9]+),"height":([0-9]+),')
 BAD_LINE = '{"frame", "width", "height", "boxes": [[x1, y1, x2, y2, score, class]]}'
+# A frame line as :func:`frame_json` writes it, whole (the only lines read in bulk, see the module's docstring):
+# the keys in order, no whitespace, a JSON string (as json's strict mode reads it), width and height of at most
+# 18 digits, rows of six JSON numbers. Left to json, so that both paths give equal values: an integer ``-0``
+# (json reads the integer 0, numpy -0.0) and an integer part of over 16 digits (json refuses an integer of over
+# 4,300 digits, numpy reads it); the detect stage writes neither.
+_STRING = r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*+"'
+_NUMBER = r'(?!-0(?![.eE]))-?(?:[1-9][0-9]{0,15}+|0)(?:\.[0-9]++)?+(?:[eE][+-]?[0-9]++)?+'
+_ROW = r"\[" + ",".join([_NUMBER] * 6) + r"\]"
+WRITTEN_LINE = (r'\{"frame":' + _STRING + r',"width":(0|[1-9][0-9]{0,17}),"height":(0|[1-9][0-9]{0,17}),'
+                r'"boxes":\[((?:' + _ROW + r'(?:,' + _ROW + r')*+)?)\]\}\n?')
+
+
+@functools.cache
+def written_line() -> re.Pattern[str]:
+    """:data:`WRITTEN_LINE` compiled, on first use (a few ms that a process not reading the file does not pay)."""
+    return re.compile(WRITTEN_LINE)
 
 
 def _open(path: Path) -> tuple[dict, IO[str]]:
@@ -187,16 +217,27 @@ def _open(path: Path) -> tuple[dict, IO[str]]:
     return header, fh
 
 
+def _frame_id(line: str) -> str | None:
+    """The frame id a frame line starts with (``{"frame":"<id>"``, the id a JSON string), or None when
+    the line does not start so or the id is not a valid JSON string (a bad escape, a control character)."""
+    head = FRAME_PREFIX.match(line)
+    if head is None:
+        return None
+    try:
+        return json.loads(f'"{head.group(1)}"')
+    except json.JSONDecodeError:
+        return None
+
+
 def _frame_lines(path: Path, fh: IO[str], *, keep_frames: set[str] | None) -> Iterator[tuple[str, int, str]]:
     """The frame lines of ``fh`` (:func:`_open`) as ``(frame id, line number, line)``, then closes it;
     lines of frames not in ``keep_frames`` are skipped after reading only the frame id of their fixed prefix."""
     with fh:
         try:
             for lineno, line in enumerate(fh, start=2):
-                head = FRAME_PREFIX.match(line)
-                if head is None:
+                frame = _frame_id(line)
+                if frame is None:
                     raise fail(f"{path}:{lineno}", "bad frame line", expected=BAD_LINE)
-                frame = json.loads(f'"{head.group(1)}"')
                 if keep_frames is None or frame in keep_frames:
                     yield frame, lineno, line
         except UnicodeDecodeError as err:
@@ -263,68 +304,152 @@ def check_header(path: Path, header: dict) -> None:
                    hint="the detections are damaged: dvc repro detect")
 
 
-def _chunk(path: Path, header: dict, frames: list[str], sizes: dict[str, tuple[int, int]], rows: list[list],
-           counts: list[int], lines: list[int]) -> RawDetections:
-    """One chunk's arrays from its frames' box rows (``counts`` rows per frame, frame ``i`` on line
-    ``lines[i]``), checked: six finite numbers, an integer class index in range of the header's
-    classes, a score in [floor, 1], ``x1 <= x2`` and ``y1 <= y2``; a bad row is an input error naming
-    the file, line, frame, row and field."""
-    def where(row: int, field: str) -> str:
-        return _row_where(path, frames, lines, counts, row, field)
-
-    try:
-        arr = np.array(rows, dtype=np.float64).reshape(-1, 6) if rows else np.zeros((0, 6))
-    except (ValueError, TypeError):
-        bad = next((r for r, row in enumerate(rows)
-                    if not (isinstance(row, list) and len(row) == 6 and all(
-                        isinstance(v, (int, float)) and not isinstance(v, bool) for v in row))), 0)
-        raise fail(where(bad, ""), "bad box row", expected="[x1, y1, x2, y2, score, class] numbers",
-                   got=rows[bad]) from None
-    finite = np.isfinite(arr).all(axis=1)
-    if not finite.all():
-        bad = int(np.argmin(finite))
-        raise fail(where(bad, ""), "a box row holds NaN or infinity", expected="finite numbers", got=rows[bad])
+def _row_checks(arr: np.ndarray, header: dict) -> Iterator[tuple[np.ndarray, str, str, str]]:
+    """The checks of box rows ``arr`` (n, 6), in order, each as ``(mask of the rows that fail it, field,
+    what is wrong, what was expected)``: six finite numbers (field ``""``), an integer class index in
+    range of the header's classes, a score in [floor, 1], ``x1 <= x2`` and ``y1 <= y2``. Lazy: a
+    check's mask is computed only when the ones before it passed."""
+    yield ~np.isfinite(arr).all(axis=1), "", "a box row holds NaN or infinity", "finite numbers"
     n_cls, floor = len(header["classes"]), float(header["floor"])
-    checks = [(arr[:, 5] != np.floor(arr[:, 5]), "class", "class index not an integer", "an integer"),
-              ((arr[:, 5] < 0) | (arr[:, 5] >= n_cls), "class", "class index out of range of the header's classes",
-               f"0..{n_cls - 1}"),
-              ((arr[:, 4] < floor) | (arr[:, 4] > 1), "score", "score outside [floor, 1]",
-               f"{floor} <= score <= 1 (the header's floor)"),
-              (arr[:, 0] > arr[:, 2], "x1", "x1 > x2", "x1 <= x2"),
-              (arr[:, 1] > arr[:, 3], "y1", "y1 > y2", "y1 <= y2")]
-    for mask, field, what, expected in checks:
+    yield arr[:, 5] != np.floor(arr[:, 5]), "class", "class index not an integer", "an integer"
+    yield ((arr[:, 5] < 0) | (arr[:, 5] >= n_cls), "class", "class index out of range of the header's classes",
+           f"0..{n_cls - 1}")
+    yield ((arr[:, 4] < floor) | (arr[:, 4] > 1), "score", "score outside [floor, 1]",
+           f"{floor} <= score <= 1 (the header's floor)")
+    yield arr[:, 0] > arr[:, 2], "x1", "x1 > x2", "x1 <= x2"
+    yield arr[:, 1] > arr[:, 3], "y1", "y1 > y2", "y1 <= y2"
+
+
+def _first_failure(arr: np.ndarray, header: dict) -> tuple[int, str, str, str] | None:
+    """The first failed check of :func:`_row_checks` as ``(first failing row, field, what, expected)``,
+    or None when every row passes them all."""
+    for mask, field, what, expected in _row_checks(arr, header):
         if mask.any():
-            bad = int(np.argmax(mask))
-            raise fail(where(bad, f"({field})"), what, expected=expected, got=rows[bad],
-                       hint="the detections are damaged or hand-edited: dvc repro detect")
+            return int(np.argmax(mask)), field, what, expected
+    return None
+
+
+def _arrays(header: dict, frames: list[str], sizes: dict[str, tuple[int, int]], arr: np.ndarray,
+            counts: list[int]) -> RawDetections:
+    """A chunk's :class:`RawDetections` from its checked rows ``arr`` (n, 6), ``counts`` rows per frame."""
     return RawDetections(header=header, frames=tuple(frames), sizes=sizes,
                          frame=np.repeat(np.arange(len(frames), dtype=np.int64), counts),
                          cls=arr[:, 5].astype(np.int64), boxes=arr[:, :4], score=arr[:, 4])
+
+
+def _float64(v: object) -> bool:
+    """``v`` (a value ``json`` parsed) is a number a float64 holds: a float, or an int (not a bool) that
+    rounds to a finite double (``float(v)`` does not overflow: below about 1.8e308 in magnitude)."""
+    if isinstance(v, float):
+        return True
+    if not isinstance(v, int) or isinstance(v, bool):
+        return False
+    try:
+        float(v)
+    except OverflowError:
+        return False
+    return True
+
+
+def _chunk(path: Path, header: dict, frames: list[str], sizes: dict[str, tuple[int, int]], rows: list[list],
+           counts: list[int], lines: list[int]) -> RawDetections:
+    """One chunk's arrays from its frames' box rows as ``json`` parsed them (``counts`` rows per frame,
+    frame ``i`` on line ``lines[i]``), checked: six numbers per row, then :func:`_row_checks`; a bad
+    row is an input error naming the file, line, frame, row and field."""
+    def where(row: int, field: str) -> str:
+        return _row_where(path, frames, lines, counts, row, field)
+
+    bad = next((r for r, row in enumerate(rows)
+                if not (isinstance(row, list) and len(row) == 6 and all(map(_float64, row)))), None)
+    if bad is not None:      # checked value by value: numpy would read true as 1.0 and "0.5" as 0.5
+        raise fail(where(bad, ""), "bad box row", expected="[x1, y1, x2, y2, score, class] numbers",
+                   got=rows[bad])
+    arr = np.array(rows, dtype=np.float64).reshape(-1, 6) if rows else np.zeros((0, 6))
+    failure = _first_failure(arr, header)
+    if failure is not None:
+        bad, field, what, expected = failure
+        if not field:
+            raise fail(where(bad, ""), what, expected=expected, got=rows[bad])
+        raise fail(where(bad, f"({field})"), what, expected=expected, got=rows[bad],
+                   hint="the detections are damaged or hand-edited: dvc repro detect")
+    return _arrays(header, frames, sizes, arr, counts)
+
+
+def _written_rows(line: str) -> tuple[tuple[int, int], str, int] | None:
+    """For a line that matches :data:`WRITTEN_LINE`: its (width, height), the text of its box rows
+    (``[x1,y1,x2,y2,score,class],...``, empty for a frame without boxes) and their count; else None."""
+    m = written_line().fullmatch(line)
+    if m is None:
+        return None
+    rows = m.group(3)
+    return (int(m.group(1)), int(m.group(2))), rows, rows.count("[")
+
+
+def _bulk_rows(texts: list[str], n: int) -> np.ndarray:
+    """The (n, 6) float64 array of the box rows of written lines (:func:`_written_rows`' texts, ``n``
+    rows in all), parsed at once: brackets become separators and numpy reads the numbers, each
+    correctly rounded to the nearest double (the rounding of ``float()`` and ``json``)."""
+    if n == 0:
+        return np.zeros((0, 6))
+    text = ",".join(t for t in texts if t).replace("[", "").replace("]", "")
+    return np.fromstring(text, dtype=np.float64, sep=",").reshape(n, 6)
+
+
+class _Pending:
+    """A chunk being read, frame by frame: ids, sizes, line numbers and row counts, and per frame its
+    box rows, as text (a line of the written shape, :func:`_written_rows`) or as ``json`` parsed them."""
+
+    def __init__(self) -> None:
+        self.frames: list[str] = []
+        self.sizes: dict[str, tuple[int, int]] = {}
+        self.lines: list[int] = []
+        self.counts: list[int] = []
+        self.rows: list[str | list] = []
+        self.n = 0
+
+    def add(self, frame: str, size: tuple[int, int], lineno: int, rows: str | list, count: int) -> None:
+        """Append one frame line's values."""
+        self.frames.append(frame)
+        self.sizes[frame] = size
+        self.lines.append(lineno)
+        self.counts.append(count)
+        self.rows.append(rows)
+        self.n += count
+
+    def read(self, path: Path, header: dict) -> RawDetections:
+        """The chunk's arrays: in bulk when every line was of the written shape and every row passes
+        :func:`_row_checks`, else (and then equal for a valid chunk, or the same error) by :func:`_chunk`
+        over the rows as ``json`` parses them."""
+        texts = [r for r in self.rows if isinstance(r, str)]
+        if len(texts) == len(self.rows):
+            arr = _bulk_rows(texts, self.n)
+            if _first_failure(arr, header) is None:
+                return _arrays(header, self.frames, self.sizes, arr, self.counts)
+        rows = [row for r in self.rows for row in (json.loads(f"[{r}]") if isinstance(r, str) else r)]
+        return _chunk(path, header, self.frames, self.sizes, rows, self.counts, self.lines)
 
 
 def iter_chunks(path: Path, *, keep_frames: set[str] | None = None,
                 max_boxes: int = CHUNK_BOXES) -> Iterator[RawDetections]:
     """The detections file in chunks of whole frames, in file order, about ``max_boxes`` boxes
     each (a frame with more is one chunk): each a :class:`RawDetections` of its own frames only
-    (``frame`` indexes the chunk's ``frames``). Only one chunk's boxes are in memory at a time."""
+    (``frame`` indexes the chunk's ``frames``). Only one chunk's boxes are in memory at a time. A line
+    of the written shape keeps its rows as text until its chunk is read (:meth:`_Pending.read`); any
+    other line is parsed by ``json`` when it is reached, so a line ``json`` refuses is named there."""
     header, fh = _open(path)
-    frames: list[str] = []
-    sizes: dict[str, tuple[int, int]] = {}
-    rows: list[list] = []
-    counts: list[int] = []
-    lines: list[int] = []
-    for _, lineno, line in _frame_lines(path, fh, keep_frames=keep_frames):
-        frame, size, boxes = _parse_line(line, where=f"{path}:{lineno}")
-        frames.append(frame)
-        sizes[frame] = size
-        rows.extend(boxes)
-        counts.append(len(boxes))
-        lines.append(lineno)
-        if len(rows) >= max_boxes:
-            yield _chunk(path, header, frames, sizes, rows, counts, lines)
-            frames, sizes, rows, counts, lines = [], {}, [], [], []
-    if frames:
-        yield _chunk(path, header, frames, sizes, rows, counts, lines)
+    pending = _Pending()
+    for frame, lineno, line in _frame_lines(path, fh, keep_frames=keep_frames):
+        written = _written_rows(line)
+        if written is not None:
+            pending.add(frame, written[0], lineno, written[1], written[2])
+        else:
+            frame, size, boxes = _parse_line(line, where=f"{path}:{lineno}")
+            pending.add(frame, size, lineno, boxes, len(boxes))
+        if pending.n >= max_boxes:
+            chunk, pending = pending.read(path, header), _Pending()     # the rows' text is freed before the yield
+            yield chunk
+    if pending.frames:
+        yield pending.read(path, header)
 
 
 def split_chunks(raw: RawDetections, *, max_boxes: int = CHUNK_BOXES) -> Iterator[RawDetections]:
