@@ -39,6 +39,7 @@ each of its FPs ``background``.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -50,7 +51,7 @@ FP_KINDS = ("localisation", "class_confusion", "duplicate", "background", "both"
 LOCALISATION, CLASS_CONFUSION, DUPLICATE, BACKGROUND, BOTH = range(len(FP_KINDS))
 FN_KINDS = ("aimed", "missed")
 BACKGROUND_IOU = 0.1   # TIDE's background threshold
-BLOCK = 16_384        # FPs compared with their frames' labels at once (error_anatomy, best_overlaps)
+BLOCK = 16_384        # FPs compared with their frames' labels at once (overlaps_by_block)
 
 
 def error_anatomy(s: Scored, op: OperatingPoint, *, background_iou: float = BACKGROUND_IOU) -> Anatomy:
@@ -67,10 +68,7 @@ def error_anatomy(s: Scored, op: OperatingPoint, *, background_iou: float = BACK
     fn_aimed = np.zeros(len(sc.label_frame), dtype=bool)
     if len(fp) == 0:
         return Anatomy(fp_kind, fn_aimed)
-    labels = FrameLabels.of(sc, used=op.found)
-    for b0 in range(0, len(fp), BLOCK):
-        block = fp[b0:b0 + BLOCK]
-        best = labels.best_overlaps(s, block)
+    for block, best in overlaps_by_block(s, fp, used=op.found):
         s_best, u_best, o_best = best.own, best.used, best.other
         loc = (s_best >= background_iou) & (s_best <= pos_iou)
         cls = o_best >= pos_iou
@@ -96,14 +94,20 @@ class Overlaps:
     other_label: np.ndarray
 
 
-def best_overlaps(s: Scored, fp: np.ndarray, *, used: np.ndarray) -> Overlaps:
-    """:class:`Overlaps` of the detections ``fp`` (indices into ``s``); ``used`` ``(L,)``: labels a kept
-    detection matched. :meth:`FrameLabels.best_overlaps` on :data:`BLOCK` FPs at a time (the result does
-    not depend on the block)."""
+def overlaps_by_block(s: Scored, fp: np.ndarray, *, used: np.ndarray) -> Iterator[tuple[np.ndarray, Overlaps]]:
+    """The detections ``fp`` (indices into ``s``) :data:`BLOCK` at a time (one empty block when there are
+    none), each block with its :class:`Overlaps` (:meth:`FrameLabels.best_overlaps`; ``used`` ``(L,)``:
+    labels a kept detection matched). The labels' layout is built once for all blocks."""
     labels = FrameLabels.of(s.scene, used=used)
-    parts = [labels.best_overlaps(s, fp[b0:b0 + BLOCK]) for b0 in range(0, len(fp), BLOCK)]
-    if not parts:
-        return labels.best_overlaps(s, np.zeros(0, np.int64))
+    for b0 in range(0, max(len(fp), 1), BLOCK):
+        block = fp[b0:b0 + BLOCK]
+        yield block, labels.best_overlaps(s, block)
+
+
+def best_overlaps(s: Scored, fp: np.ndarray, *, used: np.ndarray) -> Overlaps:
+    """:class:`Overlaps` of the detections ``fp`` (indices into ``s``) at once: those of
+    :func:`overlaps_by_block` joined (the result does not depend on the block)."""
+    parts = [best for _, best in overlaps_by_block(s, fp, used=used)]
     return Overlaps(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(Overlaps)))
 
 
