@@ -209,12 +209,11 @@ def _interpolated_precision(tp_bits: np.ndarray, ignored_bits: np.ndarray, n_lab
             continue
         at = at[:reached]
         a0 = int(at[0])
-        ignored = (ignored_bits >> i) & 1 if some_ignored else None
-        if ignored is None or not ignored.any():
-            den = counted_all[a0:]
-        else:
+        if some_ignored and (ignored := (ignored_bits >> i) & 1).any():
             den = np.cumsum(1 - ignored, dtype=np.int64)[a0:].astype(np.float64)
             den += np.spacing(1)
+        else:
+            den = counted_all[a0:]
         pr = tps[a0:] / den
         stretch = np.maximum.reduceat(pr, at - a0)
         q[i, :reached] = np.maximum.accumulate(stretch[::-1])[::-1]
