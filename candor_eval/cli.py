@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable, Sequence
+from types import ModuleType
 from typing import NamedTuple
 
 
@@ -98,11 +99,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: candor: unknown command {args[0]!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
               + "; candor --help lists them", file=sys.stderr)
         return 2
-    module = importlib.import_module(cmd.module)
+    module = load(cmd)
     from candor_eval.common.errors import run_main
 
     sys.argv[0] = f"candor {args[0]}"
     return run_main(locked(args[0], module.main), [*cmd.prefix, *args[1:]])
+
+
+def load(cmd: Command) -> ModuleType:
+    """``cmd``'s module, imported with one OpenBLAS thread (:mod:`candor_eval.common.blas`: candor calls no BLAS)."""
+    from candor_eval.common.blas import one_blas_thread
+
+    with one_blas_thread():
+        return importlib.import_module(cmd.module)
 
 
 def locked(name: str, stage_main: Callable[[Sequence[str] | None], int | None]) -> Callable[[Sequence[str] | None],
