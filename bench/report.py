@@ -129,7 +129,9 @@ def _sweep(r: dict) -> list[str]:
             f"step) {copy:.2f} s, so the {len(r['stages_rerun'])} stage processes take {real - copy:.2f} s: "
             f"(real - copy-command) / real = {100 * share:.1f}% of the step. Round by round (each real step against "
             f"the copy-command step right after it): {_share(paired)} in wall time, {_share(r['project_share_cpu'])} "
-            f"in CPU time; target <= {100 * PROJECT_SHARE:.0f}% (round by round, in wall and in CPU time alike): "
+            f"in CPU time (medians: {r['exp_run_cpu_s']:.2f} s of CPU for a real step, "
+            f"{r['copy_commands_exp_run_cpu_s']:.2f} s for a copy-command step); target <= "
+            f"{100 * PROJECT_SHARE:.0f}% (round by round, in wall and in CPU time alike): "
             f"{_met(max(paired['median'], r['project_share_cpu']['median']) <= PROJECT_SHARE)}.", "",
             f"Where DVC's part goes: its own work for the stages it reruns (running them, rewriting `dvc.lock` after "
             f"each, rebuilding its index, staging the outputs) makes the copy-command step {copy / copy_lit:.2f}x "

@@ -255,6 +255,7 @@ def bench_sweep(repeats: int, rev: str = "HEAD") -> dict:
                 "stages_rerun": reran, "inference_rerun": any(reran_detect),
                 "copy_commands_exp_run_s": round(c_med, 3),
                 "copy_commands_literal_exp_run_s": round(median(copy_literal), 3),
+                "exp_run_cpu_s": round(median(exp_cpu), 3), "copy_commands_exp_run_cpu_s": round(median(copy_cpu), 3),
                 "project_share": round((e_med - c_med) / e_med, 3),
                 "project_share_paired": paired_share(exp, copy_exp),
                 "project_share_cpu": paired_share(exp_cpu, copy_cpu), "stage_alone": alone}
