@@ -1,4 +1,4 @@
 """``python -m candor_eval``: the ``candor`` command line (:mod:`candor_eval.cli`)."""
-from candor_eval.cli import main
+from candor_eval.cli import entry
 
-raise SystemExit(main())
+entry()

@@ -199,7 +199,7 @@ def written_line() -> re.Pattern[str]:
 def _open(path: Path) -> tuple[dict, IO[str]]:
     """The file's checked header, and the file open at its first frame line."""
     try:
-        fh = open(path, encoding="utf-8")
+        fh = open(path, encoding="utf-8")  # noqa: SIM115 - read only, handed to the caller, who closes it
     except FileNotFoundError:
         raise fail(str(path), "detections not found", hint="run inference first: dvc repro detect") from None
     try:
