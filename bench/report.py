@@ -109,7 +109,7 @@ def _share(s: dict) -> str:
 def _sweep(r: dict) -> list[str]:
     lit, real = r["literal_exp_run_s"], r["exp_run_s"]
     copy, copy_lit = r["copy_commands_exp_run_s"], r["copy_commands_literal_exp_run_s"]
-    share, paired = (real - copy) / real, r["project_share_paired"]
+    share, paired, inside = (real - copy) / real, r["project_share_paired"], r["inside_share"]
     rows = ["## 4. Sweep step (temporary `git clone`, demo data, whole pipeline, no stage targets)", "",
             "| command | median s | vs no-op `dvc repro` |", "|---|---:|---:|",
             f"| `dvc repro`, nothing changed | {r['noop_repro_s']:.2f} | 1x |",
@@ -125,14 +125,18 @@ def _sweep(r: dict) -> list[str]:
             f"{', '.join(r['stages_rerun'])}. A real sweep step against the literal no-op experiment (DVC's own "
             f"bookkeeping, the floor): {real / lit:.2f}x; target <= 1.5x: {_met(real / lit <= 1.5)}; inference "
             f"not rerun: {_met(not r['inference_rerun'])}.", "",
-            f"**The project's own processes in a step**: the real step {real:.2f} s, DVC's part (the copy-command "
-            f"step) {copy:.2f} s, so the {len(r['stages_rerun'])} stage processes take {real - copy:.2f} s: "
-            f"(real - copy-command) / real = {100 * share:.1f}% of the step. Round by round (each real step against "
-            f"the copy-command step right after it): {_share(paired)} in wall time, {_share(r['project_share_cpu'])} "
-            f"in CPU time (medians: {r['exp_run_cpu_s']:.2f} s of CPU for a real step, "
-            f"{r['copy_commands_exp_run_cpu_s']:.2f} s for a copy-command step); target <= "
-            f"{100 * PROJECT_SHARE:.0f}% (round by round, in wall and in CPU time alike): "
-            f"{_met(max(paired['median'], r['project_share_cpu']['median']) <= PROJECT_SHARE)}.", "",
+            f"**The project's own processes in a step**, timed from inside it (a third clone whose rerun stages' "
+            f"commands run under `bench/stage_timer.py`; what the timer itself adds, {r['timer_cost_s']['wall']:.3f} s "
+            f"a stage, is taken out of the step): {_share(inside)} of the step's wall time, "
+            f"{_share(r['inside_share_cpu'])} of its CPU time; target <= {100 * PROJECT_SHARE:.0f}% (in wall and in "
+            f"CPU time alike): {_met(max(inside['median'], r['inside_share_cpu']['median']) <= PROJECT_SHARE)}.", "",
+            f"The same by difference: the real step {real:.2f} s, DVC's part (the copy-command step) {copy:.2f} s, so "
+            f"the {len(r['stages_rerun'])} stage processes take {real - copy:.2f} s: (real - copy-command) / real = "
+            f"{100 * share:.1f}% of the step. Round by round (each real step against the copy-command step right "
+            f"after it): {_share(paired)} in wall time, {_share(r['project_share_cpu'])} in CPU time (medians: "
+            f"{r['exp_run_cpu_s']:.2f} s of CPU for a real step, {r['copy_commands_exp_run_cpu_s']:.2f} s for a "
+            f"copy-command step). This counts as the stages' also what DVC does differently for their real "
+            f"outputs than for the copies, and compares two clones; it is not the verdict.", "",
             f"Where DVC's part goes: its own work for the stages it reruns (running them, rewriting `dvc.lock` after "
             f"each, rebuilding its index, staging the outputs) makes the copy-command step {copy / copy_lit:.2f}x "
             f"its literal experiment before any stage of ours runs. Within 1.5x the stages would have "
