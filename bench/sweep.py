@@ -55,6 +55,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -130,44 +131,44 @@ def make_clone(tmp: Path, name: str, rev: str = "HEAD") -> tuple[Path, float, bo
     return clone, setup_s, check.returncode != 0
 
 
-def copy_commands(clone: Path, stages: list[str], snapshot: Path) -> None:
-    """Replace the commands of ``stages`` (``name`` or ``name@key``) in the clone's ``dvc.yaml`` by
-    shell commands that copy each output back from ``snapshot`` (a copy of the clone's outputs) and
-    append ``params.yaml`` to the first, then reproduce once and commit, so the outputs' hashes
-    are locked and the next experiments start clean."""
+def rewrite_commands(clone: Path, stages: list[str], command: Callable[[dict], str], message: str) -> None:
+    """Set the command of each of ``stages`` (``name`` or ``name@key``) in the clone's ``dvc.yaml`` to
+    ``command(body)`` (``body`` the stage's definition), then reproduce once and commit with ``message``,
+    so the outputs' hashes are locked and the next experiments start clean."""
     import yaml
 
     doc = yaml.safe_load((clone / "dvc.yaml").read_text())
     for name in sorted({s.split("@")[0] for s in stages}):
         body = doc["stages"][name].get("do", doc["stages"][name])
+        body["cmd"] = command(body)
+    (clone / "dvc.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    _timed(["dvc", "repro"], clone)
+    _git(clone, "add", "-A")
+    _git(clone, "commit", "-qm", message)
+
+
+def copy_commands(clone: Path, stages: list[str], snapshot: Path) -> None:
+    """The commands of ``stages`` replaced by shell commands that copy each output back from ``snapshot``
+    (a copy of the clone's outputs) and append ``params.yaml`` to the first (:func:`rewrite_commands`)."""
+    def copies(body: dict) -> str:
         outs = [o if isinstance(o, str) else next(iter(o)) for o in body.get("outs", []) + body.get("metrics", [])]
         steps = [f"mkdir -p $(dirname {shlex.quote(o)}) && cp -R {shlex.quote(str(snapshot / o))} {shlex.quote(o)}"
                  for o in outs]
         first = outs[0] if (snapshot / outs[0]).is_file() else f"{outs[0]}/params.yaml"   # a file, or a folder
-        body["cmd"] = " && ".join(steps + [f"cat params.yaml >> {shlex.quote(first)}"])
-    (clone / "dvc.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
-    _timed(["dvc", "repro"], clone)
-    _git(clone, "add", "-A")
-    _git(clone, "commit", "-qm", "bench: stage commands that only copy their outputs")
+        return " && ".join(steps + [f"cat params.yaml >> {shlex.quote(first)}"])
+
+    rewrite_commands(clone, stages, copies, "bench: stage commands that only copy their outputs")
 
 
 TIMER = Path(__file__).resolve().parent / "stage_timer.py"
 
 
 def time_commands(clone: Path, stages: list[str], log: Path) -> None:
-    """Run the commands of ``stages`` in the clone's ``dvc.yaml`` under :data:`TIMER`, which appends each
-    one's wall and CPU seconds to ``log``; then reproduce once and commit, as :func:`copy_commands` does."""
-    import yaml
-
-    doc = yaml.safe_load((clone / "dvc.yaml").read_text())
-    for name in sorted({s.split("@")[0] for s in stages}):
-        body = doc["stages"][name].get("do", doc["stages"][name])
-        timer = shlex.join([sys.executable, "-S", str(TIMER), str(log)])
-        body["cmd"] = f"{timer} {body['cmd']}"
-    (clone / "dvc.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
-    _timed(["dvc", "repro"], clone)
-    _git(clone, "add", "-A")
-    _git(clone, "commit", "-qm", "bench: stage commands timed from inside the step")
+    """The commands of ``stages`` run under :data:`TIMER`, which appends each one's wall and CPU seconds to
+    ``log`` (:func:`rewrite_commands`)."""
+    timer = shlex.join([sys.executable, "-S", str(TIMER), str(log)])
+    rewrite_commands(clone, stages, lambda body: f"{timer} {body['cmd']}",
+                     "bench: stage commands timed from inside the step")
 
 
 def timer_cost(repeats: int, log: Path) -> tuple[float, float]:
