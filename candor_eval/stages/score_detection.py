@@ -54,7 +54,13 @@ from candor_eval.common.errors import run_main
 from candor_eval.common.parallel import fork_map
 from candor_eval.common.params import section
 from candor_eval.detection.frames import SPLITS, check_sessions_within_splits
-from candor_eval.detection.scoring.evaluation import ModelScore, frame_rows, label_rows, score_model
+from candor_eval.detection.scoring.evaluation import (
+    ModelScore,
+    build_first_uses,
+    frame_rows,
+    label_rows,
+    score_model,
+)
 from candor_eval.detection.scoring.metrics import zoom_key
 from candor_eval.detection.scoring.plots import COMPARED_SPLIT, PLOT_KINDS, set_plot_files
 from candor_eval.detection.scoring.scene import DataReads
@@ -137,8 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             coco[model].close()          # flushed: a worker's writes reach the shared file before it returns
             return res
 
-        if len(dset.models) > 1:      # read before the workers fork, so each inherits them
+        if len(dset.models) > 1:      # read and built before the workers fork, so each inherits them
             reads.prefetch(detections / f"{dset.models[0]}.jsonl")
+            build_first_uses(Path(args.models), dset.models[0])
         results = dict(zip(dset.models, fork_map(score, dset.models)))
         for model, res in results.items():
             write_json(metrics / f"{model}.json", res.metrics)

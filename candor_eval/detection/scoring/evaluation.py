@@ -39,7 +39,7 @@ from candor_eval.common.counts import counts_block
 from candor_eval.common.errors import fail
 from candor_eval.common.manifest import load_manifest
 from candor_eval.detection.config import DetectorParams, MatchParams, ScoreParams, ThresholdParams, check_critical
-from candor_eval.detection.detections_file import RawDetections, iter_chunks, read_index, split_chunks
+from candor_eval.detection.detections_file import RawDetections, iter_chunks, plain_line, read_index, split_chunks
 from candor_eval.detection.frames import SPLITS
 from candor_eval.detection.model_card import ModelCard, load_card
 from candor_eval.detection.scoring import plots as dp
@@ -203,6 +203,18 @@ def score_model(model: str, *, data: Path, models: Path, detections: Path, detec
     params = ScoreParams(detector=detector, match=match, threshold_params=threshold_params)
     return score_chunks(model, read_index(path), iter_chunks(path), where=str(path), data=data, models=models,
                         params=params, coco=coco, cluster=cluster, reads=reads)
+
+
+def build_first_uses(models: Path, model: str) -> None:
+    """Build in this process what scoring a model builds on its first use (the model card's validator,
+    by reading ``model``'s card; the pattern of the detections' frame lines), so that workers forked
+    afterwards inherit it instead of each building it again. An error is left for the model's own
+    scoring to raise, where it belongs."""
+    plain_line()
+    try:
+        load_card(Path(models) / f"{model}.yaml")
+    except Exception:  # noqa: BLE001, S110 - see the docstring: raised again where it belongs
+        pass
 
 
 def score_raw(model: str, raw: RawDetections, *, where: str, data: Path, models: Path, detector: DetectorParams,
