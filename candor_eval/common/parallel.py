@@ -3,22 +3,23 @@
 :func:`fork_map` splits its items into one contiguous group per worker; the calling
 process works through the first group itself while forked worker processes take the
 others. Workers are forked after the items exist, so they read them from the inherited
-memory (nothing is sent to them); only each group's results come back, pickled through a
-pipe, in item order. Where ``fork`` is unavailable, or one worker is enough, it is a plain
+memory (nothing is sent to them); only each group's results come back, through a pipe
+(:class:`multiprocessing.connection.Connection`, the transport of the standard library's
+process pools), in item order. Where ``fork`` is unavailable, or one worker is enough, it is a plain
 loop in this process. An exception in any item is raised by :func:`fork_map` (the first
 group's own first, then the workers' in group order), after every worker has ended.
 
-Each worker is a bare ``os.fork`` with a pipe, not a ``multiprocessing`` pool: a worker runs
-one group and ends, so a pool's queues, threads and start-up buy nothing here and cost the
-calling process their imports and set-up (a sweep step starts the scoring stage once per set).
+Each worker is a bare ``os.fork`` with a pipe, not a process pool: a worker runs one group and
+ends, so a pool's queues, threads and start-up buy nothing here and cost the calling process
+their imports and set-up (a sweep step starts the scoring stage once per set).
 A worker ends with ``os._exit``: it never runs the parent's exit handlers or flushes its files.
 """
 from __future__ import annotations
 
 import os
-import pickle
 import sys
 from collections.abc import Callable, Sequence
+from multiprocessing.connection import Connection
 from typing import Any
 
 
@@ -60,8 +61,8 @@ def fork_map(fn: Callable[[Any], Any], items: Sequence[Any], *, workers: int | N
 
 
 def _fork(fn: Callable[[Any], Any], group: Sequence[Any]) -> tuple[int, int]:
-    """Fork a worker that computes ``fn`` over ``group`` and writes ``(True, results)`` or ``(False, error)``,
-    pickled, to a pipe; the worker's pid and the pipe's reading end."""
+    """Fork a worker that computes ``fn`` over ``group`` and sends ``(True, results)`` or ``(False, error)``
+    through a pipe; the worker's pid and the pipe's reading end."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid:
@@ -70,36 +71,37 @@ def _fork(fn: Callable[[Any], Any], group: Sequence[Any]) -> tuple[int, int]:
     code = 1
     try:                                        # the worker: never returns
         os.close(read_end)
+        out = Connection(write_end, readable=False)
         try:
-            payload = pickle.dumps((True, [fn(x) for x in group]), protocol=pickle.HIGHEST_PROTOCOL)
+            answer: tuple[bool, Any] = (True, [fn(x) for x in group])
         except BaseException as err:            # noqa: BLE001 - every error goes back to the caller
-            payload = _pickled_error(err)
-        with os.fdopen(write_end, "wb") as out:
-            out.write(payload)
+            answer = (False, err)
+        try:
+            out.send(answer)
+        except Exception as err:                # noqa: BLE001 - an answer that cannot be sent, e.g. an open file
+            what = answer[1] if not answer[0] else err
+            out.send((False, RuntimeError(f"{type(what).__name__}: {what}")))
+        out.close()
         code = 0
     finally:
         _flush_std_streams()
         os._exit(code)
 
 
-def _pickled_error(err: BaseException) -> bytes:
-    """``(False, err)`` pickled; a RuntimeError naming ``err`` when ``err`` itself cannot be pickled."""
-    try:
-        return pickle.dumps((False, err), protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:                           # noqa: BLE001 - e.g. an exception holding an open file
-        return pickle.dumps((False, RuntimeError(f"{type(err).__name__}: {err}")), protocol=pickle.HIGHEST_PROTOCOL)
-
-
 def _collect(pid: int, fd: int) -> tuple[bool, Any]:
-    """Read a worker's answer from its pipe ``fd`` and wait for it to end; a worker that ended without
+    """Receive a worker's answer from its pipe ``fd`` and wait for it to end; a worker that ended without
     an answer (killed, e.g. out of memory) is a RuntimeError naming its exit status."""
-    with os.fdopen(fd, "rb") as inp:
-        payload = inp.read()
-    _, status = os.waitpid(pid, 0)
-    if not payload:
+    inp = Connection(fd, writable=False)
+    try:
+        answer: tuple[bool, Any] = inp.recv()
+    except EOFError:
+        answer = (False, None)
+    finally:
+        inp.close()
+        _, status = os.waitpid(pid, 0)
+    if answer == (False, None):
         return False, RuntimeError(f"a fork_map worker (pid {pid}) ended without an answer "
                                    f"(wait status {status}: killed, or out of memory?)")
-    answer: tuple[bool, Any] = pickle.loads(payload)
     return answer
 
 
