@@ -31,6 +31,12 @@ NOT_AT_START = {
     },
 }
 
+# score-detection's workers (issue 41): bare forks with a pipe (common.parallel), no process pool
+NOT_AT_START["score-detection"].update({
+    "concurrent": "fork_map forks its workers itself (os.fork and a pipe): no executor, queues or threads",
+    "multiprocessing.queues": "the same",
+})
+
 # module a sweep stage imports in its run (a section it reads) -> module prefixes that import must not load
 NOT_WITH = {
     "candor_eval.lots.params": {   # the stats stage reads identify.candidates

@@ -305,9 +305,16 @@ def remove_others(root: str | os.PathLike[str], *, keep: Iterable[str]) -> None:
     root = Path(root)
     if not root.is_dir():
         return
-    wanted = {(root / r).resolve() for r in keep}
+    keep = list(keep)
+    named = set(keep)
+    wanted: set[Path] | None = None        # the kept paths resolved: only for a file not named as it is found
     for p in sorted(root.rglob("*"), reverse=True):
-        if p.is_file() and p.resolve() not in wanted:
-            p.unlink()
+        if p.is_file():
+            if p.relative_to(root).as_posix() in named:        # root/<a kept path>: kept, nothing to resolve
+                continue
+            if wanted is None:
+                wanted = {(root / r).resolve() for r in keep}
+            if p.resolve() not in wanted:
+                p.unlink()
         elif p.is_dir() and not any(p.iterdir()):
             p.rmdir()

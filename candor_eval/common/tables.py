@@ -44,7 +44,7 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,10 @@ SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 FORMULA_START = frozenset("=+-@\t\r")
 CELL_START = "=+-@\t'"            # a cell beginning with one of these may be neutralised (\r: see _plain)
 BATCH = 1024                      # rows written at once by _write_rows
+# cell types csv.writer writes as str() does (a str as it is, an int and a bool by str(), a float by repr(),
+# which is its str()): a batch of only these needs no conversion (_write_rows)
+AS_STR = frozenset({str, int, bool, float})
+ROWS = frozenset({tuple, list})   # rows that can be read twice (an iterator row is read once, when converted)
 NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
@@ -94,13 +98,18 @@ def _write_rows(fh: Any, header: Sequence[str], rows: Iterable[Sequence[object]]
 
     Rows go in batches of :data:`BATCH`: a batch is written at once when its text shows no cell that
     :func:`neutralise` would change and no ``\\r`` (:func:`_plain`, the common case), else row by row
-    (:func:`_write_row`); the bytes are the same either way, the first costs a fraction of the time."""
+    (:func:`_write_row`); the bytes are the same either way, the first costs a fraction of the time.
+    A batch of tuples and lists whose cells are all of the :data:`AS_STR` types goes to ``csv.writer`` as
+    it is (it writes those as ``str`` does); any other batch is turned into text cell by cell first
+    (``csv.writer`` writes ``None`` as an empty cell and a float subclass such as numpy's by ``repr``)."""
     w = csv.writer(fh, lineterminator="\n")
     w.writerow(header)
     buf = io.StringIO()
     batch_writer = csv.writer(buf, lineterminator="\n")
     it = iter(rows)
-    while batch := [[v if isinstance(v, str) else str(v) for v in row] for row in islice(it, BATCH)]:
+    while batch := list(islice(it, BATCH)):
+        if not (ROWS.issuperset(map(type, batch)) and AS_STR.issuperset(map(type, chain.from_iterable(batch)))):
+            batch = [[v if isinstance(v, str) else str(v) for v in row] for row in batch]
         batch_writer.writerows(batch)
         text = buf.getvalue()
         buf.seek(0)
@@ -108,8 +117,8 @@ def _write_rows(fh: Any, header: Sequence[str], rows: Iterable[Sequence[object]]
         if _plain(text):
             fh.write(text)
         else:
-            for cells in batch:
-                _write_row(fh, w, cells)
+            for row in batch:
+                _write_row(fh, w, [v if isinstance(v, str) else str(v) for v in row])
 
 
 def _write_row(fh: Any, w: Any, cells: list[str]) -> None:

@@ -196,6 +196,31 @@ def written_line() -> re.Pattern[str]:
     return re.compile(WRITTEN_LINE)
 
 
+# :data:`WRITTEN_LINE` for the numbers the detect stage writes (no exponent: scores at or above the floor and
+# coordinates to 1e-3 px are written without one) and without its integer ``-0`` guard: a third less work a
+# line. A line it matches matches WRITTEN_LINE, with the same groups, unless its rows hold an integer -0,
+# which (no exponent there) is the text ``-0,`` or ``-0]``: such a line, and any line it does not match, is
+# left to WRITTEN_LINE (:func:`_written_match`).
+_PLAIN_NUMBER = r'-?+(?:[1-9][0-9]{0,15}+|0)(?:\.[0-9]++)?+'
+_PLAIN_ROW = r"\[" + ",".join([_PLAIN_NUMBER] * 6) + r"\]"
+PLAIN_LINE = (r'\{"frame":' + _STRING + r',"width":(0|[1-9][0-9]{0,17}),"height":(0|[1-9][0-9]{0,17}),'
+              r'"boxes":\[((?:' + _PLAIN_ROW + r'(?:,' + _PLAIN_ROW + r')*+)?)\]\}\n?')
+
+
+@functools.cache
+def plain_line() -> re.Pattern[str]:
+    """:data:`PLAIN_LINE` compiled, on first use."""
+    return re.compile(PLAIN_LINE)
+
+
+def _written_match(line: str) -> re.Match[str] | None:
+    """``written_line().fullmatch(line)``, tried first by the cheaper :data:`PLAIN_LINE` (same groups)."""
+    m = plain_line().fullmatch(line)
+    if m is not None and "-0," not in (rows := m.group(3)) and "-0]" not in rows:
+        return m
+    return written_line().fullmatch(line)
+
+
 def _open(path: Path) -> tuple[dict, IO[str]]:
     """The file's checked header, and the file open at its first frame line."""
     try:
@@ -378,7 +403,7 @@ def _chunk(path: Path, header: dict, frames: list[str], sizes: dict[str, tuple[i
 def _written_rows(line: str) -> tuple[tuple[int, int], str, int] | None:
     """For a line that matches :data:`WRITTEN_LINE`: its (width, height), the text of its box rows
     (``[x1,y1,x2,y2,score,class],...``, empty for a frame without boxes) and their count; else None."""
-    m = written_line().fullmatch(line)
+    m = _written_match(line)
     if m is None:
         return None
     rows = m.group(3)

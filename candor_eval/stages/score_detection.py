@@ -23,10 +23,12 @@ per model ``confusion``, and the set's models compared in one file: ``pr_models`
 frames without a recorded zoom (no zoom claim follows from them).
 
 The models are scored side by side, one process per model up to the usable cores
-(:func:`candor_eval.common.parallel.fork_map`; each streams its own COCO export): the outputs do not
-depend on how many run at once, and memory is each model's bounded peak times the models in
-flight. The params sections are read here (:func:`stages.cli_detection.read_score_params`) and
-passed to the library typed. A set clustered by session (``stats.cluster``) must keep each capture
+(:func:`candor_eval.common.parallel.fork_map`; each streams its own COCO export; the set's frames
+and labels are read once, before the workers fork:
+:class:`~candor_eval.detection.scoring.scene.DataReads`): the outputs do not depend on how many
+run at once, and memory is each model's bounded peak times the models in flight. The params
+sections are read here (:func:`stages.cli_detection.read_score_params`) and passed to the library
+typed. A set clustered by session (``stats.cluster``) must keep each capture
 session in one split, name every frame's session, and have in each split at least as many sessions
 as an exact test at ``stats.alpha`` needs (``frames.csv``;
 :func:`candor_eval.stats.clusters.check_session_clusters`; docs/stats.md): else exit 2 naming the
@@ -53,10 +55,17 @@ from candor_eval.common.atomic import JsonListWriter, atomic_open, replace_dir_f
 from candor_eval.common.errors import run_main
 from candor_eval.common.parallel import fork_map
 from candor_eval.common.params import section
-from candor_eval.detection.frames import SPLITS, check_sessions_within_splits, load_frames
-from candor_eval.detection.scoring.evaluation import ModelScore, frame_rows, label_rows, score_model
+from candor_eval.detection.frames import SPLITS, check_sessions_within_splits
+from candor_eval.detection.scoring.evaluation import (
+    ModelScore,
+    build_first_uses,
+    frame_rows,
+    label_rows,
+    score_model,
+)
 from candor_eval.detection.scoring.metrics import zoom_key
 from candor_eval.detection.scoring.plots import COMPARED_SPLIT, PLOT_KINDS, set_plot_files
+from candor_eval.detection.scoring.scene import DataReads
 from candor_eval.detection.served_contract import FILE as SERVED_FILE
 from candor_eval.stages.cli_detection import add_scoring_arguments, read_score_params, set_of_args
 from candor_eval.stages.cli_help import StageParser
@@ -114,10 +123,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     metrics = Path(args.metrics or f"metrics/detection/{dset.name}")
     outcomes = Path(args.outcomes or f"metrics/outcomes/{dset.name}")
     coco_out = Path(args.coco_out or f"build/coco-results/{dset.name}")
+    reads = DataReads(data)           # the data set's frames and labels, read once for all its models
     if params.cluster.detection_of(dset.name) == "session":      # docs/stats.md: a session lies in one split
         from candor_eval.review.params import StatsParams  # here: see "Imports" in the module docstring
 
-        info = load_frames(data)
+        info = reads.frames()
         check_sessions_within_splits(info, where=str(data / "frames.csv"))
         check_session_clusters(zip(info.frames, info.session, info.split, strict=True),
                                alpha=section(StatsParams, "stats", path=args.params).alpha,
@@ -131,10 +141,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         def score(model: str) -> ModelScore:
             res = score_model(model, data=data, models=Path(args.models), detections=detections,
                               detector=params.detector, match=params.match, threshold_params=params.threshold_params,
-                              coco=coco[model].extend, cluster=params.cluster.detection_of(dset.name))
+                              coco=coco[model].extend, cluster=params.cluster.detection_of(dset.name), reads=reads)
             coco[model].close()          # flushed: a worker's writes reach the shared file before it returns
             return res
 
+        if len(dset.models) > 1:      # read and built before the workers fork, so each inherits them
+            reads.prefetch(detections / f"{dset.models[0]}.jsonl")
+            build_first_uses(Path(args.models), dset.models[0])
         results = dict(zip(dset.models, fork_map(score, dset.models)))
         for model, res in results.items():
             write_json(metrics / f"{model}.json", res.metrics)

@@ -87,6 +87,26 @@ def test_remove_others_removes_a_link_not_what_it_points_to(tmp_path):
     assert list((tmp_path / "out").iterdir()) == [] and (tmp_path / "elsewhere.json").read_text() == "x"
 
 
+def test_remove_others_keeps_a_file_named_by_another_path_to_it(tmp_path, monkeypatch):
+    """A kept path is compared resolved (``./x``, a linked folder) when it is not the found path as it is;
+    a folder whose files are all named as found resolves nothing (no call per file)."""
+    from pathlib import Path
+
+    from candor_eval.common.atomic import remove_others
+    (tmp_path / "out" / "sub").mkdir(parents=True)
+    for rel in ("sub/c.json", "sub/d.json", "e.json"):
+        (tmp_path / "out" / rel).write_text(rel)
+    (tmp_path / "out" / "alias").symlink_to(tmp_path / "out" / "sub", target_is_directory=True)
+    remove_others(tmp_path / "out", keep=["alias/c.json", "e.json"])
+    assert sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*")) == [
+        "alias", "e.json", "sub", "sub/c.json"]
+    resolved = []
+    real = Path.resolve
+    monkeypatch.setattr(Path, "resolve", lambda self, *a, **k: resolved.append(self) or real(self, *a, **k))
+    remove_others(tmp_path / "out", keep=["sub/c.json", "e.json"])
+    assert resolved == [] and (tmp_path / "out" / "sub" / "c.json").is_file()
+
+
 def test_replace_dir_files_with_clean_leaves_only_the_new_files(tmp_path):
     from candor_eval.common.atomic import replace_dir_files
     (tmp_path / "old").mkdir()

@@ -148,6 +148,21 @@ def test_a_plain_batch_and_a_batch_with_formulas_and_carriage_returns_write_the_
     assert (tmp_path / "t.csv").read_bytes() == text.encode()
 
 
+def test_every_cell_is_written_as_str_writes_it_whatever_its_type():
+    """Cells by ``str``: a batch of str, int, bool and float cells goes to the csv writer as it is, any other
+    batch is converted first (the writer alone would write None as an empty cell, a numpy float by repr,
+    and would read an iterator row twice)."""
+    import numpy as np
+
+    fast = [("a", 1, True, 0.1, 1e-07, -0.0, 10**20)]
+    assert csv_text(["k"] * 7, fast) == "k,k,k,k,k,k,k\na,1,True,0.1,1e-07,-0.0,100000000000000000000\n"
+    other = [("a", None, np.float64(0.5), np.int64(3), np.float32(0.25), np.bool_(True))]
+    assert csv_text(["k"] * 6, other) == "k,k,k,k,k,k\na,None,0.5,3,0.25,True\n"
+    assert csv_text(["a", "b"], [iter(("x", 1)), ["y", 2.5]]) == "a,b\nx,1\ny,2.5\n"
+    mixed = [("a", 1)] * (BATCH - 1) + [("b", np.float64(2.0))] + [("c", 3)]       # the one odd cell: batch 1
+    assert csv_text(["k", "v"], mixed) == "k,v\n" + "a,1\n" * (BATCH - 1) + "b,2.0\nc,3\n"
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(st.text(alphabet=st.sampled_from("=+-@\t\r'x1.e, \"\n"), max_size=6),
                          min_size=2, max_size=2), max_size=5))

@@ -207,6 +207,7 @@ def json_only(monkeypatch):
     """Make :func:`detections_file.iter_chunks` read every line by json (the checked path): no line is
     of the written shape."""
     monkeypatch.setattr(detections_file, "written_line", lambda: re.compile(r"(?!)"))
+    monkeypatch.setattr(detections_file, "plain_line", lambda: re.compile(r"(?!)"))
 
 
 def bits(a):
@@ -412,7 +413,8 @@ def test_every_line_the_writer_makes_is_read_in_bulk():
     '{"frame":"a","width":1,"height":2,"boxes":[[1234567890123456,2,3,4,0.5,0]]}',
 ])
 def test_lines_of_the_written_shape_are_recognised(line):
-    assert detections_file.written_line().fullmatch(line)
+    m = detections_file.written_line().fullmatch(line)
+    assert m and detections_file._written_match(line).groups() == m.groups()
 
 
 @pytest.mark.parametrize("line", [
@@ -461,6 +463,28 @@ def test_lines_of_the_written_shape_are_recognised(line):
 ])
 def test_other_lines_are_left_to_json(line):
     assert detections_file.written_line().fullmatch(line) is None
+    assert detections_file._written_match(line) is None
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_plain_pattern_first_matches_what_the_written_pattern_matches(seed):
+    """:func:`_written_match` (PLAIN_LINE first) accepts exactly the lines WRITTEN_LINE accepts, with the same
+    groups: on lines of every valid number form, and on the same lines with an integer -0 or an exponent put in."""
+    rng = np.random.default_rng(seed)
+    lines = fuzz_lines(rng, 600)
+    for i, line in enumerate(list(lines)):
+        if "[" in line[40:]:
+            cut = line.index("[[") + 2 if "[[" in line else None
+            if cut is not None:
+                lines.append(line[:cut] + ("-0," if i % 3 else "1e-05,") + line[cut + line[cut:].index(",") + 1:])
+                lines.append(line.replace(",0]", ",-0]", 1))
+    plain = sum(detections_file.plain_line().fullmatch(x) is not None for x in lines)
+    written = [detections_file.written_line().fullmatch(x) for x in lines]
+    assert 20 < plain < sum(m is not None for m in written)        # both paths are exercised
+    for line, m in zip(lines, written):
+        got = detections_file._written_match(line)
+        assert (got is None) == (m is None), line
+        assert got is None or got.groups() == m.groups(), line
 
 
 DAMAGE = [

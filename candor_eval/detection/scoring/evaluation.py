@@ -39,7 +39,7 @@ from candor_eval.common.counts import counts_block
 from candor_eval.common.errors import fail
 from candor_eval.common.manifest import load_manifest
 from candor_eval.detection.config import DetectorParams, MatchParams, ScoreParams, ThresholdParams, check_critical
-from candor_eval.detection.detections_file import RawDetections, iter_chunks, read_index, split_chunks
+from candor_eval.detection.detections_file import RawDetections, iter_chunks, plain_line, read_index, split_chunks
 from candor_eval.detection.frames import SPLITS
 from candor_eval.detection.model_card import ModelCard, load_card
 from candor_eval.detection.scoring import plots as dp
@@ -50,7 +50,7 @@ from candor_eval.detection.scoring.coco_results import coco_results
 from candor_eval.detection.scoring.key_paths import compare_frozen
 from candor_eval.detection.scoring.metrics import threshold_grid
 from candor_eval.detection.scoring.records import APMatchesByClass, Outcomes, Scene
-from candor_eval.detection.scoring.scene import SceneInputs, build_scene
+from candor_eval.detection.scoring.scene import DataReads, SceneInputs, build_scene
 from candor_eval.detection.scoring.scope import out_of_scope_block
 from candor_eval.detection.scoring.stream import score_stream
 from candor_eval.detection.scoring.tally import Tally, frame_groups
@@ -191,16 +191,30 @@ def coco_ids(truth: Truth, frames: tuple[str, ...], classes: tuple[str, ...], *,
 
 def score_model(model: str, *, data: Path, models: Path, detections: Path, detector: DetectorParams,
                 match: MatchParams, threshold_params: ThresholdParams,
-                coco: Callable[[list[dict]], None] | None = None, cluster: ClusterBy = "frame") -> ModelScore:
+                coco: Callable[[list[dict]], None] | None = None, cluster: ClusterBy = "frame",
+                reads: DataReads | None = None) -> ModelScore:
     """Score model ``model`` (card ``models/<model>.yaml``, raw boxes ``detections/<model>.jsonl``)
     on the data set ``data``; see the module docstring for what it returns. The raw boxes are
     read in chunks of whole frames (:mod:`candor_eval.detection.scoring.stream`): memory does not grow
     with their number. ``coco`` receives the served detections as COCO results, chunk by chunk;
-    ``cluster`` is what the rates' units cluster in (``stats.cluster``)."""
+    ``cluster`` is what the rates' units cluster in (``stats.cluster``); ``reads``: the reads of
+    ``data`` shared by the set's models (:class:`~candor_eval.detection.scoring.scene.DataReads`)."""
     path = Path(detections) / f"{model}.jsonl"
     params = ScoreParams(detector=detector, match=match, threshold_params=threshold_params)
     return score_chunks(model, read_index(path), iter_chunks(path), where=str(path), data=data, models=models,
-                        params=params, coco=coco, cluster=cluster)
+                        params=params, coco=coco, cluster=cluster, reads=reads)
+
+
+def build_first_uses(models: Path, model: str) -> None:
+    """Build in this process what scoring a model builds on its first use (the model card's validator,
+    by reading ``model``'s card; the pattern of the detections' frame lines), so that workers forked
+    afterwards inherit it instead of each building it again. An error is left for the model's own
+    scoring to raise, where it belongs."""
+    plain_line()
+    try:
+        load_card(Path(models) / f"{model}.yaml")
+    except Exception:  # noqa: BLE001, S110 - see the docstring: raised again where it belongs
+        pass
 
 
 def score_raw(model: str, raw: RawDetections, *, where: str, data: Path, models: Path, detector: DetectorParams,
@@ -262,7 +276,7 @@ def model_metrics(blocks: dict[str, dict], tally: Tally, ap: dict, frozen: dict 
 
 def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetections], *, where: str, data: Path,
                  models: Path, params: ScoreParams, coco: Callable[[list[dict]], None] | None = None,
-                 cluster: ClusterBy = "frame") -> ModelScore:
+                 cluster: ClusterBy = "frame", reads: DataReads | None = None) -> ModelScore:
     """:func:`score_model` on the detections' ``index`` (header, frames and sizes:
     :func:`~candor_eval.detection.detections_file.read_index`) and their ``chunks``, served and matched
     as ``params`` say (:meth:`~candor_eval.detection.config.ScoreParams.served`)."""
@@ -270,7 +284,7 @@ def score_chunks(model: str, index: RawDetections, chunks: Iterable[RawDetection
     card, head = load_card(card_path), index.header
     check_header(head, card, model=model, floor=params.detector.floor, where=where)
     inputs = build_scene(data=Path(data), raw=index, input_hw=tuple(head["input_size"]), class_map=card.class_map,
-                         card=str(card_path))
+                         card=str(card_path), reads=reads)
     scene, match = inputs.scene, params.match
     check_critical(match.critical, classes=inputs.scope.data, where=params.threshold_params.where)
     critical = [c for c in match.critical if c in scene.classes]   # out-of-scope ones: counted in out_of_scope

@@ -38,6 +38,7 @@ import numpy as np
 
 from candor_eval.common.parallel import fork_map
 from candor_eval.common.png import PNG_DPI, png_bytes, pyplot
+from candor_eval.common.rounding import ratio
 from candor_eval.common.tables import csv_text
 from candor_eval.detection.scoring.class_names import safe_name
 from candor_eval.detection.scoring.records import Curve
@@ -82,12 +83,31 @@ def _texts(values: Sequence[float | None], memo: dict[float | None, str]) -> lis
 CurveText = tuple[list[str], list[str], list[str], list[str]]
 
 
+def _rate_texts(num: np.ndarray, den: np.ndarray, memo: dict[float | None, str]) -> list[str]:
+    """:func:`_fmt` of :func:`~candor_eval.common.rounding.ratio` ``(num, den)`` at each point (``""`` where
+    ``den`` is 0), without a Python call per point: the quotients as numpy divides them (the same double
+    as ``num / den`` of Python's ints below 2**53), then each distinct one rounded and formatted once
+    (``memo`` as :func:`_texts`)."""
+    quotient = np.divide(num, den, out=np.full(len(num), np.nan), where=den > 0)
+    distinct, at = np.unique(quotient, return_inverse=True)
+    texts = []
+    for v in distinct.tolist():
+        key = None if v != v else ratio(v, 1)                    # NaN: den 0, an undefined rate
+        if key not in memo:
+            memo[key] = _fmt(key)
+        texts.append(memo[key])
+    return np.array(texts, dtype=object)[at.reshape(-1)].tolist()
+
+
 def curve_text(curve: Curve, memo: dict[float | None, str] | None = None) -> CurveText:
-    """The curve's columns threshold, precision, recall and F1 as the files write them (:func:`_fmt`);
-    an undefined rate is ``""`` (only an undefined rate is). ``memo``: as :func:`_texts`."""
+    """The curve's columns threshold, precision, recall and F1 as the files write them (:func:`_fmt` of
+    :meth:`Curve.rows <candor_eval.detection.scoring.records.Curve.rows>`); an undefined rate is ``""`` (only
+    an undefined rate is). ``memo``: as :func:`_texts`. The three rates go through :func:`_rate_texts` at once."""
     memo = {} if memo is None else memo
-    t, p, r, f = zip(*curve.rows()) if len(curve.grid) else ((), (), (), ())
-    return _texts(t, memo), _texts(p, memo), _texts(r, memo), _texts(f, memo)
+    n = len(curve.grid)
+    tp, fp, fn = (np.asarray(a, dtype=np.int64) for a in (curve.tp, curve.fp, curve.fn))
+    rates = _rate_texts(np.concatenate([tp, tp, 2 * tp]), np.concatenate([tp + fp, tp + fn, 2 * tp + fp + fn]), memo)
+    return _texts(curve.grid.tolist(), memo), rates[:n], rates[n:2 * n], rates[2 * n:]
 
 
 def pr_csv(curve: Curve, text: CurveText | None = None) -> str:

@@ -43,3 +43,27 @@ def test_rows_of_two_models_in_tuple_order():
         ("b", "test", 0, "sheep", "narrow", 0), ("b", "test", 0, "sheep", "wide", 0),
         ("b", "test", 1, "deer", "wide", 1)]          # the crowd label (b, 2) has no row
     assert list(frame_rows({"wide": wide})) == sorted(frame_rows({"wide": wide}))
+
+
+def test_first_uses_are_built_before_a_fork_and_errors_left_to_scoring(tmp_path):
+    """build_first_uses builds the card validator and the frame-line pattern in the calling process (a fresh
+    interpreter here: nothing built before); a card it cannot read raises nothing there."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    script = (
+        "import json, sys\n"
+        "from candor_eval.detection import detections_file\n"
+        "from candor_eval.detection.model_card import ModelCard\n"
+        "from candor_eval.detection.scoring.evaluation import build_first_uses\n"
+        "before = [ModelCard.__pydantic_complete__, detections_file.plain_line.cache_info().currsize]\n"
+        "build_first_uses(sys.argv[1], 'nope')\n"
+        "missing = [ModelCard.__pydantic_complete__, detections_file.plain_line.cache_info().currsize]\n"
+        "build_first_uses(sys.argv[2], 'demo-v1')\n"
+        "print(json.dumps([before, missing, [ModelCard.__pydantic_complete__]]))\n")
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path), str(ROOT / "models")], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    assert json.loads(out) == [[False, 0], [False, 1], [True]]

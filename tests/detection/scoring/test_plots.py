@@ -118,6 +118,21 @@ def test_pr_and_f1_files_keep_the_points_whose_rates_are_defined():
     assert dp.f1_csv(curve, dp.curve_text(curve)) == dp.f1_csv(curve)
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_curve_text_is_the_formatted_rows_of_the_curve(seed):
+    """curve_text formats each distinct rate once, off numpy's quotients: the texts of Curve.rows, point for point
+    (rates of small and large counts, ties, zeros and undefined ones; the empty curve)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 200))
+    top = int(10 ** rng.integers(1, 9))
+    tp, fp, fn = (rng.integers(0, top, n) * (rng.random(n) < 0.8) for _ in range(3))
+    curve = Curve(grid=np.round(np.linspace(0.05, 1, n), 2), tp=tp, fp=fp, fn=fn)
+    want = tuple([dp._fmt(v) for v in col] for col in zip(*curve.rows())) if n else ([], [], [], [])
+    memo: dict = {}
+    assert dp.curve_text(curve, memo) == want
+    assert dp.curve_text(curve, memo) == want                   # and again from a filled memo
+
+
 def test_set_plot_files_put_every_model_in_one_file():
     def curve(tp):
         return Curve(grid=np.array([0.1, 0.5]), tp=np.array(tp), fp=np.array([1, 0]), fn=np.array([1, 2]))

@@ -4,7 +4,8 @@ set (frames.csv, YOLO labels) and one model's raw detections, or from a COCO gro
 Definitions checked: a frame's ``scale`` is ``min(input_w / width, input_h / height)``; the scene's
 classes are the data classes the model covers, in the data's order, and the labels of the others are
 set apart; detections are re-indexed to the scene's frames and classes; detections that do not cover
-exactly the data set's frames are stale."""
+exactly the data set's frames are stale. DataReads: the model-free reads of a data set, done once and
+kept (per frames and image sizes), a failed one kept never."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,9 +13,10 @@ import pytest
 
 from candor_eval.common.errors import InputError
 from candor_eval.detection.detections_file import RawDetections
+from candor_eval.detection.scoring import scene as scene_module
 from candor_eval.detection.scoring.columns import GroundTruth
 from candor_eval.detection.scoring.records import Scene
-from candor_eval.detection.scoring.scene import build_scene, coco_scene
+from candor_eval.detection.scoring.scene import DataReads, build_scene, coco_scene
 from tests.support_detect import make_dataset
 
 FRAMES = {"a": {"size": (128, 64), "labels": ["0 0.5 0.5 0.25 0.5"], "zoom": "2", "session": "s1"},
@@ -76,3 +78,83 @@ def test_the_scene_of_a_coco_ground_truth():
     assert sc.frames.tolist() == ["x", "y"] and sc.split.tolist() == ["all", "all"]
     assert sc.session.tolist() == ["", ""] and sc.zoom.tolist() == ["", ""] and sc.scale.tolist() == [1.0, 1.0]
     assert sc.label_crowd.tolist() == [True] and sc.label_boxes.tolist() == [[1.0, 2.0, 3.0, 4.0]]
+
+
+def counting_reads(monkeypatch) -> dict[str, int]:
+    """Count the calls of the readers DataReads wraps (each still reads)."""
+    calls = {"frames": 0, "truth": 0}
+    real_frames, real_truth = scene_module.load_frames, scene_module.read_truth
+
+    def frames(data):
+        calls["frames"] += 1
+        return real_frames(data)
+
+    def truth(data, **kw):
+        calls["truth"] += 1
+        return real_truth(data, **kw)
+
+    monkeypatch.setattr(scene_module, "load_frames", frames)
+    monkeypatch.setattr(scene_module, "read_truth", truth)
+    return calls
+
+
+def test_shared_reads_serve_every_model_of_the_set_from_one_read(tmp_path, monkeypatch):
+    data = make_dataset(tmp_path, FRAMES)
+    calls = counting_reads(monkeypatch)
+    reads = DataReads(data)
+    one = build_scene(data=data, raw=raw(["deer", "sheep", "relic"]), input_hw=(64, 64), reads=reads)
+    two = build_scene(data=data, raw=raw(["relic", "deer"]), input_hw=(64, 64), reads=reads,
+                      class_map={"relic": "relic", "deer": "deer"})
+    alone = build_scene(data=data, raw=raw(["relic", "deer"]), input_hw=(64, 64),
+                        class_map={"relic": "relic", "deer": "deer"})
+    assert calls == {"frames": 2, "truth": 2}                 # the shared pair once, the one alone once
+    assert one.truth is two.truth and two.scene.label_class.tolist() == alone.scene.label_class.tolist()
+    assert two.scene.label_boxes.tolist() == alone.scene.label_boxes.tolist()
+
+
+def test_other_image_sizes_are_read_again(tmp_path, monkeypatch):
+    """The labels in pixels depend on the image sizes: frame a at 256x64 doubles its box's x."""
+    data = make_dataset(tmp_path, FRAMES)
+    calls = counting_reads(monkeypatch)
+    reads = DataReads(data)
+    first = reads.truth(("a", "b"), {"a": (128, 64), "b": (64, 128)})
+    assert reads.truth(["a", "b"], {"a": (128, 64), "b": (64, 128)}) is first
+    wider = reads.truth(("a", "b"), {"a": (256, 64), "b": (64, 128)})
+    assert calls["truth"] == 2 and wider.gt.label_boxes[0].tolist() == [96.0, 16.0, 160.0, 48.0]
+
+
+def test_a_failed_read_is_kept_never_and_raised_again(tmp_path, monkeypatch):
+    data = make_dataset(tmp_path, FRAMES)
+    (data / "frames.csv").write_text("frame,session,zoom,split\na,s1,1,nope\n")
+    calls = counting_reads(monkeypatch)
+    reads = DataReads(data)
+    with pytest.raises(InputError) as first:
+        reads.frames()
+    with pytest.raises(InputError) as again:
+        reads.frames()
+    assert calls["frames"] == 2 and first.value.message == again.value.message
+
+
+def test_prefetch_reads_what_build_scene_reads_and_leaves_errors_to_it(tmp_path, monkeypatch):
+    from candor_eval.detection.detections_file import FORMAT, FrameBoxes, file_lines
+
+    data = make_dataset(tmp_path, FRAMES)
+    head = {"format": FORMAT, "model": "m", "onnx_sha256": "x", "classes": ["deer"], "input_size": [64, 64],
+            "floor": 0.05}
+    none = (np.zeros((0, 4)), np.zeros(0), np.zeros(0, np.int64))
+    dets = tmp_path / "m.jsonl"
+    dets.write_text("\n".join(file_lines(head, [FrameBoxes("a", 128, 64, *none), FrameBoxes("b", 64, 128, *none)])))
+    calls = counting_reads(monkeypatch)
+    reads = DataReads(data)
+    reads.prefetch(dets)
+    assert calls == {"frames": 1, "truth": 1}
+    build_scene(data=data, raw=raw(["deer", "sheep", "relic"]), input_hw=(64, 64), reads=reads)
+    assert calls == {"frames": 1, "truth": 1}                  # served from what was prefetched
+
+    reads = DataReads(data)
+    reads.prefetch(tmp_path / "missing.jsonl")                 # no error here: the model's scoring raises it
+    assert calls == {"frames": 1, "truth": 1}
+    short = tmp_path / "short.jsonl"
+    short.write_text("\n".join(file_lines(head, [FrameBoxes("a", 128, 64, *none)])))
+    reads.prefetch(short)                                      # frame b has no size: no truth read
+    assert calls == {"frames": 2, "truth": 1}
