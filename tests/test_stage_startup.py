@@ -43,6 +43,7 @@ NOT_WITH = {
         "candor_eval.lots.comps": "the matching rules are made by CompsParams.rules, for the valuation stages",
         "candor_eval.lots.tokens": "the same",
         "candor_eval.lots.ceiling": "the ceiling rules are made by CompsParams.ceiling_rules",
+        "candor_eval.lots.redact": "only a chat call redacts (lots.chat imports it there; it loads html)",
     },
 }
 

@@ -31,7 +31,6 @@ from typing import Any
 
 from candor_eval.common.errors import fail
 from candor_eval.lots.client import CallError, Policy, checked, exchange, with_retries
-from candor_eval.lots.redact import MIN_SECRET, Redactor
 
 ChatError = CallError   # the chat client's failure (:mod:`candor_eval.lots.client`)
 
@@ -93,6 +92,8 @@ def read_api_key(variable: str, environ: Mapping[str, str]) -> str:
     when it is unset, holds anything but visible ASCII (a trailing CR or LF from a copied file is
     the usual case), or is shorter than :data:`candor_eval.lots.redact.MIN_SECRET` characters (too short
     to be redacted without blanking ordinary words)."""
+    from candor_eval.lots.redact import MIN_SECRET  # here: lots.params checks base_url on every read (see complete)
+
     key = environ.get(variable, "")
     hint = "identify.api_key_env names the variable; set it or switch to identify.mode: replay"
     if not key:
@@ -197,6 +198,10 @@ def _once(config: ChatConfig, api_key: str, payload: bytes) -> tuple[str, str | 
 def complete(config: ChatConfig, api_key: str, *, prompt: str, image_urls: Sequence[str],
              sleep: Callable[[float], None] = time.sleep, throttle: Callable[[], None] = lambda: None) -> ChatReply:
     """One chat completion with retries; raise :class:`ChatError` when it fails for good."""
+    # here, not at the top: lots.params validates base_url with endpoint_problem on every read of the identify
+    # section (the stats stage reads its candidates), and only a call redacts (redact loads html)
+    from candor_eval.lots.redact import Redactor
+
     redact = Redactor.for_endpoint(config.base_url, api_key)
     payload = json.dumps(build_body(model=config.model, prompt=prompt, image_urls=image_urls)).encode("utf-8")
     (text, model), attempts = with_retries(lambda: _once(config, api_key, payload), policy=config.policy,

@@ -61,7 +61,7 @@ from candor_eval.common.counts import MAX_COUNT
 from candor_eval.common.errors import fail, run_main
 from candor_eval.common.params import check_probability, section
 from candor_eval.detection.config import DetectorParams
-from candor_eval.review.collect import build_stats, read_inputs, read_metrics, references
+from candor_eval.review.collect import build_stats, read_inputs, references
 from candor_eval.review.gate_files import gate_from_files, write_gate
 from candor_eval.review.params import StatsParams
 from candor_eval.review.report import review
@@ -101,8 +101,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.report:
         out = Path(args.report)
         forest = os.path.relpath(args.forest, out.parent).replace(os.sep, "/") if args.forest else None
-        head, text, details = review(StatsFile.from_json(record, where=args.out), gate,
-                                     read_metrics(metrics, root=Path(args.metrics_root))[0], sets=sets, forest=forest)
+        head, text, details = review(StatsFile.from_json(record, where=args.out), gate, inputs.metrics, sets=sets,
+                                     forest=forest)      # the metrics documents read_inputs read (not read again)
     # everything is computed: now write
     write_json(args.out, record)
     log.info("%d rates with intervals, %d paired metrics -> %s", len(stats.rates), len(stats.paired), args.out)

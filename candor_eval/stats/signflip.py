@@ -156,9 +156,9 @@ def flip_patterns(g: int) -> np.ndarray:
         rng = np.random.default_rng(_PATTERN_SEED + g)
         out = np.empty((FLIPS + 1, g), dtype=np.int8)
         out[0] = 1
-        out[1:] = rng.integers(0, 2, size=(FLIPS, g), dtype=np.int8)
-        out[1:] *= -2                                   # a draw of 0 keeps the sign (+1), 1 flips it (-1)
-        out[1:] += 1
+        drawn = rng.integers(0, 2, size=(FLIPS, g), dtype=np.int8)
+        np.left_shift(drawn, 1, out=drawn)              # a draw of 0 keeps the sign (+1), 1 flips it (-1):
+        np.subtract(np.int8(1), drawn, out=out[1:])     # 1 - 2 d in int8 ufuncs (an in-place `*= -2` is 3x slower)
     out.flags.writeable = False             # shared by every test over g clusters (cached)
     return out
 
