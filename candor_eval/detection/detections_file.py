@@ -185,9 +185,17 @@ BAD_LINE = '{"frame", "width", "height", "boxes": [[x1, y1, x2, y2, score, class
 # 4,300 digits, numpy reads it); the detect stage writes neither.
 _STRING = r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*+"'
 _NUMBER = r'(?!-0(?![.eE]))-?(?:[1-9][0-9]{0,15}+|0)(?:\.[0-9]++)?+(?:[eE][+-]?[0-9]++)?+'
-_ROW = r"\[" + ",".join([_NUMBER] * 6) + r"\]"
-WRITTEN_LINE = (r'\{"frame":' + _STRING + r',"width":(0|[1-9][0-9]{0,17}),"height":(0|[1-9][0-9]{0,17}),'
-                r'"boxes":\[((?:' + _ROW + r'(?:,' + _ROW + r')*+)?)\]\}\n?')
+
+
+def _line_pattern(number: str) -> str:
+    """The pattern of a frame line whose box rows are six numbers matching ``number`` each; its groups:
+    width, height and the rows' text."""
+    row = r"\[" + ",".join([number] * 6) + r"\]"
+    return (r'\{"frame":' + _STRING + r',"width":(0|[1-9][0-9]{0,17}),"height":(0|[1-9][0-9]{0,17}),'
+            r'"boxes":\[((?:' + row + r'(?:,' + row + r')*+)?)\]\}\n?')
+
+
+WRITTEN_LINE = _line_pattern(_NUMBER)
 
 
 @functools.cache
@@ -201,10 +209,7 @@ def written_line() -> re.Pattern[str]:
 # line. A line it matches matches WRITTEN_LINE, with the same groups, unless its rows hold an integer -0,
 # which (no exponent there) is the text ``-0,`` or ``-0]``: such a line, and any line it does not match, is
 # left to WRITTEN_LINE (:func:`_written_match`).
-_PLAIN_NUMBER = r'-?+(?:[1-9][0-9]{0,15}+|0)(?:\.[0-9]++)?+'
-_PLAIN_ROW = r"\[" + ",".join([_PLAIN_NUMBER] * 6) + r"\]"
-PLAIN_LINE = (r'\{"frame":' + _STRING + r',"width":(0|[1-9][0-9]{0,17}),"height":(0|[1-9][0-9]{0,17}),'
-              r'"boxes":\[((?:' + _PLAIN_ROW + r'(?:,' + _PLAIN_ROW + r')*+)?)\]\}\n?')
+PLAIN_LINE = _line_pattern(r'-?+(?:[1-9][0-9]{0,15}+|0)(?:\.[0-9]++)?+')
 
 
 @functools.cache
