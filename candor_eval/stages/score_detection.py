@@ -123,11 +123,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     metrics = Path(args.metrics or f"metrics/detection/{dset.name}")
     outcomes = Path(args.outcomes or f"metrics/outcomes/{dset.name}")
     coco_out = Path(args.coco_out or f"build/coco-results/{dset.name}")
-    reads = DataReads(data)           # the data set's frames and labels, read once for all its models
+    # the set's frames and labels, read once for all its models; a lone model reads its own, which it does
+    # not keep past its scene (peak memory: bench/RESULTS.md, section 5)
+    reads = DataReads(data) if len(dset.models) > 1 else None
     if params.cluster.detection_of(dset.name) == "session":      # docs/stats.md: a session lies in one split
         from candor_eval.review.params import StatsParams  # here: see "Imports" in the module docstring
 
-        info = reads.frames()
+        info = (reads or DataReads(data)).frames()
         check_sessions_within_splits(info, where=str(data / "frames.csv"))
         check_session_clusters(zip(info.frames, info.session, info.split, strict=True),
                                alpha=section(StatsParams, "stats", path=args.params).alpha,
@@ -145,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             coco[model].close()          # flushed: a worker's writes reach the shared file before it returns
             return res
 
-        if len(dset.models) > 1:      # read and built before the workers fork, so each inherits them
+        if reads is not None:      # read and built before the workers fork, so each inherits them
             reads.prefetch(detections / f"{dset.models[0]}.jsonl")
             build_first_uses(Path(args.models), dset.models[0])
         results = dict(zip(dset.models, fork_map(score, dset.models)))
