@@ -26,6 +26,8 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import NamedTuple, NoReturn
 
+from candor_eval.common.streams import flush_std_streams
+
 
 class Command(NamedTuple):
     """A subcommand: the module whose ``main(argv)`` runs it, the argv words put before the user's, and its summary."""
@@ -130,13 +132,7 @@ def _end(codes: list[int]) -> None:
     flush fails, as the interpreter does); without one (``main`` raised), the interpreter's own exit."""
     if not codes:
         return
-    try:
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None and not stream.closed:
-                stream.flush()
-    except OSError:
-        os._exit(120)
-    os._exit(codes[0])
+    os._exit(codes[0] if flush_std_streams() else 120)
 
 
 def load(cmd: Command) -> ModuleType:

@@ -1,2 +1,2 @@
 """What every track shares: errors and exit codes, atomic writes, params loading, manifests and
-their verification, CSV tables, counts, images, parallel map, PNG settings."""
+their verification, CSV tables, counts, images, parallel map, PNG settings, flushing the standard streams."""

@@ -17,10 +17,11 @@ A worker ends with ``os._exit``: it never runs the parent's exit handlers or flu
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
+
+from candor_eval.common.streams import flush_std_streams
 
 
 def usable_cores() -> int:
@@ -47,7 +48,7 @@ def fork_map(fn: Callable[[Any], Any], items: Sequence[Any], *, workers: int | N
     if n < 2 or not hasattr(os, "fork"):
         return [fn(x) for x in items]
     groups = groups_of(items, n)
-    _flush_std_streams()            # else text buffered before the fork would be written by every worker too
+    flush_std_streams()            # else text buffered before the fork would be written by every worker too
     children = [_fork(fn, group) for group in groups[1:]]
     try:
         results = [fn(x) for x in groups[0]]
@@ -84,7 +85,7 @@ def _fork(fn: Callable[[Any], Any], group: Sequence[Any]) -> tuple[int, int]:
         out.close()
         code = 0
     finally:
-        _flush_std_streams()
+        flush_std_streams()
         os._exit(code)
 
 
@@ -103,11 +104,3 @@ def _collect(pid: int, fd: int) -> tuple[bool, Any]:
         return False, RuntimeError(f"a fork_map worker (pid {pid}) ended without an answer "
                                    f"(wait status {status}: killed, or out of memory?)")
     return answer
-
-
-def _flush_std_streams() -> None:
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (AttributeError, ValueError, OSError):      # closed, replaced by None, or a broken pipe
-            pass

@@ -23,8 +23,8 @@ per model ``confusion``, and the set's models compared in one file: ``pr_models`
 frames without a recorded zoom (no zoom claim follows from them).
 
 The models are scored side by side, one process per model up to the usable cores
-(:func:`candor_eval.common.parallel.fork_map`; each streams its own COCO export; the set's frames
-and labels are read once, before the workers fork:
+(:func:`candor_eval.common.parallel.fork_map`; each streams its own COCO export; with several
+models the set's frames and labels are read once, before the workers fork:
 :class:`~candor_eval.detection.scoring.scene.DataReads`): the outputs do not depend on how many
 run at once, and memory is each model's bounded peak times the models in flight. The params
 sections are read here (:func:`stages.cli_detection.read_score_params`) and passed to the library
